@@ -1,0 +1,44 @@
+/**
+ * Every limit the product enforces, named in one place so the validator, the API,
+ * the docs and the tests all quote the same numbers.
+ */
+export const LIMITS = {
+  /** A DAG must fit one owning leader's memory and one store transaction at run start. */
+  maxTasksPerDag: 20_000,
+  maxDependenciesPerTask: 20_000,
+  maxIdLength: 128,
+  maxNameLength: 200,
+  /** The serialized spec, in bytes of UTF-8 JSON. */
+  maxSpecBytes: 4 * 1024 * 1024,
+  /** One task's `config`, in bytes of UTF-8 JSON. */
+  maxTaskConfigBytes: 16 * 1024,
+  /** Total attempts of a task: the first one plus retries. */
+  maxAttempts: 25,
+  maxRetryBackoffMs: 24 * 60 * 60 * 1000,
+  maxTimeoutMs: 24 * 60 * 60 * 1000,
+  minIntervalMs: 1_000,
+  maxMaxActiveRuns: 1_000,
+  /** How far back the `all` catch-up policy reaches. */
+  maxCatchupWindowMs: 30 * 24 * 60 * 60 * 1000,
+  /** The most runs one tick creates for one DAG, so a long outage cannot flood the store. */
+  maxRunsPerDagPerTick: 1_000,
+  /** A job's result (output plus logs), in bytes of UTF-8 JSON. */
+  maxResultBytes: 256 * 1024,
+} as const;
+
+export const DEFAULTS = {
+  capFraction: 0.3,
+  leaseTtlMs: 90_000,
+  renewIntervalMs: 30_000,
+  shardLeaseTtlMs: 15_000,
+  shardRenewIntervalMs: 5_000,
+  tickIntervalMs: 1_000,
+  shardCount: 16,
+  timeoutMs: 60 * 60 * 1000,
+  retryBackoffMs: 5_000,
+  retryBackoffMaxMs: 5 * 60 * 1000,
+  catchupWindowMs: 24 * 60 * 60 * 1000,
+  /** Under the `none` policy a slot this late still runs; older ones are skipped. */
+  lateGraceMs: 2 * 60 * 1000,
+  maxActiveRuns: 1,
+} as const;

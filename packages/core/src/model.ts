@@ -1,0 +1,116 @@
+import type { DagSpec } from './spec';
+
+/**
+ * The rows every store (SQL or in-memory) hands back. Times are store time; ids of
+ * runs and jobs are decimal strings because PostgreSQL bigints do not fit a JS number
+ * safely forever, while fences and epochs stay numbers (they grow by one per lease).
+ */
+export type JobState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'cancelled';
+export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type RunTrigger = 'schedule' | 'manual';
+
+export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'upstream_failed', 'cancelled'];
+export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
+
+export interface DagRow {
+  id: string;
+  shard: number;
+  version: number;
+  spec: DagSpec;
+  paused: boolean;
+  /** The next slot the tick will look at; null for manual DAGs. */
+  nextRunAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface DagVersionRow {
+  dagId: string;
+  version: number;
+  spec: DagSpec;
+  createdAt: Date;
+}
+
+export interface RunRow {
+  id: string;
+  dagId: string;
+  dagVersion: number;
+  shard: number;
+  scheduledAt: Date;
+  trigger: RunTrigger;
+  state: RunState;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+}
+
+export interface JobRow {
+  id: string;
+  runId: string;
+  dagId: string;
+  shard: number;
+  taskId: string;
+  state: JobState;
+  /** Leases granted so far (a handed-back lease does not count). */
+  attempt: number;
+  maxAttempts: number;
+  /** Rises by one on every lease and every revocation. */
+  fence: number;
+  /** The worker that holds (or last held) the lease. */
+  holder: string | null;
+  leaseExpiresAt: Date | null;
+  /** A retry may not be leased before this store time. */
+  nextAttemptAt: Date | null;
+  priority: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  timeoutMs: number;
+  readyAt: Date | null;
+  leasedAt: Date | null;
+  endedAt: Date | null;
+  lastError: string | null;
+}
+
+/** What the result store holds per job: the highest fence it accepted and what came with it. */
+export interface ResultRow {
+  jobId: string;
+  fence: number;
+  workerId: string;
+  outcome: 'succeeded' | 'failed';
+  output: unknown;
+  error: string | null;
+  logs: string | null;
+  writtenAt: Date;
+}
+
+export interface ShardLeaseRow {
+  shard: number;
+  holder: string | null;
+  epoch: number;
+  expiresAt: Date | null;
+  acquiredAt: Date | null;
+}
+
+export interface WorkerRow {
+  id: string;
+  slots: number;
+  nodeId: string | null;
+  meta: Record<string, unknown>;
+  startedAt: Date;
+  lastSeen: Date;
+}
+
+export interface EventRow {
+  id: string;
+  at: Date;
+  type: string;
+  shard: number | null;
+  dagId: string | null;
+  runId: string | null;
+  jobId: string | null;
+  workerId: string | null;
+  nodeId: string | null;
+  fence: number | null;
+  epoch: number | null;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { DEFAULTS, LIMITS } from './limits';
+
+/**
+ * The DAG spec as an author writes it (JSON or YAML). Parsing fills defaults; the
+ * structural checks that zod cannot express (cycles, unknown dependencies, cron syntax,
+ * sizes) live in dag/validate.ts. A spec is immutable once stored as a version.
+ */
+const id = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(LIMITS.maxIdLength, `must be at most ${LIMITS.maxIdLength} characters`)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'may contain only letters, digits, "_", "." and "-", and must start with a letter or digit');
+
+export const cronScheduleSchema = z.object({
+  kind: z.literal('cron'),
+  cron: z.string().min(1),
+  timezone: z.string().default('UTC'),
+});
+export const intervalScheduleSchema = z.object({
+  kind: z.literal('interval'),
+  everyMs: z.number().int().min(LIMITS.minIntervalMs),
+  /** Slots fall on anchor + k * everyMs; defaults to the Unix epoch. */
+  anchor: z.iso.datetime({ offset: true }).optional(),
+});
+export const manualScheduleSchema = z.object({ kind: z.literal('manual') });
+export const scheduleSchema = z.discriminatedUnion('kind', [cronScheduleSchema, intervalScheduleSchema, manualScheduleSchema]);
+
+export const catchupSchema = z.object({
+  /**
+   * none: run a slot only if it is at most `lateGraceMs` late, skip older ones;
+   * latest: after an outage run only the most recent missed slot;
+   * all: run every missed slot within `windowMs`.
+   */
+  policy: z.enum(['none', 'latest', 'all']).default('latest'),
+  windowMs: z.number().int().positive().max(LIMITS.maxCatchupWindowMs).default(DEFAULTS.catchupWindowMs),
+});
+
+export const sleepConfigSchema = z.object({ durationMs: z.number().int().min(0).max(LIMITS.maxTimeoutMs) });
+export const noopConfigSchema = z.object({}).passthrough();
+export const shellConfigSchema = z.object({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+});
+export const httpConfigSchema = z.object({
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET'),
+  url: z.url(),
+  headers: z.record(z.string(), z.string()).default({}),
+  body: z.string().optional(),
+  expectStatus: z.array(z.number().int().min(100).max(599)).default([200, 201, 202, 204]),
+});
+
+/** Config schemas of the built-in job types; any other type is a named handler with free-form config. */
+export const BUILTIN_CONFIG_SCHEMAS = {
+  noop: noopConfigSchema,
+  sleep: sleepConfigSchema,
+  shell: shellConfigSchema,
+  http: httpConfigSchema,
+} as const;
+export type BuiltinTaskType = keyof typeof BUILTIN_CONFIG_SCHEMAS;
+
+export const taskSchema = z.object({
+  id,
+  type: z.string().min(1).max(LIMITS.maxIdLength),
+  config: z.record(z.string(), z.unknown()).default({}),
+  dependsOn: z.array(z.string()).default([]),
+  /** Attempts after the first; 0 means a failure is final. */
+  retries: z.number().int().min(0).max(LIMITS.maxAttempts - 1).default(0),
+  /** Backoff before retry n is min(retryBackoffMs * 2^(n-1), retryBackoffMaxMs). */
+  retryBackoffMs: z.number().int().min(0).max(LIMITS.maxRetryBackoffMs).default(DEFAULTS.retryBackoffMs),
+  retryBackoffMaxMs: z.number().int().min(0).max(LIMITS.maxRetryBackoffMs).default(DEFAULTS.retryBackoffMaxMs),
+  timeoutMs: z.number().int().positive().max(LIMITS.maxTimeoutMs).default(DEFAULTS.timeoutMs),
+  /** Higher runs first among one DAG's ready jobs. */
+  priority: z.number().int().min(-1000).max(1000).default(0),
+});
+
+export const dagSpecSchema = z.object({
+  id,
+  name: z.string().max(LIMITS.maxNameLength).optional(),
+  description: z.string().max(10_000).optional(),
+  schedule: scheduleSchema.default({ kind: 'manual' }),
+  catchup: catchupSchema.default({ policy: 'latest', windowMs: DEFAULTS.catchupWindowMs }),
+  maxActiveRuns: z.number().int().min(1).max(LIMITS.maxMaxActiveRuns).default(DEFAULTS.maxActiveRuns),
+  /** Overrides the cluster's fair-share cap for this DAG (fraction of the pool). */
+  capFraction: z.number().gt(0).max(1).optional(),
+  paused: z.boolean().default(false),
+  tasks: z.array(taskSchema),
+});
+
+export type DagSpecInput = z.input<typeof dagSpecSchema>;
+export type DagSpec = z.output<typeof dagSpecSchema>;
+export type TaskSpec = z.output<typeof taskSchema>;
+export type Schedule = z.output<typeof scheduleSchema>;
+export type CatchupPolicy = z.output<typeof catchupSchema>;

@@ -1,0 +1,242 @@
+import type { ErrorCode } from './errors';
+import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, RunTrigger, ShardLeaseRow, WorkerRow } from './model';
+import type { DagSpec, DagSpecInput } from './spec';
+
+/**
+ * The store contract. The SQL store (packages/db) and the simulator's in-memory store
+ * (packages/sim) both implement it and both pass packages/core/src/testing/store-contract.ts.
+ *
+ * Rules every implementation keeps (DESIGN.md):
+ * - time is the store's own clock (`now()` in PostgreSQL), never the caller's;
+ * - each operation is one statement or one short transaction;
+ * - a leader operation takes a LeaderToken and writes nothing unless that token's epoch
+ *   is still the shard's current epoch, held by that node and not expired; otherwise it
+ *   throws DeposedLeaderError;
+ * - a worker operation takes a LeaseRef and writes nothing unless the fence equals the
+ *   job's fence, the holder matches and the lease is live; otherwise it throws (or, for
+ *   batches, reports) StaleFence / ForgedFence / LeaseLost / NotFound.
+ */
+
+/** Proof of shard leadership, carried by every leader write. */
+export interface LeaderToken {
+  shard: number;
+  nodeId: string;
+  epoch: number;
+}
+
+/** Proof of a job lease, carried by every worker write. */
+export interface LeaseRef {
+  jobId: string;
+  fence: number;
+  workerId: string;
+}
+
+export interface AcquireResult {
+  token: LeaderToken;
+  expiresAt: Date;
+  /** Who led before, when this call took the shard over (null when renewing our own or the shard was never led). */
+  previousHolder: string | null;
+  /** Why the shard changed hands: the old lease expired, was released, or there was none. */
+  reason: 'expired' | 'released' | 'new' | 'renewed';
+}
+
+export interface NewJob {
+  taskId: string;
+  /** 'ready' for the roots of the DAG, 'waiting' for the rest. */
+  state: 'ready' | 'waiting';
+  maxAttempts: number;
+  priority: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  timeoutMs: number;
+}
+
+export interface Grant {
+  jobId: string;
+  workerId: string;
+}
+
+export interface GrantedLease {
+  jobId: string;
+  runId: string;
+  dagId: string;
+  taskId: string;
+  workerId: string;
+  fence: number;
+  attempt: number;
+  leaseExpiresAt: Date;
+}
+
+export interface SweptJob {
+  jobId: string;
+  runId: string;
+  dagId: string;
+  previousHolder: string | null;
+  /** The fence after revocation (one higher than the expired lease's). */
+  fence: number;
+  state: 'ready' | 'failed';
+  nextAttemptAt: Date | null;
+}
+
+export type RenewOutcome =
+  | { jobId: string; ok: true; leaseExpiresAt: Date }
+  | { jobId: string; ok: false; code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>; message: string };
+
+export interface DueDag {
+  id: string;
+  shard: number;
+  version: number;
+  spec: DagSpec;
+  nextRunAt: Date;
+}
+
+export interface ShardSnapshot {
+  /** Active runs (queued or running) of the shard, oldest first. */
+  runs: RunRow[];
+  /** Every job of those runs. */
+  jobs: JobRow[];
+  /** The spec of every DAG version those runs pinned, keyed `${dagId}@${version}`. */
+  versions: Map<string, DagSpec>;
+  /** Store time when the snapshot was read. */
+  now: Date;
+}
+
+export interface ListDagsQuery {
+  search?: string;
+  limit?: number;
+  offset?: number;
+  sort?: 'id' | 'nextRunAt' | 'updatedAt';
+  direction?: 'asc' | 'desc';
+}
+
+export interface ListRunsQuery {
+  dagId?: string;
+  state?: RunRow['state'];
+  limit?: number;
+  beforeId?: string;
+}
+
+export interface NewEvent {
+  type: string;
+  shard?: number | null;
+  dagId?: string | null;
+  runId?: string | null;
+  jobId?: string | null;
+  workerId?: string | null;
+  nodeId?: string | null;
+  fence?: number | null;
+  epoch?: number | null;
+  data?: Record<string, unknown>;
+}
+
+/** Something another process did that a shard leader should react to. */
+export type StoreNotice =
+  | { kind: 'run-queued'; shard: number; runId: string }
+  | { kind: 'job-ended'; shard: number; jobId: string }
+  | { kind: 'dag-changed'; shard: number; dagId: string };
+
+export interface Store {
+  /** The store's clock. */
+  now(): Promise<Date>;
+
+  // ---- cluster -------------------------------------------------------------
+  /** Fixes the shard count on first call; later calls return the recorded count (a different one is ignored). */
+  initCluster(shardCount: number): Promise<{ shardCount: number }>;
+
+  // ---- shard leadership (a lease with an epoch) ------------------------------
+  /**
+   * Takes the shard if it is unheld, released or expired (epoch + 1), or renews it if
+   * `nodeId` already holds it (same epoch). Returns null if another node holds a live lease.
+   */
+  acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null>;
+  /** Extends the lease; throws DeposedLeaderError if the token is no longer current. */
+  renewShard(token: LeaderToken, ttlMs: number): Promise<Date>;
+  /** Gives the shard up at once so a standby can take it on its next attempt. */
+  releaseShard(token: LeaderToken): Promise<void>;
+  listShards(): Promise<ShardLeaseRow[]>;
+
+  // ---- DAGs (operator writes; validated) ------------------------------------
+  /**
+   * Validates and stores a spec. A spec equal to the current version changes nothing;
+   * otherwise a new immutable version is created and becomes current. Throws InvalidDagError.
+   */
+  putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }>;
+  getDag(dagId: string): Promise<DagRow>;
+  getDagVersion(dagId: string, version: number): Promise<DagVersionRow>;
+  listDagVersions(dagId: string): Promise<DagVersionRow[]>;
+  listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;
+  setPaused(dagId: string, paused: boolean): Promise<DagRow>;
+  /** Queues a manual run at store time now; notifies the shard's leader. */
+  triggerRun(dagId: string): Promise<RunRow>;
+
+  // ---- reads ------------------------------------------------------------------
+  getRun(runId: string): Promise<RunRow>;
+  listRuns(query: ListRunsQuery): Promise<RunRow[]>;
+  listJobs(runId: string): Promise<JobRow[]>;
+  getJob(jobId: string): Promise<JobRow>;
+  getResult(jobId: string): Promise<ResultRow | null>;
+
+  // ---- leader operations (epoch-checked) -----------------------------------------
+  /** DAGs of the given shards whose next_run_at is due (store time), not paused; by index, oldest first. */
+  dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }>;
+  /**
+   * Inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO NOTHING) and moves
+   * next_run_at from `expectedNextRunAt` to `nextRunAt`, in one transaction. Returns only
+   * the runs it created. If next_run_at is no longer `expectedNextRunAt` nothing is written.
+   */
+  createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]>;
+  /** Everything a new leader needs to take over a shard's in-memory state. */
+  loadShard(token: LeaderToken): Promise<ShardSnapshot>;
+  /** Queued runs of the shard (for runs queued by triggers the leader was not told of). */
+  queuedRuns(token: LeaderToken): Promise<RunRow[]>;
+  /** queued -> running, inserting its jobs. Returns the jobs; [] if the run was not queued. */
+  startRun(token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]>;
+  /** waiting -> ready for the given jobs; returns the ids it moved. */
+  promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]>;
+  /** waiting|ready -> upstream_failed (a dependency failed); returns the ids it moved. */
+  markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]>;
+  /** running -> succeeded|failed; false if the run was not running. */
+  finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean>;
+  /**
+   * For each grant, moves the job ready -> leased only if it is ready, its backoff has
+   * passed and nobody holds a live lease: fence + 1, attempt + 1, holder and expiry written,
+   * in one statement. Returns the grants that succeeded, with their new fences.
+   */
+  grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]>;
+  /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
+  sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
+
+  // ---- worker operations (fenced) ---------------------------------------------------
+  /** Renews many leases in one statement; each succeeds only if fence and holder match and the lease is live. */
+  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
+  /** leased -> succeeded and a fenced write to the result store, atomically. */
+  completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow>;
+  /**
+   * Records a failed attempt: back to ready after the backoff when attempts remain and the
+   * failure is retryable, else failed. The result store records it under the same fence.
+   */
+  failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow>;
+  /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
+  releaseJob(ref: LeaseRef): Promise<JobRow>;
+
+  // ---- workers --------------------------------------------------------------------
+  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
+  /** One statement for many workers: last_seen = now(). */
+  heartbeatWorkers(workerIds: string[], nodeId: string | null): Promise<void>;
+  /** Workers seen within `withinMs` of store time. */
+  listWorkers(withinMs: number): Promise<WorkerRow[]>;
+  /** Jobs currently leased, optionally to one worker. */
+  listLeasedJobs(workerId?: string): Promise<JobRow[]>;
+
+  // ---- event log --------------------------------------------------------------------
+  appendEvents(events: NewEvent[]): Promise<void>;
+  listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]>;
+
+  // ---- notices -------------------------------------------------------------------------
+  /** Publishes a notice to every subscribed process (pg_notify in SQL). */
+  notify(notice: StoreNotice): Promise<void>;
+  /** Receives notices published by any process; returns an unsubscribe function. */
+  subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>>;
+
+  close(): Promise<void>;
+}

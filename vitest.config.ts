@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// One project per layer, so `vitest run --project db` runs just the store tests.
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
+      { test: { name: 'db', include: ['packages/db/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
+      { test: { name: 'sim', include: ['packages/sim/test/**/*.test.ts'], testTimeout: 120_000 } },
+      { test: { name: 'worker', include: ['apps/worker/test/**/*.test.ts'], testTimeout: 60_000 } },
+      { test: { name: 'cluster', include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
+    ],
+  },
+});
