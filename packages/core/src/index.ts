@@ -5,3 +5,4 @@ export * from './spec';
 export * from './model';
 export * from './store';
 export * from './events';
+export * from './node';

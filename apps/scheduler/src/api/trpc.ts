@@ -1,0 +1,52 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FencelineError, type SchedulerNode } from '@fenceline/core';
+
+export interface WorkerContext {
+  node: SchedulerNode;
+  authorized: boolean;
+  res: ServerResponse;
+  req: IncomingMessage;
+}
+
+const HTTP_CODE: Record<string, TRPCError['code']> = {
+  STALE_FENCE: 'CONFLICT',
+  FORGED_FENCE: 'CONFLICT',
+  LEASE_LOST: 'CONFLICT',
+  DEPOSED_LEADER: 'CONFLICT',
+  NOT_FOUND: 'NOT_FOUND',
+  INVALID_DAG: 'BAD_REQUEST',
+  INVALID_INPUT: 'BAD_REQUEST',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+};
+
+const t = initTRPC.context<WorkerContext>().create({
+  // The typed refusal travels as data.fenceline, so a client rebuilds the same error class.
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    const fenceline = cause instanceof FencelineError ? cause.toJSON() : null;
+    return { ...shape, data: { ...shape.data, stack: undefined, fenceline } };
+  },
+});
+
+export const router = t.router;
+
+/** Converts thrown typed errors into tRPC errors with a fitting HTTP status. */
+const typedErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof FencelineError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: HTTP_CODE[cause.code] ?? 'BAD_REQUEST', message: cause.message, cause });
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(typedErrors);
+
+/** Every worker procedure requires the worker token. */
+export const workerProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.authorized) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'a valid worker token is required (Authorization: Bearer <token>)' });
+  return next();
+});

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { LIMITS } from '@fenceline/core';
+import { router, workerProcedure, publicProcedure } from './trpc';
+
+const workerId = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:@-]+$/, 'worker ids may contain letters, digits and _ . : @ -');
+const jobId = z.string().regex(/^\d{1,19}$/, 'job ids are decimal integers');
+const fence = z.number().int().min(0);
+const logs = z.string().max(LIMITS.maxResultBytes).nullish();
+
+/**
+ * The worker protocol. A worker registers, long-polls for work, renews its leases in
+ * one call per renewal interval, and writes each result with its fence. A worker can act
+ * only on leases it holds: the store checks holder and fence on every write.
+ */
+export const workerRouter = router({
+  hello: publicProcedure.query(({ ctx }) => ({ nodeId: ctx.node.nodeId })),
+
+  register: workerProcedure
+    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), meta: z.record(z.string(), z.unknown()).default({}) }))
+    .mutation(({ ctx, input }) => ctx.node.register(input.workerId, input.slots, input.meta)),
+
+  poll: workerProcedure
+    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), free: z.number().int().min(0).max(10_000), waitMs: z.number().int().min(0).max(120_000).optional() }))
+    .mutation(async ({ ctx, input }) => {
+      // A client that hangs up must not be handed leases it will never see.
+      const onClose = (): void => {
+        if (!ctx.res.writableEnded) ctx.node.cancelPoll(input.workerId);
+      };
+      ctx.res.once('close', onClose);
+      try {
+        return await ctx.node.poll(input.workerId, input.slots, input.free, input.waitMs);
+      } finally {
+        ctx.res.off('close', onClose);
+      }
+    }),
+
+  renew: workerProcedure
+    .input(z.object({ workerId, leases: z.array(z.object({ jobId, fence })).max(10_000) }))
+    .mutation(({ ctx, input }) => ctx.node.renew(input.workerId, input.leases)),
+
+  complete: workerProcedure
+    .input(z.object({ workerId, jobId, fence, output: z.unknown().optional(), logs }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await ctx.node.complete(input.workerId, input);
+      return { jobId: row.id, state: row.state, fence: row.fence };
+    }),
+
+  fail: workerProcedure
+    .input(z.object({ workerId, jobId, fence, error: z.string().max(64 * 1024), retryable: z.boolean().default(true), logs }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await ctx.node.fail(input.workerId, input);
+      return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
+    }),
+
+  release: workerProcedure
+    .input(z.object({ workerId, jobId, fence }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await ctx.node.release(input.workerId, input);
+      return { jobId: row.id, state: row.state, fence: row.fence };
+    }),
+});
+
+export type WorkerRouter = typeof workerRouter;

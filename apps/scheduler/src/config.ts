@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
+
+/** A scheduler process's settings, read from the environment (see README "Configuration"). */
+export interface SchedulerConfig {
+  nodeId: string;
+  host: string;
+  port: number;
+  workerToken: string;
+  node: NodeConfig;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw == null || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return n;
+}
+
+export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
+  const workerToken = env.FENCELINE_WORKER_TOKEN ?? '';
+  if (workerToken.length < 16) throw new Error('FENCELINE_WORKER_TOKEN must be set to a secret of at least 16 characters (npm start generates one).');
+  const d = DEFAULT_NODE_CONFIG;
+  const capPercent = env.FENCELINE_CAP_PERCENT;
+  const capFraction = capPercent ? Number(capPercent) / 100 : d.capFraction;
+  if (!(capFraction > 0 && capFraction <= 1)) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got "${capPercent}"`);
+  return {
+    nodeId: env.FENCELINE_NODE_ID || `scheduler-${hostname()}-${randomUUID().slice(0, 8)}`,
+    host: env.FENCELINE_SCHEDULER_HOST || '127.0.0.1',
+    port: int(env, 'FENCELINE_SCHEDULER_PORT', 7400),
+    workerToken,
+    node: {
+      shardCount: int(env, 'FENCELINE_SHARDS', d.shardCount),
+      shardLeaseTtlMs: int(env, 'FENCELINE_SHARD_LEASE_TTL_MS', d.shardLeaseTtlMs),
+      shardRenewIntervalMs: int(env, 'FENCELINE_SHARD_RENEW_INTERVAL_MS', d.shardRenewIntervalMs),
+      tickIntervalMs: int(env, 'FENCELINE_TICK_INTERVAL_MS', d.tickIntervalMs),
+      sweepIntervalMs: int(env, 'FENCELINE_SWEEP_INTERVAL_MS', d.sweepIntervalMs),
+      leaseTtlMs: int(env, 'FENCELINE_LEASE_TTL_MS', d.leaseTtlMs),
+      renewIntervalMs: int(env, 'FENCELINE_RENEW_INTERVAL_MS', d.renewIntervalMs),
+      capFraction,
+      pollWaitMs: int(env, 'FENCELINE_POLL_WAIT_MS', d.pollWaitMs),
+      workerLiveWindowMs: int(env, 'FENCELINE_WORKER_LIVE_WINDOW_MS', d.workerLiveWindowMs),
+      workerHeartbeatIntervalMs: int(env, 'FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS', d.workerHeartbeatIntervalMs),
+      reconcileIntervalMs: int(env, 'FENCELINE_RECONCILE_INTERVAL_MS', d.reconcileIntervalMs),
+      dueBatch: int(env, 'FENCELINE_DUE_BATCH', d.dueBatch),
+      renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs),
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { createServer, type Server } from 'node:http';
+import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import type { SchedulerNode } from '@fenceline/core';
+import { bearer, tokenMatches } from './api/auth';
+import { workerRouter } from './api/worker-router';
+
+/** Worker request bodies are small; results are bounded by LIMITS.maxResultBytes plus envelope. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The scheduler's HTTP surface: the worker protocol under /trpc, /metrics in the
+ * Prometheus text format (it needs the worker token too, since it names workers and
+ * DAGs), and /health, the one unauthenticated endpoint, for load balancers.
+ */
+export function createSchedulerServer(node: SchedulerNode, workerToken: string): Server {
+  const trpc = createHTTPHandler({
+    router: workerRouter,
+    basePath: '/trpc/',
+    maxBodySize: MAX_BODY_BYTES,
+    createContext: ({ req, res }) => ({ node, req, res, authorized: tokenMatches(bearer(req.headers.authorization), workerToken) }),
+  });
+  return createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/health' || url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, nodeId: node.nodeId, leads: node.ledShards() }));
+      return;
+    }
+    if (url === '/metrics') {
+      if (!tokenMatches(bearer(req.headers.authorization), workerToken)) {
+        res.writeHead(401, { 'content-type': 'text/plain' });
+        res.end('a valid token is required\n');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+      res.end(node.metrics.render({ shards_led: node.ledShards().length, workers_live: node.pool.live().length, pool_slots: node.pool.poolSlots(), workers_waiting: node.pool.waiting().length }));
+      return;
+    }
+    if (url.startsWith('/trpc/')) {
+      trpc(req, res);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: 'not found' }));
+  });
+}

@@ -1,0 +1,1 @@
+export type { WorkerRouter } from './api/worker-router';

@@ -1,0 +1,60 @@
+import { type Clock, SchedulerNode, type Timers } from '@fenceline/core';
+import { openStore, resolveDatabaseUrl } from '@fenceline/db';
+import { readSchedulerConfig } from './config';
+import { createSchedulerServer } from './http';
+import { errorFields, jsonLogger } from './log';
+
+/** The machine's clock and timers, bound here so the scheduling logic never reads them itself. */
+export const systemClock: Clock = { nowMs: () => Date.now() };
+export const systemTimers: Timers = {
+  after(delayMs, fn) {
+    const handle = setTimeout(fn, delayMs);
+    return () => clearTimeout(handle);
+  },
+};
+
+async function main(): Promise<void> {
+  const config = readSchedulerConfig();
+  const log = jsonLogger({ service: 'scheduler', nodeId: config.nodeId });
+  const store = await openStore({ databaseUrl: await resolveDatabaseUrl(), applicationName: config.nodeId, max: 10 });
+  const node = new SchedulerNode({
+    nodeId: config.nodeId,
+    store,
+    clock: systemClock,
+    timers: systemTimers,
+    config: config.node,
+    onEvent: (e) => {
+      const quiet = e.type === 'lease:renewed' || e.type === 'lease:granted' || e.type === 'job:succeeded';
+      log.log(quiet ? 'debug' : 'info', e.type, { event: e });
+    },
+    onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
+  });
+  const server = createSchedulerServer(node, config.workerToken);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  await node.start();
+  log.log('info', 'scheduler started', { url: `http://${config.host}:${port}`, leads: node.ledShards(), shardCount: node.config.shardCount });
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.log('info', 'shutting down: releasing shard leases', { signal });
+    await node.stop().catch((err) => log.log('error', 'stop failed', errorFields(err)));
+    server.closeAllConnections?.();
+    server.close();
+    await store.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`scheduler failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

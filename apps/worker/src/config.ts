@@ -1,0 +1,39 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { ShellPolicy } from './handlers/shell';
+
+export interface WorkerConfig {
+  workerId: string;
+  slots: number;
+  schedulerUrls: string[];
+  token: string;
+  shell: ShellPolicy;
+  pollWaitMs: number;
+  shutdownGraceMs: number;
+  tasksModule: string | null;
+}
+
+/** Reads the worker's settings from the environment (see README "Configuration"). */
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const urls = (env.FENCELINE_SCHEDULER_URLS ?? 'http://127.0.0.1:7400').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const url of urls) if (!/^https?:\/\//.test(url)) throw new Error(`FENCELINE_SCHEDULER_URLS: "${url}" is not an http(s) URL`);
+  const token = env.FENCELINE_WORKER_TOKEN ?? '';
+  if (token.length < 16) throw new Error('FENCELINE_WORKER_TOKEN must be set to the cluster\'s worker token');
+  const slots = Number(env.FENCELINE_WORKER_SLOTS ?? 4);
+  if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
+  return {
+    workerId: env.FENCELINE_WORKER_ID || `worker-${hostname()}-${randomUUID().slice(0, 8)}`,
+    slots,
+    schedulerUrls: urls,
+    token,
+    shell: {
+      allowed: env.FENCELINE_ALLOW_SHELL === '1' || env.FENCELINE_ALLOW_SHELL === 'true',
+      allowedEnv: (env.FENCELINE_SHELL_ALLOWED_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      cwdRoot: env.FENCELINE_SHELL_CWD ?? process.cwd(),
+      killGraceMs: Number(env.FENCELINE_SHELL_KILL_GRACE_MS ?? 5000),
+    },
+    pollWaitMs: Number(env.FENCELINE_POLL_WAIT_MS ?? 25_000),
+    shutdownGraceMs: Number(env.FENCELINE_SHUTDOWN_GRACE_MS ?? 30_000),
+    tasksModule: env.FENCELINE_TASKS_MODULE || null,
+  };
+}

@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import { resolve, relative, isAbsolute } from 'node:path';
+import { shellConfigSchema } from '@fenceline/core';
+import { NonRetryableError, type TaskContext } from '../task';
+
+export interface ShellPolicy {
+  allowed: boolean;
+  /** Environment variable names a DAG may set; anything else is refused. */
+  allowedEnv: string[];
+  /** Commands run in this folder or below it; a DAG may not name a cwd outside it. */
+  cwdRoot: string;
+  /** Grace between SIGTERM and SIGKILL when a job is aborted. */
+  killGraceMs: number;
+}
+
+const MAX_CAPTURE_CHARS = 64 * 1024;
+
+/**
+ * Runs a command without a shell (no interpolation), with a minimal environment. Off
+ * unless the worker was started with shell allowed. On abort the child gets SIGTERM, then
+ * SIGKILL after the grace, so a job whose lease was lost stops doing work.
+ */
+export async function runShell(config: Record<string, unknown>, ctx: TaskContext, policy: ShellPolicy): Promise<unknown> {
+  if (!policy.allowed) throw new NonRetryableError('shell jobs are disabled on this worker (start it with FENCELINE_ALLOW_SHELL=1)');
+  const parsed = shellConfigSchema.safeParse(config);
+  if (!parsed.success) throw new NonRetryableError(`shell config is invalid: ${parsed.error.message}`);
+  const { command, args, env, cwd } = parsed.data;
+  const refused = Object.keys(env).filter((k) => !policy.allowedEnv.includes(k));
+  if (refused.length > 0) throw new NonRetryableError(`environment variables not allowed on this worker: ${refused.join(', ')} (allowed: ${policy.allowedEnv.join(', ') || 'none'})`);
+  const root = resolve(policy.cwdRoot);
+  const dir = resolve(root, cwd ?? '.');
+  const rel = relative(root, dir);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new NonRetryableError(`cwd "${cwd}" is outside the worker's allowed folder ${root}`);
+
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-MAX_CAPTURE_CHARS)));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-MAX_CAPTURE_CHARS)));
+    let killTimer: NodeJS.Timeout | null = null;
+    const onAbort = (): void => {
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), policy.killGraceMs);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err) => reject(new NonRetryableError(`could not start "${command}": ${err.message}`)));
+    child.on('close', (code, signal) => {
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      if (stdout) ctx.log(`stdout: ${stdout.trimEnd()}`);
+      if (stderr) ctx.log(`stderr: ${stderr.trimEnd()}`);
+      if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      if (code === 0) resolvePromise({ exitCode: 0, stdout });
+      else reject(new Error(`"${command}" exited with ${signal ? `signal ${signal}` : `code ${code}`}`));
+    });
+  });
+}

@@ -1,0 +1,2 @@
+export { defineTask, NonRetryableError, type TaskContext, type TaskHandler } from './task';
+export { Worker, type WorkerOptions } from './worker';

@@ -1,0 +1,34 @@
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { readWorkerConfig } from './config';
+import { Worker } from './worker';
+import { registeredTaskNames } from './task';
+
+async function main(): Promise<void> {
+  const config = readWorkerConfig();
+  const log = (level: string, msg: string, fields: Record<string, unknown> = {}): void => {
+    if (level === 'debug' && process.env.FENCELINE_LOG_LEVEL !== 'debug') return;
+    process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level, msg, service: 'worker', workerId: config.workerId, ...fields }) + '\n');
+  };
+  // A user module registers named job types with defineTask() when it is imported.
+  if (config.tasksModule) await import(pathToFileURL(resolve(config.tasksModule)).href);
+  const worker = new Worker({ ...config, log });
+  await worker.start();
+  log('info', 'worker started', { slots: config.slots, schedulers: config.schedulerUrls, shell: config.shell.allowed, tasks: registeredTaskNames() });
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'shutting down: taking no new work', { signal });
+    await worker.stop();
+    log('info', 'worker stopped', { stats: worker.stats });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`worker failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

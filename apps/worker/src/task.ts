@@ -1,0 +1,46 @@
+/**
+ * What a job handler receives besides its input. The fence is the job's fencing token:
+ * hand it to any external sink you write to, and have the sink refuse a token lower than
+ * the highest it has seen, because this worker may be paused past its lease at any moment.
+ */
+export interface TaskContext {
+  jobId: string;
+  runId: string;
+  dagId: string;
+  taskId: string;
+  attempt: number;
+  fence: number;
+  /** Aborted when the lease is lost (renewal refused or unreachable), on timeout, or on shutdown. */
+  signal: AbortSignal;
+  /** Lines captured into the job's logs (bounded), and also printed by the worker. */
+  log: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Checks with the scheduler that this job's fence is still current, right before an
+   * external side effect. Throws LeaseLostError / StaleFenceError if it is not.
+   */
+  checkFence: () => Promise<void>;
+}
+
+export type TaskHandler = (input: Record<string, unknown>, ctx: TaskContext) => Promise<unknown>;
+
+/** Thrown by a handler to fail without retrying (bad input, permanent refusal). */
+export class NonRetryableError extends Error {
+  override name = 'NonRetryableError';
+}
+
+const registry = new Map<string, TaskHandler>();
+
+/** Registers a named job type. A DAG task with `type: name` runs `handler(task.config, ctx)`. */
+export function defineTask(name: string, handler: TaskHandler): TaskHandler {
+  if (['noop', 'sleep', 'shell', 'http'].includes(name)) throw new Error(`"${name}" is a built-in job type and cannot be redefined`);
+  registry.set(name, handler);
+  return handler;
+}
+
+export function registeredTask(name: string): TaskHandler | undefined {
+  return registry.get(name);
+}
+
+export function registeredTaskNames(): string[] {
+  return [...registry.keys()].sort();
+}

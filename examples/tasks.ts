@@ -1,0 +1,13 @@
+import { defineTask, NonRetryableError } from '@fenceline/worker';
+
+/**
+ * Named job types for the examples. A worker loads this module when started with
+ * FENCELINE_TASKS_MODULE=examples/tasks.ts (npm start does).
+ */
+defineTask('flaky', async (input, ctx) => {
+  const succeedOnAttempt = Number(input.succeedOnAttempt ?? 2);
+  if (!Number.isInteger(succeedOnAttempt) || succeedOnAttempt < 1) throw new NonRetryableError('succeedOnAttempt must be a positive integer');
+  ctx.log(`attempt ${ctx.attempt} of a task that succeeds on attempt ${succeedOnAttempt}`);
+  if (ctx.attempt < succeedOnAttempt) throw new Error(`simulated failure on attempt ${ctx.attempt}`);
+  return { attempt: ctx.attempt, fence: ctx.fence };
+});

@@ -1,0 +1,43 @@
+import { DEFAULTS } from '../limits';
+
+/** Everything a scheduler node can be tuned with; every field has a production default. */
+export interface NodeConfig {
+  shardCount: number;
+  shardLeaseTtlMs: number;
+  shardRenewIntervalMs: number;
+  tickIntervalMs: number;
+  /** How often a leader revokes expired job leases in its shards. */
+  sweepIntervalMs: number;
+  leaseTtlMs: number;
+  renewIntervalMs: number;
+  capFraction: number;
+  /** The longest a worker's poll is held open before it is answered empty. */
+  pollWaitMs: number;
+  /** A worker silent for longer than this leaves the pool. */
+  workerLiveWindowMs: number;
+  /** How often live workers' last_seen is written, in one statement for all of them. */
+  workerHeartbeatIntervalMs: number;
+  /** How often a leader re-checks the store for work it may not have been told of. */
+  reconcileIntervalMs: number;
+  /** Due DAGs read per tick. */
+  dueBatch: number;
+  /** Window in which renewals from many workers are gathered into one statement. */
+  renewBatchWindowMs: number;
+}
+
+export const DEFAULT_NODE_CONFIG: NodeConfig = {
+  shardCount: DEFAULTS.shardCount,
+  shardLeaseTtlMs: DEFAULTS.shardLeaseTtlMs,
+  shardRenewIntervalMs: DEFAULTS.shardRenewIntervalMs,
+  tickIntervalMs: DEFAULTS.tickIntervalMs,
+  sweepIntervalMs: 5_000,
+  leaseTtlMs: DEFAULTS.leaseTtlMs,
+  renewIntervalMs: DEFAULTS.renewIntervalMs,
+  capFraction: DEFAULTS.capFraction,
+  pollWaitMs: 25_000,
+  workerLiveWindowMs: 60_000,
+  workerHeartbeatIntervalMs: 15_000,
+  reconcileIntervalMs: 10_000,
+  dueBatch: 500,
+  renewBatchWindowMs: 20,
+};

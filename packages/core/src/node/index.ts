@@ -1,0 +1,6 @@
+export * from './batcher';
+export * from './config';
+export * from './metrics';
+export * from './worker-pool';
+export * from './shard-leader';
+export * from './scheduler-node';

@@ -1,0 +1,417 @@
+import type { Clock, Timers } from '../clock';
+import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
+import { planDispatch } from '../fairshare/plan';
+import type { JobRow } from '../model';
+import type { LeaderToken, NewEvent, RenewOutcome, Store, StoreNotice } from '../store';
+import { Batcher } from './batcher';
+import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
+import { NodeMetrics } from './metrics';
+import { ShardLeader } from './shard-leader';
+import { WorkerPool, type Assignment } from './worker-pool';
+
+export interface NodeDeps {
+  nodeId: string;
+  store: Store;
+  clock: Clock;
+  timers: Timers;
+  config?: Partial<NodeConfig>;
+  /** Every lifecycle event, for logs; the node also persists them to the store's event log. */
+  onEvent?: (event: NewEvent & { at: number }) => void;
+  /** Unexpected errors of background loops (they keep running). */
+  onError?: (where: string, err: unknown) => void;
+}
+
+/**
+ * One scheduler process's logic, bound to a store, a clock and timers. It contends for
+ * every shard, leads those it wins, ticks and dispatches for them, and serves the worker
+ * protocol (poll, renew, complete, fail, hand back). The HTTP server in apps/scheduler
+ * and the simulator both drive this same class.
+ */
+export class SchedulerNode {
+  readonly nodeId: string;
+  readonly config: NodeConfig;
+  readonly pool: WorkerPool;
+  readonly metrics = new NodeMetrics();
+  private readonly leaders = new Map<number, ShardLeader>();
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly renewBatcher: Batcher<{ jobId: string; fence: number; workerId: string }, RenewOutcome>;
+  private readonly cancels: (() => void)[] = [];
+  private unsubscribe: (() => Promise<void>) | null = null;
+  private eventBuffer: NewEvent[] = [];
+  private dispatching = false;
+  private dispatchAgain = false;
+  private dispatchScheduled = false;
+  private retryTimer: { atMs: number; cancel: () => void } | null = null;
+  private rotation = 0;
+  private stopped = false;
+  private readonly heartbeatIds = new Set<string>();
+
+  constructor(private readonly deps: NodeDeps) {
+    this.nodeId = deps.nodeId;
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.timers = deps.timers;
+    this.config = { ...DEFAULT_NODE_CONFIG, ...deps.config };
+    this.pool = new WorkerPool(this.clock, this.timers, this.config.workerLiveWindowMs);
+    this.renewBatcher = new Batcher(this.timers, this.config.renewBatchWindowMs, 1000, (items) => this.store.renewLeases(items, this.config.leaseTtlMs));
+  }
+
+  async start(): Promise<void> {
+    const { shardCount } = await this.store.initCluster(this.config.shardCount);
+    this.config.shardCount = shardCount;
+    this.unsubscribe = await this.store.subscribe((n) => void this.onNotice(n).catch((e) => this.error('notice', e)));
+    await this.contend();
+    this.loop('leadership', this.config.tickIntervalMs, () => this.contend());
+    this.loop('tick', this.config.tickIntervalMs, () => this.tick());
+    this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
+    this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
+    this.loop('heartbeat', this.config.workerHeartbeatIntervalMs, () => this.heartbeat());
+    this.loop('events', 500, () => this.flushEvents());
+    await this.tick();
+  }
+
+  /** Graceful stop: releases every shard so a standby takes over at once. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const cancel of this.cancels) cancel();
+    this.retryTimer?.cancel();
+    for (const w of this.pool.live()) this.pool.cancel(w.id);
+    for (const leader of this.leaders.values()) {
+      await this.store.releaseShard(leader.token).catch(() => undefined);
+      this.emit({ type: 'leader:released', shard: leader.shard, epoch: leader.token.epoch, nodeId: this.nodeId });
+    }
+    this.leaders.clear();
+    await this.flushEvents().catch(() => undefined);
+    await this.unsubscribe?.().catch(() => undefined);
+  }
+
+  ledShards(): number[] {
+    return [...this.leaders.keys()].sort((a, b) => a - b);
+  }
+
+  leader(shard: number): ShardLeader | undefined {
+    return this.leaders.get(shard);
+  }
+
+  // ---- leadership ----------------------------------------------------------------
+
+  /**
+   * Renews the shards this node leads when their renewal is due, and tries to take any
+   * shard whose lease has run out. One cheap read per tick finds the expired ones, so a
+   * standby takes over within the shard lease TTL plus one tick.
+   */
+  private lastRenewMs = 0;
+  private async contend(): Promise<void> {
+    if (this.stopped) return;
+    const nowMs = this.clock.nowMs();
+    if (nowMs - this.lastRenewMs >= this.config.shardRenewIntervalMs) {
+      this.lastRenewMs = nowMs;
+      for (const leader of [...this.leaders.values()]) {
+        try {
+          await this.store.renewShard(leader.token, this.config.shardLeaseTtlMs);
+        } catch (err) {
+          if (err instanceof DeposedLeaderError) this.depose(leader.shard, 'renewal refused');
+          else throw err;
+        }
+      }
+    }
+    const shards = await this.store.listShards();
+    const byShard = new Map(shards.map((s) => [s.shard, s]));
+    for (let shard = 0; shard < this.config.shardCount; shard++) {
+      if (this.leaders.has(shard) || this.stopped) continue;
+      const row = byShard.get(shard);
+      // Skip shards another node clearly still holds; the acquire itself is conditional anyway.
+      if (row?.holder && row.holder !== this.nodeId && row.expiresAt && row.expiresAt.getTime() > nowMs + 250) continue;
+      const got = await this.store.acquireShard(shard, this.nodeId, this.config.shardLeaseTtlMs);
+      if (!got) continue;
+      await this.lead(got.token, got.previousHolder, got.reason);
+    }
+  }
+
+  private async lead(token: LeaderToken, previousHolder: string | null, reason: string): Promise<void> {
+    const leader = new ShardLeader({
+      store: this.store,
+      clock: this.clock,
+      token,
+      emit: (e) => this.emit(e),
+      kick: () => this.kick(),
+      onDeposed: (shard) => this.depose(shard, 'write refused'),
+      reconcileAfterMs: this.config.leaseTtlMs + this.config.renewIntervalMs,
+    });
+    this.leaders.set(token.shard, leader);
+    this.metrics.inc('leader_elections_total');
+    this.emit({ type: 'leader:elected', shard: token.shard, epoch: token.epoch, nodeId: this.nodeId, data: { previousHolder, reason } });
+    await leader.load();
+  }
+
+  private depose(shard: number, why: string): void {
+    const leader = this.leaders.get(shard);
+    if (!leader) return;
+    this.leaders.delete(shard);
+    this.metrics.inc('leader_deposed_total');
+    this.emit({ type: 'leader:deposed', shard, epoch: leader.token.epoch, nodeId: this.nodeId, data: { why } });
+  }
+
+  // ---- ticks, sweeps, reconciliation ------------------------------------------------
+
+  /** Asks the store which DAGs of our shards are due (by index), and creates their runs. */
+  private async tick(): Promise<void> {
+    const tokens = [...this.leaders.values()].map((l) => l.token);
+    if (tokens.length === 0) return;
+    this.metrics.inc('ticks_total');
+    for (;;) {
+      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch);
+      for (const due of dags) {
+        const leader = this.leaders.get(due.shard);
+        if (leader) await leader.createRuns(due, now.getTime());
+      }
+      if (dags.length < this.config.dueBatch) break;
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    for (const leader of [...this.leaders.values()]) {
+      const swept = await leader.sweep(1000);
+      this.metrics.inc('leases_expired_total', swept.length);
+    }
+  }
+
+  private async reconcile(): Promise<void> {
+    for (const leader of [...this.leaders.values()]) await leader.reconcile();
+    for (const gone of this.pool.expire()) this.emit({ type: 'worker:gone', workerId: gone, nodeId: this.nodeId });
+  }
+
+  private async heartbeat(): Promise<void> {
+    const ids = this.pool.live().map((w) => w.id);
+    if (ids.length > 0) await this.store.heartbeatWorkers(ids, this.nodeId);
+  }
+
+  private async onNotice(n: StoreNotice): Promise<void> {
+    const leader = this.leaders.get(n.shard);
+    if (!leader) return;
+    if (n.kind === 'run-queued') {
+      const run = await this.store.getRun(n.runId);
+      await leader.adoptQueued(run);
+    } else if (n.kind === 'job-ended') {
+      if (leader.hasJob(n.jobId)) await leader.resync(n.jobId);
+    }
+  }
+
+  // ---- dispatch -------------------------------------------------------------------
+
+  /** Requests a dispatch round on the next turn; rounds never overlap. */
+  kick(): void {
+    if (this.stopped || this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    this.timers.after(0, () => {
+      this.dispatchScheduled = false;
+      void this.dispatch().catch((e) => this.error('dispatch', e));
+    });
+  }
+
+  /**
+   * One round: the fair-share plan over every shard this node leads and every worker
+   * waiting on it, one lease statement per shard, then delivery. A lease whose worker
+   * stopped waiting meanwhile is handed back at once.
+   */
+  private async dispatch(): Promise<void> {
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = true;
+    try {
+      do {
+        this.dispatchAgain = false;
+        await this.dispatchRound();
+      } while (this.dispatchAgain && !this.stopped);
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private async dispatchRound(): Promise<void> {
+    const workers = this.pool.waiting();
+    const nowMs = this.clock.nowMs();
+    this.scheduleRetryWakeup(nowMs);
+    if (workers.length === 0) return;
+    const dagShard = new Map<string, ShardLeader>();
+    const dags = [];
+    for (const leader of this.leaders.values()) {
+      for (const view of leader.dispatchView(nowMs)) {
+        dagShard.set(view.dagId, leader);
+        dags.push(view);
+      }
+    }
+    if (dags.length === 0) return;
+    const plan = planDispatch({ dags, poolSlots: this.pool.poolSlots(), workers, capFraction: this.config.capFraction, rotation: this.rotation++ });
+    this.metrics.set('dags_capped', plan.capped.length);
+    if (plan.grants.length === 0) return;
+    const byLeader = new Map<ShardLeader, { jobId: string; workerId: string }[]>();
+    for (const g of plan.grants) {
+      const leader = dagShard.get(g.dagId)!;
+      const list = byLeader.get(leader) ?? [];
+      list.push({ jobId: g.jobId, workerId: g.workerId });
+      byLeader.set(leader, list);
+    }
+    const results = await Promise.all([...byLeader].map(async ([leader, grants]) => ({ leader, granted: await leader.grant(grants, this.config.leaseTtlMs) })));
+    const perWorker = new Map<string, Assignment[]>();
+    for (const { leader, granted } of results) {
+      for (const lease of granted) {
+        const list = perWorker.get(lease.workerId) ?? [];
+        list.push({
+          jobId: lease.jobId,
+          runId: lease.runId,
+          dagId: lease.dagId,
+          taskId: lease.taskId,
+          attempt: lease.attempt,
+          fence: lease.fence,
+          leaseTtlMs: this.config.leaseTtlMs,
+          renewIntervalMs: this.config.renewIntervalMs,
+          task: leader.taskOf(lease.runId, lease.taskId) ?? { type: 'unknown', config: {}, timeoutMs: 0 },
+        });
+        perWorker.set(lease.workerId, list);
+      }
+    }
+    this.metrics.inc('leases_granted_total', [...perWorker.values()].reduce((n, l) => n + l.length, 0));
+    for (const [workerId, jobs] of perWorker) {
+      if (this.pool.deliver(workerId, jobs)) continue;
+      // The worker stopped waiting between the plan and the grant: hand the leases back.
+      for (const job of jobs) await this.handBack(job.jobId, job.fence, workerId);
+    }
+  }
+
+  private scheduleRetryWakeup(nowMs: number): void {
+    let next: number | null = null;
+    for (const l of this.leaders.values()) {
+      const t = l.nextRetryAtMs(nowMs);
+      if (t != null && (next == null || t < next)) next = t;
+    }
+    if (next == null || (this.retryTimer && this.retryTimer.atMs <= next && this.retryTimer.atMs > nowMs)) return;
+    this.retryTimer?.cancel();
+    const cancel = this.timers.after(next - nowMs, () => {
+      this.retryTimer = null;
+      this.kick();
+    });
+    this.retryTimer = { atMs: next, cancel };
+  }
+
+  // ---- the worker protocol -------------------------------------------------------------
+
+  register(workerId: string, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
+    if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`);
+    this.pool.touch(workerId, slots);
+    this.emit({ type: 'worker:registered', workerId, nodeId: this.nodeId, data: { slots } });
+    return this.store
+      .registerWorker({ id: workerId, slots, nodeId: this.nodeId, meta })
+      .then(() => ({ nodeId: this.nodeId, leaseTtlMs: this.config.leaseTtlMs, renewIntervalMs: this.config.renewIntervalMs, pollWaitMs: this.config.pollWaitMs }));
+  }
+
+  /** Long poll: answered the moment a lease is granted to this worker, or empty after `waitMs`. */
+  poll(workerId: string, slots: number, free: number, waitMs?: number): Promise<Assignment[]> {
+    const wait = Math.min(waitMs ?? this.config.pollWaitMs, this.config.pollWaitMs);
+    return this.pool.wait(workerId, slots, free, wait, () => this.kick());
+  }
+
+  cancelPoll(workerId: string): void {
+    this.pool.cancel(workerId);
+  }
+
+  /** Renewals of many workers share one store statement per batching window. */
+  async renew(workerId: string, leases: { jobId: string; fence: number }[]): Promise<RenewOutcome[]> {
+    const outcomes = await this.renewBatcher.submitMany(leases.map((l) => ({ ...l, workerId })));
+    for (const o of outcomes) {
+      if (o.ok) this.metrics.inc('renewals_total');
+      else this.refused(o.code, { jobId: o.jobId, workerId, op: 'renew' });
+    }
+    return outcomes;
+  }
+
+  async complete(workerId: string, input: { jobId: string; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
+    const row = await this.fenced('complete', workerId, input.jobId, () => this.store.completeJob({ jobId: input.jobId, fence: input.fence, workerId }, { output: input.output, logs: input.logs ?? null }));
+    this.metrics.inc('jobs_succeeded_total');
+    this.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: this.nodeId });
+    await this.afterJobEnd(row);
+    return row;
+  }
+
+  async fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+    const row = await this.fenced('fail', workerId, input.jobId, () =>
+      this.store.failJob({ jobId: input.jobId, fence: input.fence, workerId }, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }),
+    );
+    this.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
+    this.emit({ type: row.state === 'failed' ? 'job:failed' : 'job:retrying', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: this.nodeId, data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null } });
+    await this.afterJobEnd(row);
+    return row;
+  }
+
+  async release(workerId: string, input: { jobId: string; fence: number }): Promise<JobRow> {
+    return this.handBack(input.jobId, input.fence, workerId);
+  }
+
+  private async handBack(jobId: string, fence: number, workerId: string): Promise<JobRow> {
+    const row = await this.fenced('release', workerId, jobId, () => this.store.releaseJob({ jobId, fence, workerId }));
+    this.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: this.nodeId });
+    await this.afterJobEnd(row);
+    return row;
+  }
+
+  /** The shard's leader reacts in memory; if another node leads it, that node is told. */
+  private async afterJobEnd(row: JobRow): Promise<void> {
+    const leader = this.leaders.get(row.shard);
+    if (leader?.hasJob(row.id)) await leader.jobEnded(row);
+    else await this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id });
+  }
+
+  private async fenced<T>(op: string, workerId: string, jobId: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof FencelineError && err.code !== 'INVALID_INPUT') this.refused(err.code, { jobId, workerId, op, ...err.details });
+      throw err;
+    }
+  }
+
+  private refused(code: string, data: Record<string, unknown>): void {
+    this.metrics.inc(`writes_refused_total{reason="${code}"}`);
+    this.emit({ type: 'write:fenced', jobId: String(data.jobId ?? ''), workerId: String(data.workerId ?? ''), nodeId: this.nodeId, data: { reason: code, ...data } });
+  }
+
+  // ---- plumbing ---------------------------------------------------------------------------
+
+  emit(event: NewEvent): void {
+    const withNode = { nodeId: this.nodeId, ...event };
+    this.eventBuffer.push(withNode);
+    this.deps.onEvent?.({ ...withNode, at: this.clock.nowMs() });
+  }
+
+  private async flushEvents(): Promise<void> {
+    if (this.eventBuffer.length === 0) return;
+    const batch = this.eventBuffer.splice(0, this.eventBuffer.length);
+    await this.store.appendEvents(batch);
+  }
+
+  /** Runs `fn` every `everyMs`, never overlapping itself, reporting errors and carrying on. */
+  private loop(name: string, everyMs: number, fn: () => Promise<void>): void {
+    let cancel: () => void = () => undefined;
+    const run = (): void => {
+      if (this.stopped) return;
+      fn()
+        .catch((e) => this.error(name, e))
+        .finally(() => {
+          if (!this.stopped) cancel = this.timers.after(everyMs, run);
+        });
+    };
+    cancel = this.timers.after(everyMs, run);
+    this.cancels.push(() => cancel());
+  }
+
+  private error(where: string, err: unknown): void {
+    this.metrics.inc(`loop_errors_total{loop="${where}"}`);
+    this.deps.onError?.(where, err);
+  }
+}
+

@@ -1,0 +1,488 @@
+import type { Clock } from '../clock';
+import { DeposedLeaderError } from '../errors';
+import type { JobRow, JobState, RunRow } from '../model';
+import { TERMINAL_JOB_STATES } from '../model';
+import type { DagSpec } from '../spec';
+import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
+import { initialJobs, RunMachine } from '../run/machine';
+import { planTick } from '../schedule/tick';
+import { downstreamClosure } from '../dag/graph';
+import type { DispatchDag, ReadyJob } from '../fairshare/plan';
+
+/** A job of an active run, as the leader keeps it in memory. */
+interface MemJob {
+  id: string;
+  runId: string;
+  dagId: string;
+  taskId: string;
+  state: JobState;
+  priority: number;
+  readyAtMs: number;
+  nextAttemptAtMs: number;
+  fence: number;
+  holder: string | null;
+  leasedAtMs: number;
+}
+
+interface MemRun {
+  row: RunRow;
+  spec: DagSpec;
+  machine: RunMachine;
+  jobIdByTask: Map<string, string>;
+}
+
+export interface LeaderDeps {
+  store: Store;
+  clock: Clock;
+  token: LeaderToken;
+  emit: (event: NewEvent) => void;
+  /** Asks the node to run a dispatch round soon (new ready jobs, freed leases). */
+  kick: () => void;
+  /** Called when the store says this leader was deposed. */
+  onDeposed: (shard: number) => void;
+  reconcileAfterMs: number;
+}
+
+/**
+ * The owner of one shard's DAG state. It creates runs from due slots, starts queued runs
+ * up to each DAG's max active runs, keeps the ready queues and the per-DAG lease counts
+ * the fair-share cap needs, reacts to finished jobs, and revokes expired leases. Memory
+ * is a cache of the store: every write is conditional on the leader's epoch and on the
+ * row's state, so a stale cache can only cause a refused write, never a wrong one.
+ */
+export class ShardLeader {
+  readonly token: LeaderToken;
+  private readonly runs = new Map<string, MemRun>();
+  private readonly jobs = new Map<string, MemJob>();
+  private readonly queued = new Map<string, RunRow[]>();
+  private readonly ready = new Map<string, Map<string, MemJob>>();
+  private readonly held = new Map<string, number>();
+  private readonly capFraction = new Map<string, number | undefined>();
+  private readonly specCache = new Map<string, DagSpec>();
+  private readonly starting = new Set<string>();
+  private readonly restart = new Set<string>();
+  private deposed = false;
+
+  constructor(private readonly deps: LeaderDeps) {
+    this.token = deps.token;
+  }
+
+  get shard(): number {
+    return this.token.shard;
+  }
+
+  isDeposed(): boolean {
+    return this.deposed;
+  }
+
+  /** Rebuilds memory from the store, then finishes any step a crashed predecessor left half done. */
+  async load(): Promise<void> {
+    const snap = await this.guard(() => this.deps.store.loadShard(this.token));
+    if (!snap) return;
+    for (const [key, spec] of snap.versions) this.specCache.set(key, spec);
+    const jobsByRun = new Map<string, JobRow[]>();
+    for (const job of snap.jobs) {
+      const list = jobsByRun.get(job.runId) ?? [];
+      list.push(job);
+      jobsByRun.set(job.runId, list);
+    }
+    for (const run of snap.runs) {
+      const spec = this.specCache.get(`${run.dagId}@${run.dagVersion}`);
+      if (!spec) continue;
+      if (run.state === 'queued') this.enqueue(run);
+      else this.adoptRun(run, spec, jobsByRun.get(run.id) ?? []);
+    }
+    for (const run of [...this.runs.values()]) await this.repair(run);
+    for (const dagId of this.queued.keys()) await this.startQueued(dagId);
+    this.deps.kick();
+  }
+
+  // ---- ticks ------------------------------------------------------------------
+
+  /** Creates the runs of one due DAG (the node reads due DAGs for all its shards at once). */
+  async createRuns(due: DueDag, nowMs: number): Promise<void> {
+    this.specCache.set(`${due.id}@${due.version}`, due.spec);
+    const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
+    const slots = plan.slotsMs.map((ms) => new Date(ms));
+    const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
+    const created = await this.guard(() => this.deps.store.createScheduledRuns(this.token, due.id, due.nextRunAt, slots, next));
+    if (!created) return;
+    for (const run of created) {
+      this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
+      this.enqueue(run);
+    }
+    if (plan.skipped > 0) this.deps.emit({ type: 'run:created', shard: this.shard, dagId: due.id, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    if (created.length > 0) await this.startQueued(due.id);
+  }
+
+  /** A run queued by a trigger (told by a notice or found by reconciliation). */
+  async adoptQueued(run: RunRow): Promise<void> {
+    if (this.runs.has(run.id) || run.state !== 'queued') return;
+    const list = this.queued.get(run.dagId) ?? [];
+    if (list.some((r) => r.id === run.id)) return;
+    this.enqueue(run);
+    await this.startQueued(run.dagId);
+  }
+
+  /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
+  async startQueued(dagId: string): Promise<void> {
+    if (this.starting.has(dagId)) {
+      this.restart.add(dagId);
+      return;
+    }
+    this.starting.add(dagId);
+    try {
+      do {
+        this.restart.delete(dagId);
+        for (;;) {
+          const next = this.queued.get(dagId)?.[0];
+          if (!next || this.deposed) break;
+          const spec = await this.specFor(next.dagId, next.dagVersion);
+          if (!spec) break;
+          if (this.activeRuns(dagId) >= spec.maxActiveRuns) break;
+          this.queued.get(dagId)!.shift();
+          const rows = await this.guard(() => this.deps.store.startRun(this.token, next.id, initialJobs(spec)));
+          if (!rows) break;
+          if (rows.length === 0) continue;
+          const started = { ...next, state: 'running' as const };
+          const run = this.adoptRun(started, spec, rows);
+          this.deps.emit({ type: 'run:started', shard: this.shard, dagId, runId: next.id, epoch: this.token.epoch, data: { jobs: rows.length } });
+          await this.maybeFinish(run);
+        }
+      } while (this.restart.has(dagId));
+    } finally {
+      this.starting.delete(dagId);
+      if ((this.queued.get(dagId)?.length ?? 0) === 0) this.queued.delete(dagId);
+    }
+    this.deps.kick();
+  }
+
+  // ---- dispatch ----------------------------------------------------------------
+
+  /** The fair-share view of this shard: ready jobs and held leases per DAG. */
+  dispatchView(nowMs: number): DispatchDag[] {
+    const out: DispatchDag[] = [];
+    for (const [dagId, jobs] of this.ready) {
+      const ready: ReadyJob[] = [];
+      for (const job of jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs });
+      if (ready.length === 0) continue;
+      out.push({ dagId, held: this.held.get(dagId) ?? 0, capFraction: this.capFraction.get(dagId), ready });
+    }
+    return out;
+  }
+
+  /** The earliest future retry time, so the node can wake up for it. */
+  nextRetryAtMs(nowMs: number): number | null {
+    let min: number | null = null;
+    for (const jobs of this.ready.values()) for (const j of jobs.values()) if (j.nextAttemptAtMs > nowMs && (min == null || j.nextAttemptAtMs < min)) min = j.nextAttemptAtMs;
+    return min;
+  }
+
+  heldByDag(): Map<string, number> {
+    return new Map(this.held);
+  }
+
+  readyCount(): number {
+    let n = 0;
+    for (const m of this.ready.values()) n += m.size;
+    return n;
+  }
+
+  leasedCount(): number {
+    let n = 0;
+    for (const v of this.held.values()) n += v;
+    return n;
+  }
+
+  /** What a worker needs to run a job of an active run. */
+  taskOf(runId: string, taskId: string): { type: string; config: Record<string, unknown>; timeoutMs: number } | null {
+    const task = this.runs.get(runId)?.spec.tasks.find((t) => t.id === taskId);
+    return task ? { type: task.type, config: task.config, timeoutMs: task.timeoutMs } : null;
+  }
+
+  /** Active runs and queued runs, for status pages. */
+  summary(): { activeRuns: number; queuedRuns: number; ready: number; leased: number } {
+    let queued = 0;
+    for (const q of this.queued.values()) queued += q.length;
+    return { activeRuns: this.runs.size, queuedRuns: queued, ready: this.readyCount(), leased: this.leasedCount() };
+  }
+
+  hasJob(jobId: string): boolean {
+    return this.jobs.has(jobId);
+  }
+
+  /** Grants leases in one store statement and records them; returns what was granted. */
+  async grant(grants: { jobId: string; workerId: string }[], ttlMs: number): Promise<GrantedLease[]> {
+    // Take the jobs out of the ready queues first, so a concurrent round cannot pick them again.
+    const taken: MemJob[] = [];
+    for (const g of grants) {
+      const job = this.jobs.get(g.jobId);
+      if (!job || job.state !== 'ready') continue;
+      this.ready.get(job.dagId)?.delete(job.id);
+      job.state = 'leased';
+      this.bumpHeld(job.dagId, +1);
+      taken.push(job);
+    }
+    const granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => taken.some((t) => t.id === g.jobId)), ttlMs))) ?? [];
+    const byId = new Map(granted.map((g) => [g.jobId, g]));
+    const nowMs = this.deps.clock.nowMs();
+    for (const job of taken) {
+      const lease = byId.get(job.id);
+      if (lease) {
+        job.fence = lease.fence;
+        job.holder = lease.workerId;
+        job.leasedAtMs = nowMs;
+        this.runs.get(job.runId)?.machine.onLeased(job.taskId);
+        this.deps.emit({ type: 'lease:granted', shard: this.shard, dagId: job.dagId, runId: job.runId, jobId: job.id, workerId: lease.workerId, fence: lease.fence, epoch: this.token.epoch, data: { attempt: lease.attempt } });
+      } else {
+        // The store refused: the job changed under us (or we were deposed). Undo and re-read it.
+        job.state = 'ready';
+        this.bumpHeld(job.dagId, -1);
+        if (!this.deposed) await this.resync(job.id);
+      }
+    }
+    return granted;
+  }
+
+  // ---- job ends ------------------------------------------------------------------
+
+  /** Applies a job row the store returned after a completion, failure, hand-back or sweep. */
+  async jobEnded(row: Pick<JobRow, 'id' | 'state' | 'nextAttemptAt' | 'fence'>): Promise<void> {
+    const job = this.jobs.get(row.id);
+    if (!job) return;
+    const run = this.runs.get(job.runId);
+    if (!run) return;
+    if (job.state === row.state && row.state !== 'ready') return;
+    if (job.state === 'leased') this.bumpHeld(job.dagId, -1);
+    job.fence = Math.max(job.fence, row.fence);
+    if (row.state === 'ready') {
+      job.state = 'ready';
+      job.holder = null;
+      job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
+      job.readyAtMs = this.deps.clock.nowMs();
+      run.machine.onRetry(job.taskId);
+      this.addReady(job);
+      this.deps.kick();
+      return;
+    }
+    if (row.state === 'succeeded') {
+      job.state = 'succeeded';
+      this.dropReady(job);
+      const { ready } = run.machine.onSucceeded(job.taskId);
+      await this.promote(run, ready);
+    } else if (row.state === 'failed') {
+      job.state = 'failed';
+      this.dropReady(job);
+      const { upstreamFailed } = run.machine.onFailed(job.taskId);
+      await this.skip(run, upstreamFailed);
+    } else {
+      // Still leased (or waiting): nothing ended; keep the cache honest.
+      job.state = row.state;
+      if (row.state === 'leased') this.bumpHeld(job.dagId, +1);
+      return;
+    }
+    await this.maybeFinish(run);
+    this.deps.kick();
+  }
+
+  /** Revokes expired leases of this shard (rule 4). */
+  async sweep(limit: number): Promise<SweptJob[]> {
+    if (this.leasedCount() === 0) return [];
+    const swept = (await this.guard(() => this.deps.store.sweepExpired(this.token, limit))) ?? [];
+    for (const s of swept) {
+      this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state } });
+      await this.jobEnded({ id: s.jobId, state: s.state, nextAttemptAt: s.nextAttemptAt, fence: s.fence });
+    }
+    return swept;
+  }
+
+  /**
+   * Re-reads jobs the cache believes leased for longer than a lease can live without a
+   * renewal reaching this node; their end may have been written through another node
+   * whose notice was lost.
+   */
+  async reconcile(): Promise<void> {
+    const cutoff = this.deps.clock.nowMs() - this.deps.reconcileAfterMs;
+    for (const job of [...this.jobs.values()]) if (job.state === 'leased' && job.leasedAtMs < cutoff) await this.resync(job.id);
+    const queued = await this.guard(() => this.deps.store.queuedRuns(this.token));
+    for (const run of queued ?? []) await this.adoptQueued(run);
+  }
+
+  async resync(jobId: string): Promise<void> {
+    const row = await this.deps.store.getJob(jobId).catch(() => null);
+    const job = this.jobs.get(jobId);
+    if (!row || !job) return;
+    if (row.state === 'leased') {
+      job.leasedAtMs = this.deps.clock.nowMs();
+      if (job.state !== 'leased') {
+        this.dropReady(job);
+        job.state = 'leased';
+        this.bumpHeld(job.dagId, +1);
+      }
+      job.fence = row.fence;
+      job.holder = row.holder;
+      return;
+    }
+    if (row.state === job.state) return;
+    await this.jobEnded(row);
+  }
+
+  // ---- internals ------------------------------------------------------------------
+
+  private async promote(run: MemRun, taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
+    const moved = await this.guard(() => this.deps.store.promoteJobs(this.token, ids));
+    const nowMs = this.deps.clock.nowMs();
+    for (const id of moved ?? []) {
+      const job = this.jobs.get(id);
+      if (!job) continue;
+      job.state = 'ready';
+      job.readyAtMs = nowMs;
+      this.addReady(job);
+    }
+  }
+
+  private async skip(run: MemRun, taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
+    const moved = await this.guard(() => this.deps.store.markUpstreamFailed(this.token, ids));
+    for (const id of moved ?? []) {
+      const job = this.jobs.get(id);
+      if (!job) continue;
+      this.dropReady(job);
+      job.state = 'upstream_failed';
+    }
+  }
+
+  private async maybeFinish(run: MemRun): Promise<void> {
+    const outcome = run.machine.outcome();
+    if (outcome === 'running') return;
+    const done = await this.guard(() => this.deps.store.finishRun(this.token, run.row.id, outcome));
+    if (done == null) return;
+    this.runs.delete(run.row.id);
+    for (const jobId of run.jobIdByTask.values()) {
+      const job = this.jobs.get(jobId);
+      if (job) this.dropReady(job);
+      this.jobs.delete(jobId);
+    }
+    if (done) this.deps.emit({ type: 'run:finished', shard: this.shard, dagId: run.row.dagId, runId: run.row.id, epoch: this.token.epoch, data: { state: outcome } });
+    await this.startQueued(run.row.dagId);
+  }
+
+  /**
+   * Completes what a crashed leader may have left half done: jobs whose dependencies all
+   * succeeded but were never promoted, jobs downstream of a failure never marked, and
+   * runs whose jobs all ended but were never finished.
+   */
+  private async repair(run: MemRun): Promise<void> {
+    const states = new Map<string, JobState>();
+    for (const task of run.spec.tasks) states.set(task.id, run.machine.state(task.id));
+    const promote: string[] = [];
+    const skip = new Set<string>();
+    for (const task of run.spec.tasks) {
+      if (states.get(task.id) !== 'waiting') continue;
+      const deps = task.dependsOn.map((d) => states.get(d));
+      if (deps.some((s) => s === 'failed' || s === 'upstream_failed' || s === 'cancelled')) {
+        for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminal(states.get(d)!)) skip.add(d);
+      } else if (deps.every((s) => s === 'succeeded')) promote.push(task.id);
+    }
+    if (promote.length === 0 && skip.size === 0) return this.maybeFinish(run);
+    for (const t of promote) states.set(t, 'ready');
+    for (const t of skip) states.set(t, 'upstream_failed');
+    run.machine = new RunMachine(run.spec, states);
+    await this.promote(run, promote);
+    await this.skip(run, [...skip]);
+    await this.maybeFinish(run);
+  }
+
+  private adoptRun(row: RunRow, spec: DagSpec, jobs: JobRow[]): MemRun {
+    const states = new Map<string, JobState>();
+    for (const j of jobs) states.set(j.taskId, j.state);
+    const run: MemRun = { row, spec, machine: new RunMachine(spec, states), jobIdByTask: new Map() };
+    this.runs.set(row.id, run);
+    this.capFraction.set(row.dagId, spec.capFraction);
+    const nowMs = this.deps.clock.nowMs();
+    for (const j of jobs) {
+      run.jobIdByTask.set(j.taskId, j.id);
+      const mem: MemJob = {
+        id: j.id,
+        runId: j.runId,
+        dagId: j.dagId,
+        taskId: j.taskId,
+        state: j.state,
+        priority: j.priority,
+        readyAtMs: j.readyAt?.getTime() ?? nowMs,
+        nextAttemptAtMs: j.nextAttemptAt?.getTime() ?? 0,
+        fence: j.fence,
+        holder: j.holder,
+        leasedAtMs: j.leasedAt?.getTime() ?? nowMs,
+      };
+      this.jobs.set(j.id, mem);
+      if (j.state === 'ready') this.addReady(mem);
+      if (j.state === 'leased') this.bumpHeld(j.dagId, +1);
+    }
+    return run;
+  }
+
+  private enqueue(run: RunRow): void {
+    const list = this.queued.get(run.dagId) ?? [];
+    list.push(run);
+    list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+    this.queued.set(run.dagId, list);
+  }
+
+  private activeRuns(dagId: string): number {
+    let n = 0;
+    for (const r of this.runs.values()) if (r.row.dagId === dagId) n++;
+    return n;
+  }
+
+  private async specFor(dagId: string, version: number): Promise<DagSpec | null> {
+    const key = `${dagId}@${version}`;
+    const cached = this.specCache.get(key);
+    if (cached) return cached;
+    const row = await this.deps.store.getDagVersion(dagId, version).catch(() => null);
+    if (!row) return null;
+    this.specCache.set(key, row.spec);
+    return row.spec;
+  }
+
+  private addReady(job: MemJob): void {
+    let m = this.ready.get(job.dagId);
+    if (!m) this.ready.set(job.dagId, (m = new Map()));
+    m.set(job.id, job);
+  }
+
+  private dropReady(job: MemJob): void {
+    const m = this.ready.get(job.dagId);
+    if (!m) return;
+    m.delete(job.id);
+    if (m.size === 0) this.ready.delete(job.dagId);
+  }
+
+  private bumpHeld(dagId: string, delta: number): void {
+    const n = (this.held.get(dagId) ?? 0) + delta;
+    if (n <= 0) this.held.delete(dagId);
+    else this.held.set(dagId, n);
+  }
+
+  /** Runs a leader write; a DeposedLeader refusal marks this leader deposed and yields null. */
+  private async guard<T>(fn: () => Promise<T>): Promise<T | null> {
+    if (this.deposed) return null;
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof DeposedLeaderError) {
+        this.deposed = true;
+        this.deps.onDeposed(this.shard);
+        return null;
+      }
+      throw err;
+    }
+  }
+}
+
+export function isTerminal(state: JobState): boolean {
+  return TERMINAL_JOB_STATES.includes(state);
+}

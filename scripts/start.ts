@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULTS } from '@fenceline/core';
+import { openStore, startEmbeddedPostgres } from '@fenceline/db';
+import { Cluster, REPO_ROOT } from './cluster';
+import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster-file';
+
+/**
+ * `npm start`: the whole product on one machine. It starts PostgreSQL (the embedded
+ * server under .data/ unless DATABASE_URL is set), two scheduler nodes (one leads every
+ * shard, one stands by), four workers, loads the example DAGs and prints where to look.
+ * Ctrl-C stops everything gracefully.
+ */
+async function main(): Promise<void> {
+  const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg') });
+  const databaseUrl = process.env.DATABASE_URL ?? embedded!.url;
+
+  const secrets = await readSecrets();
+  const workerToken = process.env.FENCELINE_WORKER_TOKEN ?? secrets.workerToken ?? randomBytes(24).toString('base64url');
+  const operatorToken = process.env.FENCELINE_OPERATOR_TOKEN ?? secrets.operatorToken ?? randomBytes(24).toString('base64url');
+  await writeSecrets({ ...secrets, workerToken, operatorToken });
+
+  // Migrate once here so the child processes start against a ready schema.
+  const store = await openStore({ databaseUrl, applicationName: 'fenceline-start', max: 2 });
+  const { shardCount } = await store.initCluster(Number(process.env.FENCELINE_SHARDS ?? DEFAULTS.shardCount));
+  const loaded: string[] = [];
+  for (const file of (await readdir(join(REPO_ROOT, 'examples'))).sort()) {
+    if (!/\.(json|ya?ml)$/.test(file)) continue;
+    const text = await readFile(join(REPO_ROOT, 'examples', file), 'utf8');
+    const spec = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    const res = await store.putDag(spec, shardCount);
+    loaded.push(`${res.dagId}@${res.version}`);
+  }
+  await store.close();
+
+  const basePort = Number(process.env.FENCELINE_SCHEDULER_PORT ?? 7401);
+  const cluster = new Cluster({
+    databaseUrl,
+    workerToken,
+    schedulers: Number(process.env.FENCELINE_SCHEDULERS ?? 2),
+    workers: Number(process.env.FENCELINE_WORKERS ?? 4),
+    basePort,
+    tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+    output: process.env.FENCELINE_QUIET === '1' ? 'quiet' : 'prefixed',
+    env: { FENCELINE_SHARDS: String(shardCount) },
+  });
+  await cluster.start();
+  await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), pid: process.pid });
+
+  const banner = [
+    '',
+    'fenceline is running',
+    `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
+    `  schedulers:  ${cluster.schedulerUrls().join('  ')}  (health: /health, metrics: /metrics)`,
+    `  workers:     ${cluster.opts.workers} x ${4} slots`,
+    `  DAGs loaded: ${loaded.join(', ')}`,
+    `  worker token:   ${workerToken}`,
+    `  operator token: ${operatorToken}`,
+    '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
+    '  stop: Ctrl-C',
+    '',
+  ];
+  console.log(banner.join('\n'));
+
+  let stopping = false;
+  const shutdown = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    console.log('stopping: workers hand back their jobs, schedulers release their shards');
+    await cluster.stop();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}
+
+main().catch((err) => {
+  console.error(`fenceline failed to start: ${err instanceof Error ? err.stack : String(err)}`);
+  process.exit(1);
+});
