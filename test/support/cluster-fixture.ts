@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { DagSpecInput, Store } from '@fenceline/core';
+import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { Cluster, REPO_ROOT, sleep, type ClusterOptions } from '../../scripts/cluster';
+
+export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Short lease times, so failures and takeovers happen within seconds in tests. */
+export const FAST_ENV = {
+  FENCELINE_LEASE_TTL_MS: '3000',
+  FENCELINE_RENEW_INTERVAL_MS: '1000',
+  FENCELINE_SHARD_LEASE_TTL_MS: '3000',
+  FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
+  FENCELINE_TICK_INTERVAL_MS: '500',
+  FENCELINE_SWEEP_INTERVAL_MS: '500',
+  FENCELINE_RECONCILE_INTERVAL_MS: '2000',
+  FENCELINE_POLL_WAIT_MS: '5000',
+  FENCELINE_WORKER_LIVE_WINDOW_MS: '15000',
+  FENCELINE_SHARDS: '4',
+  FENCELINE_LOG_LEVEL: 'info',
+};
+
+export interface Fixture {
+  cluster: Cluster;
+  store: Store;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+let nextPort = 17400 + Math.floor(Math.random() * 2000);
+
+/** A fresh database and a real cluster of scheduler and worker processes on it. */
+export async function startFixture(opts: Partial<ClusterOptions> & { schedulers: number; workers: number }): Promise<Fixture> {
+  const name = `fenceline_it_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = await createDatabase(ADMIN_URL, name);
+  const store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 4 });
+  await store.initCluster(Number(FAST_ENV.FENCELINE_SHARDS));
+  const basePort = nextPort;
+  nextPort += 10;
+  const cluster = new Cluster({
+    databaseUrl,
+    workerToken: randomBytes(18).toString('base64url'),
+    basePort,
+    output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet',
+    tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+    ...opts,
+    env: { ...FAST_ENV, ...opts.env },
+  });
+  await cluster.start();
+  return {
+    cluster,
+    store,
+    databaseUrl,
+    async stop() {
+      await cluster.stop(5000);
+      await store.close();
+      await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+    },
+  };
+}
+
+export async function loadExample(file: string): Promise<DagSpecInput> {
+  const text = await readFile(join(REPO_ROOT, 'examples', file), 'utf8');
+  return (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as DagSpecInput;
+}
+
+/** Polls `probe` until it returns a truthy value, or fails with the last value seen. */
+export async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+}
