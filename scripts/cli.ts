@@ -6,7 +6,7 @@ import { readClusterFile } from './cluster-file';
 
 const HELP = `fenceline: operate a fenceline cluster
 
-Usage: npm run fenceline -- <command> [args]     (or: npx fenceline <command>)
+Usage: npm run fenceline -- <command> [args]
 
 Commands:
   apply <file.json|file.yaml>...   validate and store DAG specs (a changed spec becomes a new version)
