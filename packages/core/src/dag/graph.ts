@@ -38,13 +38,15 @@ export function buildGraphIndex(spec: GraphSpec): GraphIndex {
   });
   const deps: number[][] = ids.map(() => []);
   const dependents: number[][] = ids.map(() => []);
+  // lastListedBy[d] === i marks d as already listed by task i, which skips repeated
+  // dependencies without allocating a set per task.
+  const lastListedBy = new Int32Array(ids.length).fill(-1);
   for (let i = 0; i < ids.length; i++) {
     const task = spec.tasks[taskOfIndex[i]!]!;
-    const seen = new Set<number>();
     for (const depId of task.dependsOn) {
       const d = indexOf.get(depId);
-      if (d === undefined || d === i || seen.has(d)) continue;
-      seen.add(d);
+      if (d === undefined || d === i || lastListedBy[d] === i) continue;
+      lastListedBy[d] = i;
       deps[i]!.push(d);
       dependents[d]!.push(i);
     }
