@@ -1,0 +1,229 @@
+/**
+ * Fair share: which ready jobs get the free worker slots on this dispatch.
+ *
+ * The cap (DESIGN.md rule 8) bounds how much of the pool one DAG may hold at once, and
+ * round-robin across DAGs decides the order within one dispatch, so a DAG that fans out
+ * to 10,000 ready jobs takes its share without delaying any other DAG's first job. The
+ * cap adds no capacity; it decides which DAG waits, and the one that waits is the one
+ * that asked for the whole pool.
+ */
+
+export interface ReadyJob {
+  jobId: string;
+  /** Higher runs first within one DAG. */
+  priority: number;
+  /** When the job became ready (store time); older first among equal priorities. */
+  readyAtMs: number;
+}
+
+export interface DispatchDag {
+  dagId: string;
+  /** Leases the DAG holds right now, across all its runs. */
+  held: number;
+  /** The DAG's own cap (fraction of the pool), overriding the cluster's. */
+  capFraction?: number;
+  ready: ReadyJob[];
+}
+
+export interface FreeWorker {
+  workerId: string;
+  /** Slots the worker has free right now. */
+  free: number;
+}
+
+export interface DispatchGrant {
+  jobId: string;
+  workerId: string;
+  dagId: string;
+}
+
+export interface CappedDag {
+  dagId: string;
+  /** Leases the DAG holds once this plan's grants are made. */
+  held: number;
+  cap: number;
+  /** Ready jobs left without a grant. */
+  waiting: number;
+}
+
+export interface DispatchPlan {
+  grants: DispatchGrant[];
+  /** DAGs that still have ready jobs but reached their cap. */
+  capped: CappedDag[];
+}
+
+export interface DispatchInput {
+  dags: DispatchDag[];
+  /** Slots of all live workers, busy or not: the pool the cap is a fraction of. */
+  poolSlots: number;
+  workers: FreeWorker[];
+  /** The cluster's cap, used for DAGs that set none (DEFAULTS.capFraction by default in config). */
+  capFraction: number;
+  /** Which DAG goes first this time; pass a counter that grows by one per call. */
+  rotation?: number;
+}
+
+/**
+ * The most leases one DAG may hold in a pool of `poolSlots`: floor(capFraction * pool),
+ * but at least one so a small pool still serves every DAG, and zero for an empty pool.
+ * The tiny epsilon keeps binary rounding from costing a slot (0.29 * 100 is
+ * 28.999999999999996 in floating point, and the cap meant is 29).
+ */
+export function capFor(poolSlots: number, capFraction: number): number {
+  if (!(poolSlots > 0)) return 0;
+  return Math.max(1, Math.floor(capFraction * poolSlots + 1e-9));
+}
+
+/** Priority desc, then readyAtMs asc, then jobId: the order jobs of one DAG are granted in. */
+export function compareReady(a: ReadyJob, b: ReadyJob): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.readyAtMs !== b.readyAtMs) return a.readyAtMs - b.readyAtMs;
+  return a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0;
+}
+
+/**
+ * The first `k` jobs of `jobs` in compareReady order, sorted. When k is small next to the
+ * number of jobs (a cap of 30 over 10,000 ready jobs) this keeps a bounded max-heap of the
+ * best k seen so far, O(n log k), instead of sorting everything on every dispatch.
+ */
+export function topReady(jobs: readonly ReadyJob[], k: number): ReadyJob[] {
+  if (k <= 0) return [];
+  if (k * 4 >= jobs.length) return [...jobs].sort(compareReady).slice(0, k);
+  // heap[0] is the worst of the best k kept so far.
+  const heap: ReadyJob[] = [];
+  const worse = (a: ReadyJob, b: ReadyJob): boolean => compareReady(a, b) > 0;
+  const siftUp = (at: number): void => {
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!worse(heap[at]!, heap[parent]!)) return;
+      [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
+      at = parent;
+    }
+  };
+  const siftDown = (at: number): void => {
+    for (;;) {
+      const left = at * 2 + 1;
+      const right = left + 1;
+      let top = at;
+      if (left < heap.length && worse(heap[left]!, heap[top]!)) top = left;
+      if (right < heap.length && worse(heap[right]!, heap[top]!)) top = right;
+      if (top === at) return;
+      [heap[at], heap[top]] = [heap[top]!, heap[at]!];
+      at = top;
+    }
+  };
+  for (const job of jobs) {
+    if (heap.length < k) {
+      heap.push(job);
+      siftUp(heap.length - 1);
+    } else if (worse(heap[0]!, job)) {
+      heap[0] = job;
+      siftDown(0);
+    }
+  }
+  return heap.sort(compareReady);
+}
+
+/**
+ * Free slots as a max-heap keyed by (free desc, workerId asc): each grant goes to the
+ * worker with the most free slots left, so load spreads instead of filling one worker.
+ */
+class WorkerHeap {
+  private readonly heap: { workerId: string; free: number }[] = [];
+
+  constructor(workers: readonly FreeWorker[]) {
+    for (const w of workers) {
+      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free) });
+    }
+    for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  /** Takes one slot from the worker with the most free slots. */
+  take(): string | undefined {
+    const top = this.heap[0];
+    if (top === undefined) return undefined;
+    top.free--;
+    if (top.free === 0) {
+      const last = this.heap.pop()!;
+      if (this.heap.length > 0) {
+        this.heap[0] = last;
+        this.siftDown(0);
+      }
+    } else {
+      this.siftDown(0);
+    }
+    return top.workerId;
+  }
+
+  private before(a: { workerId: string; free: number }, b: { workerId: string; free: number }): boolean {
+    return a.free !== b.free ? a.free > b.free : a.workerId < b.workerId;
+  }
+
+  private siftDown(at: number): void {
+    const h = this.heap;
+    for (;;) {
+      const left = at * 2 + 1;
+      const right = left + 1;
+      let top = at;
+      if (left < h.length && this.before(h[left]!, h[top]!)) top = left;
+      if (right < h.length && this.before(h[right]!, h[top]!)) top = right;
+      if (top === at) return;
+      [h[at], h[top]] = [h[top]!, h[at]!];
+      at = top;
+    }
+  }
+}
+
+/**
+ * Plans one dispatch: round-robin over the DAGs, one job per DAG per round, starting at
+ * `rotation % dags.length`, until free slots or grantable jobs run out. A DAG gets at
+ * most cap - held grants. Pure and O(total ready jobs + grants * log(workers)).
+ */
+export function planDispatch(input: DispatchInput): DispatchPlan {
+  const { dags, poolSlots, workers, capFraction } = input;
+  const pool = new WorkerHeap(workers);
+  let freeSlots = 0;
+  for (const w of workers) if (w.free >= 1) freeSlots += Math.floor(w.free);
+
+  // Per DAG, the jobs it may be granted this time, best first.
+  const caps = dags.map((dag) => capFor(poolSlots, dag.capFraction ?? capFraction));
+  const queues = dags.map((dag, i) => topReady(dag.ready, Math.min(Math.max(0, caps[i]! - dag.held), freeSlots)));
+  const granted = new Array<number>(dags.length).fill(0);
+
+  const grants: DispatchGrant[] = [];
+  const n = dags.length;
+  if (n > 0 && freeSlots > 0) {
+    const rotation = Math.floor(input.rotation ?? 0);
+    const start = ((rotation % n) + n) % n;
+    // Indices of DAGs with grantable jobs left, in this dispatch's rotated order.
+    let active: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const i = (start + k) % n;
+      if (queues[i]!.length > 0) active.push(i);
+    }
+    while (active.length > 0 && pool.size > 0) {
+      const still: number[] = [];
+      for (const i of active) {
+        const workerId = pool.take();
+        if (workerId === undefined) break;
+        const job = queues[i]![granted[i]!]!;
+        granted[i]!++;
+        grants.push({ jobId: job.jobId, workerId, dagId: dags[i]!.dagId });
+        if (granted[i]! < queues[i]!.length) still.push(i);
+      }
+      active = still;
+    }
+  }
+
+  const capped: CappedDag[] = [];
+  dags.forEach((dag, i) => {
+    const held = dag.held + granted[i]!;
+    const waiting = dag.ready.length - granted[i]!;
+    if (waiting > 0 && held >= caps[i]!) capped.push({ dagId: dag.dagId, held, cap: caps[i]!, waiting });
+  });
+  return { grants, capped };
+}
