@@ -79,6 +79,7 @@ describe('fair share', () => {
     expect(plan.grants).toEqual([]);
     expect(plan.capped).toEqual([]);
     expect(planDispatch({ dags: [{ dagId: 'd', held: 0, ready: readyJobs('d', 5) }], poolSlots: 100, workers: [], capFraction: 0.3 }).grants).toEqual([]);
+    expect(planDispatch({ dags: [{ dagId: 'd', held: 0, ready: readyJobs('d', 5) }], poolSlots: 0, workers: [], capFraction: 0.3 })).toEqual({ grants: [], capped: [] });
   });
 
   it('spreads grants over the workers with the most free slots', () => {

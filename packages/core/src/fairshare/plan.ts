@@ -48,7 +48,7 @@ export interface CappedDag {
 
 export interface DispatchPlan {
   grants: DispatchGrant[];
-  /** DAGs that still have ready jobs but reached their cap. */
+  /** DAGs that still have ready jobs but reached their cap (none while the pool is empty). */
   capped: CappedDag[];
 }
 
@@ -223,7 +223,8 @@ export function planDispatch(input: DispatchInput): DispatchPlan {
   dags.forEach((dag, i) => {
     const held = dag.held + granted[i]!;
     const waiting = dag.ready.length - granted[i]!;
-    if (waiting > 0 && held >= caps[i]!) capped.push({ dagId: dag.dagId, held, cap: caps[i]!, waiting });
+    // With no pool at all nothing is held back by fair share; the DAGs wait for workers.
+    if (waiting > 0 && caps[i]! > 0 && held >= caps[i]!) capped.push({ dagId: dag.dagId, held, cap: caps[i]!, waiting });
   });
   return { grants, capped };
 }

@@ -145,6 +145,9 @@ export function walkForward(
  */
 export function lastSlotAtOrBefore(schedule: Schedule, atMs: number, afterExclusiveMs: number, hintMs?: number): number | null {
   assertFinite('atMs', atMs);
+  // A finite lower bound is what makes the backwards search terminate for a cron that
+  // has no slot before atMs.
+  assertFinite('afterExclusiveMs', afterExclusiveMs);
   if (atMs <= afterExclusiveMs) return null;
   if (schedule.kind === 'manual') return null;
   if (schedule.kind === 'interval') {
