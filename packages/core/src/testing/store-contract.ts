@@ -1,0 +1,617 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { shardOf } from '../dag/shard';
+import type { FencelineError } from '../errors';
+import type { JobRow } from '../model';
+import type { DagSpecInput } from '../spec';
+import type { LeaderToken, NewJob, Store, StoreNotice } from '../store';
+
+/**
+ * The Store contract as behaviours, exercised only through the Store interface so the SQL
+ * store and the simulator's in-memory store pass the same suite.
+ *
+ * `setup` runs before every test and `teardown` after it. `advanceMs` moves store time
+ * forward: the SQL store sleeps, a virtual-clock store steps its clock. Tests keep lease
+ * TTLs short so the SQL run stays fast, and they never assume a store is empty: each test
+ * works on its own DAGs, in its own shards, with its own node and worker names, so a
+ * store shared by the tests of one file is fine.
+ */
+export interface StoreHarness {
+  store: Store;
+  advanceMs(ms: number): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+/** Many shards, so each test can own a few without meeting another test's leader. */
+const SHARD_COUNT = 4096;
+/** A lease that expires within a test. */
+const SHORT_TTL_MS = 300;
+/** How far to advance past a short lease so it has certainly expired. */
+const PAST_TTL_MS = 450;
+/** A lease (or shard lease) that outlives any test. */
+const LONG_TTL_MS = 60_000;
+
+let counter = 0;
+const runTag = Math.random().toString(36).slice(2, 8);
+
+/** A name no other test (or earlier run against the same store) uses. */
+function unique(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${runTag}-${counter}`;
+}
+
+let nextShard = Math.floor(Math.random() * SHARD_COUNT);
+
+/** A fresh DAG id that lands in a shard no other test of this run uses. */
+function dagIdInFreshShard(prefix: string): { dagId: string; shard: number } {
+  nextShard = (nextShard + 1) % SHARD_COUNT;
+  const base = unique(prefix);
+  for (let k = 0; ; k++) {
+    const dagId = `${base}-${k}`;
+    if (shardOf(dagId, SHARD_COUNT) === nextShard) return { dagId, shard: nextShard };
+  }
+}
+
+function spec(id: string, extra: Partial<DagSpecInput> = {}): DagSpecInput {
+  return {
+    id,
+    tasks: [
+      { id: 'a', type: 'noop' },
+      { id: 'b', type: 'noop', dependsOn: ['a'] },
+    ],
+    ...extra,
+  };
+}
+
+function newJobs(opts: { maxAttempts?: number; retryBackoffMs?: number; retryBackoffMaxMs?: number } = {}): NewJob[] {
+  const common = {
+    maxAttempts: opts.maxAttempts ?? 3,
+    priority: 0,
+    retryBackoffMs: opts.retryBackoffMs ?? 0,
+    retryBackoffMaxMs: opts.retryBackoffMaxMs ?? opts.retryBackoffMs ?? 0,
+    timeoutMs: 60_000,
+  };
+  return [
+    { taskId: 'a', state: 'ready', ...common },
+    { taskId: 'b', state: 'waiting', ...common },
+  ];
+}
+
+/** Expects `promise` to reject with a typed store error of `code`, and returns it. */
+async function refusedWith(promise: Promise<unknown>, code: string): Promise<FencelineError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e as FencelineError,
+  );
+  expect(error, `expected a ${code} refusal`).toBeDefined();
+  expect(error?.code).toBe(code);
+  return error as FencelineError;
+}
+
+export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
+  describe(`${name}: store contract`, () => {
+    let h: StoreHarness;
+    let store: Store;
+
+    beforeEach(async () => {
+      h = await setup();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await h.teardown();
+    });
+
+    /** Leads a fresh shard with a new node. */
+    async function leadFreshShard(ttlMs = LONG_TTL_MS, prefix = 'dag'): Promise<{ token: LeaderToken; dagId: string }> {
+      const { dagId, shard } = dagIdInFreshShard(prefix);
+      const acquired = await store.acquireShard(shard, unique('node'), ttlMs);
+      expect(acquired).not.toBeNull();
+      return { token: acquired!.token, dagId };
+    }
+
+    /** A manual DAG, its shard led, one run started: job `a` ready, job `b` waiting. */
+    async function startedRun(opts: { maxAttempts?: number; retryBackoffMs?: number; shardTtlMs?: number } = {}) {
+      const { token, dagId } = await leadFreshShard(opts.shardTtlMs);
+      await store.putDag(spec(dagId), SHARD_COUNT);
+      const run = await store.triggerRun(dagId);
+      const jobs = await store.startRun(token, run.id, newJobs(opts));
+      expect(jobs).toHaveLength(2);
+      const ready = jobs.find((j) => j.taskId === 'a') as JobRow;
+      const waiting = jobs.find((j) => j.taskId === 'b') as JobRow;
+      return { token, dagId, run, ready, waiting };
+    }
+
+    async function grantOne(token: LeaderToken, jobId: string, workerId: string, ttlMs = LONG_TTL_MS) {
+      const granted = await store.grantLeases(token, [{ jobId, workerId }], ttlMs);
+      expect(granted).toHaveLength(1);
+      return granted[0]!;
+    }
+
+    describe('job leases and fencing tokens', () => {
+      it('grants exactly one lease when 50 grants for one job race', async () => {
+        const { token, ready } = await startedRun();
+        const attempts = Array.from({ length: 50 }, (_, i) => store.grantLeases(token, [{ jobId: ready.id, workerId: `w${i}` }], LONG_TTL_MS));
+        const granted = (await Promise.all(attempts)).flat();
+        expect(granted).toHaveLength(1);
+        const job = await store.getJob(ready.id);
+        expect(job.state).toBe('leased');
+        expect(job.fence).toBe(ready.fence + 1);
+        expect(job.attempt).toBe(1);
+        expect(job.holder).toBe(granted[0]!.workerId);
+        expect(granted[0]!.fence).toBe(job.fence);
+        expect((await store.listLeasedJobs(granted[0]!.workerId)).map((j) => j.id)).toEqual([ready.id]);
+      });
+
+      it('grants a batch in one call and refuses jobs that are not ready', async () => {
+        const { token, ready, waiting } = await startedRun();
+        const granted = await store.grantLeases(
+          token,
+          [
+            { jobId: ready.id, workerId: 'w1' },
+            { jobId: waiting.id, workerId: 'w2' },
+            { jobId: ready.id, workerId: 'w3' },
+          ],
+          LONG_TTL_MS,
+        );
+        expect(granted.map((g) => [g.jobId, g.workerId])).toEqual([[ready.id, 'w1']]);
+        expect(granted[0]).toMatchObject({ taskId: 'a', attempt: 1, fence: ready.fence + 1 });
+        expect((await store.getJob(waiting.id)).state).toBe('waiting');
+      });
+
+      it('raises the fence by one on every lease and every revocation', async () => {
+        const { token, ready } = await startedRun({ maxAttempts: 3, retryBackoffMs: 0 });
+        const f0 = ready.fence;
+        const first = await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        expect(first.fence).toBe(f0 + 1);
+        const released = await store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: 'w1' });
+        expect(released).toMatchObject({ state: 'ready', fence: f0 + 2, attempt: 0, holder: null });
+        const second = await grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
+        expect(second).toMatchObject({ fence: f0 + 3, attempt: 1 });
+        await h.advanceMs(PAST_TTL_MS);
+        const swept = await store.sweepExpired(token, 100);
+        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w2', fence: f0 + 4, state: 'ready' })]);
+        const third = await grantOne(token, ready.id, 'w3');
+        expect(third).toMatchObject({ fence: f0 + 5, attempt: 2 });
+      });
+
+      it('renews a live lease, and refuses an old fence as STALE_FENCE and a higher one as FORGED_FENCE', async () => {
+        const { token, ready } = await startedRun();
+        const old = await grantOne(token, ready.id, 'w1');
+        await store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
+        const current = await grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
+        const outcomes = await store.renewLeases(
+          [
+            { jobId: ready.id, fence: old.fence, workerId: 'w1' },
+            { jobId: ready.id, fence: current.fence + 1, workerId: 'w2' },
+            { jobId: ready.id, fence: current.fence, workerId: 'w1' },
+            { jobId: '999999999999', fence: 1, workerId: 'w2' },
+            { jobId: ready.id, fence: current.fence, workerId: 'w2' },
+          ],
+          LONG_TTL_MS,
+        );
+        expect(outcomes.map((o) => (o.ok ? 'OK' : o.code))).toEqual(['STALE_FENCE', 'FORGED_FENCE', 'LEASE_LOST', 'NOT_FOUND', 'OK']);
+        expect(outcomes.map((o) => o.jobId)).toEqual([ready.id, ready.id, ready.id, '999999999999', ready.id]);
+        const renewed = outcomes[4]!;
+        expect(renewed.ok && renewed.leaseExpiresAt.getTime()).toBeGreaterThan(current.leaseExpiresAt.getTime());
+        // The renewal outlives the short TTL it was granted with.
+        await h.advanceMs(PAST_TTL_MS);
+        expect(await store.sweepExpired(token, 100)).toEqual([]);
+        expect((await store.getJob(ready.id)).holder).toBe('w2');
+      });
+
+      it('refuses a result write with a stale or forged fence and leaves the result store unchanged', async () => {
+        const { token, ready } = await startedRun();
+        const old = await grantOne(token, ready.id, 'w1');
+        await store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
+        const current = await grantOne(token, ready.id, 'w2');
+
+        const stale = await refusedWith(store.completeJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
+        expect(stale.details).toMatchObject({ jobId: ready.id, fence: old.fence, recordFence: current.fence });
+        const forged = await refusedWith(
+          store.completeJob({ jobId: ready.id, fence: current.fence + 1, workerId: 'w2' }, { output: { by: 'forger' } }),
+          'FORGED_FENCE',
+        );
+        expect(forged.details).toMatchObject({ jobId: ready.id, fence: current.fence + 1, recordFence: current.fence });
+        await refusedWith(store.failJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { error: 'late', retryable: true }), 'STALE_FENCE');
+        expect(await store.getResult(ready.id)).toBeNull();
+        expect(await store.getJob(ready.id)).toMatchObject({ state: 'leased', holder: 'w2', fence: current.fence });
+
+        const done = await store.completeJob({ jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { by: 'w2' }, logs: 'ok' });
+        expect(done).toMatchObject({ state: 'succeeded', fence: current.fence });
+        expect(done.endedAt).toBeInstanceOf(Date);
+        const result = await store.getResult(ready.id);
+        expect(result).toMatchObject({ jobId: ready.id, fence: current.fence, workerId: 'w2', outcome: 'succeeded', output: { by: 'w2' }, logs: 'ok' });
+
+        await refusedWith(store.completeJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
+        await refusedWith(store.completeJob({ jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { again: true } }), 'LEASE_LOST');
+        expect(await store.getResult(ready.id)).toEqual(result);
+      });
+
+      it('refuses a result over the size limit and writes nothing', async () => {
+        const { token, ready } = await startedRun();
+        const lease = await grantOne(token, ready.id, 'w1');
+        const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
+        await refusedWith(store.completeJob(ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
+        expect(await store.getResult(ready.id)).toBeNull();
+        expect((await store.getJob(ready.id)).state).toBe('leased');
+      });
+
+      it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
+        await refusedWith(store.completeJob({ jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
+        await refusedWith(store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');
+        await refusedWith(store.getJob('999999999998'), 'NOT_FOUND');
+      });
+
+      it('sweeps an expired lease back to ready with a higher fence, and then refuses the old holder', async () => {
+        const { token, ready } = await startedRun({ maxAttempts: 2, retryBackoffMs: 0 });
+        const lease = await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
+        await h.advanceMs(PAST_TTL_MS);
+        // Expired but not yet swept: the fence still matches, the lease is gone.
+        await refusedWith(store.completeJob(ref, { output: 1 }), 'LEASE_LOST');
+        const [renewal] = await store.renewLeases([ref], LONG_TTL_MS);
+        expect(renewal).toMatchObject({ ok: false, code: 'LEASE_LOST' });
+
+        const swept = await store.sweepExpired(token, 100);
+        expect(swept).toHaveLength(1);
+        expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready' });
+        expect(await store.getJob(ready.id)).toMatchObject({ state: 'ready', fence: lease.fence + 1, holder: null, attempt: 1 });
+
+        await refusedWith(store.completeJob(ref, { output: 1 }), 'STALE_FENCE');
+        await refusedWith(store.failJob(ref, { error: 'late', retryable: false }), 'STALE_FENCE');
+        expect(await store.getResult(ready.id)).toBeNull();
+        expect(await store.sweepExpired(token, 100)).toEqual([]);
+      });
+
+      it('fails the job when the sweep finds it out of attempts', async () => {
+        const { token, ready } = await startedRun({ maxAttempts: 1 });
+        await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        await h.advanceMs(PAST_TTL_MS);
+        const swept = await store.sweepExpired(token, 100);
+        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', nextAttemptAt: null })]);
+        const job = await store.getJob(ready.id);
+        expect(job.state).toBe('failed');
+        expect(job.endedAt).toBeInstanceOf(Date);
+        expect(await store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+      });
+
+      it('failJob retries after the backoff: a grant before it is refused, one after it succeeds', async () => {
+        const { token, ready } = await startedRun({ maxAttempts: 2, retryBackoffMs: 300 });
+        const lease = await grantOne(token, ready.id, 'w1');
+        const before = await store.now();
+        const failed = await store.failJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { error: 'boom', retryable: true, logs: 'trace' });
+        expect(failed).toMatchObject({ state: 'ready', fence: lease.fence, lastError: 'boom', attempt: 1 });
+        expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + 300);
+        expect(await store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom', logs: 'trace', fence: lease.fence });
+        expect(await store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+
+        await h.advanceMs(PAST_TTL_MS);
+        const retry = await grantOne(token, ready.id, 'w2');
+        expect(retry).toMatchObject({ attempt: 2, fence: lease.fence + 1 });
+        // The last attempt fails for good even though the failure is retryable.
+        const final = await store.failJob({ jobId: ready.id, fence: retry.fence, workerId: 'w2' }, { error: 'boom again', retryable: true });
+        expect(final).toMatchObject({ state: 'failed', nextAttemptAt: null });
+        expect(await store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom again', fence: retry.fence, workerId: 'w2' });
+      });
+
+      it('a failure that is not retryable fails the job at once', async () => {
+        const { token, ready } = await startedRun({ maxAttempts: 5 });
+        const lease = await grantOne(token, ready.id, 'w1');
+        const failed = await store.failJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { error: 'bad input', retryable: false });
+        expect(failed.state).toBe('failed');
+        expect(failed.endedAt).toBeInstanceOf(Date);
+      });
+    });
+
+    describe('shard leadership', () => {
+      it('acquireShard by a second node while the first holds it returns null', async () => {
+        const { shard } = dagIdInFreshShard('lead');
+        const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        expect(first).toMatchObject({ reason: 'new', previousHolder: null });
+        expect(await store.acquireShard(shard, 'node-b', LONG_TTL_MS)).toBeNull();
+        const renewed = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        expect(renewed).toMatchObject({ reason: 'renewed', previousHolder: null, token: first!.token });
+        const row = (await store.listShards()).find((s) => s.shard === shard);
+        expect(row).toMatchObject({ holder: 'node-a', epoch: first!.token.epoch });
+      });
+
+      it('release lets another node take over at once with epoch + 1', async () => {
+        const { shard } = dagIdInFreshShard('lead');
+        const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        await store.releaseShard(first!.token);
+        const second = await store.acquireShard(shard, 'node-b', LONG_TTL_MS);
+        expect(second).toMatchObject({ reason: 'released', token: { shard, nodeId: 'node-b', epoch: first!.token.epoch + 1 } });
+        await refusedWith(store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
+      });
+
+      it('renewShard extends the lease; after it lapses another node takes over with epoch + 1', async () => {
+        const { shard } = dagIdInFreshShard('lead');
+        const first = await store.acquireShard(shard, 'node-a', SHORT_TTL_MS);
+        const until = await store.renewShard(first!.token, SHORT_TTL_MS);
+        expect(until.getTime()).toBeGreaterThanOrEqual(first!.expiresAt.getTime());
+        await h.advanceMs(PAST_TTL_MS);
+        const second = await store.acquireShard(shard, 'node-b', LONG_TTL_MS);
+        expect(second).toMatchObject({ reason: 'expired', previousHolder: 'node-a', token: { epoch: first!.token.epoch + 1 } });
+        await refusedWith(store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
+      });
+
+      it('a write under an old epoch is refused with DeposedLeaderError and writes nothing', async () => {
+        const { token: old, dagId } = await leadFreshShard(SHORT_TTL_MS, 'deposed');
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        const run = await store.triggerRun(dagId);
+        const jobs = await store.startRun(old, run.id, newJobs());
+        const ready = jobs.find((j) => j.taskId === 'a')!;
+        const waiting = jobs.find((j) => j.taskId === 'b')!;
+        const leased = await grantOne(old, ready.id, 'w1', SHORT_TTL_MS);
+        const queued = await store.triggerRun(dagId);
+        const dag = await store.getDag(dagId);
+
+        await h.advanceMs(PAST_TTL_MS);
+        const taken = await store.acquireShard(old.shard, unique('node'), LONG_TTL_MS);
+        expect(taken).toMatchObject({ reason: 'expired', previousHolder: old.nodeId, token: { epoch: old.epoch + 1 } });
+
+        await refusedWith(store.grantLeases(old, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS), 'DEPOSED_LEADER');
+        await refusedWith(store.startRun(old, queued.id, newJobs()), 'DEPOSED_LEADER');
+        await refusedWith(store.promoteJobs(old, [waiting.id]), 'DEPOSED_LEADER');
+        await refusedWith(store.markUpstreamFailed(old, [waiting.id]), 'DEPOSED_LEADER');
+        await refusedWith(store.sweepExpired(old, 100), 'DEPOSED_LEADER');
+        await refusedWith(store.finishRun(old, run.id, 'failed'), 'DEPOSED_LEADER');
+        await refusedWith(store.queuedRuns(old), 'DEPOSED_LEADER');
+        await refusedWith(store.loadShard(old), 'DEPOSED_LEADER');
+        const slot = dag.nextRunAt!;
+        await refusedWith(
+          store.createScheduledRuns(old, dagId, slot, [slot], new Date(slot.getTime() + 60_000)),
+          'DEPOSED_LEADER',
+        );
+
+        // Nothing the old leader tried landed.
+        expect(await store.getJob(ready.id)).toMatchObject({ state: 'leased', fence: leased.fence, holder: 'w1' });
+        expect((await store.getJob(waiting.id)).state).toBe('waiting');
+        expect(await store.getRun(queued.id)).toMatchObject({ state: 'queued' });
+        expect(await store.listJobs(queued.id)).toEqual([]);
+        expect((await store.getRun(run.id)).state).toBe('running');
+        expect((await store.getDag(dagId)).nextRunAt).toEqual(slot);
+        expect((await store.listRuns({ dagId })).map((r) => r.trigger)).toEqual(['manual', 'manual']);
+
+        // The new leader's token does what the old one could not.
+        const now = taken!.token;
+        expect(await store.sweepExpired(now, 100)).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w1' })]);
+        expect(await store.promoteJobs(now, [waiting.id])).toEqual([waiting.id]);
+        expect(await store.startRun(now, queued.id, newJobs())).toHaveLength(2);
+        expect(await store.createScheduledRuns(now, dagId, slot, [slot], new Date(slot.getTime() + 60_000))).toHaveLength(1);
+      });
+    });
+
+    describe('ticks and runs', () => {
+      async function intervalDag(everyMs = 60_000) {
+        const { token, dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs } }), SHARD_COUNT);
+        const dag = await store.getDag(dagId);
+        expect(dag.nextRunAt).toBeInstanceOf(Date);
+        return { token, dagId, slot: dag.nextRunAt! };
+      }
+
+      it('a tick run twice creates one run per (dag, scheduled_at)', async () => {
+        const { token, dagId, slot } = await intervalDag();
+        const next = new Date(slot.getTime() + 60_000);
+        const created = await store.createScheduledRuns(token, dagId, slot, [slot], next);
+        expect(created).toEqual([expect.objectContaining({ dagId, scheduledAt: slot, trigger: 'schedule', state: 'queued', dagVersion: 1 })]);
+        // The same tick again: next_run_at has moved, so the compare-and-set writes nothing.
+        expect(await store.createScheduledRuns(token, dagId, slot, [slot], next)).toEqual([]);
+        // A later tick whose catch-up overlaps an existing slot creates only the new one.
+        const after = new Date(next.getTime() + 60_000);
+        const second = await store.createScheduledRuns(token, dagId, next, [slot, next], after);
+        expect(second.map((r) => r.scheduledAt)).toEqual([next]);
+        expect((await store.getDag(dagId)).nextRunAt).toEqual(after);
+        const runs = await store.listRuns({ dagId });
+        expect(runs.map((r) => r.scheduledAt.getTime()).sort()).toEqual([slot.getTime(), next.getTime()]);
+        expect((await store.queuedRuns(token)).map((r) => r.id).sort()).toEqual(runs.map((r) => r.id).sort());
+      });
+
+      it('two leaders racing create one run per (dag, scheduled_at)', async () => {
+        const { token, dagId, slot } = await intervalDag();
+        const next = new Date(slot.getTime() + 60_000);
+        // Two ticks of one leader in flight at once.
+        const racing = await Promise.all([
+          store.createScheduledRuns(token, dagId, slot, [slot], next),
+          store.createScheduledRuns(token, dagId, slot, [slot], next),
+        ]);
+        expect(racing.flat()).toHaveLength(1);
+        // A failover: the new leader's first tick re-covers the slot the old one already ran.
+        await store.releaseShard(token);
+        const successor = await store.acquireShard(token.shard, unique('node'), LONG_TTL_MS);
+        const after = new Date(next.getTime() + 60_000);
+        const both = await Promise.allSettled([
+          store.createScheduledRuns(token, dagId, next, [slot, next], after),
+          store.createScheduledRuns(successor!.token, dagId, next, [slot, next], after),
+        ]);
+        expect(both[0].status).toBe('rejected');
+        expect(both[1].status === 'fulfilled' && both[1].value.map((r) => r.scheduledAt)).toEqual([next]);
+        const slots = (await store.listRuns({ dagId })).map((r) => r.scheduledAt.getTime());
+        expect(slots.sort()).toEqual([slot.getTime(), next.getTime()]);
+      });
+
+      it('dueDags returns the due, unpaused DAGs of the shards the tokens lead', async () => {
+        const { token, dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
+        const other = await leadFreshShard();
+        await store.putDag(spec(other.dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
+        await h.advanceMs(1_100);
+        const due = await store.dueDags([token], 100);
+        expect(due.dags.map((d) => d.id)).toEqual([dagId]);
+        expect(due.dags[0]).toMatchObject({ shard: token.shard, version: 1 });
+        expect(due.dags[0]!.spec.id).toBe(dagId);
+        expect(due.dags[0]!.nextRunAt.getTime()).toBeLessThanOrEqual(due.now.getTime());
+        // A token that no longer leads contributes nothing.
+        await store.releaseShard(other.token);
+        expect((await store.dueDags([token, other.token], 100)).dags.map((d) => d.id)).toEqual([dagId]);
+        await store.setPaused(dagId, true);
+        expect((await store.dueDags([token], 100)).dags).toEqual([]);
+      });
+
+      it('runs pin the version they were created under', async () => {
+        const { token, dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        const first = await store.triggerRun(dagId);
+        const changed = await store.putDag(spec(dagId, { tasks: [{ id: 'a', type: 'noop' }, { id: 'c', type: 'noop' }] }), SHARD_COUNT);
+        expect(changed).toEqual({ dagId, version: 2, created: true });
+        const second = await store.triggerRun(dagId);
+        expect(first.dagVersion).toBe(1);
+        expect(second.dagVersion).toBe(2);
+        expect((await store.getRun(first.id)).dagVersion).toBe(1);
+        const snapshot = await store.loadShard(token);
+        expect(snapshot.versions.get(`${dagId}@1`)?.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+        expect(snapshot.versions.get(`${dagId}@2`)?.tasks.map((t) => t.id)).toEqual(['a', 'c']);
+      });
+
+      it('starts a queued run once and walks its jobs and the run to the end', async () => {
+        const { token, run, ready, waiting } = await startedRun();
+        expect(await store.getRun(run.id)).toMatchObject({ state: 'running' });
+        expect((await store.getRun(run.id)).startedAt).toBeInstanceOf(Date);
+        expect(await store.startRun(token, run.id, newJobs())).toEqual([]);
+        expect(ready).toMatchObject({ state: 'ready', fence: 0, attempt: 0, runId: run.id, shard: token.shard });
+        expect(ready.readyAt).toBeInstanceOf(Date);
+        expect(waiting).toMatchObject({ state: 'waiting', readyAt: null });
+
+        const snapshot = await store.loadShard(token);
+        expect(snapshot.runs.map((r) => r.id)).toContain(run.id);
+        expect(snapshot.jobs.filter((j) => j.runId === run.id)).toHaveLength(2);
+
+        const lease = await grantOne(token, ready.id, 'w1');
+        await store.completeJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { output: null });
+        expect(await store.promoteJobs(token, [waiting.id])).toEqual([waiting.id]);
+        expect(await store.promoteJobs(token, [waiting.id])).toEqual([]);
+        expect(await store.markUpstreamFailed(token, [waiting.id])).toEqual([waiting.id]);
+        expect((await store.getJob(waiting.id)).state).toBe('upstream_failed');
+        expect(await store.finishRun(token, run.id, 'failed')).toBe(true);
+        expect(await store.finishRun(token, run.id, 'succeeded')).toBe(false);
+        expect(await store.getRun(run.id)).toMatchObject({ state: 'failed' });
+        expect((await store.listJobs(run.id)).map((j) => j.state)).toEqual(['succeeded', 'upstream_failed']);
+        expect((await store.loadShard(token)).runs.map((r) => r.id)).not.toContain(run.id);
+      });
+
+      it('triggerRun queues a manual run and notifies subscribers', async () => {
+        const { dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        const seen: StoreNotice[] = [];
+        const unsubscribe = await store.subscribe((n) => seen.push(n));
+        try {
+          const run = await store.triggerRun(dagId);
+          expect(run).toMatchObject({ dagId, trigger: 'manual', state: 'queued', dagVersion: 1 });
+          await eventually(() => seen.some((n) => n.kind === 'run-queued' && n.runId === run.id));
+          await store.notify({ kind: 'job-ended', shard: 1, jobId: '42' });
+          await eventually(() => seen.some((n) => n.kind === 'job-ended' && n.jobId === '42'));
+        } finally {
+          await unsubscribe();
+        }
+        await refusedWith(store.triggerRun(unique('missing')), 'NOT_FOUND');
+      });
+    });
+
+    describe('DAGs', () => {
+      it('putDag refuses an invalid DAG and leaves the store unchanged', async () => {
+        const { dagId } = dagIdInFreshShard('invalid');
+        const cyclic = spec(dagId, {
+          tasks: [
+            { id: 'a', type: 'noop', dependsOn: ['b'] },
+            { id: 'b', type: 'noop', dependsOn: ['a'] },
+          ],
+        });
+        await refusedWith(store.putDag(cyclic, SHARD_COUNT), 'INVALID_DAG');
+        await refusedWith(store.getDag(dagId), 'NOT_FOUND');
+        expect((await store.listDags({ search: dagId })).rows).toEqual([]);
+
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        await refusedWith(store.putDag(cyclic, SHARD_COUNT), 'INVALID_DAG');
+        expect((await store.getDag(dagId)).version).toBe(1);
+        expect(await store.listDagVersions(dagId)).toHaveLength(1);
+      });
+
+      it('the same spec twice creates one version', async () => {
+        const { dagId, shard } = dagIdInFreshShard('same');
+        expect(await store.putDag(spec(dagId), SHARD_COUNT)).toEqual({ dagId, version: 1, created: true });
+        // Key order and filled-in defaults do not make a spec different.
+        const reordered = { tasks: [{ type: 'noop', id: 'a' }, { dependsOn: ['a'], id: 'b', type: 'noop', retries: 0 }], id: dagId };
+        expect(await store.putDag(reordered, SHARD_COUNT)).toEqual({ dagId, version: 1, created: false });
+        expect(await store.listDagVersions(dagId)).toHaveLength(1);
+        const dag = await store.getDag(dagId);
+        expect(dag).toMatchObject({ id: dagId, shard, version: 1, paused: false, nextRunAt: null });
+        expect(dag.spec.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+        expect((await store.getDagVersion(dagId, 1)).spec).toEqual(dag.spec);
+        await refusedWith(store.getDagVersion(dagId, 2), 'NOT_FOUND');
+      });
+
+      it('a new version moves next_run_at only when the schedule changed', async () => {
+        const { dagId } = dagIdInFreshShard('sched');
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 3_600_000 } }), SHARD_COUNT);
+        const v1 = await store.getDag(dagId);
+        expect(v1.nextRunAt!.getTime() % 3_600_000).toBe(0);
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 3_600_000 }, description: 'edited' }), SHARD_COUNT);
+        const v2 = await store.getDag(dagId);
+        expect(v2.version).toBe(2);
+        expect(v2.nextRunAt).toEqual(v1.nextRunAt);
+        await store.putDag(spec(dagId, { schedule: { kind: 'manual' }, description: 'edited' }), SHARD_COUNT);
+        expect(await store.getDag(dagId)).toMatchObject({ version: 3, nextRunAt: null });
+      });
+
+      it('takes paused from the spec on creation only, and setPaused changes it', async () => {
+        const { dagId } = dagIdInFreshShard('paused');
+        await store.putDag(spec(dagId, { paused: true }), SHARD_COUNT);
+        expect((await store.getDag(dagId)).paused).toBe(true);
+        expect((await store.setPaused(dagId, false)).paused).toBe(false);
+        await store.putDag(spec(dagId, { paused: true, description: 'v2' }), SHARD_COUNT);
+        expect(await store.getDag(dagId)).toMatchObject({ version: 2, paused: false });
+        await refusedWith(store.setPaused(unique('missing'), true), 'NOT_FOUND');
+      });
+
+      it('lists DAGs by search with a total, in pages', async () => {
+        const prefix = unique('list');
+        for (const n of [1, 2, 3]) await store.putDag(spec(`${prefix}-${n}`), SHARD_COUNT);
+        const all = await store.listDags({ search: prefix, sort: 'id', direction: 'asc' });
+        expect(all.total).toBe(3);
+        expect(all.rows.map((d) => d.id)).toEqual([`${prefix}-1`, `${prefix}-2`, `${prefix}-3`]);
+        const page = await store.listDags({ search: prefix.toUpperCase(), sort: 'id', direction: 'desc', limit: 1, offset: 1 });
+        expect(page.rows.map((d) => d.id)).toEqual([`${prefix}-2`]);
+        expect(page.total).toBe(3);
+      });
+    });
+
+    describe('workers and the event log', () => {
+      it('lists workers seen within a window; a heartbeat brings one back', async () => {
+        const a = unique('worker');
+        const b = unique('worker');
+        await store.registerWorker({ id: a, slots: 4, nodeId: 'n1', meta: { host: 'x' } });
+        await store.registerWorker({ id: b, slots: 2, nodeId: null });
+        const seen = (await store.listWorkers(LONG_TTL_MS)).filter((w) => w.id === a || w.id === b);
+        expect(seen.map((w) => w.id).sort()).toEqual([a, b].sort());
+        expect(seen.find((w) => w.id === a)).toMatchObject({ slots: 4, nodeId: 'n1', meta: { host: 'x' } });
+        await h.advanceMs(PAST_TTL_MS);
+        await store.heartbeatWorkers([a], 'n2');
+        const recent = (await store.listWorkers(SHORT_TTL_MS)).filter((w) => w.id === a || w.id === b);
+        expect(recent.map((w) => [w.id, w.nodeId])).toEqual([[a, 'n2']]);
+      });
+
+      it('appends events and reads them back in order', async () => {
+        const type = unique('test:event');
+        await store.appendEvents([
+          { type, shard: 3, dagId: 'd', runId: '7', jobId: '8', workerId: 'w', nodeId: 'n', fence: 5, epoch: 2, data: { n: 1 } },
+          { type, data: { n: 2 } },
+        ]);
+        const events = await store.listEvents({ type });
+        expect(events.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+        expect(events[0]).toMatchObject({ shard: 3, dagId: 'd', runId: '7', jobId: '8', workerId: 'w', nodeId: 'n', fence: 5, epoch: 2 });
+        expect(events[0]!.at).toBeInstanceOf(Date);
+        expect(await store.listEvents({ type, afterId: events[0]!.id })).toEqual([events[1]]);
+        expect((await store.listEvents({ runId: '7', type })).map((e) => e.data)).toEqual([{ n: 1 }]);
+      });
+    });
+  });
+}
+
+/** Waits (in real time) for something delivered asynchronously, such as a notice. */
+async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

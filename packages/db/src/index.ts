@@ -1,0 +1,7 @@
+export { openStore, type OpenStoreOptions } from './connect';
+export { SqlStore } from './store/sql-store';
+export type { Db } from './store/db';
+export { startEmbeddedPostgres, resolveDatabaseUrl, DEFAULT_DATA_DIR, type EmbeddedPostgresOptions, type EmbeddedServer } from './embedded';
+export { createDatabase, dropDatabase } from './admin';
+export { migrateDatabase, MIGRATIONS_FOLDER } from './migrate';
+export * from './schema/index';

@@ -1,0 +1,81 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, foreignKey, index, integer, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { dags, dagVersions } from './dags';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'date' });
+
+/**
+ * One run per (dag, scheduled_at): the unique constraint is what makes a tick that runs
+ * twice, or two leaders that race across a failover, create one run (invariant I4).
+ */
+export const runs = pgTable(
+  'runs',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    dagId: text('dag_id')
+      .notNull()
+      .references(() => dags.id, { onDelete: 'cascade' }),
+    dagVersion: integer('dag_version').notNull(),
+    shard: integer('shard').notNull(),
+    scheduledAt: ts('scheduled_at').notNull(),
+    trigger: text('trigger', { enum: ['schedule', 'manual'] }).notNull(),
+    state: text('state', { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    startedAt: ts('started_at'),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),
+    index('runs_shard_state_idx').on(t.shard, t.state),
+    index('runs_dag_id_idx').on(t.dagId, t.id),
+    foreignKey({ columns: [t.dagId, t.dagVersion], foreignColumns: [dagVersions.dagId, dagVersions.version], name: 'runs_dag_version_fk' }),
+    check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),
+    check('runs_trigger_check', sql`${t.trigger} in ('schedule', 'manual')`),
+  ],
+);
+
+/**
+ * A job is one task of one run. Its `fence` rises by one on every lease and every
+ * revocation; every worker write must carry the current fence (DESIGN.md rules 1-5).
+ */
+export const jobs = pgTable(
+  'jobs',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: bigint('run_id', { mode: 'number' })
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    dagId: text('dag_id').notNull(),
+    shard: integer('shard').notNull(),
+    taskId: text('task_id').notNull(),
+    state: text('state', { enum: ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'] }).notNull(),
+    attempt: integer('attempt').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull(),
+    fence: bigint('fence', { mode: 'number' }).notNull().default(0),
+    holder: text('holder'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    nextAttemptAt: ts('next_attempt_at'),
+    priority: integer('priority').notNull().default(0),
+    retryBackoffMs: integer('retry_backoff_ms').notNull(),
+    retryBackoffMaxMs: integer('retry_backoff_max_ms').notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    readyAt: ts('ready_at'),
+    leasedAt: ts('leased_at'),
+    endedAt: ts('ended_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    unique('jobs_run_task_key').on(t.runId, t.taskId),
+    // The sweeper of one shard finds expired leases by range scan on this partial index.
+    index('jobs_leased_expiry_idx').on(t.shard, t.leaseExpiresAt).where(sql`${t.state} = 'leased'`),
+    // "What does this worker hold" (a worker reconnecting, the console) reads this one.
+    index('jobs_leased_holder_idx').on(t.holder).where(sql`${t.state} = 'leased'`),
+    check(
+      'jobs_state_check',
+      sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled')`,
+    ),
+    check('jobs_attempt_check', sql`${t.attempt} >= 0 and ${t.maxAttempts} >= 1`),
+    // A live lease always names its holder and its expiry.
+    check('jobs_leased_check', sql`${t.state} <> 'leased' or (${t.holder} is not null and ${t.leaseExpiresAt} is not null)`),
+  ],
+);

@@ -1,0 +1,52 @@
+import { sql } from 'drizzle-orm';
+import type { EventRow, NewEvent } from '@fenceline/core';
+import { rows, type Executor } from './db';
+import { isId } from './runs';
+import { eventFromRow } from './rows';
+
+/** Appends many events in one multi-row insert; the store stamps them with its clock. */
+export async function appendEvents(db: Executor, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const payload = JSON.stringify(
+    events.map((e) => ({
+      type: e.type,
+      shard: e.shard ?? null,
+      dag_id: e.dagId ?? null,
+      run_id: e.runId != null && isId(e.runId) ? e.runId : null,
+      job_id: e.jobId != null && isId(e.jobId) ? e.jobId : null,
+      worker_id: e.workerId ?? null,
+      node_id: e.nodeId ?? null,
+      fence: e.fence ?? null,
+      epoch: e.epoch ?? null,
+      data: e.data ?? {},
+    })),
+  );
+  await rows(
+    db,
+    sql`insert into events (type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, data)
+        select type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, coalesce(data, '{}'::jsonb)
+        from jsonb_to_recordset(${payload}::jsonb) as e(type text, shard int, dag_id text, run_id bigint, job_id bigint,
+          worker_id text, node_id text, fence bigint, epoch bigint, data jsonb)`,
+  );
+}
+
+/**
+ * Events in id order. With `afterId` it tails the log forward from that id; without it,
+ * it returns the latest `limit` events (still in id order, so the last id can be tailed).
+ */
+export async function listEvents(
+  db: Executor,
+  query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number },
+): Promise<EventRow[]> {
+  const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
+  const conditions = [sql`true`];
+  if (query.runId !== undefined) conditions.push(isId(query.runId) ? sql`run_id = ${query.runId}` : sql`false`);
+  if (query.jobId !== undefined) conditions.push(isId(query.jobId) ? sql`job_id = ${query.jobId}` : sql`false`);
+  if (query.type !== undefined) conditions.push(sql`type = ${query.type}`);
+  const where = sql.join(conditions, sql` and `);
+  const result =
+    query.afterId !== undefined && isId(query.afterId)
+      ? await rows(db, sql`select * from events where ${where} and id > ${query.afterId} order by id limit ${limit}`)
+      : await rows(db, sql`select * from (select * from events where ${where} order by id desc limit ${limit}) e order by id`);
+  return result.map(eventFromRow);
+}

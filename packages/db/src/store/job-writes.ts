@@ -1,0 +1,119 @@
+import { sql } from 'drizzle-orm';
+import { LIMITS, TooLargeError, type JobRow, type LeaseRef } from '@fenceline/core';
+import { jsonb, rows, type Executor } from './db';
+import { BACKOFF_INTERVAL, fencedWhere, refuse } from './fencing';
+import { jobFromRow } from './rows';
+
+/**
+ * The worker's fenced writes (DESIGN.md rule 5). Each is one statement: the job update
+ * carries the fence check, and the result store write is chained to the rows that update
+ * returned, so a refused fence writes nothing anywhere. The result upsert keeps the
+ * highest fence per job (`where results.fence < excluded.fence`); the job update also
+ * refuses outright when the result store already holds this fence or a higher one, so the
+ * two checks cannot disagree and leave a job finished without its result.
+ */
+
+function byteLength(text: string | null | undefined): number {
+  return text ? Buffer.byteLength(text, 'utf8') : 0;
+}
+
+function assertResultSize(ref: LeaseRef, bytes: number): void {
+  if (bytes > LIMITS.maxResultBytes) {
+    throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
+      jobId: ref.jobId,
+      bytes,
+      limitBytes: LIMITS.maxResultBytes,
+    });
+  }
+}
+
+const RESULT_UPSERT = sql`on conflict (job_id) do update set
+    fence = excluded.fence, worker_id = excluded.worker_id, outcome = excluded.outcome, output = excluded.output,
+    error = excluded.error, logs = excluded.logs, written_at = excluded.written_at
+  where results.fence < excluded.fence`;
+
+function noHigherResult(ref: LeaseRef) {
+  return sql`not exists (select 1 from results where job_id = ${ref.jobId} and fence >= ${ref.fence})`;
+}
+
+/** leased -> succeeded, and the output written to the result store under the same fence. */
+export async function completeJob(db: Executor, ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
+  const output = JSON.stringify(result.output ?? null);
+  assertResultSize(ref, Buffer.byteLength(output, 'utf8') + byteLength(result.logs));
+  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'completeJob');
+  const written = await rows(
+    db,
+    sql`with w as (
+          update jobs set state = 'succeeded', ended_at = now(), lease_expires_at = null
+          where ${fencedWhere(ref)} and ${noHigherResult(ref)}
+          returning *
+        ),
+        res as (
+          insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
+          select id, fence, holder, 'succeeded', ${jsonb(result.output)}, null, ${result.logs ?? null}, now() from w
+          ${RESULT_UPSERT}
+          returning job_id
+        )
+        select w.*, (select count(*) from res) as results_written from w`,
+  );
+  const row = written[0];
+  if (!row) throw await refuse(db, ref, 'completeJob');
+  return jobFromRow(row);
+}
+
+/**
+ * Records a failed attempt under its fence: back to ready after the backoff (store clock)
+ * when the failure is retryable and attempts remain, else failed for good. The holder
+ * stays as the last holder; the next grant raises the fence.
+ */
+export async function failJob(
+  db: Executor,
+  ref: LeaseRef,
+  failure: { error: string; retryable: boolean; logs?: string | null },
+): Promise<JobRow> {
+  assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
+  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'failJob');
+  const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
+  const written = await rows(
+    db,
+    sql`with w as (
+          update jobs set
+            state = case when ${retry} then 'ready' else 'failed' end,
+            next_attempt_at = case when ${retry} then now() + ${BACKOFF_INTERVAL} end,
+            ready_at = case when ${retry} then now() else ready_at end,
+            ended_at = case when ${retry} then null else now() end,
+            lease_expires_at = null,
+            last_error = ${failure.error}
+          where ${fencedWhere(ref)} and ${noHigherResult(ref)}
+          returning *
+        ),
+        res as (
+          insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
+          select id, fence, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, now() from w
+          ${RESULT_UPSERT}
+          returning job_id
+        )
+        select w.*, (select count(*) from res) as results_written from w`,
+  );
+  const row = written[0];
+  if (!row) throw await refuse(db, ref, 'failJob');
+  return jobFromRow(row);
+}
+
+/**
+ * Hands a live lease back unfinished: ready at once, fence + 1 so the releasing worker is
+ * fenced off, and the attempt not counted.
+ */
+export async function releaseJob(db: Executor, ref: LeaseRef): Promise<JobRow> {
+  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'releaseJob');
+  const written = await rows(
+    db,
+    sql`update jobs set state = 'ready', fence = fence + 1, attempt = greatest(attempt - 1, 0), holder = null,
+          lease_expires_at = null, next_attempt_at = null, ready_at = now()
+        where ${fencedWhere(ref)}
+        returning *`,
+  );
+  const row = written[0];
+  if (!row) throw await refuse(db, ref, 'releaseJob');
+  return jobFromRow(row);
+}

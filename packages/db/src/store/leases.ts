@@ -1,0 +1,160 @@
+import { sql } from 'drizzle-orm';
+import type { Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
+import { array, msInterval, rows, type Executor } from './db';
+import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
+import { leadCte, selectWithLead, writtenRows } from './lead';
+import { isId } from './runs';
+import { toDate, toDateOrNull, toId, toNumber } from './rows';
+
+/**
+ * Grants a batch of leases in one statement (DESIGN.md rule 1). A job moves ready ->
+ * leased only if it is still ready, its backoff has passed, it belongs to the token's
+ * shard and the token still leads; in the same statement its fence and attempt go up by
+ * one and the holder and expiry (store clock) are written. The `locked` CTE takes the row
+ * locks in id order, so two batches that overlap cannot deadlock; a concurrent grant of
+ * the same job waits for the lock and then finds it leased. A job named twice in one
+ * batch is granted once, to the first grant that names it.
+ */
+export async function grantLeases(db: Executor, token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+  const valid = grants.filter((g) => isId(g.jobId));
+  if (valid.length === 0) return [];
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        g as (
+          select distinct on (job_id) job_id, worker_id, ord
+          from unnest(${array(valid.map((g) => g.jobId), 'bigint')}, ${array(valid.map((g) => g.workerId), 'text')})
+            with ordinality as g(job_id, worker_id, ord)
+          order by job_id, ord
+        ),
+        locked as materialized (
+          select j.id from jobs j
+          where j.id in (select job_id from g) and j.shard = ${token.shard} and j.state = 'ready'
+            and (j.next_attempt_at is null or j.next_attempt_at <= now()) and exists (select 1 from lead)
+          order by j.id
+          for update
+        ),
+        w as (
+          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = g.worker_id,
+            lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), next_attempt_at = null
+          from g
+          where j.id = g.job_id and j.id in (select id from locked)
+          returning j.id, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, g.ord
+        )
+        ${selectWithLead('id')} order by w.ord`,
+  );
+  return writtenRows(result, token, 'grantLeases').map((r) => ({
+    jobId: toId(r.id),
+    runId: toId(r.run_id),
+    dagId: String(r.dag_id),
+    taskId: String(r.task_id),
+    workerId: String(r.holder),
+    fence: toNumber(r.fence),
+    attempt: toNumber(r.attempt),
+    leaseExpiresAt: toDate(r.lease_expires_at),
+  }));
+}
+
+/**
+ * Renews a batch of leases in one statement (DESIGN.md rule 3): each succeeds only if its
+ * fence and holder match and the lease is still live by the store's clock. Refusals are
+ * classified by one follow-up read, done only when something was refused, so the common
+ * case stays one round trip. Outcomes come back in the order of `refs`.
+ */
+export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  if (refs.length === 0) return [];
+  const valid = refs.filter((r) => isId(r.jobId));
+  const renewed = new Map<number, Date>();
+  if (valid.length > 0) {
+    const result = await rows(
+      db,
+      sql`with r as (
+            select * from unnest(${array(valid.map((r) => r.jobId), 'bigint')}, ${array(valid.map((r) => r.fence), 'bigint')},
+              ${array(valid.map((r) => r.workerId), 'text')}) with ordinality as r(job_id, fence, worker_id, ord)
+          ),
+          locked as materialized (
+            select j.id from jobs j
+            where exists (select 1 from r where r.job_id = j.id and r.fence = j.fence and r.worker_id = j.holder)
+              and j.state = 'leased' and j.lease_expires_at > now()
+            order by j.id
+            for update
+          ),
+          w as (
+            update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}
+            from locked where j.id = locked.id
+            returning j.id, j.fence, j.holder, j.lease_expires_at
+          )
+          select r.ord, w.lease_expires_at from r join w on w.id = r.job_id and w.fence = r.fence and w.holder = r.worker_id`,
+    );
+    for (const row of result) renewed.set(toNumber(row.ord) - 1, toDate(row.lease_expires_at));
+  }
+  // Map positions in `valid` back to positions in `refs`.
+  const outcomes: RenewOutcome[] = [];
+  const refused: LeaseRef[] = [];
+  let v = 0;
+  const expiry = new Map<LeaseRef, Date>();
+  for (const ref of refs) {
+    if (!isId(ref.jobId)) {
+      refused.push(ref);
+      continue;
+    }
+    const at = renewed.get(v++);
+    if (at) expiry.set(ref, at);
+    else refused.push(ref);
+  }
+  const states = refused.length > 0 ? await fenceStates(db, refused.map((r) => r.jobId)) : new Map();
+  for (const ref of refs) {
+    const at = expiry.get(ref);
+    if (at) {
+      outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: at });
+      continue;
+    }
+    const error = refusal(ref, states.get(ref.jobId), 'renewLease');
+    outcomes.push({ jobId: ref.jobId, ok: false, code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND', message: error.message });
+  }
+  return outcomes;
+}
+
+/**
+ * Revokes expired leases of the token's shard in one statement (DESIGN.md rule 4): the
+ * fence goes up at once, so the old holder is fenced off now rather than at the next
+ * lease, and the job goes back to ready after its backoff, or fails when out of attempts.
+ * SKIP LOCKED passes over a row a worker is writing this instant; the next sweep sees it.
+ */
+export async function sweepExpired(db: Executor, token: LeaderToken, limit: number): Promise<SweptJob[]> {
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        expired as materialized (
+          select id, holder from jobs
+          where shard = ${token.shard} and state = 'leased' and lease_expires_at <= now() and exists (select 1 from lead)
+          order by lease_expires_at, id
+          limit ${Math.max(1, Math.floor(limit))}
+          for update skip locked
+        ),
+        w as (
+          update jobs j set
+            fence = j.fence + 1,
+            holder = null,
+            lease_expires_at = null,
+            state = case when j.attempt < j.max_attempts then 'ready' else 'failed' end,
+            next_attempt_at = case when j.attempt < j.max_attempts then now() + ${BACKOFF_INTERVAL} end,
+            ready_at = case when j.attempt < j.max_attempts then now() else j.ready_at end,
+            ended_at = case when j.attempt < j.max_attempts then null else now() end,
+            last_error = 'lease of ' || coalesce(e.holder, 'unknown worker') || ' expired'
+          from expired e
+          where j.id = e.id
+          returning j.id, j.run_id, j.dag_id, e.holder as previous_holder, j.fence, j.state, j.next_attempt_at
+        )
+        ${selectWithLead('id')} order by w.id`,
+  );
+  return writtenRows(result, token, 'sweepExpired').map((r) => ({
+    jobId: toId(r.id),
+    runId: toId(r.run_id),
+    dagId: String(r.dag_id),
+    previousHolder: (r.previous_holder as string | null) ?? null,
+    fence: toNumber(r.fence),
+    state: r.state as 'ready' | 'failed',
+    nextAttemptAt: toDateOrNull(r.next_attempt_at),
+  }));
+}

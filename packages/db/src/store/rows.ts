@@ -1,0 +1,158 @@
+import type { DagRow, DagSpec, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from '@fenceline/core';
+import type { RawRow } from './db';
+
+/**
+ * Raw rows to model rows. The drizzle postgres.js binding hands timestamps back as text
+ * and postgres.js hands bigints back as text, so every mapper converts explicitly: ids
+ * stay decimal strings, fences and epochs become numbers, times become Dates.
+ */
+
+export function toDate(value: unknown): Date {
+  if (value instanceof Date) return value;
+  if (typeof value === 'string') {
+    const date = new Date(value);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  throw new Error(`expected a timestamp from the store, got ${String(value)}`);
+}
+
+export function toDateOrNull(value: unknown): Date | null {
+  return value === null || value === undefined ? null : toDate(value);
+}
+
+export function toId(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  throw new Error(`expected an id from the store, got ${String(value)}`);
+}
+
+export function toIdOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : toId(value);
+}
+
+export function toNumber(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(n)) throw new Error(`expected a number from the store, got ${String(value)}`);
+  return n;
+}
+
+export function toNumberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : toNumber(value);
+}
+
+function str(value: unknown): string {
+  return String(value);
+}
+
+function strOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** Expects `spec` beside the dags columns (the current version joined in). */
+export function dagFromRow(r: RawRow): DagRow {
+  return {
+    id: str(r.id),
+    shard: toNumber(r.shard),
+    version: toNumber(r.current_version),
+    spec: r.spec as DagSpec,
+    paused: Boolean(r.paused),
+    nextRunAt: toDateOrNull(r.next_run_at),
+    createdAt: toDate(r.created_at),
+    updatedAt: toDate(r.updated_at),
+  };
+}
+
+export function dagVersionFromRow(r: RawRow): DagVersionRow {
+  return { dagId: str(r.dag_id), version: toNumber(r.version), spec: r.spec as DagSpec, createdAt: toDate(r.created_at) };
+}
+
+export function runFromRow(r: RawRow): RunRow {
+  return {
+    id: toId(r.id),
+    dagId: str(r.dag_id),
+    dagVersion: toNumber(r.dag_version),
+    shard: toNumber(r.shard),
+    scheduledAt: toDate(r.scheduled_at),
+    trigger: r.trigger as RunRow['trigger'],
+    state: r.state as RunRow['state'],
+    createdAt: toDate(r.created_at),
+    startedAt: toDateOrNull(r.started_at),
+    endedAt: toDateOrNull(r.ended_at),
+  };
+}
+
+export function jobFromRow(r: RawRow): JobRow {
+  return {
+    id: toId(r.id),
+    runId: toId(r.run_id),
+    dagId: str(r.dag_id),
+    shard: toNumber(r.shard),
+    taskId: str(r.task_id),
+    state: r.state as JobRow['state'],
+    attempt: toNumber(r.attempt),
+    maxAttempts: toNumber(r.max_attempts),
+    fence: toNumber(r.fence),
+    holder: strOrNull(r.holder),
+    leaseExpiresAt: toDateOrNull(r.lease_expires_at),
+    nextAttemptAt: toDateOrNull(r.next_attempt_at),
+    priority: toNumber(r.priority),
+    retryBackoffMs: toNumber(r.retry_backoff_ms),
+    retryBackoffMaxMs: toNumber(r.retry_backoff_max_ms),
+    timeoutMs: toNumber(r.timeout_ms),
+    readyAt: toDateOrNull(r.ready_at),
+    leasedAt: toDateOrNull(r.leased_at),
+    endedAt: toDateOrNull(r.ended_at),
+    lastError: strOrNull(r.last_error),
+  };
+}
+
+export function resultFromRow(r: RawRow): ResultRow {
+  return {
+    jobId: toId(r.job_id),
+    fence: toNumber(r.fence),
+    workerId: str(r.worker_id),
+    outcome: r.outcome as ResultRow['outcome'],
+    output: r.output ?? null,
+    error: strOrNull(r.error),
+    logs: strOrNull(r.logs),
+    writtenAt: toDate(r.written_at),
+  };
+}
+
+export function shardLeaseFromRow(r: RawRow): ShardLeaseRow {
+  return {
+    shard: toNumber(r.shard),
+    holder: strOrNull(r.holder),
+    epoch: toNumber(r.epoch),
+    expiresAt: toDateOrNull(r.expires_at),
+    acquiredAt: toDateOrNull(r.acquired_at),
+  };
+}
+
+export function workerFromRow(r: RawRow): WorkerRow {
+  return {
+    id: str(r.id),
+    slots: toNumber(r.slots),
+    nodeId: strOrNull(r.node_id),
+    meta: (r.meta as Record<string, unknown> | null) ?? {},
+    startedAt: toDate(r.started_at),
+    lastSeen: toDate(r.last_seen),
+  };
+}
+
+export function eventFromRow(r: RawRow): EventRow {
+  return {
+    id: toId(r.id),
+    at: toDate(r.at),
+    type: str(r.type),
+    shard: toNumberOrNull(r.shard),
+    dagId: strOrNull(r.dag_id),
+    runId: toIdOrNull(r.run_id),
+    jobId: toIdOrNull(r.job_id),
+    workerId: strOrNull(r.worker_id),
+    nodeId: strOrNull(r.node_id),
+    fence: toNumberOrNull(r.fence),
+    epoch: toNumberOrNull(r.epoch),
+    data: (r.data as Record<string, unknown> | null) ?? {},
+  };
+}

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import type { AcquireResult, LeaderToken, ShardLeaseRow } from '@fenceline/core';
+import { firstRow, msInterval, rows, type Executor } from './db';
+import { deposed } from './lead';
+import { shardLeaseFromRow, toDate, toNumber } from './rows';
+
+/** Fixes the shard count on first call; `do update` (a no-op) makes a racing caller read the winner's row. */
+export async function initCluster(db: Executor, shardCount: number): Promise<{ shardCount: number }> {
+  const row = await firstRow(
+    db,
+    sql`insert into cluster_config (id, shard_count) values (1, ${shardCount})
+        on conflict (id) do update set shard_count = cluster_config.shard_count
+        returning shard_count`,
+  );
+  return { shardCount: toNumber(row?.shard_count) };
+}
+
+/**
+ * Takes or renews a shard in one statement. The upsert's WHERE lets it through only when
+ * the shard is unheld, released or expired, or held live by this node; a live lease of
+ * another node makes it return nothing. A renewal of our own live lease keeps the epoch;
+ * anything else is a takeover and raises it, so every token issued before is dead. The
+ * `prev` CTE reads the row as it was, to report who led before and why it changed hands
+ * (under a race it may be a moment old; the decision itself is re-checked on the locked row).
+ */
+export async function acquireShard(db: Executor, shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
+  const row = await firstRow(
+    db,
+    sql`with prev as (select holder, epoch, expires_at > now() as live from shard_leases where shard = ${shard}),
+        up as (
+          insert into shard_leases as l (shard, holder, epoch, expires_at, acquired_at)
+          values (${shard}, ${nodeId}, 1, now() + ${msInterval(ttlMs)}, now())
+          on conflict (shard) do update set
+            epoch = case when l.holder = excluded.holder and l.expires_at > now() then l.epoch else l.epoch + 1 end,
+            acquired_at = case when l.holder = excluded.holder and l.expires_at > now() then l.acquired_at else now() end,
+            holder = excluded.holder,
+            expires_at = excluded.expires_at
+          where l.holder is null or l.holder = excluded.holder or l.expires_at <= now()
+          returning l.epoch, l.expires_at
+        )
+        select up.epoch, up.expires_at,
+          (select holder from prev) as prev_holder,
+          (select epoch from prev) as prev_epoch,
+          (select live from prev) as prev_live,
+          exists (select 1 from prev) as had_row
+        from up`,
+  );
+  if (!row) return null;
+  const token: LeaderToken = { shard, nodeId, epoch: toNumber(row.epoch) };
+  const expiresAt = toDate(row.expires_at);
+  const prevHolder = (row.prev_holder as string | null) ?? null;
+  if (row.had_row !== true) return { token, expiresAt, previousHolder: null, reason: 'new' };
+  if (prevHolder === nodeId && row.prev_live === true) return { token, expiresAt, previousHolder: null, reason: 'renewed' };
+  if (prevHolder === null) {
+    // An unheld row with epoch 0 was never led; a later one was given up by releaseShard.
+    return { token, expiresAt, previousHolder: null, reason: toNumber(row.prev_epoch) === 0 ? 'new' : 'released' };
+  }
+  return { token, expiresAt, previousHolder: prevHolder, reason: 'expired' };
+}
+
+/** Extends a live lease of the token's node and epoch; anything else means another node leads now. */
+export async function renewShard(db: Executor, token: LeaderToken, ttlMs: number): Promise<Date> {
+  const row = await firstRow(
+    db,
+    sql`update shard_leases set expires_at = now() + ${msInterval(ttlMs)}
+        where shard = ${token.shard} and holder = ${token.nodeId} and epoch = ${token.epoch} and expires_at > now()
+        returning expires_at`,
+  );
+  if (!row) throw deposed(token, 'renewShard');
+  return toDate(row.expires_at);
+}
+
+/**
+ * Gives the shard up at once: no holder, expired now. The epoch stays, so the next
+ * acquirer raises it. Releasing a shard this token no longer leads is a no-op.
+ */
+export async function releaseShard(db: Executor, token: LeaderToken): Promise<void> {
+  await rows(
+    db,
+    sql`update shard_leases set holder = null, expires_at = now()
+        where shard = ${token.shard} and holder = ${token.nodeId} and epoch = ${token.epoch}`,
+  );
+}
+
+export async function listShards(db: Executor): Promise<ShardLeaseRow[]> {
+  const result = await rows(db, sql`select shard, holder, epoch, expires_at, acquired_at from shard_leases order by shard`);
+  return result.map(shardLeaseFromRow);
+}

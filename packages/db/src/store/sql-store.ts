@@ -1,0 +1,183 @@
+import type {
+  AcquireResult,
+  DagRow,
+  DagSpecInput,
+  DagVersionRow,
+  DueDag,
+  EventRow,
+  Grant,
+  GrantedLease,
+  JobRow,
+  LeaderToken,
+  LeaseRef,
+  ListDagsQuery,
+  ListRunsQuery,
+  NewEvent,
+  NewJob,
+  RenewOutcome,
+  ResultRow,
+  RunRow,
+  ShardLeaseRow,
+  ShardSnapshot,
+  Store,
+  StoreNotice,
+  SweptJob,
+  WorkerRow,
+} from '@fenceline/core';
+import type { Db } from './db';
+import * as dags from './dags';
+import * as events from './events';
+import * as jobWrites from './job-writes';
+import * as jobs from './jobs';
+import * as leases from './leases';
+import * as notices from './notices';
+import * as runs from './runs';
+import * as shards from './shards';
+import * as tick from './tick';
+import * as workers from './workers';
+
+/**
+ * The Store contract on PostgreSQL. Every method is one function in a file named for its
+ * concern, and each is one statement or one short transaction with all time taken from
+ * the store's clock; this class only routes calls and owns the connection.
+ */
+export class SqlStore implements Store {
+  constructor(
+    /** The drizzle handle (over postgres.js), for tools that need plain queries. */
+    readonly db: Db,
+  ) {}
+
+  now(): Promise<Date> {
+    return tick.now(this.db);
+  }
+
+  initCluster(shardCount: number): Promise<{ shardCount: number }> {
+    return shards.initCluster(this.db, shardCount);
+  }
+
+  acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
+    return shards.acquireShard(this.db, shard, nodeId, ttlMs);
+  }
+  renewShard(token: LeaderToken, ttlMs: number): Promise<Date> {
+    return shards.renewShard(this.db, token, ttlMs);
+  }
+  releaseShard(token: LeaderToken): Promise<void> {
+    return shards.releaseShard(this.db, token);
+  }
+  listShards(): Promise<ShardLeaseRow[]> {
+    return shards.listShards(this.db);
+  }
+
+  putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
+    return dags.putDag(this.db, spec, shardCount);
+  }
+  getDag(dagId: string): Promise<DagRow> {
+    return dags.getDag(this.db, dagId);
+  }
+  getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
+    return dags.getDagVersion(this.db, dagId, version);
+  }
+  listDagVersions(dagId: string): Promise<DagVersionRow[]> {
+    return dags.listDagVersions(this.db, dagId);
+  }
+  listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }> {
+    return dags.listDags(this.db, query);
+  }
+  setPaused(dagId: string, paused: boolean): Promise<DagRow> {
+    return dags.setPaused(this.db, dagId, paused);
+  }
+  triggerRun(dagId: string): Promise<RunRow> {
+    return runs.triggerRun(this.db, dagId);
+  }
+
+  getRun(runId: string): Promise<RunRow> {
+    return runs.getRun(this.db, runId);
+  }
+  listRuns(query: ListRunsQuery): Promise<RunRow[]> {
+    return runs.listRuns(this.db, query);
+  }
+  listJobs(runId: string): Promise<JobRow[]> {
+    return jobs.listJobs(this.db, runId);
+  }
+  getJob(jobId: string): Promise<JobRow> {
+    return jobs.getJob(this.db, jobId);
+  }
+  getResult(jobId: string): Promise<ResultRow | null> {
+    return jobs.getResult(this.db, jobId);
+  }
+
+  dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
+    return tick.dueDags(this.db, tokens, limit);
+  }
+  createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
+    return runs.createScheduledRuns(this.db, token, dagId, expectedNextRunAt, slots, nextRunAt);
+  }
+  loadShard(token: LeaderToken): Promise<ShardSnapshot> {
+    return tick.loadShard(this.db, token);
+  }
+  queuedRuns(token: LeaderToken): Promise<RunRow[]> {
+    return runs.queuedRuns(this.db, token);
+  }
+  startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
+    return runs.startRun(this.db, token, runId, newJobs);
+  }
+  promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]> {
+    return jobs.promoteJobs(this.db, token, jobIds);
+  }
+  markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]> {
+    return jobs.markUpstreamFailed(this.db, token, jobIds);
+  }
+  finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+    return runs.finishRun(this.db, token, runId, state);
+  }
+  grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+    return leases.grantLeases(this.db, token, grants, ttlMs);
+  }
+  sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
+    return leases.sweepExpired(this.db, token, limit);
+  }
+
+  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+    return leases.renewLeases(this.db, refs, ttlMs);
+  }
+  completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
+    return jobWrites.completeJob(this.db, ref, result);
+  }
+  failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+    return jobWrites.failJob(this.db, ref, failure);
+  }
+  releaseJob(ref: LeaseRef): Promise<JobRow> {
+    return jobWrites.releaseJob(this.db, ref);
+  }
+
+  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+    return workers.registerWorker(this.db, worker);
+  }
+  heartbeatWorkers(workerIds: string[], nodeId: string | null): Promise<void> {
+    return workers.heartbeatWorkers(this.db, workerIds, nodeId);
+  }
+  listWorkers(withinMs: number): Promise<WorkerRow[]> {
+    return workers.listWorkers(this.db, withinMs);
+  }
+  listLeasedJobs(workerId?: string): Promise<JobRow[]> {
+    return jobs.listLeasedJobs(this.db, workerId);
+  }
+
+  appendEvents(newEvents: NewEvent[]): Promise<void> {
+    return events.appendEvents(this.db, newEvents);
+  }
+  listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
+    return events.listEvents(this.db, query);
+  }
+
+  notify(notice: StoreNotice): Promise<void> {
+    return notices.notify(this.db, notice);
+  }
+  subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>> {
+    return notices.subscribe(this.db, listener);
+  }
+
+  async close(): Promise<void> {
+    await this.db.$client.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm';
+import type { WorkerRow } from '@fenceline/core';
+import { array, firstRow, jsonb, msInterval, rows, type Executor } from './db';
+import { workerFromRow } from './rows';
+
+/** Registers or re-registers a worker; a re-registration is a restart, so started_at moves. */
+export async function registerWorker(
+  db: Executor,
+  worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> },
+): Promise<WorkerRow> {
+  const row = await firstRow(
+    db,
+    sql`insert into workers (id, slots, node_id, meta, started_at, last_seen)
+        values (${worker.id}, ${worker.slots}, ${worker.nodeId}, ${jsonb(worker.meta ?? {})}, now(), now())
+        on conflict (id) do update set slots = excluded.slots, node_id = excluded.node_id, meta = excluded.meta,
+          started_at = excluded.started_at, last_seen = excluded.last_seen
+        returning *`,
+  );
+  if (!row) throw new Error(`registering worker ${worker.id} returned no row`);
+  return workerFromRow(row);
+}
+
+/**
+ * One statement for a whole batch of heartbeats. The rows are locked in id order first,
+ * so two nodes heartbeating overlapping sets (a worker mid-reconnect) cannot deadlock.
+ * A null nodeId leaves the recorded node as it is.
+ */
+export async function heartbeatWorkers(db: Executor, workerIds: string[], nodeId: string | null): Promise<void> {
+  if (workerIds.length === 0) return;
+  await rows(
+    db,
+    sql`with locked as materialized (
+          select id from workers where id = any(${array(workerIds, 'text')}) order by id for update
+        )
+        update workers w set last_seen = now(), node_id = coalesce(${nodeId}::text, w.node_id)
+        from locked where w.id = locked.id`,
+  );
+}
+
+/** Workers seen within `withinMs` of store time (by the index on last_seen). */
+export async function listWorkers(db: Executor, withinMs: number): Promise<WorkerRow[]> {
+  const result = await rows(
+    db,
+    sql`select * from workers where last_seen >= now() - ${msInterval(withinMs)} order by id`,
+  );
+  return result.map(workerFromRow);
+}
