@@ -252,7 +252,11 @@ export class ShardLeader {
     if (!job) return;
     const run = this.runs.get(job.runId);
     if (!run) return;
-    if (job.state === row.state && row.state !== 'ready') return;
+    if (job.state === row.state) {
+      // Already known; a retry may only have moved its backoff.
+      if (row.state === 'ready') job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
+      return;
+    }
     if (job.state === 'leased') this.bumpHeld(job.dagId, -1);
     job.fence = Math.max(job.fence, row.fence);
     if (row.state === 'ready') {
