@@ -1,13 +1,17 @@
 import { sql, type SQL } from 'drizzle-orm';
 import {
   NotFoundError,
+  canonicalJson,
+  firstSlot,
+  parseDagSpec,
+  shardOf,
+  specsEqual,
   type DagRow,
   type DagSpec,
   type DagSpecInput,
   type DagVersionRow,
   type ListDagsQuery,
 } from '@fenceline/core';
-import { canonicalJson, firstSlot, parseDagSpec, shardOf, specsEqual } from './core-logic';
 import { firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
 import { dagFromRow, dagVersionFromRow, toDate, toNumber } from './rows';

@@ -20,10 +20,10 @@ export function leadCte(token: LeaderToken): SQL {
 }
 
 /**
- * Wraps a leader statement whose write CTE is named `w` so the result always has at least
- * one row: `led` tells whether the lead check passed, and the written rows follow with
- * `w_found` set (their never-null `keyColumn` is present). This is how "deposed" is told apart from "nothing matched" without a
- * second round trip.
+ * The final SELECT of a leader statement whose write CTE is named `w`. It always returns
+ * at least one row: `led` says whether the lead check passed, and each written row
+ * follows with `w_found` set (its never-null `keyColumn` is present). This tells "deposed"
+ * apart from "nothing matched" without a second round trip.
  */
 export function selectWithLead(keyColumn: string): SQL {
   return sql`select exists (select 1 from lead) as led, ${sql.raw(`w.${keyColumn}`)} is not null as w_found, w.*
