@@ -1,0 +1,245 @@
+import { capFor, nextSlotAfter, type Schedule } from '@fenceline/core';
+import { Heap } from '../engine/heap';
+import type { StoreWrite } from '../store/records';
+import type { MemoryStore } from '../store/memory-store';
+
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8';
+
+export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text: string }> = {
+  I1: { kind: 'safety', text: 'at most one live lease per job at any instant of store time' },
+  I2: { kind: 'safety', text: "a job's fence strictly increases with every lease and every revocation" },
+  I3: { kind: 'safety', text: 'no write carrying a fence other than the current one lands; one holder per lease' },
+  I4: { kind: 'safety', text: 'one run per (dag, scheduled_at)' },
+  I5: { kind: 'liveness', text: 'every due slot of an enabled DAG gets its run within one failover bound' },
+  I6: { kind: 'safety', text: 'no DAG holds more than its cap of the pool' },
+  I7: { kind: 'liveness', text: 'when faults stop, every job reaches a terminal state' },
+  I8: { kind: 'safety', text: 'no write of a deposed leader (older epoch) lands' },
+};
+
+export interface Violation {
+  invariant: InvariantId;
+  kind: 'safety' | 'liveness';
+  atMs: number;
+  message: string;
+}
+
+interface LeaseShadow {
+  fence: number;
+  holder: string | null;
+  expiresAtMs: number;
+  leased: boolean;
+}
+
+interface ShardShadow {
+  nodeId: string | null;
+  epoch: number;
+  expiresAtMs: number;
+}
+
+interface SlotWatch {
+  dagId: string;
+  slotMs: number;
+  deadlineMs: number;
+}
+
+export interface CheckerOptions {
+  /** I5: how late a due slot's run may be created (one failover bound). */
+  failoverBoundMs: number;
+  /** I6: the cap each DAG is held to, and the pool it is a fraction of (slots of every worker that exists). */
+  capFraction: number;
+  poolSlots: () => number;
+  /** I5 is not judged while no scheduler can work (all crashed, paused or cut off); deadlines move past it. */
+  schedulersImpaired: () => boolean;
+}
+
+/**
+ * The invariants I1-I8 of DESIGN.md, checked against what the store actually did. The
+ * checker keeps its own shadow of every lease (fence, holder, expiry), every shard's
+ * epoch, every (dag, scheduled_at) and the leases each DAG holds, built only from the
+ * store's write records, and judges each record the instant it lands. Time-based checks
+ * (I5) run after every event; I7 runs once, at the end of the liveness phase.
+ */
+export class Checker {
+  readonly violations: Violation[] = [];
+  private readonly leases = new Map<string, LeaseShadow>();
+  private readonly shards = new Map<number, ShardShadow>();
+  private readonly runKeys = new Set<string>();
+  private readonly held = new Map<string, number>();
+  private readonly dagCaps = new Map<string, number | undefined>();
+  private readonly schedules = new Map<string, { schedule: Schedule; paused: boolean; nextSlotMs: number | null }>();
+  private readonly watches = new Heap<SlotWatch>((a, b) => (a.deadlineMs !== b.deadlineMs ? a.deadlineMs < b.deadlineMs : a.dagId < b.dagId));
+  readonly counts = { writes: 0, grants: 0, resultWrites: 0, revocations: 0, peakCapUse: 0 };
+  /** Called on the first violation (the simulation stops there). */
+  onViolation: ((v: Violation) => void) | null = null;
+
+  constructor(private readonly options: CheckerOptions) {}
+
+  /** Tells the checker a DAG's schedule and cap, as the operator registered it. */
+  registerDag(dagId: string, schedule: Schedule, capFraction: number | undefined, firstSlotMs: number | null, paused = false): void {
+    this.dagCaps.set(dagId, capFraction);
+    if (schedule.kind === 'manual') return;
+    this.schedules.set(dagId, { schedule, paused, nextSlotMs: firstSlotMs });
+    if (firstSlotMs !== null && !paused) this.watches.push({ dagId, slotMs: firstSlotMs, deadlineMs: firstSlotMs + this.options.failoverBoundMs });
+  }
+
+  setPaused(dagId: string, paused: boolean, nowMs: number): void {
+    const s = this.schedules.get(dagId);
+    if (!s) return;
+    s.paused = paused;
+    if (!paused) {
+      // A DAG re-enabled is owed only slots from now on.
+      s.nextSlotMs = nextSlotAfter(s.schedule, nowMs - 1);
+      if (s.nextSlotMs !== null) this.watches.push({ dagId, slotMs: s.nextSlotMs, deadlineMs: s.nextSlotMs + this.options.failoverBoundMs });
+    }
+  }
+
+  /** Judges one write the store made. */
+  observe(w: StoreWrite): void {
+    this.counts.writes++;
+    if ('token' in w && w.token) this.checkLeader(w.token, w.atMs, w.op);
+    switch (w.op) {
+      case 'shard:acquired':
+      case 'shard:renewed': {
+        const prev = this.shards.get(w.shard);
+        if (w.op === 'shard:acquired' && prev && w.epoch <= prev.epoch) {
+          this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} under epoch ${w.epoch}, not above the previous epoch ${prev.epoch}`);
+        }
+        this.shards.set(w.shard, { nodeId: w.nodeId, epoch: w.epoch, expiresAtMs: w.expiresAtMs });
+        break;
+      }
+      case 'shard:released': {
+        const s = this.shards.get(w.shard);
+        if (s && s.epoch === w.epoch && s.nodeId === w.nodeId) s.expiresAtMs = w.atMs;
+        break;
+      }
+      case 'run:created': {
+        const key = `${w.dagId}\u0000${w.scheduledAtMs}`;
+        if (this.runKeys.has(key)) this.fail('I4', w.atMs, `a second run ${w.runId} of DAG ${w.dagId} for scheduled_at ${new Date(w.scheduledAtMs).toISOString()}`);
+        this.runKeys.add(key);
+        if (w.trigger === 'schedule') this.slotServed(w.dagId, w.scheduledAtMs);
+        break;
+      }
+      case 'job:granted': {
+        this.counts.grants++;
+        const s = this.leases.get(w.jobId);
+        if (s?.leased && s.expiresAtMs > w.atMs) {
+          this.fail('I1', w.atMs, `job ${w.jobId} leased to ${w.workerId} (fence ${w.fence}) while ${s.holder} still holds a live lease (fence ${s.fence}) until ${s.expiresAtMs}`);
+        }
+        if (w.fence <= (s?.fence ?? 0)) this.fail('I2', w.atMs, `job ${w.jobId} leased under fence ${w.fence}, not above the previous fence ${s?.fence ?? 0}`);
+        if (s?.leased) this.bumpHeld(w.dagId, -1);
+        this.leases.set(w.jobId, { fence: w.fence, holder: w.workerId, expiresAtMs: w.expiresAtMs, leased: true });
+        const held = this.bumpHeld(w.dagId, +1);
+        const cap = capFor(this.options.poolSlots(), this.dagCaps.get(w.dagId) ?? this.options.capFraction);
+        if (cap > 0) this.counts.peakCapUse = Math.max(this.counts.peakCapUse, held / cap);
+        if (held > cap) this.fail('I6', w.atMs, `DAG ${w.dagId} holds ${held} leases, over its cap of ${cap} (pool ${this.options.poolSlots()} slots)`);
+        break;
+      }
+      case 'job:renewed':
+        if (this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, 'renewal')) this.leases.get(w.jobId)!.expiresAtMs = w.expiresAtMs;
+        break;
+      case 'job:swept':
+      case 'job:released': {
+        this.counts.revocations++;
+        const s = this.leases.get(w.jobId);
+        const newFence = w.op === 'job:swept' ? w.fence : w.newFence;
+        if (w.op === 'job:released') this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, 'hand-back');
+        else if (s?.leased && s.expiresAtMs > w.atMs) this.fail('I1', w.atMs, `job ${w.jobId} swept while its lease of ${s.holder} is live until ${s.expiresAtMs}`);
+        if (newFence <= (s?.fence ?? 0)) this.fail('I2', w.atMs, `job ${w.jobId} revoked (${w.op}) but its fence stayed at ${newFence} (was ${s?.fence ?? 0})`);
+        if (s?.leased) this.bumpHeld(w.dagId, -1);
+        this.leases.set(w.jobId, { fence: newFence, holder: null, expiresAtMs: 0, leased: false });
+        break;
+      }
+      case 'job:completed':
+      case 'job:failed':
+      case 'job:retry': {
+        const s = this.leases.get(w.jobId);
+        this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, w.op);
+        if (s?.leased) {
+          this.bumpHeld(w.dagId, -1);
+          s.leased = false;
+        }
+        break;
+      }
+      case 'result:written': {
+        this.counts.resultWrites++;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** Time-based checks, after every event. */
+  afterEvent(nowMs: number): void {
+    for (let top = this.watches.peek(); top && top.deadlineMs < nowMs; top = this.watches.peek()) {
+      this.watches.pop();
+      const s = this.schedules.get(top.dagId);
+      // A watch is stale once its slot was served (the DAG moved on) or the DAG was paused.
+      if (!s || s.paused || s.nextSlotMs !== top.slotMs) continue;
+      if (this.options.schedulersImpaired()) {
+        this.watches.push({ ...top, deadlineMs: nowMs + this.options.failoverBoundMs });
+        continue;
+      }
+      this.fail('I5', nowMs, `DAG ${top.dagId}'s slot ${new Date(top.slotMs).toISOString()} has no run ${Math.round((nowMs - top.slotMs) / 1000)} s later (bound ${this.options.failoverBoundMs / 1000} s)`);
+      return;
+    }
+  }
+
+  /**
+   * I7, once faults have stopped and the liveness phase has run: every job of every run
+   * created before `faultsEndedAtMs` is terminal, and so is that run.
+   */
+  checkQuiescent(store: MemoryStore, faultsEndedAtMs: number, nowMs: number): void {
+    const stuck: string[] = [];
+    let count = 0;
+    for (const run of store.allRuns()) {
+      if (run.createdAtMs > faultsEndedAtMs) continue;
+      if (run.state === 'queued' || run.state === 'running') {
+        count++;
+        if (stuck.length < 5) {
+          const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'cancelled'].includes(j.state));
+          stuck.push(`run ${run.id} of ${run.dagId} is ${run.state} (${open.length} open jobs${open[0] ? `, e.g. job ${open[0].id} ${open[0].state} fence ${open[0].fence} holder ${open[0].holder}` : ''})`);
+        }
+      }
+    }
+    if (count > 0) this.fail('I7', nowMs, `${count} runs created before faults stopped are not finished ${Math.round((nowMs - faultsEndedAtMs) / 1000)} s later: ${stuck.join('; ')}`);
+  }
+
+  private acceptedWorkerWrite(jobId: string, workerId: string, fence: number, atMs: number, what: string): boolean {
+    const s = this.leases.get(jobId);
+    if (!s || !s.leased || s.fence !== fence || s.holder !== workerId || s.expiresAtMs <= atMs) {
+      const current = s ? `fence ${s.fence}, ${s.leased ? `leased to ${s.holder} until ${s.expiresAtMs}` : 'not leased'}` : 'never leased';
+      this.fail('I3', atMs, `${what} of job ${jobId} by ${workerId} with fence ${fence} landed, but the current lease is ${current}`);
+      return false;
+    }
+    return true;
+  }
+
+  private checkLeader(token: { shard: number; nodeId: string; epoch: number }, atMs: number, op: string): void {
+    const s = this.shards.get(token.shard);
+    if (!s || s.epoch !== token.epoch || s.nodeId !== token.nodeId || s.expiresAtMs <= atMs) {
+      const current = s ? `epoch ${s.epoch} held by ${s.nodeId} until ${s.expiresAtMs}` : 'never led';
+      this.fail('I8', atMs, `${op} by ${token.nodeId} under epoch ${token.epoch} of shard ${token.shard} landed, but the shard is at ${current}`);
+    }
+  }
+
+  private slotServed(dagId: string, scheduledAtMs: number): void {
+    const s = this.schedules.get(dagId);
+    if (!s || s.nextSlotMs === null || scheduledAtMs < s.nextSlotMs) return;
+    s.nextSlotMs = nextSlotAfter(s.schedule, scheduledAtMs);
+    if (s.nextSlotMs !== null && !s.paused) this.watches.push({ dagId, slotMs: s.nextSlotMs, deadlineMs: s.nextSlotMs + this.options.failoverBoundMs });
+  }
+
+  private bumpHeld(dagId: string, delta: number): number {
+    const n = (this.held.get(dagId) ?? 0) + delta;
+    if (n <= 0) this.held.delete(dagId);
+    else this.held.set(dagId, n);
+    return Math.max(0, n);
+  }
+
+  private fail(invariant: InvariantId, atMs: number, message: string): void {
+    const v: Violation = { invariant, kind: INVARIANTS[invariant].kind, atMs, message };
+    this.violations.push(v);
+    if (this.violations.length === 1) this.onViolation?.(v);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * A binary min-heap over a caller-supplied order. The simulator keeps its event queue,
+ * and the in-memory store keeps its due-DAG and lease-expiry indexes, in heaps, so every
+ * hot operation is O(log n) no matter how many DAGs or jobs a scenario holds.
+ */
+export class Heap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const h = this.items;
+    h.push(item);
+    let at = h.length - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.before(h[at]!, h[parent]!)) break;
+      [h[at], h[parent]] = [h[parent]!, h[at]!];
+      at = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const h = this.items;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last !== undefined) {
+      h[0] = last;
+      this.siftDown(0);
+    }
+    return top;
+  }
+
+  /**
+   * Visits items in heap order while `visit` returns true for them, without removing
+   * anything: the children of an item are looked at only if the item itself was accepted.
+   * This reads "everything due by now" off the top of an index in O(k log k).
+   */
+  walkWhile(visit: (item: T) => boolean): void {
+    const h = this.items;
+    if (h.length === 0) return;
+    const frontier = new Heap<number>((a, b) => this.before(h[a]!, h[b]!));
+    frontier.push(0);
+    while (frontier.size > 0) {
+      const i = frontier.pop()!;
+      if (!visit(h[i]!)) continue;
+      const left = 2 * i + 1;
+      if (left < h.length) frontier.push(left);
+      if (left + 1 < h.length) frontier.push(left + 1);
+    }
+  }
+
+  private siftDown(at: number): void {
+    const h = this.items;
+    for (;;) {
+      const left = at * 2 + 1;
+      const right = left + 1;
+      let top = at;
+      if (left < h.length && this.before(h[left]!, h[top]!)) top = left;
+      if (right < h.length && this.before(h[right]!, h[top]!)) top = right;
+      if (top === at) return;
+      [h[at], h[top]] = [h[top]!, h[at]!];
+      at = top;
+    }
+  }
+}

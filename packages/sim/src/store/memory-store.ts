@@ -1,0 +1,1012 @@
+import {
+  DeposedLeaderError,
+  ForgedFenceError,
+  LIMITS,
+  LeaseLostError,
+  NotFoundError,
+  StaleFenceError,
+  TooLargeError,
+  canonicalJson,
+  firstSlot,
+  parseDagSpec,
+  retryBackoffMs,
+  shardOf,
+  specsEqual,
+  utf8ByteLength,
+  type AcquireResult,
+  type DagRow,
+  type DagSpec,
+  type DagSpecInput,
+  type DagVersionRow,
+  type DueDag,
+  type EventRow,
+  type FencelineError,
+  type Grant,
+  type GrantedLease,
+  type JobRow,
+  type JobState,
+  type LeaderToken,
+  type LeaseRef,
+  type ListDagsQuery,
+  type ListRunsQuery,
+  type NewEvent,
+  type NewJob,
+  type RenewOutcome,
+  type ResultRow,
+  type RunRow,
+  type RunState,
+  type ShardLeaseRow,
+  type ShardSnapshot,
+  type Store,
+  type StoreNotice,
+  type SweptJob,
+  type WorkerRow,
+} from '@fenceline/core';
+import { Heap } from '../engine/heap';
+import type { StoreObserver, StoreWrite } from './records';
+
+/** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */
+export interface MemJob {
+  num: number;
+  id: string;
+  runId: string;
+  dagId: string;
+  shard: number;
+  taskId: string;
+  state: JobState;
+  attempt: number;
+  maxAttempts: number;
+  fence: number;
+  holder: string | null;
+  leaseExpiresAtMs: number | null;
+  nextAttemptAtMs: number | null;
+  priority: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  timeoutMs: number;
+  readyAtMs: number | null;
+  leasedAtMs: number | null;
+  endedAtMs: number | null;
+  lastError: string | null;
+}
+
+export interface MemRun {
+  num: number;
+  id: string;
+  dagId: string;
+  dagVersion: number;
+  shard: number;
+  scheduledAtMs: number;
+  trigger: 'schedule' | 'manual';
+  state: RunState;
+  createdAtMs: number;
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+  jobIds: string[];
+}
+
+interface MemDag {
+  id: string;
+  shard: number;
+  version: number;
+  paused: boolean;
+  nextRunAtMs: number | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+interface MemShard {
+  shard: number;
+  holder: string | null;
+  epoch: number;
+  expiresAtMs: number | null;
+  acquiredAtMs: number | null;
+}
+
+interface IndexEntry {
+  atMs: number;
+  id: string;
+  num: number;
+}
+
+export interface MemoryStoreOptions {
+  /** The store's own clock in epoch milliseconds (the simulation's true time). */
+  nowMs: () => number;
+  /** Told of every write that lands, at the instant it lands (the invariant checker). */
+  observer?: StoreObserver;
+  /** How many event-log rows to keep; the oldest are dropped beyond it (a day of mission load logs millions). */
+  eventLogLimit?: number;
+}
+
+const ID_PATTERN = /^[0-9]{1,18}$/;
+const isId = (id: string): boolean => ID_PATTERN.test(id);
+const byEntry = (a: IndexEntry, b: IndexEntry): boolean => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.num < b.num);
+const date = (ms: number): Date => new Date(ms);
+const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+
+/**
+ * The Store contract in memory, with the SQL store's semantics and refusals: the same
+ * conditional updates, the same typed errors, the same orderings (ids ascending, due DAGs
+ * by next_run_at then id, expired leases by expiry then id), all time from the store's
+ * own clock. Every method runs its whole effect synchronously when it is called, which
+ * makes each one atomic, and returns a promise; the simulator puts a link in front of it
+ * (store/link.ts) that carries calls and replies through the virtual timer queue, so
+ * latency, slow links and cuts sit between a process and the store, not inside it.
+ *
+ * The rules that keep "once" true are small protected methods (leads, fenceAccepts,
+ * revokedFence, grantable, slotTaken), so a test can subclass the store, break exactly
+ * one of them, and show that the invariant checker notices.
+ *
+ * Indexes: due DAGs per shard and live leases per shard are heaps keyed by time, with
+ * stale entries skipped lazily, so a tick over 100,000 DAGs and a sweep over 3,500 leases
+ * cost O(due log n), not a scan.
+ */
+export class MemoryStore implements Store {
+  protected readonly nowMs: () => number;
+  private observer: StoreObserver | undefined;
+  private readonly eventLogLimit: number;
+  private shardCount: number | null = null;
+  private readonly shards = new Map<number, MemShard>();
+  private readonly dags = new Map<string, MemDag>();
+  private readonly versions = new Map<string, DagVersionRow[]>();
+  private readonly dueIndex = new Map<number, Heap<IndexEntry>>();
+  protected readonly runs = new Map<string, MemRun>();
+  private readonly runKeys = new Map<string, string>();
+  private readonly activeRunsByShard = new Map<number, Set<string>>();
+  protected readonly jobs = new Map<string, MemJob>();
+  private readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
+  private readonly leased = new Set<string>();
+  private readonly results = new Map<string, ResultRow>();
+  private readonly workers = new Map<string, WorkerRow>();
+  private events: EventRow[] = [];
+  private readonly listeners = new Set<(notice: StoreNotice) => void>();
+  private nextRunNum = 1;
+  private nextJobNum = 1;
+  private nextEventNum = 1;
+
+  constructor(options: MemoryStoreOptions) {
+    this.nowMs = options.nowMs;
+    this.observer = options.observer;
+    this.eventLogLimit = options.eventLogLimit ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Attaches the invariant checker (one observer at a time). */
+  observe(observer: StoreObserver | undefined): void {
+    this.observer = observer;
+  }
+
+  // ---- the rules, overridable one at a time by deliberately broken test stores ----------
+
+  /** The lead check: the token's node holds the shard under that epoch and the lease is live. */
+  protected leads(token: LeaderToken, nowMs: number): boolean {
+    const row = this.shards.get(token.shard);
+    return !!row && row.holder === token.nodeId && row.epoch === token.epoch && row.expiresAtMs !== null && row.expiresAtMs > nowMs;
+  }
+
+  /** The fenced-write check: the fence on record, this holder, a live lease. */
+  protected fenceAccepts(job: MemJob, ref: LeaseRef, nowMs: number): boolean {
+    return job.fence === ref.fence && job.holder === ref.workerId && job.state === 'leased' && job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > nowMs;
+  }
+
+  /** The fence a revocation (sweep or hand-back) leaves on the job. */
+  protected revokedFence(fence: number): number {
+    return fence + 1;
+  }
+
+  /** A job may be leased only when it is ready and its backoff has passed. */
+  protected grantable(job: MemJob, nowMs: number): boolean {
+    return job.state === 'ready' && (job.nextAttemptAtMs === null || job.nextAttemptAtMs <= nowMs);
+  }
+
+  /** The unique index on (dag_id, scheduled_at). */
+  protected slotTaken(dagId: string, scheduledAtMs: number): boolean {
+    return this.runKeys.has(`${dagId}\u0000${scheduledAtMs}`);
+  }
+
+  // ---- read access for the simulator's checker and reports (not part of Store) ----------
+
+  allJobs(): IterableIterator<MemJob> {
+    return this.jobs.values();
+  }
+
+  allRuns(): IterableIterator<MemRun> {
+    return this.runs.values();
+  }
+
+  jobById(jobId: string): MemJob | undefined {
+    return this.jobs.get(jobId);
+  }
+
+  resultOf(jobId: string): ResultRow | undefined {
+    return this.results.get(jobId);
+  }
+
+  shardRow(shard: number): Readonly<MemShard> | undefined {
+    return this.shards.get(shard);
+  }
+
+  dagCount(): number {
+    return this.dags.size;
+  }
+
+  // ---- Store -----------------------------------------------------------------------------
+
+  async now(): Promise<Date> {
+    return date(this.nowMs());
+  }
+
+  async initCluster(shardCount: number): Promise<{ shardCount: number }> {
+    if (this.shardCount === null) {
+      if (!Number.isInteger(shardCount) || shardCount < 1) throw new Error(`initCluster: shard count must be a positive integer, got ${shardCount}`);
+      this.shardCount = shardCount;
+    }
+    return { shardCount: this.shardCount };
+  }
+
+  async acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
+    const now = this.nowMs();
+    const row = this.shards.get(shard);
+    if (!row) {
+      const created: MemShard = { shard, holder: nodeId, epoch: 1, expiresAtMs: now + ttlMs, acquiredAtMs: now };
+      this.shards.set(shard, created);
+      this.emit({ op: 'shard:acquired', atMs: now, shard, nodeId, epoch: 1, expiresAtMs: now + ttlMs });
+      return { token: { shard, nodeId, epoch: 1 }, expiresAt: date(now + ttlMs), previousHolder: null, reason: 'new' };
+    }
+    const live = row.expiresAtMs !== null && row.expiresAtMs > now;
+    if (!(row.holder === null || row.holder === nodeId || !live)) return null;
+    const prevHolder = row.holder;
+    const prevEpoch = row.epoch;
+    const renewing = row.holder === nodeId && live;
+    if (!renewing) {
+      row.epoch += 1;
+      row.acquiredAtMs = now;
+    }
+    row.holder = nodeId;
+    row.expiresAtMs = now + ttlMs;
+    const token = { shard, nodeId, epoch: row.epoch };
+    const expiresAt = date(now + ttlMs);
+    if (renewing) {
+      this.emit({ op: 'shard:renewed', atMs: now, shard, nodeId, epoch: row.epoch, expiresAtMs: now + ttlMs });
+      return { token, expiresAt, previousHolder: null, reason: 'renewed' };
+    }
+    this.emit({ op: 'shard:acquired', atMs: now, shard, nodeId, epoch: row.epoch, expiresAtMs: now + ttlMs });
+    if (prevHolder === null) return { token, expiresAt, previousHolder: null, reason: prevEpoch === 0 ? 'new' : 'released' };
+    return { token, expiresAt, previousHolder: prevHolder, reason: 'expired' };
+  }
+
+  async renewShard(token: LeaderToken, ttlMs: number): Promise<Date> {
+    const now = this.nowMs();
+    const row = this.shards.get(token.shard);
+    if (!row || !this.leads(token, now)) throw this.deposed(token, 'renewShard');
+    row.expiresAtMs = now + ttlMs;
+    this.emit({ op: 'shard:renewed', atMs: now, shard: token.shard, nodeId: token.nodeId, epoch: token.epoch, expiresAtMs: now + ttlMs });
+    return date(now + ttlMs);
+  }
+
+  async releaseShard(token: LeaderToken): Promise<void> {
+    const now = this.nowMs();
+    const row = this.shards.get(token.shard);
+    if (!row || row.holder !== token.nodeId || row.epoch !== token.epoch) return;
+    row.holder = null;
+    row.expiresAtMs = now;
+    this.emit({ op: 'shard:released', atMs: now, shard: token.shard, nodeId: token.nodeId, epoch: token.epoch });
+  }
+
+  async listShards(): Promise<ShardLeaseRow[]> {
+    return [...this.shards.values()]
+      .sort((a, b) => a.shard - b.shard)
+      .map((s) => ({ shard: s.shard, holder: s.holder, epoch: s.epoch, expiresAt: dateOrNull(s.expiresAtMs), acquiredAt: dateOrNull(s.acquiredAtMs) }));
+  }
+
+  // ---- DAGs ----------------------------------------------------------------------------------
+
+  async putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
+    const spec = parseDagSpec(input);
+    const now = this.nowMs();
+    const head = this.dags.get(spec.id);
+    if (!head) {
+      const shard = shardOf(spec.id, shardCount);
+      const dag: MemDag = { id: spec.id, shard, version: 1, paused: spec.paused, nextRunAtMs: firstSlot(spec.schedule, now), createdAtMs: now, updatedAtMs: now };
+      this.dags.set(spec.id, dag);
+      this.versions.set(spec.id, [{ dagId: spec.id, version: 1, spec, createdAt: date(now) }]);
+      this.indexDue(dag);
+      this.emit({ op: 'dag:put', atMs: now, dagId: spec.id, shard, version: 1, nextRunAtMs: dag.nextRunAtMs, paused: dag.paused });
+      this.publish({ kind: 'dag-changed', shard, dagId: spec.id });
+      return { dagId: spec.id, version: 1, created: true };
+    }
+    const current = this.specOf(head);
+    if (specsEqual(current, spec)) return { dagId: spec.id, version: head.version, created: false };
+    const version = head.version + 1;
+    this.versions.get(spec.id)!.push({ dagId: spec.id, version, spec, createdAt: date(now) });
+    head.version = version;
+    head.updatedAtMs = now;
+    // An edit that keeps the schedule keeps the next slot, so it neither moves nor skips one.
+    if (canonicalJson(current.schedule) !== canonicalJson(spec.schedule)) {
+      head.nextRunAtMs = firstSlot(spec.schedule, now);
+      this.indexDue(head);
+    }
+    this.emit({ op: 'dag:put', atMs: now, dagId: spec.id, shard: head.shard, version, nextRunAtMs: head.nextRunAtMs, paused: head.paused });
+    this.publish({ kind: 'dag-changed', shard: head.shard, dagId: spec.id });
+    return { dagId: spec.id, version, created: true };
+  }
+
+  async getDag(dagId: string): Promise<DagRow> {
+    const dag = this.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    return this.dagRow(dag);
+  }
+
+  async getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
+    const row = this.versions.get(dagId)?.find((v) => v.version === version);
+    if (!row) throw new NotFoundError(`DAG ${dagId} has no version ${version}`, { dagId, version });
+    return { ...row };
+  }
+
+  async listDagVersions(dagId: string): Promise<DagVersionRow[]> {
+    return (this.versions.get(dagId) ?? []).map((v) => ({ ...v }));
+  }
+
+  async listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }> {
+    const limit = Math.min(Math.max(query.limit ?? 50, 1), 1_000);
+    const offset = Math.max(query.offset ?? 0, 0);
+    const desc = query.direction === 'desc';
+    const search = query.search?.trim().toLowerCase();
+    const all = [...this.dags.values()].filter((d) => !search || d.id.toLowerCase().includes(search));
+    const sort = query.sort ?? 'id';
+    const byId = (a: MemDag, b: MemDag): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    all.sort((a, b) => {
+      if (sort !== 'id') {
+        const av = sort === 'nextRunAt' ? a.nextRunAtMs : a.updatedAtMs;
+        const bv = sort === 'nextRunAt' ? b.nextRunAtMs : b.updatedAtMs;
+        // NULLS LAST in either direction, as the SQL store orders them.
+        if (av === null && bv !== null) return 1;
+        if (bv === null && av !== null) return -1;
+        if (av !== null && bv !== null && av !== bv) return desc ? bv - av : av - bv;
+      }
+      return desc ? byId(b, a) : byId(a, b);
+    });
+    return { rows: all.slice(offset, offset + limit).map((d) => this.dagRow(d)), total: all.length };
+  }
+
+  async setPaused(dagId: string, paused: boolean): Promise<DagRow> {
+    const dag = this.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const now = this.nowMs();
+    dag.paused = paused;
+    dag.updatedAtMs = now;
+    this.indexDue(dag);
+    this.emit({ op: 'dag:paused', atMs: now, dagId, paused });
+    this.publish({ kind: 'dag-changed', shard: dag.shard, dagId });
+    return this.dagRow(dag);
+  }
+
+  async triggerRun(dagId: string): Promise<RunRow> {
+    const dag = this.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    // The SQL store retries a collision on (dag_id, scheduled_at) with clock_timestamp(),
+    // which moves on by microseconds; virtual time stands still within an event, so the
+    // retry here moves on by one millisecond instead.
+    const now = this.nowMs();
+    for (let k = 0; k < 3; k++) {
+      if (this.slotTaken(dagId, now + k)) continue;
+      const run = this.insertRun(dag, now + k, 'manual', null);
+      this.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id });
+      return this.runRow(run);
+    }
+    throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  async getRun(runId: string): Promise<RunRow> {
+    const run = this.runs.get(runId);
+    if (!run) throw new NotFoundError(`run ${runId} does not exist`, { runId });
+    return this.runRow(run);
+  }
+
+  async listRuns(query: ListRunsQuery): Promise<RunRow[]> {
+    const limit = Math.min(Math.max(query.limit ?? 50, 1), 1_000);
+    const before = query.beforeId !== undefined && isId(query.beforeId) ? Number(query.beforeId) : Number.POSITIVE_INFINITY;
+    const out: RunRow[] = [];
+    // Runs are inserted in id order, so walking the map backwards is newest first.
+    const all = [...this.runs.values()];
+    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+      const r = all[i]!;
+      if (r.num >= before) continue;
+      if (query.dagId !== undefined && r.dagId !== query.dagId) continue;
+      if (query.state !== undefined && r.state !== query.state) continue;
+      out.push(this.runRow(r));
+    }
+    return out;
+  }
+
+  async listJobs(runId: string): Promise<JobRow[]> {
+    const run = this.runs.get(runId);
+    if (!run) return [];
+    return run.jobIds.map((id) => this.jobRow(this.jobs.get(id)!));
+  }
+
+  async getJob(jobId: string): Promise<JobRow> {
+    const job = this.jobs.get(jobId);
+    if (!job) throw new NotFoundError(`job ${jobId} does not exist`, { jobId });
+    return this.jobRow(job);
+  }
+
+  async getResult(jobId: string): Promise<ResultRow | null> {
+    const row = this.results.get(jobId);
+    return row ? { ...row } : null;
+  }
+
+  // ---- leader operations -------------------------------------------------------------------
+
+  async dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
+    const now = this.nowMs();
+    const max = Math.max(0, Math.floor(limit));
+    const found: MemDag[] = [];
+    const seen = new Set<string>();
+    for (const token of tokens) {
+      if (!this.leads(token, now)) continue;
+      const heap = this.dueIndex.get(token.shard);
+      if (!heap) continue;
+      this.pruneDue(heap);
+      heap.walkWhile((e) => {
+        if (e.atMs > now) return false;
+        const dag = this.dags.get(e.id);
+        if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !seen.has(dag.id)) {
+          seen.add(dag.id);
+          found.push(dag);
+        }
+        return true;
+      });
+    }
+    found.sort((a, b) => a.nextRunAtMs! - b.nextRunAtMs! || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return {
+      now: date(now),
+      dags: found.slice(0, max).map((d) => ({ id: d.id, shard: d.shard, version: d.version, spec: this.specOf(d), nextRunAt: date(d.nextRunAtMs!) })),
+    };
+  }
+
+  async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'createScheduledRuns');
+    const dag = this.dags.get(dagId);
+    if (!dag || dag.shard !== token.shard || dag.paused || dag.nextRunAtMs !== expectedNextRunAt.getTime()) return [];
+    dag.nextRunAtMs = nextRunAt === null ? null : nextRunAt.getTime();
+    this.indexDue(dag);
+    this.emit({ op: 'dag:next-run', atMs: now, dagId, token, nextRunAtMs: dag.nextRunAtMs });
+    const created: MemRun[] = [];
+    for (const slot of slots) {
+      const at = slot.getTime();
+      if (this.slotTaken(dagId, at)) continue;
+      created.push(this.insertRun(dag, at, 'schedule', token));
+    }
+    return created.sort((a, b) => a.scheduledAtMs - b.scheduledAtMs).map((r) => this.runRow(r));
+  }
+
+  async loadShard(token: LeaderToken): Promise<ShardSnapshot> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'loadShard');
+    const active = [...(this.activeRunsByShard.get(token.shard) ?? [])].map((id) => this.runs.get(id)!).sort((a, b) => a.num - b.num);
+    const jobs: JobRow[] = [];
+    const versions = new Map<string, DagSpec>();
+    for (const run of active) {
+      for (const id of run.jobIds) jobs.push(this.jobRow(this.jobs.get(id)!));
+      const key = `${run.dagId}@${run.dagVersion}`;
+      if (!versions.has(key)) {
+        const v = this.versions.get(run.dagId)?.find((x) => x.version === run.dagVersion);
+        if (v) versions.set(key, v.spec);
+      }
+    }
+    jobs.sort((a, b) => Number(a.id) - Number(b.id));
+    return { runs: active.map((r) => this.runRow(r)), jobs, versions, now: date(now) };
+  }
+
+  async queuedRuns(token: LeaderToken): Promise<RunRow[]> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'queuedRuns');
+    return [...(this.activeRunsByShard.get(token.shard) ?? [])]
+      .map((id) => this.runs.get(id)!)
+      .filter((r) => r.state === 'queued')
+      .sort((a, b) => a.num - b.num)
+      .map((r) => this.runRow(r));
+  }
+
+  async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'startRun');
+    const run = this.runs.get(runId);
+    if (!run || run.shard !== token.shard || run.state !== 'queued') return [];
+    run.state = 'running';
+    run.startedAtMs = now;
+    const rows: JobRow[] = [];
+    for (const j of newJobs) {
+      const num = this.nextJobNum++;
+      const job: MemJob = {
+        num,
+        id: String(num),
+        runId: run.id,
+        dagId: run.dagId,
+        shard: run.shard,
+        taskId: j.taskId,
+        state: j.state,
+        attempt: 0,
+        maxAttempts: j.maxAttempts,
+        fence: 0,
+        holder: null,
+        leaseExpiresAtMs: null,
+        nextAttemptAtMs: null,
+        priority: j.priority,
+        retryBackoffMs: j.retryBackoffMs,
+        retryBackoffMaxMs: j.retryBackoffMaxMs,
+        timeoutMs: j.timeoutMs,
+        readyAtMs: j.state === 'ready' ? now : null,
+        leasedAtMs: null,
+        endedAtMs: null,
+        lastError: null,
+      };
+      this.jobs.set(job.id, job);
+      run.jobIds.push(job.id);
+      rows.push(this.jobRow(job));
+    }
+    this.emit({ op: 'run:started', atMs: now, runId, dagId: run.dagId, token, jobIds: [...run.jobIds] });
+    return rows;
+  }
+
+  async promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]> {
+    return this.moveJobs(token, jobIds, 'promoteJobs', ['waiting'], 'ready');
+  }
+
+  async markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]> {
+    return this.moveJobs(token, jobIds, 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed');
+  }
+
+  async finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'finishRun');
+    const run = this.runs.get(runId);
+    if (!run || run.shard !== token.shard || run.state !== 'running') return false;
+    run.state = state;
+    run.endedAtMs = now;
+    this.activeRunsByShard.get(run.shard)?.delete(run.id);
+    this.emit({ op: 'run:finished', atMs: now, runId, dagId: run.dagId, token, state });
+    return true;
+  }
+
+  async grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+    const valid = grants.filter((g) => isId(g.jobId));
+    if (valid.length === 0) return [];
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'grantLeases');
+    const seen = new Set<string>();
+    const out: GrantedLease[] = [];
+    for (const g of valid) {
+      // A job named twice in one batch is granted once, to the first grant that names it.
+      if (seen.has(g.jobId)) continue;
+      seen.add(g.jobId);
+      const job = this.jobs.get(g.jobId);
+      if (!job || job.shard !== token.shard || !this.grantable(job, now)) continue;
+      out.push(this.lease(job, g.workerId, ttlMs, now, token));
+    }
+    return out;
+  }
+
+  /** ready -> leased with fence + 1, attempt + 1, holder and expiry, in one step. */
+  protected lease(job: MemJob, workerId: string, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
+    job.state = 'leased';
+    job.fence += 1;
+    job.attempt += 1;
+    job.holder = workerId;
+    job.leaseExpiresAtMs = now + ttlMs;
+    job.leasedAtMs = now;
+    job.nextAttemptAtMs = null;
+    this.indexLease(job);
+    this.emit({ op: 'job:granted', atMs: now, jobId: job.id, dagId: job.dagId, workerId, fence: job.fence, expiresAtMs: now + ttlMs, token });
+    return { jobId: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId, workerId, fence: job.fence, attempt: job.attempt, leaseExpiresAt: date(now + ttlMs) };
+  }
+
+  async sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, 'sweepExpired');
+    const max = Math.max(1, Math.floor(limit));
+    const heap = this.leaseIndex.get(token.shard);
+    const expired: MemJob[] = [];
+    if (heap) {
+      this.pruneLeases(heap);
+      heap.walkWhile((e) => {
+        if (e.atMs > now) return false;
+        const job = this.jobs.get(e.id);
+        if (job && job.state === 'leased' && job.leaseExpiresAtMs === e.atMs && !expired.includes(job)) expired.push(job);
+        return true;
+      });
+    }
+    expired.sort((a, b) => a.leaseExpiresAtMs! - b.leaseExpiresAtMs! || a.num - b.num);
+    const swept: SweptJob[] = [];
+    for (const job of expired.slice(0, max).sort((a, b) => a.num - b.num)) {
+      const holder = job.holder;
+      const retry = job.attempt < job.maxAttempts;
+      job.fence = this.revokedFence(job.fence);
+      job.holder = null;
+      job.leaseExpiresAtMs = null;
+      this.leased.delete(job.id);
+      job.state = retry ? 'ready' : 'failed';
+      job.nextAttemptAtMs = retry ? now + this.backoffMs(job) : null;
+      if (retry) job.readyAtMs = now;
+      job.endedAtMs = retry ? null : now;
+      job.lastError = `lease of ${holder ?? 'unknown worker'} expired`;
+      this.emit({ op: 'job:swept', atMs: now, jobId: job.id, dagId: job.dagId, fence: job.fence, state: retry ? 'ready' : 'failed', token });
+      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs) });
+    }
+    return swept;
+  }
+
+  // ---- worker operations ---------------------------------------------------------------------
+
+  async renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+    const now = this.nowMs();
+    // Decide every ref against the rows as they were before this statement, as one SQL
+    // statement does, then write the renewals.
+    const accepted = refs.map((ref) => {
+      if (!isId(ref.jobId)) return false;
+      const job = this.jobs.get(ref.jobId);
+      return !!job && this.fenceAccepts(job, ref, now);
+    });
+    const outcomes: RenewOutcome[] = [];
+    refs.forEach((ref, i) => {
+      if (accepted[i]) {
+        const job = this.jobs.get(ref.jobId)!;
+        if (job.leaseExpiresAtMs !== now + ttlMs) {
+          job.leaseExpiresAtMs = now + ttlMs;
+          this.indexLease(job);
+        }
+        this.emit({ op: 'job:renewed', atMs: now, jobId: job.id, workerId: ref.workerId, fence: ref.fence, expiresAtMs: now + ttlMs });
+        outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: date(now + ttlMs) });
+      } else {
+        const error = this.refusal(ref, 'renewLease', now);
+        outcomes.push({ jobId: ref.jobId, ok: false, code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND', message: error.message });
+      }
+    });
+    return outcomes;
+  }
+
+  async completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
+    const output = JSON.stringify(result.output ?? null);
+    this.assertResultSize(ref, utf8ByteLength(output) + utf8ByteLength(result.logs ?? ''));
+    const now = this.nowMs();
+    const job = this.fencedJob(ref, 'completeJob', now, true);
+    job.state = 'succeeded';
+    job.endedAtMs = now;
+    job.leaseExpiresAtMs = null;
+    this.leased.delete(job.id);
+    this.emit({ op: 'job:completed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
+    this.writeResult(job, 'succeeded', result.output ?? null, null, result.logs ?? null, now);
+    return this.jobRow(job);
+  }
+
+  async failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+    this.assertResultSize(ref, utf8ByteLength(failure.error) + utf8ByteLength(failure.logs ?? ''));
+    const now = this.nowMs();
+    const job = this.fencedJob(ref, 'failJob', now, true);
+    const retry = failure.retryable && job.attempt < job.maxAttempts;
+    job.state = retry ? 'ready' : 'failed';
+    job.nextAttemptAtMs = retry ? now + this.backoffMs(job) : null;
+    if (retry) job.readyAtMs = now;
+    job.endedAtMs = retry ? null : now;
+    job.leaseExpiresAtMs = null;
+    job.lastError = failure.error;
+    this.leased.delete(job.id);
+    this.emit({ op: retry ? 'job:retry' : 'job:failed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
+    this.writeResult(job, 'failed', null, failure.error, failure.logs ?? null, now);
+    return this.jobRow(job);
+  }
+
+  async releaseJob(ref: LeaseRef): Promise<JobRow> {
+    const now = this.nowMs();
+    const job = this.fencedJob(ref, 'releaseJob', now, false);
+    job.state = 'ready';
+    job.fence = this.revokedFence(job.fence);
+    job.attempt = Math.max(job.attempt - 1, 0);
+    job.holder = null;
+    job.leaseExpiresAtMs = null;
+    job.nextAttemptAtMs = null;
+    job.readyAtMs = now;
+    this.leased.delete(job.id);
+    this.emit({ op: 'job:released', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence, newFence: job.fence });
+    return this.jobRow(job);
+  }
+
+  // ---- workers -------------------------------------------------------------------------------
+
+  async registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+    const now = date(this.nowMs());
+    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
+    this.workers.set(worker.id, row);
+    return { ...row };
+  }
+
+  async heartbeatWorkers(workerIds: string[], nodeId: string | null): Promise<void> {
+    const now = date(this.nowMs());
+    for (const id of workerIds) {
+      const row = this.workers.get(id);
+      if (!row) continue;
+      row.lastSeen = now;
+      if (nodeId !== null) row.nodeId = nodeId;
+    }
+  }
+
+  async listWorkers(withinMs: number): Promise<WorkerRow[]> {
+    const cutoff = this.nowMs() - withinMs;
+    return [...this.workers.values()]
+      .filter((w) => w.lastSeen.getTime() >= cutoff)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((w) => ({ ...w }));
+  }
+
+  async listLeasedJobs(workerId?: string): Promise<JobRow[]> {
+    const out: MemJob[] = [];
+    for (const id of this.leased) {
+      const job = this.jobs.get(id)!;
+      if (job.state === 'leased' && (workerId === undefined || job.holder === workerId)) out.push(job);
+    }
+    return out.sort((a, b) => a.num - b.num).map((j) => this.jobRow(j));
+  }
+
+  // ---- event log -------------------------------------------------------------------------------
+
+  async appendEvents(events: NewEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const at = date(this.nowMs());
+    for (const e of events) {
+      this.events.push({
+        id: String(this.nextEventNum++),
+        at,
+        type: e.type,
+        shard: e.shard ?? null,
+        dagId: e.dagId ?? null,
+        runId: e.runId != null && isId(e.runId) ? e.runId : null,
+        jobId: e.jobId != null && isId(e.jobId) ? e.jobId : null,
+        workerId: e.workerId ?? null,
+        nodeId: e.nodeId ?? null,
+        fence: e.fence ?? null,
+        epoch: e.epoch ?? null,
+        data: e.data ?? {},
+      });
+    }
+    // Trim in large steps so the cost of dropping old rows stays amortised O(1).
+    if (this.events.length > this.eventLogLimit * 1.5) this.events = this.events.slice(this.events.length - this.eventLogLimit);
+  }
+
+  async listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
+    const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
+    const match = (e: EventRow): boolean =>
+      (query.runId === undefined || (isId(query.runId) && e.runId === query.runId)) &&
+      (query.jobId === undefined || (isId(query.jobId) && e.jobId === query.jobId)) &&
+      (query.type === undefined || e.type === query.type);
+    if (query.afterId !== undefined && isId(query.afterId)) {
+      const after = Number(query.afterId);
+      const out: EventRow[] = [];
+      for (const e of this.events) {
+        if (Number(e.id) > after && match(e)) out.push(e);
+        if (out.length >= limit) break;
+      }
+      return out.map((e) => ({ ...e }));
+    }
+    const out: EventRow[] = [];
+    for (let i = this.events.length - 1; i >= 0 && out.length < limit; i--) if (match(this.events[i]!)) out.push(this.events[i]!);
+    return out.reverse().map((e) => ({ ...e }));
+  }
+
+  // ---- notices ---------------------------------------------------------------------------------
+
+  async notify(notice: StoreNotice): Promise<void> {
+    this.publish(notice);
+  }
+
+  async subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>> {
+    this.listeners.add(listener);
+    return async () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  protected emit(write: StoreWrite): void {
+    this.observer?.(write);
+  }
+
+  /**
+   * Notices go out after the statement that sent them, as pg_notify delivers on commit;
+   * a microtask keeps a listener from running inside the write that published it.
+   */
+  private publish(notice: StoreNotice): void {
+    for (const listener of [...this.listeners]) queueMicrotask(() => listener(notice));
+  }
+
+  private deposed(token: LeaderToken, operation: string): DeposedLeaderError {
+    return new DeposedLeaderError(`${operation} refused: node ${token.nodeId} no longer leads shard ${token.shard} under epoch ${token.epoch}`, {
+      shard: token.shard,
+      nodeId: token.nodeId,
+      epoch: token.epoch,
+      operation,
+    });
+  }
+
+  private moveJobs(token: LeaderToken, jobIds: string[], operation: string, from: JobState[], to: JobState): string[] {
+    const now = this.nowMs();
+    if (!this.leads(token, now)) throw this.deposed(token, operation);
+    const moved: string[] = [];
+    for (const id of new Set(jobIds)) {
+      const job = this.jobs.get(id);
+      if (!job || job.shard !== token.shard || !from.includes(job.state)) continue;
+      job.state = to;
+      if (to === 'ready') job.readyAtMs = now;
+      else job.endedAtMs = now;
+      moved.push(id);
+      this.emit({ op: to === 'ready' ? 'job:promoted' : 'job:upstream_failed', atMs: now, jobId: id, token });
+    }
+    return moved;
+  }
+
+  /**
+   * The job a fenced write may change, or the typed refusal. With `checkResults`, a write
+   * is also refused when the result store already holds this fence or a higher one, so the
+   * job update and the result write cannot disagree.
+   */
+  private fencedJob(ref: LeaseRef, operation: string, now: number, checkResults: boolean): MemJob {
+    const job = isId(ref.jobId) ? this.jobs.get(ref.jobId) : undefined;
+    const held = this.results.get(ref.jobId);
+    if (job && this.fenceAccepts(job, ref, now) && !(checkResults && held && held.fence >= ref.fence)) return job;
+    throw this.refusal(ref, operation, now);
+  }
+
+  /** Why a fenced write was refused, classified from the job as it is now (as fencing.ts does). */
+  private refusal(ref: LeaseRef, operation: string, now: number): FencelineError {
+    const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };
+    const job = isId(ref.jobId) ? this.jobs.get(ref.jobId) : undefined;
+    if (!job) return new NotFoundError(`${operation} refused: job ${ref.jobId} does not exist`, { ...base, recordFence: null });
+    const details = { ...base, recordFence: job.fence, holder: job.holder, state: job.state };
+    if (ref.fence < job.fence) return new StaleFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} is stale (the record is at ${job.fence})`, details);
+    if (ref.fence > job.fence) return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
+    const live = job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now;
+    const why = job.state !== 'leased' ? `the job is ${job.state}` : job.holder !== ref.workerId ? `it is held by ${job.holder}` : live ? 'the result store already holds this fence' : 'the lease expired';
+    return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
+  }
+
+  private assertResultSize(ref: LeaseRef, bytes: number): void {
+    if (bytes > LIMITS.maxResultBytes) {
+      throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, { jobId: ref.jobId, bytes, limitBytes: LIMITS.maxResultBytes });
+    }
+  }
+
+  /** The result store keeps the highest fence it has seen per job. */
+  private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, now: number): void {
+    const held = this.results.get(job.id);
+    if (held && held.fence >= job.fence) return;
+    this.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, writtenAt: date(now) });
+    this.emit({ op: 'result:written', atMs: now, jobId: job.id, workerId: job.holder!, fence: job.fence, outcome });
+  }
+
+  /** min(base * 2^(attempt - 1), max) for the attempt that just ended, as the SQL store computes it. */
+  private backoffMs(job: MemJob): number {
+    return retryBackoffMs(Math.max(job.attempt, 1), job.retryBackoffMs, job.retryBackoffMaxMs);
+  }
+
+  private insertRun(dag: MemDag, scheduledAtMs: number, trigger: 'schedule' | 'manual', token: LeaderToken | null): MemRun {
+    const now = this.nowMs();
+    const num = this.nextRunNum++;
+    const run: MemRun = {
+      num,
+      id: String(num),
+      dagId: dag.id,
+      dagVersion: dag.version,
+      shard: dag.shard,
+      scheduledAtMs,
+      trigger,
+      state: 'queued',
+      createdAtMs: now,
+      startedAtMs: null,
+      endedAtMs: null,
+      jobIds: [],
+    };
+    this.runs.set(run.id, run);
+    this.runKeys.set(`${dag.id}\u0000${scheduledAtMs}`, run.id);
+    let active = this.activeRunsByShard.get(dag.shard);
+    if (!active) this.activeRunsByShard.set(dag.shard, (active = new Set()));
+    active.add(run.id);
+    this.emit({ op: 'run:created', atMs: now, runId: run.id, dagId: dag.id, scheduledAtMs, trigger, token });
+    return run;
+  }
+
+  private indexDue(dag: MemDag): void {
+    if (dag.nextRunAtMs === null || dag.paused) return;
+    let heap = this.dueIndex.get(dag.shard);
+    if (!heap) this.dueIndex.set(dag.shard, (heap = new Heap(byEntry)));
+    heap.push({ atMs: dag.nextRunAtMs, id: dag.id, num: 0 });
+  }
+
+  /** Drops index entries at the top that no longer describe their DAG. */
+  private pruneDue(heap: Heap<IndexEntry>): void {
+    for (let top = heap.peek(); top; top = heap.peek()) {
+      const dag = this.dags.get(top.id);
+      if (dag && !dag.paused && dag.nextRunAtMs === top.atMs) return;
+      heap.pop();
+    }
+  }
+
+  private indexLease(job: MemJob): void {
+    this.leased.add(job.id);
+    let heap = this.leaseIndex.get(job.shard);
+    if (!heap) this.leaseIndex.set(job.shard, (heap = new Heap(byEntry)));
+    heap.push({ atMs: job.leaseExpiresAtMs!, id: job.id, num: job.num });
+  }
+
+  private pruneLeases(heap: Heap<IndexEntry>): void {
+    for (let top = heap.peek(); top; top = heap.peek()) {
+      const job = this.jobs.get(top.id);
+      if (job && job.state === 'leased' && job.leaseExpiresAtMs === top.atMs) return;
+      heap.pop();
+    }
+  }
+
+  private specOf(dag: MemDag): DagSpec {
+    const versions = this.versions.get(dag.id)!;
+    return versions[versions.length - 1]!.spec;
+  }
+
+  private dagRow(dag: MemDag): DagRow {
+    return {
+      id: dag.id,
+      shard: dag.shard,
+      version: dag.version,
+      spec: this.specOf(dag),
+      paused: dag.paused,
+      nextRunAt: dateOrNull(dag.nextRunAtMs),
+      createdAt: date(dag.createdAtMs),
+      updatedAt: date(dag.updatedAtMs),
+    };
+  }
+
+  private runRow(r: MemRun): RunRow {
+    return {
+      id: r.id,
+      dagId: r.dagId,
+      dagVersion: r.dagVersion,
+      shard: r.shard,
+      scheduledAt: date(r.scheduledAtMs),
+      trigger: r.trigger,
+      state: r.state,
+      createdAt: date(r.createdAtMs),
+      startedAt: dateOrNull(r.startedAtMs),
+      endedAt: dateOrNull(r.endedAtMs),
+    };
+  }
+
+  protected jobRow(j: MemJob): JobRow {
+    return {
+      id: j.id,
+      runId: j.runId,
+      dagId: j.dagId,
+      shard: j.shard,
+      taskId: j.taskId,
+      state: j.state,
+      attempt: j.attempt,
+      maxAttempts: j.maxAttempts,
+      fence: j.fence,
+      holder: j.holder,
+      leaseExpiresAt: dateOrNull(j.leaseExpiresAtMs),
+      nextAttemptAt: dateOrNull(j.nextAttemptAtMs),
+      priority: j.priority,
+      retryBackoffMs: j.retryBackoffMs,
+      retryBackoffMaxMs: j.retryBackoffMaxMs,
+      timeoutMs: j.timeoutMs,
+      readyAt: dateOrNull(j.readyAtMs),
+      leasedAt: dateOrNull(j.leasedAtMs),
+      endedAt: dateOrNull(j.endedAtMs),
+      lastError: j.lastError,
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import type { Store, StoreNotice } from '@fenceline/core';
+import type { SimProcess } from '../engine/process';
+import { callOver, type Link } from './link';
+
+/**
+ * The store as one process sees it: every call crosses that process's link (latency,
+ * slow periods, cuts) and times out like a database client with a statement timeout;
+ * notices arrive over the same link and are lost while it is cut, as a LISTEN connection
+ * loses them when it drops. Everything else is the shared store itself.
+ */
+export function linkedStore(store: Store, link: Link, caller: SimProcess, timeoutMs: number, onCall?: (method: string) => void): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || typeof prop !== 'string') return value;
+      if (prop === 'close') return async () => undefined;
+      if (prop === 'subscribe') {
+        return async (listener: (notice: StoreNotice) => void) => {
+          const incarnation = caller.incarnation;
+          return target.subscribe((notice) => {
+            if (link.cut) return;
+            link.sim.after(link.delayMs(), `${caller.id} notice ${notice.kind}`, () => {
+              if (!link.cut) caller.deliver(incarnation, () => listener(notice));
+            });
+          });
+        };
+      }
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      const label = `${caller.id}>store.${prop}`;
+      return (...args: unknown[]) => {
+        onCall?.(prop);
+        return callOver(link, caller, null, label, timeoutMs, () => method.apply(target, args));
+      };
+    },
+  });
+}
