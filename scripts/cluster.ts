@@ -57,8 +57,11 @@ export class Cluster {
   }
 
   async start(): Promise<void> {
-    for (let i = 0; i < this.opts.schedulers; i++) this.startScheduler(i);
-    await Promise.all(this.schedulerUrls().map((u) => waitForHttp(`${u}/health`, 60_000)));
+    // One at a time: the first node takes every shard, the others stand by.
+    for (let i = 0; i < this.opts.schedulers; i++) {
+      this.startScheduler(i);
+      await waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000);
+    }
     for (let i = 0; i < this.opts.workers; i++) this.startWorker(i);
   }
 

@@ -29,6 +29,9 @@ async function main(): Promise<void> {
     },
     onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
   });
+  // Contend for shards before answering /health, so a launcher that waits for health
+  // before starting the next node gets one leader and standbys rather than a split.
+  await node.start();
   const server = createSchedulerServer(node, config.workerToken);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -36,7 +39,6 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  await node.start();
   log.log('info', 'scheduler started', { url: `http://${config.host}:${port}`, leads: node.ledShards(), shardCount: node.config.shardCount });
 
   let stopping = false;
