@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRPCClientError } from '@trpc/client';
+import { schedulerClient, typedRefusal } from '../apps/worker/src/client';
+import { workerRouter } from '../apps/scheduler/src/api/worker-router';
+import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
+
+/** The code of a typed refusal from the scheduler, or the transport's HTTP status. */
+async function refusal(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (err) {
+    const typed = typedRefusal(err);
+    if (typed) return typed.code;
+    if (err instanceof TRPCClientError) return String((err.data as { code?: string } | undefined)?.code ?? err.message);
+    throw err;
+  }
+  throw new Error('the call was accepted');
+}
+
+describe('worker protocol against a real scheduler', () => {
+  let f: Fixture;
+  let url: string;
+  let token: string;
+  beforeAll(async () => {
+    f = await startFixture({ schedulers: 1, workers: 0 });
+    url = f.cluster.schedulerUrl(0);
+    token = f.cluster.opts.workerToken;
+  });
+  afterAll(async () => f?.stop());
+
+  it('refuses every procedure without the worker token, and answers /health without it', async () => {
+    const names = Object.keys(workerRouter._def.procedures).filter((n) => n !== 'hello');
+    expect(names.length).toBeGreaterThanOrEqual(6);
+    for (const name of names) {
+      const res = await fetch(`${url}/trpc/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status, name).toBe(401);
+    }
+    const wrong = await fetch(`${url}/trpc/register`, { method: 'POST', headers: { authorization: 'Bearer not-the-token', 'content-type': 'application/json' }, body: '{}' });
+    expect(wrong.status).toBe(401);
+    expect((await fetch(`${url}/metrics`)).status).toBe(401);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+
+  it('refuses malformed input with a 400 and no write', async () => {
+    const res = await fetch(`${url}/trpc/complete`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ workerId: 'w', jobId: 'drop table', fence: -1 }) });
+    expect(res.status).toBe(400);
+  });
+
+  it('refuses stale, forged, foreign, unknown and replayed writes, and counts each', async () => {
+    const client = schedulerClient(url, token);
+    await f.store.putDag({ id: 'abuse', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    await client.register.mutate({ workerId: 'honest', slots: 1 });
+    await client.register.mutate({ workerId: 'intruder', slots: 1 });
+    const polled = client.poll.mutate({ workerId: 'honest', slots: 1, free: 1, waitMs: 10_000 });
+    await f.store.triggerRun('abuse');
+    const [job] = await polled;
+    expect(job).toBeDefined();
+    const { jobId, fence } = job!;
+
+    const renewals = await client.renew.mutate({ workerId: 'honest', leases: [{ jobId, fence: fence + 1 }, { jobId, fence: fence - 1 }, { jobId: '987654321', fence: 1 }] });
+    expect(renewals.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['FORGED_FENCE', 'STALE_FENCE', 'NOT_FOUND']);
+    const foreign = await client.renew.mutate({ workerId: 'intruder', leases: [{ jobId, fence }] });
+    expect(foreign[0]).toMatchObject({ ok: false, code: 'LEASE_LOST' });
+
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: fence + 1 }))).toBe('FORGED_FENCE');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: fence - 1 }))).toBe('STALE_FENCE');
+    expect(await refusal(client.complete.mutate({ workerId: 'intruder', jobId, fence }))).toBe('LEASE_LOST');
+    expect(await refusal(client.fail.mutate({ workerId: 'intruder', jobId, fence, error: 'sabotage' }))).toBe('LEASE_LOST');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId: '987654321', fence: 1 }))).toBe('NOT_FOUND');
+    expect(await f.store.getResult(jobId)).toBeNull();
+
+    const done = await client.complete.mutate({ workerId: 'honest', jobId, fence, output: { answer: 42 } });
+    expect(done.state).toBe('succeeded');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence, output: { answer: 'replayed' } }))).toBe('LEASE_LOST');
+    const result = await f.store.getResult(jobId);
+    expect(result).toMatchObject({ fence, workerId: 'honest', outcome: 'succeeded', output: { answer: 42 } });
+
+    const metrics = await eventually(
+      'refusals in /metrics',
+      async () => {
+        const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+        return text.includes('reason="FORGED_FENCE"') ? text : null;
+      },
+      5_000,
+    );
+    const count = (reason: string): number => Number(metrics.match(new RegExp(`writes_refused_total\\{reason="${reason}"\\} (\\d+)`))?.[1] ?? 0);
+    expect(count('FORGED_FENCE')).toBe(2);
+    expect(count('STALE_FENCE')).toBe(2);
+    expect(count('NOT_FOUND')).toBe(2);
+    expect(count('LEASE_LOST')).toBe(4);
+    const events = await eventually('refusals in the event log', async () => {
+      const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
+      return rows.length >= 10 ? rows : null;
+    }, 5_000);
+    expect(events.filter((e) => e.workerId === 'intruder').length).toBe(3);
+  });
+});
