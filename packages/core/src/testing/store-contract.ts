@@ -27,6 +27,12 @@ const SHARD_COUNT = 4096;
 const SHORT_TTL_MS = 300;
 /** How far to advance past a short lease so it has certainly expired. */
 const PAST_TTL_MS = 450;
+/**
+ * A lease that must survive a few statements first (on a loaded CI machine a statement
+ * can stall for a while), yet still expire within the test.
+ */
+const MEDIUM_TTL_MS = 1_000;
+const PAST_MEDIUM_TTL_MS = 1_150;
 /** A lease (or shard lease) that outlives any test. */
 const LONG_TTL_MS = 60_000;
 
@@ -160,7 +166,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       it('raises the fence by one on every lease and every revocation', async () => {
         const { token, ready } = await startedRun({ maxAttempts: 3, retryBackoffMs: 0 });
         const f0 = ready.fence;
-        const first = await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        const first = await grantOne(token, ready.id, 'w1');
         expect(first.fence).toBe(f0 + 1);
         const released = await store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: 'w1' });
         expect(released).toMatchObject({ state: 'ready', fence: f0 + 2, attempt: 0, holder: null });
@@ -177,7 +183,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         const { token, ready } = await startedRun();
         const old = await grantOne(token, ready.id, 'w1');
         await store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
-        const current = await grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
+        const current = await grantOne(token, ready.id, 'w2', MEDIUM_TTL_MS);
         const outcomes = await store.renewLeases(
           [
             { jobId: ready.id, fence: old.fence, workerId: 'w1' },
@@ -192,8 +198,8 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(outcomes.map((o) => o.jobId)).toEqual([ready.id, ready.id, ready.id, '999999999999', ready.id]);
         const renewed = outcomes[4]!;
         expect(renewed.ok && renewed.leaseExpiresAt.getTime()).toBeGreaterThan(current.leaseExpiresAt.getTime());
-        // The renewal outlives the short TTL it was granted with.
-        await h.advanceMs(PAST_TTL_MS);
+        // The renewal outlives the TTL the lease was granted with.
+        await h.advanceMs(PAST_MEDIUM_TTL_MS);
         expect(await store.sweepExpired(token, 100)).toEqual([]);
         expect((await store.getJob(ready.id)).holder).toBe('w2');
       });
@@ -275,16 +281,16 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       });
 
       it('failJob retries after the backoff: a grant before it is refused, one after it succeeds', async () => {
-        const { token, ready } = await startedRun({ maxAttempts: 2, retryBackoffMs: 300 });
+        const { token, ready } = await startedRun({ maxAttempts: 2, retryBackoffMs: MEDIUM_TTL_MS });
         const lease = await grantOne(token, ready.id, 'w1');
         const before = await store.now();
         const failed = await store.failJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { error: 'boom', retryable: true, logs: 'trace' });
         expect(failed).toMatchObject({ state: 'ready', fence: lease.fence, lastError: 'boom', attempt: 1 });
-        expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + 300);
+        expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + MEDIUM_TTL_MS);
         expect(await store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom', logs: 'trace', fence: lease.fence });
         expect(await store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
 
-        await h.advanceMs(PAST_TTL_MS);
+        await h.advanceMs(PAST_MEDIUM_TTL_MS);
         const retry = await grantOne(token, ready.id, 'w2');
         expect(retry).toMatchObject({ attempt: 2, fence: lease.fence + 1 });
         // The last attempt fails for good even though the failure is retryable.
@@ -303,6 +309,12 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     });
 
     describe('shard leadership', () => {
+      it('initCluster fixes the shard count on first call and reports it after', async () => {
+        const first = await store.initCluster(SHARD_COUNT);
+        expect(first.shardCount).toBeGreaterThan(0);
+        expect(await store.initCluster(first.shardCount + 1)).toEqual(first);
+      });
+
       it('acquireShard by a second node while the first holds it returns null', async () => {
         const { shard } = dagIdInFreshShard('lead');
         const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
@@ -323,11 +335,13 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await refusedWith(store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
       });
 
-      it('renewShard extends the lease; after it lapses another node takes over with epoch + 1', async () => {
+      it('renewShard moves the expiry; after it lapses another node takes over with epoch + 1', async () => {
         const { shard } = dagIdInFreshShard('lead');
-        const first = await store.acquireShard(shard, 'node-a', SHORT_TTL_MS);
+        const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        const before = await store.now();
         const until = await store.renewShard(first!.token, SHORT_TTL_MS);
-        expect(until.getTime()).toBeGreaterThanOrEqual(first!.expiresAt.getTime());
+        expect(until.getTime()).toBeGreaterThanOrEqual(before.getTime() + SHORT_TTL_MS);
+        expect(until.getTime()).toBeLessThan(first!.expiresAt.getTime());
         await h.advanceMs(PAST_TTL_MS);
         const second = await store.acquireShard(shard, 'node-b', LONG_TTL_MS);
         expect(second).toMatchObject({ reason: 'expired', previousHolder: 'node-a', token: { epoch: first!.token.epoch + 1 } });
@@ -335,15 +349,17 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       });
 
       it('a write under an old epoch is refused with DeposedLeaderError and writes nothing', async () => {
-        const { token: old, dagId } = await leadFreshShard(SHORT_TTL_MS, 'deposed');
+        const { token: old, dagId } = await leadFreshShard(LONG_TTL_MS, 'deposed');
         await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
         const run = await store.triggerRun(dagId);
         const jobs = await store.startRun(old, run.id, newJobs());
         const ready = jobs.find((j) => j.taskId === 'a')!;
         const waiting = jobs.find((j) => j.taskId === 'b')!;
-        const leased = await grantOne(old, ready.id, 'w1', SHORT_TTL_MS);
         const queued = await store.triggerRun(dagId);
         const dag = await store.getDag(dagId);
+        // Shorten the shard lease only now, so the setup above cannot outlive it.
+        await store.renewShard(old, SHORT_TTL_MS);
+        const leased = await grantOne(old, ready.id, 'w1', SHORT_TTL_MS);
 
         await h.advanceMs(PAST_TTL_MS);
         const taken = await store.acquireShard(old.shard, unique('node'), LONG_TTL_MS);
@@ -538,6 +554,17 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(dag.spec.tasks.map((t) => t.id)).toEqual(['a', 'b']);
         expect((await store.getDagVersion(dagId, 1)).spec).toEqual(dag.spec);
         await refusedWith(store.getDagVersion(dagId, 2), 'NOT_FOUND');
+      });
+
+      it('concurrent puts of one DAG create consecutive versions', async () => {
+        const { dagId } = dagIdInFreshShard('concurrent');
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        const puts = await Promise.all(
+          ['one', 'two', 'three'].map((description) => store.putDag(spec(dagId, { description }), SHARD_COUNT)),
+        );
+        expect(puts.map((p) => p.version).sort()).toEqual([2, 3, 4]);
+        expect((await store.listDagVersions(dagId)).map((v) => v.version)).toEqual([1, 2, 3, 4]);
+        expect((await store.getDag(dagId)).version).toBe(4);
       });
 
       it('a new version moves next_run_at only when the schedule changed', async () => {

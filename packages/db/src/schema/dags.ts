@@ -23,9 +23,10 @@ export const dags = pgTable(
     // shard leading and the predicate in the index, that is a range scan per shard even
     // with 100,000 DAGs, and paused or manual DAGs cost nothing.
     index('dags_due_idx').on(t.shard, t.nextRunAt).where(sql`not ${t.paused} and ${t.nextRunAt} is not null`),
-    // The console sorts the DAG list by these; an index keeps offset/limit pages cheap.
-    index('dags_updated_at_idx').on(t.updatedAt),
-    index('dags_next_run_at_idx').on(t.nextRunAt),
+    // The console sorts the DAG list by these (id breaking ties); with the tie-breaker in
+    // the index a page is an index walk instead of a sort of every DAG.
+    index('dags_updated_at_id_idx').on(t.updatedAt, t.id),
+    index('dags_next_run_at_id_idx').on(t.nextRunAt, t.id),
   ],
 );
 

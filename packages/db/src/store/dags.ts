@@ -123,7 +123,9 @@ export async function listDags(db: Executor, query: ListDagsQuery): Promise<{ ro
   const order: SQL =
     sortColumn === 'id'
       ? sql`d.id ${direction}`
-      : sql`${sql.raw(`d.${sortColumn}`)} ${direction} nulls last, d.id ${direction}`;
+      : // PostgreSQL's default null placement (last ascending, first descending) matches
+        // the index, so a descending page is a backward index walk.
+        sql`${sql.raw(`d.${sortColumn}`)} ${direction}, d.id ${direction}`;
   const search = query.search?.trim();
   const where: SQL = search ? sql`d.id ilike ${`%${escapeLike(search)}%`}` : sql`true`;
   const page = await rows(
