@@ -1,0 +1,164 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useParams, useRouter } from 'next/navigation';
+import { useState } from 'react';
+import { LIVE_MS, useTRPC } from '@/client/trpc';
+import { DagGraph } from '@/components/dag-graph';
+import { diffLines, DiffView, prettySpec } from '@/components/diff';
+import { ErrorBox } from '@/components/errors';
+import { formatDuration, formatTime, relative, scheduleText } from '@/components/format';
+import { useRole } from '@/components/shell';
+import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
+
+export default function DagPage() {
+  const { id: rawId } = useParams<{ id: string }>();
+  const id = decodeURIComponent(rawId);
+  const trpc = useTRPC();
+  const role = useRole();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const dag = useQuery(trpc.dags.get.queryOptions({ id }, { refetchInterval: LIVE_MS }));
+  const [selectedRun, setSelectedRun] = useState<string | null>(null);
+  const runs = dag.data?.runs ?? [];
+  const runId = selectedRun ?? runs[0]?.id ?? null;
+  const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: LIVE_MS }));
+  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) });
+  const trigger = useMutation(trpc.dags.trigger.mutationOptions({ onSuccess: (run) => { setSelectedRun(run.id); void invalidate(); } }));
+  const pause = useMutation(trpc.dags.setPaused.mutationOptions({ onSuccess: () => void invalidate() }));
+  const catchup = useMutation(trpc.dags.setCatchup.mutationOptions({ onSuccess: () => void invalidate() }));
+  const [diffVersion, setDiffVersion] = useState<number | null>(null);
+
+  const d = dag.data?.dag;
+  const states: Record<string, string> = {};
+  const details: Record<string, string> = {};
+  if (timeline.data && timeline.data.run.id === runId) {
+    for (const j of timeline.data.jobs) {
+      states[j.job.taskId] = j.job.state;
+      if (j.job.attempt > 1) details[j.job.taskId] = `try ${j.job.attempt}`;
+    }
+  }
+  const versions = dag.data?.versions ?? [];
+  const shownDiff = diffVersion ?? d?.version ?? null;
+  const after = versions.find((v) => v.version === shownDiff);
+  const before = versions.find((v) => v.version === (shownDiff ?? 0) - 1);
+
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            <span data-testid="dag-title">{id}</span> <LiveDot fetching={dag.isFetching} />
+          </>
+        }
+        subtitle={d ? `${d.spec.name ?? 'Untitled'} · ${scheduleText(d.spec.schedule)} · version ${d.version} · shard ${d.shard}` : undefined}
+        actions={
+          d && role === 'operator' ? (
+            <>
+              <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => trigger.mutate({ id })}>
+                ▶ Trigger run
+              </button>
+              <button data-testid="toggle-pause" disabled={pause.isPending} onClick={() => pause.mutate({ id, paused: !d.paused })}>
+                {d.paused ? 'Resume' : 'Pause'}
+              </button>
+              <button data-testid="edit-dag" onClick={() => router.push(`/editor?dag=${encodeURIComponent(id)}`)}>
+                Edit
+              </button>
+            </>
+          ) : null
+        }
+      />
+      <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
+      <ErrorBox error={trigger.error} what="Trigger" />
+      <ErrorBox error={pause.error} what="Pause / resume" />
+      {d ? (
+        <>
+          <div className="chips">
+            {d.paused ? <span className="badge state-paused" data-testid="paused-badge">paused</span> : <span className="badge state-succeeded">active</span>}
+            <span className="chip">next run: {d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, dag.data!.now)})` : 'manual only'}</span>
+            <span className="chip">max active runs: {d.spec.maxActiveRuns}</span>
+            <span className="chip">cap: {d.spec.capFraction !== undefined ? `${d.spec.capFraction * 100}% (own)` : 'cluster default'}</span>
+            <label className="chip">
+              catch-up:{' '}
+              <select
+                data-testid="catchup-policy"
+                value={d.spec.catchup.policy}
+                disabled={role !== 'operator' || catchup.isPending}
+                onChange={(e) => catchup.mutate({ id, catchup: { ...d.spec.catchup, policy: e.target.value as 'none' | 'latest' | 'all' } })}
+              >
+                <option value="none">none</option>
+                <option value="latest">latest</option>
+                <option value="all">all</option>
+              </select>
+            </label>
+          </div>
+          <ErrorBox error={catchup.error} what="Changing catch-up" />
+          <Card
+            title={
+              <>
+                Graph {runId ? <span className="muted">· run #{runId}</span> : <span className="muted">· no run yet</span>}
+                {timeline.data && timeline.data.run.id === runId ? <> <StateBadge state={timeline.data.run.state} testId="graph-run-state" /></> : null}
+              </>
+            }
+            actions={runId ? <Link href={`/runs/${runId}`}>Run detail →</Link> : null}
+          >
+            <DagGraph tasks={(timeline.data?.run.id === runId ? timeline.data.spec : d.spec).tasks} states={states} details={details} />
+          </Card>
+          <div className="grid-2">
+            <Card title="Runs">
+              {runs.length === 0 ? (
+                <Empty>No runs yet.</Empty>
+              ) : (
+                <table className="table compact" data-testid="run-history">
+                  <thead>
+                    <tr>
+                      <th>Run</th>
+                      <th>State</th>
+                      <th>Trigger</th>
+                      <th>Scheduled</th>
+                      <th className="num">Duration</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {runs.map((r) => (
+                      <tr key={r.id} className={r.id === runId ? 'selected' : ''} onClick={() => setSelectedRun(r.id)} data-testid={`run-row-${r.id}`}>
+                        <td>
+                          <Link href={`/runs/${r.id}`}>#{r.id}</Link> <span className="muted small">v{r.dagVersion}</span>
+                        </td>
+                        <td>
+                          <StateBadge state={r.state} />
+                        </td>
+                        <td className="muted">{r.trigger}</td>
+                        <td className="muted small">{formatTime(r.scheduledAt)}</td>
+                        <td className="num">{r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(dag.data!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </Card>
+            <Card title="Versions">
+              <ul className="versions" data-testid="version-list">
+                {[...versions].reverse().map((v) => (
+                  <li key={v.version}>
+                    <button className={`link ${v.version === shownDiff ? 'strong' : ''}`} onClick={() => setDiffVersion(v.version)} data-testid={`version-${v.version}`}>
+                      v{v.version}
+                    </button>{' '}
+                    <span className="muted small">{formatTime(v.createdAt)}</span> {v.version === d.version ? <span className="badge">current</span> : null}
+                  </li>
+                ))}
+              </ul>
+              {after ? (
+                <>
+                  <div className="muted small">{before ? `Changes from v${before.version} to v${after.version}` : `v${after.version} is the first version`}</div>
+                  <DiffView lines={diffLines(before ? prettySpec(before.spec) : '', prettySpec(after.spec))} />
+                </>
+              ) : null}
+            </Card>
+          </div>
+        </>
+      ) : null}
+    </>
+  );
+}

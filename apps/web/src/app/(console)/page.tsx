@@ -1,0 +1,85 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { LIVE_MS, useTRPC } from '@/client/trpc';
+import { BarChart } from '@/components/charts';
+import { ErrorBox } from '@/components/errors';
+import { percent, relative } from '@/components/format';
+import { Card, LiveDot, PageHeader, Stat } from '@/components/ui';
+
+export default function OverviewPage() {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.cluster.overview.queryOptions(undefined, { refetchInterval: LIVE_MS }));
+  const o = q.data;
+  const unled = o?.shards.filter((s) => !s.led) ?? [];
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            Overview <LiveDot fetching={q.isFetching} />
+          </>
+        }
+        subtitle={o ? `${o.dagCountEstimate.toLocaleString()} DAGs · ${o.runsActive} active runs · store time ${new Date(o.now).toLocaleTimeString()}` : 'Loading…'}
+      />
+      <ErrorBox error={q.error} what="Reading the overview" />
+      {o ? (
+        <>
+          <div className="stats">
+            <Stat testId="stat-running" label="Jobs running" value={o.jobsRunning} hint="leased to a worker now" />
+            <Stat testId="stat-ready" label="Ready" value={o.jobsReady} hint="waiting for a slot" />
+            <Stat testId="stat-capped" label="Waiting on the cap" value={o.jobsWaitingOnCap} tone={o.jobsWaitingOnCap > 0 ? 'warn' : undefined} hint={<Link href="/fair-share">see fair share</Link>} />
+            <Stat testId="stat-started" label="Started, last hour" value={o.startedLastHour.toLocaleString()} hint="leases granted" />
+            <Stat testId="stat-failed" label="Failed, last hour" value={o.failedLastHour} tone={o.failedLastHour > 0 ? 'bad' : 'good'} hint={`${o.succeededLastHour.toLocaleString()} succeeded`} />
+            <Stat testId="stat-fenced" label="Fenced writes refused" value={o.fencedWritesLastHour} tone={o.fencedWritesLastHour > 0 ? 'warn' : undefined} hint="last hour: stale or forged tokens" />
+          </div>
+          <div className="grid-2">
+            <Card title="Worker pool" actions={<Link href="/workers">Workers →</Link>}>
+              <div className="pool">
+                <div className="pool-figure" data-testid="pool-size">
+                  <strong>{o.poolSlots}</strong> slots on <strong>{o.liveWorkers}</strong> live workers
+                </div>
+                <div className="utilisation">
+                  <div className="meter big">
+                    <div className={`meter-fill ${o.utilisation >= 1 ? 'full' : ''}`} style={{ width: `${Math.min(1, o.utilisation) * 100}%` }} />
+                  </div>
+                  <span data-testid="utilisation">{percent(o.utilisation)} used</span>
+                </div>
+              </div>
+            </Card>
+            <Card
+              title={
+                <>
+                  Shard health{' '}
+                  {unled.length === 0 ? <span className="badge state-succeeded">all {o.shardCount} led</span> : <span className="badge state-failed">{unled.length} without a leader</span>}
+                </>
+              }
+              actions={<Link href="/shards">Shards →</Link>}
+            >
+              <div className="shard-grid" data-testid="shard-health">
+                {o.shards.map((s) => (
+                  <div key={s.shard} className={`shard-cell ${s.led ? 'led' : 'unled'}`} data-testid={`shard-cell-${s.shard}`} data-led={s.led} title={s.led ? `led by ${s.holder}, epoch ${s.epoch}, lease ${relative(s.expiresAt, o.now)}` : 'no live leader'}>
+                    <span className="shard-no">{s.shard}</span>
+                    <span className="shard-holder">{s.holder ?? 'no leader'}</span>
+                    <span className="shard-epoch">epoch {s.epoch}</span>
+                  </div>
+                ))}
+              </div>
+            </Card>
+          </div>
+          <Card title="Throughput: jobs finished per minute, last 30 minutes">
+            <BarChart testId="throughput-chart" values={o.throughput.map((t) => t.succeeded)} secondary={o.throughput.map((t) => t.failed)} labels={o.throughput.map((t) => new Date(t.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))} />
+            <div className="chart-axis">
+              <span>{new Date(o.throughput[0]!.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</span>
+              <span className="legend">
+                <i className="swatch ok" /> succeeded <i className="swatch bad" /> failed
+              </span>
+              <span>now</span>
+            </div>
+          </Card>
+        </>
+      ) : null}
+    </>
+  );
+}

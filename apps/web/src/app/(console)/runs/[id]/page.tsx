@@ -1,0 +1,151 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useParams } from 'next/navigation';
+import { useState } from 'react';
+import { LIVE_MS, useTRPC } from '@/client/trpc';
+import { DagGraph } from '@/components/dag-graph';
+import { ErrorBox } from '@/components/errors';
+import { formatDuration, formatTime, relative } from '@/components/format';
+import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
+import { Gantt } from './gantt';
+
+export default function RunPage() {
+  const { id } = useParams<{ id: string }>();
+  const trpc = useTRPC();
+  const q = useQuery(trpc.runs.timeline.queryOptions({ runId: id }, { refetchInterval: LIVE_MS }));
+  const [selected, setSelected] = useState<string | null>(null);
+  const t = q.data;
+  const job = t?.jobs.find((j) => j.job.taskId === selected) ?? null;
+  const result = useQuery(trpc.runs.result.queryOptions({ jobId: job?.job.id ?? '0' }, { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false }));
+  const states = Object.fromEntries(t?.jobs.map((j) => [j.job.taskId, j.job.state]) ?? []);
+  const counts = new Map<string, number>();
+  for (const j of t?.jobs ?? []) counts.set(j.job.state, (counts.get(j.job.state) ?? 0) + 1);
+  const end = t ? (t.run.endedAt ? new Date(t.run.endedAt).getTime() : new Date(t.now).getTime()) : 0;
+
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            Run #{id} {t ? <StateBadge state={t.run.state} testId="run-state" /> : null} <LiveDot fetching={q.isFetching} />
+          </>
+        }
+        subtitle={
+          t ? (
+            <>
+              <Link href={`/dags/${encodeURIComponent(t.run.dagId)}`}>{t.run.dagId}</Link> v{t.run.dagVersion} · {t.run.trigger} · scheduled {formatTime(t.run.scheduledAt)} · shard {t.run.shard}
+              {t.run.startedAt ? ` · ${t.run.endedAt ? 'took' : 'running for'} ${formatDuration(end - new Date(t.run.startedAt).getTime())}` : ''}
+            </>
+          ) : undefined
+        }
+      />
+      <ErrorBox error={q.error} what={`Reading run ${id}`} />
+      {t ? (
+        <>
+          <div className="chips">
+            {[...counts].map(([state, n]) => (
+              <span key={state} className="chip">
+                <span className={`dot state-${state}`} /> {n} {state.replace('_', ' ')}
+              </span>
+            ))}
+            {t.fencedWrites.length > 0 ? <span className="chip warn">{t.fencedWrites.length} fenced writes refused</span> : null}
+          </div>
+          <Card title="Graph">
+            <DagGraph tasks={t.spec.tasks} states={states} onSelect={setSelected} height={300} />
+          </Card>
+          <div className="run-layout">
+            <Card title="Timeline of every attempt">
+              <Gantt timeline={t} selected={selected} onSelect={setSelected} />
+            </Card>
+            <Card title={job ? `Job ${job.job.taskId}` : 'Job'} className="side">
+              {job ? (
+                <div className="job-detail" data-testid="job-detail">
+                  <div className="kv">
+                    <span>State</span>
+                    <StateBadge state={job.job.state} />
+                    <span>Job id</span>
+                    <code>{job.job.id}</code>
+                    <span>Fence</span>
+                    <code>{job.job.fence}</code>
+                    <span>Attempts</span>
+                    <span>
+                      {job.job.attempt} of {job.job.maxAttempts}
+                    </span>
+                    <span>Depends on</span>
+                    <span>{job.dependsOn.join(', ') || 'nothing (a root)'}</span>
+                    {job.job.holder ? (
+                      <>
+                        <span>Holder</span>
+                        <code>{job.job.holder}</code>
+                      </>
+                    ) : null}
+                    {job.job.state === 'leased' && job.job.leaseExpiresAt ? (
+                      <>
+                        <span>Lease</span>
+                        <span>expires {relative(job.job.leaseExpiresAt, t.now)}</span>
+                      </>
+                    ) : null}
+                  </div>
+                  {job.waitingReason ? (
+                    <div className="why" data-testid="waiting-reason">
+                      <strong>Why it waits:</strong> {job.waitingReason}
+                    </div>
+                  ) : null}
+                  {job.job.lastError ? <div className="error-box"><span className="error-code">LAST ERROR</span><span className="error-message">{job.job.lastError}</span></div> : null}
+                  <h3>Attempts</h3>
+                  <table className="table compact">
+                    <thead>
+                      <tr>
+                        <th>#</th>
+                        <th>Worker</th>
+                        <th>Fence</th>
+                        <th>Outcome</th>
+                        <th className="num">Took</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {job.attempts.map((a, i) => (
+                        <tr key={i}>
+                          <td>{a.attempt || i + 1}</td>
+                          <td>
+                            <code>{a.workerId ?? '–'}</code>
+                          </td>
+                          <td>
+                            <code>{a.fence}</code>
+                          </td>
+                          <td>
+                            <StateBadge state={a.outcome} />
+                            {a.error ? <div className="small muted">{a.error}</div> : null}
+                          </td>
+                          <td className="num">{formatDuration((a.endedAt ? new Date(a.endedAt).getTime() : new Date(t.now).getTime()) - new Date(a.grantedAt).getTime())}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                  <h3>Result and logs</h3>
+                  <ErrorBox error={result.error} what="Reading the result" />
+                  {result.data ? (
+                    <>
+                      <div className="muted small">
+                        {result.data.outcome} under fence {result.data.fence} by {result.data.workerId}, {formatTime(result.data.writtenAt)}
+                      </div>
+                      {result.data.error ? <pre className="logs bad">{result.data.error}</pre> : null}
+                      {result.data.output !== null && result.data.output !== undefined ? <pre className="logs">{JSON.stringify(result.data.output, null, 2)}</pre> : null}
+                      <pre className="logs" data-testid="job-logs">{result.data.logs ?? 'The worker captured no logs for this job.'}</pre>
+                    </>
+                  ) : result.isSuccess ? (
+                    <div className="muted">No result written yet.</div>
+                  ) : null}
+                </div>
+              ) : (
+                <div className="muted">Select a task in the graph or the timeline to see its attempts, why it waits, and its logs.</div>
+              )}
+            </Card>
+          </div>
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,127 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { LIVE_MS, useTRPC } from '@/client/trpc';
+import { Meter } from '@/components/charts';
+import { ErrorBox } from '@/components/errors';
+import { formatDuration, formatTime, relative } from '@/components/format';
+import { Card, Empty, LiveDot, PageHeader } from '@/components/ui';
+
+export default function WorkersPage() {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.cluster.workers.queryOptions(undefined, { refetchInterval: LIVE_MS }));
+  const w = q.data;
+  const now = w ? new Date(w.now).getTime() : Date.now();
+  const live = w?.workers.filter((x) => x.live) ?? [];
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            Workers <LiveDot fetching={q.isFetching} />
+          </>
+        }
+        subtitle={w ? `${live.length} live · ${live.reduce((s, x) => s + x.slots, 0)} slots · ${live.reduce((s, x) => s + x.leases.length, 0)} jobs running` : 'Loading…'}
+      />
+      <ErrorBox error={q.error} what="Reading workers" />
+      {w ? (
+        <>
+          <div className="worker-grid">
+            {w.workers.length === 0 ? <Empty>No worker has been seen in the last hour.</Empty> : null}
+            {w.workers.map((worker) => (
+              <Card
+                key={worker.id}
+                className={worker.live ? '' : 'gone'}
+                title={
+                  <span data-testid={`worker-${worker.id}`}>
+                    {worker.id} {worker.live ? <span className="badge state-succeeded">live</span> : <span className="badge state-failed">gone</span>}
+                  </span>
+                }
+              >
+                <div className="kv small">
+                  <span>Slots</span>
+                  <span>
+                    {worker.leases.length} / {worker.slots} busy <Meter value={worker.leases.length} max={worker.slots} />
+                  </span>
+                  <span>Scheduler</span>
+                  <code>{worker.nodeId ?? '–'}</code>
+                  <span>Last seen</span>
+                  <span>{relative(worker.lastSeen, now)}</span>
+                  <span>Up since</span>
+                  <span>{formatTime(worker.startedAt)}</span>
+                </div>
+                {worker.leases.length > 0 ? (
+                  <table className="table compact">
+                    <thead>
+                      <tr>
+                        <th>Job</th>
+                        <th className="num">Fence</th>
+                        <th className="num">Lease age</th>
+                        <th className="num">Last renewal</th>
+                        <th className="num">Expires</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {worker.leases.map((l) => (
+                        <tr key={l.jobId}>
+                          <td>
+                            <Link href={`/runs/${l.runId}`}>
+                              {l.dagId} / {l.taskId}
+                            </Link>
+                          </td>
+                          <td className="num">
+                            <code>{l.fence}</code>
+                          </td>
+                          <td className="num">{l.leasedAt ? formatDuration(now - new Date(l.leasedAt).getTime()) : '–'}</td>
+                          <td className="num" title="the lease's expiry minus the lease TTL: when it was last granted or renewed">
+                            {l.leaseExpiresAt ? relative(new Date(new Date(l.leaseExpiresAt).getTime() - w.leaseTtlMs), now) : '–'}
+                          </td>
+                          <td className="num">{relative(l.leaseExpiresAt, now)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                ) : (
+                  <div className="muted small">idle</div>
+                )}
+              </Card>
+            ))}
+          </div>
+          <Card title="Revoked leases and refused writes, last hour">
+            {w.revoked.length === 0 ? (
+              <Empty>No lease was revoked and no fenced write refused in the last hour.</Empty>
+            ) : (
+              <table className="table compact" data-testid="revoked">
+                <thead>
+                  <tr>
+                    <th>When</th>
+                    <th>What</th>
+                    <th>Worker</th>
+                    <th>Job</th>
+                    <th className="num">Fence</th>
+                    <th>Reason</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {w.revoked.map((r, i) => (
+                    <tr key={i}>
+                      <td className="small">{formatTime(r.at)}</td>
+                      <td>{r.type === 'lease:expired' ? 'lease expired, revoked' : 'write refused'}</td>
+                      <td>
+                        <code>{r.workerId ?? '–'}</code>
+                      </td>
+                      <td>{r.runId ? <Link href={`/runs/${r.runId}`}>{r.dagId ?? ''} job {r.jobId}</Link> : r.jobId ?? '–'}</td>
+                      <td className="num">{r.fence ?? '–'}</td>
+                      <td className="small">{r.reason ?? (r.type === 'lease:expired' ? 'not renewed within the TTL' : '–')}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Card>
+        </>
+      ) : null}
+    </>
+  );
+}

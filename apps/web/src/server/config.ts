@@ -1,0 +1,44 @@
+import { DEFAULTS } from '@fenceline/core';
+
+/** The console's settings, read from the environment once per process (see README.md). */
+export interface ConsoleConfig {
+  databaseUrl: string;
+  operatorToken: string | null;
+  viewerToken: string | null;
+  /** The cluster's fair-share cap as a fraction, for the arithmetic the console shows. */
+  capFraction: number;
+  /** Shard count for new DAGs when the cluster has not recorded one yet. */
+  shardCount: number;
+  /** A worker silent for longer than this is out of the pool (the schedulers' own window). */
+  workerLiveWindowMs: number;
+  /** The job lease TTL, used only to show when a live lease was last renewed. */
+  leaseTtlMs: number;
+}
+
+function numberFrom(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+let cached: ConsoleConfig | null = null;
+
+export function consoleConfig(): ConsoleConfig {
+  if (cached) return cached;
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('DATABASE_URL must be set for the console (the launcher passes the cluster\'s database URL).');
+  const capPercent = numberFrom('FENCELINE_CAP_PERCENT', DEFAULTS.capFraction * 100);
+  if (capPercent > 100) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got ${capPercent}`);
+  cached = {
+    databaseUrl,
+    operatorToken: process.env.FENCELINE_OPERATOR_TOKEN || null,
+    viewerToken: process.env.FENCELINE_VIEWER_TOKEN || null,
+    capFraction: capPercent / 100,
+    shardCount: numberFrom('FENCELINE_SHARDS', DEFAULTS.shardCount),
+    workerLiveWindowMs: numberFrom('FENCELINE_WORKER_LIVE_WINDOW_MS', 60_000),
+    leaseTtlMs: numberFrom('FENCELINE_LEASE_TTL_MS', DEFAULTS.leaseTtlMs),
+  };
+  return cached;
+}

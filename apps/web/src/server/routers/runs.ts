@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { runTimeline } from '@fenceline/db/console';
+import { router, settings, viewerProcedure, withStore } from '../trpc';
+
+const id = z.string().regex(/^[0-9]{1,18}$/, 'must be a numeric id');
+
+export const runsRouter = router({
+  timeline: viewerProcedure.input(z.object({ runId: id })).query(({ input }) => withStore((store) => runTimeline(store.db, input.runId, settings()))),
+  /** What the worker wrote for the job: output, error and captured logs, under the highest fence accepted. */
+  result: viewerProcedure.input(z.object({ jobId: id })).query(({ input }) => withStore((store) => store.getResult(input.jobId))),
+});

@@ -1,0 +1,31 @@
+import { openStore, type SqlStore } from '@fenceline/db';
+import { poolSnapshot } from '@fenceline/db/console';
+import { consoleConfig } from './config';
+
+/**
+ * One store (connection pool) per console process. It lives on globalThis so that module
+ * re-evaluation in development does not open a new pool on every edit.
+ */
+const holder = globalThis as unknown as { fencelineConsoleStore?: Promise<SqlStore> };
+
+export function consoleStore(): Promise<SqlStore> {
+  holder.fencelineConsoleStore ??= openStore({
+    databaseUrl: consoleConfig().databaseUrl,
+    applicationName: 'fenceline-console',
+    max: 8,
+  }).catch((err: unknown) => {
+    holder.fencelineConsoleStore = undefined;
+    throw err;
+  });
+  return holder.fencelineConsoleStore;
+}
+
+/**
+ * The cluster's recorded shard count (fixed when the cluster first started), which a new
+ * DAG must hash into. Before any scheduler recorded one, FENCELINE_SHARDS is what they will
+ * record, so the console reads rather than fixes it.
+ */
+export async function clusterShardCount(): Promise<number> {
+  const recorded = (await poolSnapshot((await consoleStore()).db, 60_000)).shardCount;
+  return recorded > 0 ? recorded : consoleConfig().shardCount;
+}

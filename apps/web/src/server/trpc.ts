@@ -1,0 +1,72 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import superjson from 'superjson';
+import { isFencelineError, type FencelineError } from '@fenceline/core';
+import { consoleConfig } from './config';
+import { readCookie, roleForSession, SESSION_COOKIE, type Role } from './session';
+import { consoleStore } from './store';
+
+export interface Context {
+  role: Role | null;
+  /** Response headers of this request, so sign-in can set its cookie. */
+  resHeaders: Headers;
+  secure: boolean;
+}
+
+export function createContext(opts: { req: Request; resHeaders: Headers }): Context {
+  const role = roleForSession(readCookie(opts.req.headers.get('cookie'), SESSION_COOKIE));
+  const secure = new URL(opts.req.url).protocol === 'https:' || opts.req.headers.get('x-forwarded-proto') === 'https';
+  return { role, resHeaders: opts.resHeaders, secure };
+}
+
+/** The wire form of a typed refusal, so the console shows the store's code and message as they are. */
+export interface FencelineErrorData {
+  code: FencelineError['code'];
+  message: string;
+  details: Record<string, unknown>;
+}
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    const fenceline: FencelineErrorData | null = isFencelineError(cause) ? cause.toJSON() : null;
+    return { ...shape, data: { ...shape.data, fenceline } };
+  },
+});
+
+export const router = t.router;
+export const publicProcedure = t.procedure;
+
+/**
+ * Every procedure but sign-in goes through one of these two: a viewer may read, an operator
+ * may also edit, trigger and pause. The refusal names the role that is missing.
+ */
+export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
+  if (ctx.role === null) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'UNAUTHORIZED: sign in with an operator or viewer token' });
+  return next({ ctx: { ...ctx, role: ctx.role } });
+});
+
+export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
+  if (ctx.role !== 'operator') throw new TRPCError({ code: 'FORBIDDEN', message: 'FORBIDDEN: this needs the operator role; you are signed in as a viewer' });
+  return next({ ctx });
+});
+
+/** Runs a store call, turning typed refusals into tRPC errors that keep the original as `cause`. */
+export async function withStore<T>(fn: (store: Awaited<ReturnType<typeof consoleStore>>) => Promise<T>): Promise<T> {
+  const store = await consoleStore();
+  try {
+    return await fn(store);
+  } catch (err) {
+    if (isFencelineError(err)) {
+      const code =
+        err.code === 'NOT_FOUND' ? 'NOT_FOUND' : err.code === 'UNAUTHORIZED' ? 'UNAUTHORIZED' : err.code === 'FORBIDDEN' ? 'FORBIDDEN' : err.code === 'DEPOSED_LEADER' || err.code === 'STALE_FENCE' || err.code === 'LEASE_LOST' ? 'CONFLICT' : 'BAD_REQUEST';
+      throw new TRPCError({ code, message: `${err.code}: ${err.message}`, cause: err });
+    }
+    throw err;
+  }
+}
+
+export function settings(): { capFraction: number; liveWindowMs: number } {
+  const config = consoleConfig();
+  return { capFraction: config.capFraction, liveWindowMs: config.workerLiveWindowMs };
+}

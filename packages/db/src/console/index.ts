@@ -1,0 +1,13 @@
+/**
+ * Read-only queries behind the operations console (apps/web). Writes from the console go
+ * through the Store interface (putDag, triggerRun, setPaused), never through this module.
+ */
+export { type ConsoleDb } from './sql';
+export { poolSnapshot, capOf, type PoolSnapshot } from './pool';
+export { overview, type Overview, type ShardHealth } from './overview';
+export { dagListPage, type DagListPage, type DagListRow } from './dag-list';
+export { fairShare, shareHistory, type DagShare, type FairShareSnapshot, type ShareHistory } from './fair-share';
+export { workersSnapshot, type WorkersSnapshot, type WorkerView, type WorkerLease, type RevokedLease } from './workers';
+export { shardsSnapshot, type ShardsSnapshot, type ShardView, type LeadershipChange } from './shards';
+export { runTimeline, type RunTimeline, type JobTimeline, type Attempt } from './timeline';
+export { seedDags } from './seed';

@@ -1,0 +1,99 @@
+import { sql } from 'drizzle-orm';
+import { date, dateOrNull, num, query, strOrNull, type ConsoleDb } from './sql';
+
+export interface ShardView {
+  shard: number;
+  holder: string | null;
+  epoch: number;
+  expiresAt: Date | null;
+  acquiredAt: Date | null;
+  led: boolean;
+  /** Other scheduler nodes alive now, any of which takes the shard when its lease runs out. */
+  standbys: string[];
+  activeRuns: number;
+}
+
+export interface LeadershipChange {
+  id: string;
+  at: Date;
+  type: string;
+  shard: number | null;
+  nodeId: string | null;
+  epoch: number | null;
+  previousHolder: string | null;
+  /** 'new', 'expired' (the old leader stopped renewing: crashed or stalled), 'released', or why a leader was deposed. */
+  reason: string | null;
+}
+
+export interface ShardsSnapshot {
+  now: Date;
+  shardCount: number;
+  /** Scheduler nodes seen alive: holders of live shard leases, nodes workers report to, and nodes that logged lately. */
+  nodes: string[];
+  shards: ShardView[];
+  history: LeadershipChange[];
+}
+
+export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number }): Promise<ShardsSnapshot> {
+  const [meta] = await query(db, sql`select now() as now, (select shard_count from cluster_config where id = 1) as shard_count`);
+  const shardCount = num(meta?.shard_count);
+  const shards = Array.from({ length: Math.max(shardCount, 1) }, (_, i) => i);
+  const leaseRows = await query(
+    db,
+    sql`select l.shard, l.holder, l.epoch, l.expires_at, l.acquired_at, l.holder is not null and l.expires_at > now() as live,
+          (select count(*) from runs r where r.shard = l.shard and r.state in ('queued', 'running')) as active_runs
+        from shard_leases l order by l.shard`,
+  );
+  // A node is alive when it holds a live shard lease, when a live worker reports to it,
+  // or when it wrote to the event log within the live window.
+  const nodeRows = await query(
+    db,
+    sql`select holder as node from shard_leases where holder is not null and expires_at > now()
+        union select node_id from workers where node_id is not null and last_seen >= now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond'
+        union select distinct node_id from events
+          where node_id is not null and at > now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond'
+            and type in ('leader:elected', 'worker:registered', 'lease:granted', 'job:succeeded')`,
+  );
+  const nodes = nodeRows.map((r) => String(r.node)).sort();
+  const byShard = new Map(leaseRows.map((r) => [num(r.shard), r]));
+  const historyRows = await query(
+    db,
+    sql`select id, at, type, shard, node_id, epoch, data from events
+        where type in ('leader:elected', 'leader:released', 'leader:deposed')
+        order by id desc limit 300`,
+  );
+  return {
+    now: date(meta?.now),
+    shardCount,
+    nodes,
+    shards: shards.map((shard) => {
+      const r = byShard.get(shard);
+      const led = r?.live === true;
+      const holder = strOrNull(r?.holder);
+      return {
+        shard,
+        holder,
+        epoch: num(r?.epoch),
+        expiresAt: dateOrNull(r?.expires_at),
+        acquiredAt: dateOrNull(r?.acquired_at),
+        led,
+        standbys: nodes.filter((n) => n !== holder),
+        activeRuns: num(r?.active_runs),
+      };
+    }),
+    history: historyRows.map((r) => {
+      const data = (r.data ?? {}) as Record<string, unknown>;
+      const reason = r.type === 'leader:elected' ? data.reason : r.type === 'leader:deposed' ? data.why : 'released';
+      return {
+        id: String(r.id),
+        at: date(r.at),
+        type: String(r.type),
+        shard: r.shard === null ? null : num(r.shard),
+        nodeId: strOrNull(r.node_id),
+        epoch: r.epoch === null ? null : num(r.epoch),
+        previousHolder: strOrNull(data.previousHolder),
+        reason: reason === undefined || reason === null ? null : String(reason),
+      };
+    }),
+  };
+}
