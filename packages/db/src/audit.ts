@@ -1,0 +1,101 @@
+import postgres from 'postgres';
+
+/**
+ * Read-only checks of the store's own records against the invariants of DESIGN.md, for
+ * the live chaos soak and tests. They read what the store kept (jobs, runs, results) and
+ * what the event log adds; a lost event can hide a violation but never invent one.
+ */
+export interface AuditReport {
+  /** I4: (dag, scheduled_at) pairs with more than one run. */
+  duplicateRuns: { dagId: string; scheduledAt: string; runs: number }[];
+  /** I3: accepted results whose fence or worker is not the job's final lease. */
+  resultsFromRevokedHolders: { jobId: string; resultFence: number; jobFence: number; resultWorker: string; jobHolder: string | null }[];
+  /** I3: jobs with more than one accepted completion in the event log. */
+  doubleAccepted: { jobId: string; accepted: number }[];
+  /** I7: jobs and runs not in a terminal state. */
+  nonTerminalJobs: number;
+  nonTerminalRuns: number;
+  /** I5: for interval DAGs, gaps between consecutive scheduled runs larger than the interval. */
+  missedSlots: { dagId: string; after: string; gapMs: number; everyMs: number }[];
+  refusalsByReason: Record<string, number>;
+  faultEvents: Record<string, number>;
+}
+
+export async function auditStore(databaseUrl: string): Promise<AuditReport> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const duplicateRuns = await sql<{ dag_id: string; scheduled_at: Date; n: string }[]>`
+      select dag_id, scheduled_at, count(*) as n from runs group by dag_id, scheduled_at having count(*) > 1`;
+    const revoked = await sql<{ job_id: string; rf: string; jf: string; rw: string; holder: string | null }[]>`
+      select r.job_id, r.fence as rf, j.fence as jf, r.worker_id as rw, j.holder
+      from results r join jobs j on j.id = r.job_id
+      where r.outcome = 'succeeded' and (r.fence <> j.fence or r.worker_id is distinct from j.holder or j.state <> 'succeeded')`;
+    const doubles = await sql<{ job_id: string; n: string }[]>`
+      select job_id, count(*) as n from events where type = 'job:succeeded' group by job_id having count(*) > 1`;
+    const [jobs] = await sql<{ n: string }[]>`
+      select count(*) as n from jobs where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')`;
+    const [runs] = await sql<{ n: string }[]>`
+      select count(*) as n from runs where state not in ('succeeded', 'failed', 'cancelled')`;
+    const gaps = await sql<{ dag_id: string; prev: Date; gap_ms: string; every_ms: string }[]>`
+      with interval_dags as (
+        select d.id, (v.spec->'schedule'->>'everyMs')::bigint as every_ms
+        from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
+        where v.spec->'schedule'->>'kind' = 'interval'
+      ),
+      ordered as (
+        select r.dag_id, r.scheduled_at, i.every_ms,
+          lag(r.scheduled_at) over (partition by r.dag_id order by r.scheduled_at) as prev
+        from runs r join interval_dags i on i.id = r.dag_id
+        where r.trigger = 'schedule'
+      )
+      select dag_id, prev, extract(epoch from scheduled_at - prev) * 1000 as gap_ms, every_ms
+      from ordered where prev is not null and extract(epoch from scheduled_at - prev) * 1000 > every_ms`;
+    const refusals = await sql<{ reason: string; n: string }[]>`
+      select data->>'reason' as reason, count(*) as n from events where type = 'write:fenced' group by 1`;
+    const kinds = await sql<{ type: string; n: string }[]>`
+      select type, count(*) as n from events
+      where type in ('leader:elected', 'leader:deposed', 'leader:released', 'lease:expired', 'lease:released', 'job:retrying', 'job:failed')
+      group by type`;
+    return {
+      duplicateRuns: duplicateRuns.map((r) => ({ dagId: r.dag_id, scheduledAt: new Date(r.scheduled_at).toISOString(), runs: Number(r.n) })),
+      resultsFromRevokedHolders: revoked.map((r) => ({ jobId: String(r.job_id), resultFence: Number(r.rf), jobFence: Number(r.jf), resultWorker: r.rw, jobHolder: r.holder })),
+      doubleAccepted: doubles.map((r) => ({ jobId: String(r.job_id), accepted: Number(r.n) })),
+      nonTerminalJobs: Number(jobs?.n ?? 0),
+      nonTerminalRuns: Number(runs?.n ?? 0),
+      missedSlots: gaps.map((g) => ({ dagId: g.dag_id, after: new Date(g.prev).toISOString(), gapMs: Number(g.gap_ms), everyMs: Number(g.every_ms) })),
+      refusalsByReason: Object.fromEntries(refusals.map((r) => [r.reason ?? 'unknown', Number(r.n)])),
+      faultEvents: Object.fromEntries(kinds.map((k) => [k.type, Number(k.n)])),
+    };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Leases held right now per DAG, and the slots of workers seen recently: the fair-share sample. */
+export async function sampleShares(databaseUrl: string, liveWithinMs: number): Promise<{ held: Map<string, number>; poolSlots: number }> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const held = await sql<{ dag_id: string; n: string }[]>`select dag_id, count(*) as n from jobs where state = 'leased' group by dag_id`;
+    const [pool] = await sql<{ slots: string | null }[]>`
+      select sum(slots) as slots from workers where last_seen > now() - (${liveWithinMs}::float8 * interval '1 millisecond')`;
+    return { held: new Map(held.map((h) => [h.dag_id, Number(h.n)])), poolSlots: Number(pool?.slots ?? 0) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Cuts every connection to one database, as a PostgreSQL restart would, except the
+ * caller's own: every process must reconnect and carry on.
+ */
+export async function terminateBackends(adminUrl: string, databaseName: string): Promise<number> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ ok: boolean }[]>`
+      select pg_terminate_backend(pid) as ok from pg_stat_activity
+      where datname = ${databaseName} and pid <> pg_backend_pid()`;
+    return rows.filter((r) => r.ok).length;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
