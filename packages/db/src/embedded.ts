@@ -118,7 +118,14 @@ let resolved: Promise<string> | undefined;
 export function resolveDatabaseUrl(): Promise<string> {
   const fromEnv = process.env.DATABASE_URL;
   if (fromEnv) return Promise.resolve(fromEnv);
-  resolved ??= startEmbeddedPostgres().then((server) => server.url);
+  resolved ??= startEmbeddedPostgres().then(
+    (server) => server.url,
+    (error: unknown) => {
+      // Let a later call try again rather than replaying this failure forever.
+      resolved = undefined;
+      throw error;
+    },
+  );
   return resolved;
 }
 

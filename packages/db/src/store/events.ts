@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { EventRow, NewEvent } from '@fenceline/core';
 import { rows, type Executor } from './db';
-import { isId } from './runs';
-import { eventFromRow } from './rows';
+import { eventFromRow, isId } from './rows';
 
 /** Appends many events in one multi-row insert; the store stamps them with its clock. */
 export async function appendEvents(db: Executor, events: NewEvent[]): Promise<void> {

@@ -8,7 +8,7 @@ import {
   type LeaseRef,
 } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
-import { toId, toNumber } from './rows';
+import { isId, toId, toNumber } from './rows';
 
 /**
  * The fencing rules shared by every worker write. A write lands only on a live lease that
@@ -42,7 +42,7 @@ export interface JobFenceState {
 /** Reads the fence state of jobs whose fenced write was refused, to say why. */
 export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<string, JobFenceState>> {
   const found = new Map<string, JobFenceState>();
-  const valid = jobIds.filter((id) => /^[0-9]{1,18}$/.test(id));
+  const valid = jobIds.filter(isId);
   if (valid.length === 0) return found;
   const result = await rows(
     db,

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { LIMITS, TooLargeError, type JobRow, type LeaseRef } from '@fenceline/core';
 import { jsonb, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fencedWhere, refuse } from './fencing';
-import { jobFromRow } from './rows';
+import { isId, jobFromRow } from './rows';
 
 /**
  * The worker's fenced writes (DESIGN.md rule 5). Each is one statement: the job update
@@ -40,7 +40,7 @@ function noHigherResult(ref: LeaseRef) {
 export async function completeJob(db: Executor, ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
   const output = JSON.stringify(result.output ?? null);
   assertResultSize(ref, Buffer.byteLength(output, 'utf8') + byteLength(result.logs));
-  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'completeJob');
+  if (!isId(ref.jobId)) throw await refuse(db, ref, 'completeJob');
   const written = await rows(
     db,
     sql`with w as (
@@ -72,7 +72,7 @@ export async function failJob(
   failure: { error: string; retryable: boolean; logs?: string | null },
 ): Promise<JobRow> {
   assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
-  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'failJob');
+  if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
   const written = await rows(
     db,
@@ -105,7 +105,7 @@ export async function failJob(
  * fenced off, and the attempt not counted.
  */
 export async function releaseJob(db: Executor, ref: LeaseRef): Promise<JobRow> {
-  if (!/^[0-9]{1,18}$/.test(ref.jobId)) throw await refuse(db, ref, 'releaseJob');
+  if (!isId(ref.jobId)) throw await refuse(db, ref, 'releaseJob');
   const written = await rows(
     db,
     sql`update jobs set state = 'ready', fence = fence + 1, attempt = greatest(attempt - 1, 0), holder = null,

@@ -2,8 +2,7 @@ import { sql } from 'drizzle-orm';
 import { NotFoundError, type JobRow, type LeaderToken, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
-import { isId } from './runs';
-import { jobFromRow, resultFromRow, toId } from './rows';
+import { isId, jobFromRow, resultFromRow, toId } from './rows';
 
 function ids(jobIds: string[]): string[] {
   return jobIds.filter(isId);

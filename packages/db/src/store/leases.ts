@@ -3,8 +3,7 @@ import type { Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob
 import { array, msInterval, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
 import { leadCte, selectWithLead, writtenRows } from './lead';
-import { isId } from './runs';
-import { toDate, toDateOrNull, toId, toNumber } from './rows';
+import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
 
 /**
  * Grants a batch of leases in one statement (DESIGN.md rule 1). A job moves ready ->

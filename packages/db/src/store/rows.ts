@@ -7,6 +7,11 @@ import type { RawRow } from './db';
  * stay decimal strings, fences and epochs become numbers, times become Dates.
  */
 
+/** Ids are decimal strings; anything else cannot name a row (and must not reach a bigint cast). */
+export function isId(id: string): boolean {
+  return /^[0-9]{1,18}$/.test(id);
+}
+
 export function toDate(value: unknown): Date {
   if (value instanceof Date) return value;
   if (typeof value === 'string') {

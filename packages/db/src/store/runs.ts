@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { NotFoundError, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow } from '@fenceline/core';
+import { InvalidInputError, LIMITS, NotFoundError, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow } from '@fenceline/core';
 import { array, firstRow, rows, ts, type Db, type Executor } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
-import { jobFromRow, runFromRow } from './rows';
+import { isId, jobFromRow, runFromRow } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
 
@@ -48,6 +48,13 @@ export async function createScheduledRuns(
   slots: Date[],
   nextRunAt: Date | null,
 ): Promise<RunRow[]> {
+  if (slots.length > LIMITS.maxRunsPerDagPerTick) {
+    throw new InvalidInputError(`one tick may create at most ${LIMITS.maxRunsPerDagPerTick} runs of a DAG, got ${slots.length} slots`, {
+      dagId,
+      slots: slots.length,
+      limit: LIMITS.maxRunsPerDagPerTick,
+    });
+  }
   return db.transaction(async (tx) => {
     const moved = writtenRows(
       await rows(
@@ -96,6 +103,10 @@ export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunR
  * parameter because a DAG can have 20,000 tasks.
  */
 export async function startRun(db: Executor, token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]> {
+  if (jobs.length > LIMITS.maxTasksPerDag) {
+    throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length });
+  }
+  if (!isId(runId)) return [];
   const payload = JSON.stringify(
     jobs.map((j) => ({
       task_id: j.taskId,
@@ -131,6 +142,7 @@ export async function startRun(db: Executor, token: LeaderToken, runId: string, 
 
 /** running -> succeeded | failed; false when the run was not running. */
 export async function finishRun(db: Executor, token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+  if (!isId(runId)) return false;
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
@@ -162,9 +174,4 @@ export async function listRuns(db: Executor, query: ListRunsQuery): Promise<RunR
     sql`select ${RUN_COLUMNS} from runs where ${sql.join(conditions, sql` and `)} order by id desc limit ${limit}`,
   );
   return result.map(runFromRow);
-}
-
-/** Ids are decimal strings; anything else cannot name a row (and must not reach a bigint cast). */
-export function isId(id: string): boolean {
-  return /^[0-9]{1,18}$/.test(id);
 }
