@@ -1,0 +1,145 @@
+import type { NodeConfig } from '@fenceline/core';
+
+/** A fault drawn at random: how likely per fault tick, and how long it lasts once it strikes. */
+export interface FaultRate {
+  /** Probability per fault tick that one such fault starts somewhere. */
+  probability: number;
+  /** It lasts at least this long, so a pause can outlast a lease. */
+  minMs: number;
+  maxMs: number;
+}
+
+export interface FaultConfig {
+  /** How often the dice are rolled. */
+  tickMs: number;
+  workerPause?: FaultRate;
+  workerCrash?: FaultRate;
+  schedulerPause?: FaultRate;
+  leaderCrash?: FaultRate;
+  /** Extra one-way delay on a store or worker link while slow. */
+  linkSlow?: FaultRate & { extraMs: number };
+  linkCut?: FaultRate;
+  /** A clock stepped by up to this much, either way. */
+  clockStep?: { probability: number; maxStepMs: number };
+  /** Every process's clock runs fast or slow by up to this many parts per million. */
+  clockDriftPpm?: number;
+}
+
+/** A fault at a fixed time, for scenarios that tell a story (a leader dies mid-tick). */
+export type ScriptedFault =
+  | { atMs: number; action: 'crash-leader'; shard: number; downMs: number }
+  | { atMs: number; action: 'pause-workers'; count: number; durationMs: number; busyOnly?: boolean }
+  | { atMs: number; action: 'crash-workers'; count: number; downMs: number }
+  | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number };
+
+export type DagShape = 'independent' | 'chain' | 'diamond' | 'fanout';
+
+/** A family of generated DAGs that share a shape, a size and a schedule. */
+export interface DagGroup {
+  /** DAG ids are `${name}-${index}`; reports group figures by this name. */
+  name: string;
+  count: number;
+  tasks: number;
+  shape: DagShape;
+  /** Mean job duration; each attempt varies by the scenario's jitter. */
+  durationMs: number;
+  /** Runs every `everyMs`, each DAG at its own phase; or only when triggered. */
+  everyMs?: number;
+  /** Manual DAGs are triggered once at this offset from the start. */
+  triggerAtMs?: number;
+  retries?: number;
+  capFraction?: number;
+  maxActiveRuns?: number;
+  timeoutMs?: number;
+}
+
+export interface ScenarioConfig {
+  name: string;
+  description: string;
+  seed: number;
+  /** Virtual start (ISO 8601); the same for every run, so schedules line up the same way. */
+  startAt: string;
+  /** Faults are drawn during the first `faultPhaseMs`; then everything heals. */
+  faultPhaseMs: number;
+  /** Time after the faults stop by which every run created before they stopped must be finished (I7). */
+  livenessMs: number;
+  cluster: {
+    nodes: number;
+    shardCount: number;
+    /** The fair-share cap; 1 turns it off. */
+    capFraction: number;
+    node?: Partial<NodeConfig>;
+  };
+  workers: { count: number; slots: number; pollWaitMs: number };
+  network: {
+    storeLatencyMs: number;
+    storeJitterMs: number;
+    workerLatencyMs: number;
+    workerJitterMs: number;
+    /** A store call with no reply for this long fails (a statement/connection timeout). */
+    storeTimeoutMs: number;
+    rpcTimeoutMs: number;
+  };
+  jobs: {
+    /** Each attempt takes durationMs * (1 ± jitter), uniformly. */
+    durationJitter: number;
+    /** Probability that an attempt fails (retryable). */
+    failureRate: number;
+  };
+  load: DagGroup[];
+  faults: FaultConfig;
+  script: ScriptedFault[];
+  /** I5's bound: how late a due slot's run may be created. */
+  failoverBoundMs: number;
+  /** How often the plots sample the world. */
+  sampleEveryMs: number;
+  /**
+   * Multiplies DAG counts, fan-out sizes and workers (not durations or rates), for running
+   * a scenario smaller than it is written; reports state both the written and the run size.
+   */
+  scale: number;
+  /** Named overrides run one after another on the same seed (fanout: cap on, cap off). */
+  variants?: { name: string; overrides: DeepPartial<ScenarioConfig> }[];
+  /** Which headline figures the report prints. */
+  headline: 'fanout' | 'leader-crash' | 'paused-worker' | 'mission-day' | 'swarm';
+  /** Swarm: draw the load and fault rates from the seed. */
+  randomize?: boolean;
+  /** Trace lines kept for a violation report. */
+  traceKeep?: number;
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+export const DEFAULT_SCENARIO: Omit<ScenarioConfig, 'name' | 'description' | 'load' | 'headline'> = {
+  seed: 1,
+  startAt: '2025-01-06T00:00:00.000Z',
+  faultPhaseMs: 0,
+  livenessMs: 30 * 60_000,
+  cluster: { nodes: 2, shardCount: 16, capFraction: 0.3 },
+  workers: { count: 100, slots: 1, pollWaitMs: 25_000 },
+  network: { storeLatencyMs: 1, storeJitterMs: 2, workerLatencyMs: 1, workerJitterMs: 2, storeTimeoutMs: 10_000, rpcTimeoutMs: 10_000 },
+  jobs: { durationJitter: 0.2, failureRate: 0 },
+  faults: { tickMs: 10_000 },
+  script: [],
+  failoverBoundMs: 60_000,
+  sampleEveryMs: 30_000,
+  scale: 1,
+};
+
+/** Deep-merges overrides onto a base; arrays are replaced, not merged. */
+export function merge<T>(base: T, overrides: DeepPartial<T> | undefined): T {
+  if (overrides === undefined) return base;
+  if (typeof base !== 'object' || base === null || Array.isArray(base)) return (overrides as T) ?? base;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(overrides as Record<string, unknown>)) {
+    if (v === undefined) continue;
+    const b = out[k];
+    out[k] = typeof v === 'object' && v !== null && !Array.isArray(v) && typeof b === 'object' && b !== null && !Array.isArray(b) ? merge(b, v as DeepPartial<typeof b>) : v;
+  }
+  return out as T;
+}
+
+/** A scenario file (partial) completed with the defaults. */
+export function resolveScenario(file: DeepPartial<ScenarioConfig> & Pick<ScenarioConfig, 'name' | 'load' | 'headline'>): ScenarioConfig {
+  return merge({ description: '', ...DEFAULT_SCENARIO } as ScenarioConfig, file as DeepPartial<ScenarioConfig>);
+}
