@@ -27,7 +27,11 @@ export interface FaultConfig {
 
 /** A fault at a fixed time, for scenarios that tell a story (a leader dies mid-tick). */
 export type ScriptedFault =
-  | { atMs: number; action: 'crash-leader'; shard: number; downMs: number }
+  /**
+   * Crashes the leader of `shard` at `atMs`; with `afterRunsCreated`, waits from `atMs`
+   * until that leader has created this many runs in the shard, so it dies mid-tick.
+   */
+  | { atMs: number; action: 'crash-leader'; shard: number; downMs: number; afterRunsCreated?: number }
   | { atMs: number; action: 'pause-workers'; count: number; durationMs: number; busyOnly?: boolean }
   | { atMs: number; action: 'crash-workers'; count: number; downMs: number }
   | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number };
@@ -45,6 +49,8 @@ export interface DagGroup {
   durationMs: number;
   /** Runs every `everyMs`, each DAG at its own phase; or only when triggered. */
   everyMs?: number;
+  /** 'aligned' puts every DAG of the group on the same slots (anchored at the start). */
+  phase?: 'spread' | 'aligned';
   /** Manual DAGs are triggered once at this offset from the start. */
   triggerAtMs?: number;
   retries?: number;

@@ -115,6 +115,7 @@ export class FaultInjector {
   private scripted(f: ScriptedFault): void {
     switch (f.action) {
       case 'crash-leader': {
+        if (f.afterRunsCreated) break; // the world arms a watcher on the store for this one
         const h = this.hosts.find((x) => x.node?.ledShards().includes(f.shard));
         if (h) this.crashHost(h, f.downMs);
         break;

@@ -79,10 +79,12 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   });
   let crash: string | null = null;
   checker.onViolation = (v) => sim.stop(`${v.invariant} violated`);
+  const writeHooks: ((w: StoreWrite) => void)[] = [];
   store.observe((w: StoreWrite) => {
     sim.trace.add(describe(w));
     checker.observe(w);
     metrics.observe(w);
+    for (const hook of writeHooks) hook(w);
   });
   sim.afterEvent = () => checker.afterEvent(sim.nowMs);
 
@@ -183,7 +185,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const startRng = rng.fork('start');
   // Workers come up over the first few seconds, as a fleet does, not on one millisecond.
   for (const w of workers) sim.after(500 + Math.floor(startRng.next() * 4_500), `${w.id} start`, () => w.start());
-  const notes = tellStory(config, sim, hosts, workers, store, faults, startMs);
+  const notes = tellStory(config, sim, hosts, workers, store, faults, startMs, writeHooks);
   faults.schedule(config.script, startMs);
   if (config.faultPhaseMs > 0) faults.startRandom(startMs + config.faultPhaseMs);
   const sampleEvery = config.sampleEveryMs;
@@ -238,16 +240,41 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
 }
 
 /** Records what the story scenarios need to report on, at the moments their scripts act. */
-function tellStory(config: ScenarioConfig, sim: Simulation, hosts: SchedulerHost[], workers: WorkerHost[], store: MemoryStore, _faults: FaultInjector, startMs: number): StoryNotes {
+function tellStory(
+  config: ScenarioConfig,
+  sim: Simulation,
+  hosts: SchedulerHost[],
+  workers: WorkerHost[],
+  store: MemoryStore,
+  faults: FaultInjector,
+  startMs: number,
+  writeHooks: ((w: StoreWrite) => void)[],
+): StoryNotes {
   const notes: StoryNotes = {};
   for (const f of config.script) {
     if (f.action === 'crash-leader') {
-      // Scheduled before the crash itself (same instant, earlier sequence number), so the
-      // notes see the world as the crash found it.
-      sim.at(startMs + f.atMs, 'story leader-crash', () => {
+      const crash = (): void => {
         const host = hosts.find((h) => h.node?.ledShards().includes(f.shard));
+        if (!host) return;
         const leasedAtCrash = [...store.allJobs()].filter((j) => j.state === 'leased' && j.shard === f.shard).map((j) => ({ jobId: j.id, fence: j.fence }));
-        notes.leaderCrash = { atMs: sim.nowMs, shard: f.shard, nodeId: host?.nodeId ?? 'none', leasedAtCrash, slotDags: [] };
+        notes.leaderCrash = { atMs: sim.nowMs, shard: f.shard, nodeId: host.nodeId, leasedAtCrash, slotDags: [] };
+        if (f.afterRunsCreated) faults.crashHost(host, f.downMs);
+      };
+      if (!f.afterRunsCreated) {
+        // Scheduled before the crash itself (same instant, earlier sequence number), so the
+        // notes see the world as the crash found it.
+        sim.at(startMs + f.atMs, 'story leader-crash', crash);
+        continue;
+      }
+      // Mid-tick: the leader dies right after the write that created its k-th run of the
+      // shard since `atMs`, while the rest of that tick's DAGs still wait for theirs.
+      let created = 0;
+      let armed = true;
+      writeHooks.push((w) => {
+        if (!armed || w.op !== 'run:created' || w.atMs < startMs + f.atMs || w.token?.shard !== f.shard) return;
+        if (++created < f.afterRunsCreated!) return;
+        armed = false;
+        sim.after(0, 'story leader-crash mid-tick', crash);
       });
     }
     if (f.action === 'pause-workers') {

@@ -1,0 +1,49 @@
+import { Rng } from '../engine/random';
+import type { DagGroup, DagShape, ScenarioConfig } from './config';
+
+/**
+ * Swarm: draws a whole world from the seed (cluster size, fleet, load, fault rates), so
+ * running many seeds explores many different worlds, each reproducible from its number.
+ * Durations stay in ranges where the production timeouts (90 s leases, 15 s shard
+ * leases) matter: pauses and cuts are drawn long enough to outlast them.
+ */
+export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioConfig {
+  const rng = new Rng(seed, 'swarm');
+  const shapes: DagShape[] = ['independent', 'chain', 'diamond', 'fanout'];
+  const groups: DagGroup[] = [];
+  const groupCount = rng.int(1, 3);
+  for (let g = 0; g < groupCount; g++) {
+    const shape = rng.pick(shapes);
+    groups.push({
+      name: `g${g}`,
+      count: shape === 'fanout' ? 1 : rng.int(3, 25),
+      tasks: shape === 'fanout' ? rng.int(10, 60) : rng.int(1, 5),
+      shape,
+      durationMs: rng.int(5, 180) * 1000,
+      ...(shape === 'fanout' ? { triggerAtMs: rng.int(0, 10) * 60_000 } : { everyMs: rng.int(2, 15) * 60_000 }),
+      retries: rng.int(0, 3),
+    });
+  }
+  const pick = (p: number, minMs: number, maxMs: number) => ({ probability: p, minMs, maxMs });
+  return {
+    ...base,
+    seed,
+    faultPhaseMs: rng.int(15, 40) * 60_000,
+    livenessMs: 40 * 60_000,
+    cluster: { ...base.cluster, nodes: rng.int(2, 3), shardCount: rng.pick([2, 4, 8, 16]), capFraction: rng.pick([0.3, 0.5, 1]) },
+    workers: { ...base.workers, count: rng.int(4, 30), slots: rng.int(1, 3) },
+    jobs: { durationJitter: 0.3, failureRate: rng.pick([0, 0.02, 0.1]) },
+    load: groups,
+    faults: {
+      tickMs: 10_000,
+      workerPause: pick(rng.between(0, 0.05), 20_000, 200_000),
+      workerCrash: pick(rng.between(0, 0.03), 10_000, 180_000),
+      schedulerPause: pick(rng.between(0, 0.02), 5_000, 40_000),
+      leaderCrash: pick(rng.between(0, 0.02), 10_000, 120_000),
+      linkSlow: { ...pick(rng.between(0, 0.05), 10_000, 60_000), extraMs: rng.int(50, 3_000) },
+      linkCut: pick(rng.between(0, 0.03), 5_000, 60_000),
+      clockStep: { probability: rng.between(0, 0.02), maxStepMs: 5_000 },
+      clockDriftPpm: rng.pick([0, 100, 1_000]),
+    },
+  };
+}
