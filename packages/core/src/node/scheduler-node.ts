@@ -361,9 +361,15 @@ export class SchedulerNode {
 
   /** The shard's leader reacts in memory; if another node leads it, that node is told. */
   private async afterJobEnd(row: JobRow): Promise<void> {
-    const leader = this.leaders.get(row.shard);
-    if (leader?.hasJob(row.id)) await leader.jobEnded(row);
-    else await this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id });
+    // The worker's write has landed; a failure from here on is the leader's to repair
+    // (its reconciliation re-reads the run), not the worker's to retry.
+    try {
+      const leader = this.leaders.get(row.shard);
+      if (leader?.hasJob(row.id)) await leader.jobEnded(row);
+      else await this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id });
+    } catch (err) {
+      this.error('after-job-end', err);
+    }
   }
 
   private async fenced<T>(op: string, workerId: string, jobId: string, fn: () => Promise<T>): Promise<T> {

@@ -223,7 +223,20 @@ export class ShardLeader {
       this.bumpHeld(job.dagId, +1);
       taken.push(job);
     }
-    const granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => taken.some((t) => t.id === g.jobId)), ttlMs))) ?? [];
+    const takenIds = new Set(taken.map((t) => t.id));
+    let granted: GrantedLease[];
+    try {
+      granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => takenIds.has(g.jobId)), ttlMs))) ?? [];
+    } catch (err) {
+      // The statement did not land (or we cannot know): put the jobs back; a grant that did
+      // land anyway is found by reconciliation and its lease simply expires unused.
+      for (const job of taken) {
+        job.state = 'ready';
+        this.bumpHeld(job.dagId, -1);
+        this.addReady(job);
+      }
+      throw err;
+    }
     const byId = new Map(granted.map((g) => [g.jobId, g]));
     const nowMs = this.deps.clock.nowMs();
     for (const job of taken) {
@@ -308,8 +321,10 @@ export class ShardLeader {
   async reconcile(): Promise<void> {
     const cutoff = this.deps.clock.nowMs() - this.deps.reconcileAfterMs;
     for (const job of [...this.jobs.values()]) if (job.state === 'leased' && job.leasedAtMs < cutoff) await this.resync(job.id);
+    for (const run of [...this.runs.values()]) await this.repair(run);
     const queued = await this.guard(() => this.deps.store.queuedRuns(this.token));
     for (const run of queued ?? []) await this.adoptQueued(run);
+    for (const dagId of [...this.queued.keys()]) await this.startQueued(dagId);
   }
 
   async resync(jobId: string): Promise<void> {
@@ -375,28 +390,35 @@ export class ShardLeader {
   }
 
   /**
-   * Completes what a crashed leader may have left half done: jobs whose dependencies all
-   * succeeded but were never promoted, jobs downstream of a failure never marked, and
-   * runs whose jobs all ended but were never finished.
+   * Completes what a crashed leader, or a store write that failed half way, left undone:
+   * jobs whose dependencies all succeeded but were never promoted, jobs downstream of a
+   * failure never marked, and runs whose jobs all ended but were never finished. It works
+   * from the job states the store confirmed (the cache is updated only after a write
+   * lands), so it is safe to run at any time.
    */
   private async repair(run: MemRun): Promise<void> {
     const states = new Map<string, JobState>();
-    for (const task of run.spec.tasks) states.set(task.id, run.machine.state(task.id));
+    for (const [taskId, jobId] of run.jobIdByTask) states.set(taskId, this.jobs.get(jobId)?.state ?? 'waiting');
     const promote: string[] = [];
     const skip = new Set<string>();
     for (const task of run.spec.tasks) {
       if (states.get(task.id) !== 'waiting') continue;
       const deps = task.dependsOn.map((d) => states.get(d));
       if (deps.some((s) => s === 'failed' || s === 'upstream_failed' || s === 'cancelled')) {
-        for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminal(states.get(d)!)) skip.add(d);
+        for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminal(states.get(d)!) && states.get(d) !== 'leased') skip.add(d);
       } else if (deps.every((s) => s === 'succeeded')) promote.push(task.id);
     }
-    if (promote.length === 0 && skip.size === 0) return this.maybeFinish(run);
-    for (const t of promote) states.set(t, 'ready');
-    for (const t of skip) states.set(t, 'upstream_failed');
-    run.machine = new RunMachine(run.spec, states);
-    await this.promote(run, promote);
-    await this.skip(run, [...skip]);
+    if (promote.length > 0 || skip.size > 0) {
+      const next = new Map(states);
+      for (const t of promote) next.set(t, 'ready');
+      for (const t of skip) next.set(t, 'upstream_failed');
+      run.machine = new RunMachine(run.spec, next);
+      await this.promote(run, promote);
+      await this.skip(run, [...skip]);
+    } else if (run.machine.outcome() === 'running') {
+      // The machine may have run ahead of a write that failed; realign it with the store's view.
+      run.machine = new RunMachine(run.spec, states);
+    }
     await this.maybeFinish(run);
   }
 

@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { capFor, DEFAULTS, seededRandom, type Store } from '@fenceline/core';
+import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
+import { Cluster, REPO_ROOT, sleep } from '../cluster';
+import { RogueWorker } from './rogue';
+import { chaosDags } from './workload';
+
+const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db]
+
+Starts a real cluster (3 schedulers, 4 workers) on a fresh database in DATABASE_URL's
+server (default postgres://postgres@127.0.0.1:5432/postgres), runs a workload of sleep
+DAGs and injects, on a schedule drawn from the seed: worker pauses (SIGSTOP past the
+lease TTL, then SIGCONT), SIGKILL of shard leaders (then restart), SIGKILL of workers
+mid-job, termination of every database connection, and a rogue worker writing forged
+and replayed fences. Then faults stop, the workload drains and the store is audited.
+Exits 1 on any violation, naming the seed; 0 otherwise. Full soak: 20 minutes; --short: 2.`;
+
+const TTL_MS = 3000;
+const SLOTS = 4;
+const WORKERS = 4;
+const SCHEDULERS = 3;
+
+interface Options {
+  seed: number;
+  minutes: number;
+  keepDb: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  if (argv.includes('--help')) {
+    console.log(HELP);
+    process.exit(0);
+  }
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const seed = Number(value('--seed') ?? Math.floor(Math.random() * 2 ** 31));
+  const minutes = Number(value('--minutes') ?? (argv.includes('--short') ? 2 : 20));
+  if (!Number.isInteger(seed) || !(minutes > 0)) {
+    console.error(HELP);
+    process.exit(2);
+  }
+  return { seed, minutes, keepDb: argv.includes('--keep-db') };
+}
+
+type FaultKind = 'pause-worker' | 'kill-leader' | 'kill-worker' | 'cut-database' | 'rogue-writes';
+
+async function main(): Promise<number> {
+  const opts = parseArgs(process.argv.slice(2));
+  const rng = seededRandom(opts.seed);
+  const random = () => rng.next();
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbName = `fenceline_chaos_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = await createDatabase(adminUrl, dbName);
+  console.log(`chaos soak: seed ${opts.seed}, ${opts.minutes} min, database ${dbName}`);
+
+  const store: Store = await openStore({ databaseUrl, applicationName: 'fenceline-chaos', max: 3 });
+  const { shardCount } = await store.initCluster(4);
+  const dags = chaosDags(random);
+  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.putDag(spec, shardCount);
+
+  const cluster = new Cluster({
+    databaseUrl,
+    workerToken: randomBytes(18).toString('base64url'),
+    schedulers: SCHEDULERS,
+    workers: WORKERS,
+    workerSlots: SLOTS,
+    basePort: 18400 + Math.floor(random() * 1000),
+    output: process.env.FENCELINE_CHAOS_VERBOSE ? 'prefixed' : 'quiet',
+    tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+    env: {
+      FENCELINE_LEASE_TTL_MS: String(TTL_MS),
+      FENCELINE_RENEW_INTERVAL_MS: '1000',
+      FENCELINE_SHARD_LEASE_TTL_MS: '3000',
+      FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
+      FENCELINE_TICK_INTERVAL_MS: '500',
+      FENCELINE_SWEEP_INTERVAL_MS: '500',
+      FENCELINE_RECONCILE_INTERVAL_MS: '2000',
+      FENCELINE_POLL_WAIT_MS: '5000',
+      FENCELINE_WORKER_LIVE_WINDOW_MS: '15000',
+      FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS: '2000',
+      FENCELINE_SHARDS: String(shardCount),
+      FENCELINE_SHUTDOWN_GRACE_MS: '2000',
+    },
+  });
+  await cluster.start();
+
+  const faults: Record<FaultKind, number> = { 'pause-worker': 0, 'kill-leader': 0, 'kill-worker': 0, 'cut-database': 0, 'rogue-writes': 0 };
+  const failovers: { shard: number; ms: number }[] = [];
+  const violations: string[] = [];
+  const rogue = new RogueWorker(store, () => cluster.schedulerUrls().filter((_, i) => alive(`scheduler-${i + 1}`)), cluster.opts.workerToken, random);
+  const down = new Set<string>();
+  const paused = new Set<string>();
+  const pending: Promise<void>[] = [];
+  const alive = (name: string): boolean => !down.has(name);
+  const cap = capFor(SLOTS * WORKERS, DEFAULTS.capFraction);
+
+  const endAt = Date.now() + opts.minutes * 60_000;
+  let nextTrigger = 0;
+  let nextFault = Date.now() + 5_000;
+  while (Date.now() < endAt) {
+    if (Date.now() >= nextTrigger) {
+      nextTrigger = Date.now() + 12_000;
+      await store.triggerRun(dags.fanout.id).catch(() => undefined);
+      await store.triggerRun(dags.flaky.id).catch(() => undefined);
+    }
+    // I6: no DAG holds more leases than the cap of the full pool (the pool only shrinks under faults).
+    const sample = await sampleShares(databaseUrl, 60_000).catch(() => null);
+    for (const [dagId, held] of sample?.held ?? []) if (held > cap) violations.push(`I6: ${dagId} held ${held} leases, cap ${cap}`);
+    if (Date.now() >= nextFault) {
+      nextFault = Date.now() + 4_000 + Math.floor(random() * 6_000);
+      const kind = pick<FaultKind>(['pause-worker', 'pause-worker', 'kill-leader', 'kill-worker', 'cut-database', 'rogue-writes']);
+      const injected = await inject(kind);
+      if (injected) faults[kind]++;
+    }
+    await sleep(500);
+  }
+
+  async function inject(kind: FaultKind): Promise<boolean> {
+    const workers = [...Array(WORKERS).keys()].map((i) => `worker-${i + 1}`).filter((w) => alive(w) && !paused.has(w));
+    switch (kind) {
+      case 'pause-worker': {
+        if (workers.length === 0) return false;
+        const w = pick(workers);
+        const ms = Math.floor(TTL_MS * (1.3 + random() * 1.5));
+        paused.add(w);
+        cluster.signal(w, 'SIGSTOP');
+        pending.push(sleep(ms).then(() => {
+          cluster.signal(w, 'SIGCONT');
+          paused.delete(w);
+        }));
+        return true;
+      }
+      case 'kill-worker': {
+        if (workers.length <= 1) return false;
+        const w = pick(workers);
+        const i = Number(w.split('-')[1]) - 1;
+        down.add(w);
+        cluster.signal(w, 'SIGKILL');
+        pending.push(sleep(1000 + random() * 2000).then(() => {
+          cluster.startWorker(i);
+          down.delete(w);
+        }));
+        return true;
+      }
+      case 'kill-leader': {
+        const shards = await store.listShards();
+        const leaders = [...new Set(shards.map((s) => s.holder).filter((h): h is string => !!h && alive(h)))];
+        const standing = [...Array(SCHEDULERS).keys()].map((i) => `scheduler-${i + 1}`).filter(alive);
+        if (leaders.length === 0 || standing.length <= 1) return false;
+        const victim = pick(leaders);
+        const led = shards.filter((s) => s.holder === victim).map((s) => s.shard);
+        const i = Number(victim.split('-')[1]) - 1;
+        const killedAt = Date.now();
+        down.add(victim);
+        cluster.signal(victim, 'SIGKILL');
+        pending.push(watchFailover(led, victim, killedAt));
+        pending.push(sleep(2000 + random() * 2000).then(() => {
+          cluster.startScheduler(i);
+          down.delete(victim);
+        }));
+        return true;
+      }
+      case 'cut-database':
+        await terminateBackends(adminUrl, dbName);
+        return true;
+      case 'rogue-writes':
+        return (await rogue.strike()) > 0;
+    }
+  }
+
+  async function watchFailover(shards: number[], victim: string, killedAt: number): Promise<void> {
+    const open = new Set(shards);
+    while (open.size > 0 && Date.now() - killedAt < 60_000) {
+      const rows = await store.listShards().catch(() => []);
+      for (const r of rows) {
+        if (open.has(r.shard) && r.holder && r.holder !== victim) {
+          failovers.push({ shard: r.shard, ms: Date.now() - killedAt });
+          open.delete(r.shard);
+        }
+      }
+      await sleep(100);
+    }
+    for (const s of open) violations.push(`I5: shard ${s} had no new leader 60 s after ${victim} was killed`);
+  }
+
+  // Faults off: let every paused process go, bring back the dead, stop new runs and drain.
+  console.log('faults off: draining the workload');
+  await Promise.all(pending);
+  for (const name of cluster.procs.keys()) cluster.signal(name, 'SIGCONT');
+  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.setPaused(spec.id, true);
+  const drainDeadline = Date.now() + 5 * 60_000;
+  let report: AuditReport = await auditStore(databaseUrl);
+  while ((report.nonTerminalJobs > 0 || report.nonTerminalRuns > 0) && Date.now() < drainDeadline) {
+    await sleep(2000);
+    report = await auditStore(databaseUrl);
+  }
+  await cluster.stop(5000);
+  await store.close();
+
+  if (report.nonTerminalRuns > 0 || report.nonTerminalJobs > 0) violations.push(`I7: ${report.nonTerminalRuns} runs and ${report.nonTerminalJobs} jobs not terminal 5 minutes after faults stopped`);
+  for (const d of report.duplicateRuns) violations.push(`I4: ${d.dagId} has ${d.runs} runs at ${d.scheduledAt}`);
+  for (const r of report.resultsFromRevokedHolders) violations.push(`I3: job ${r.jobId} result fence ${r.resultFence} by ${r.resultWorker}, job fence ${r.jobFence} holder ${r.jobHolder}`);
+  for (const r of report.doubleAccepted) violations.push(`I3: job ${r.jobId} had ${r.accepted} accepted completions`);
+  for (const g of report.missedSlots) violations.push(`I5: ${g.dagId} skipped ${Math.round(g.gapMs / g.everyMs) - 1} slots after ${g.after}`);
+  for (const a of rogue.accepted) violations.push(`I3: rogue write accepted: ${a}`);
+
+  console.log('\nfaults injected');
+  console.table(faults);
+  console.log('writes refused by the store (event log), by reason');
+  console.table(report.refusalsByReason);
+  console.log('rogue writes refused, by reason');
+  console.table(rogue.refused);
+  console.log('lifecycle events');
+  console.table(report.faultEvents);
+  const sorted = failovers.map((f) => f.ms).sort((a, b) => a - b);
+  console.log(`failovers: ${failovers.length}, takeover ms min ${sorted[0] ?? '-'} median ${sorted[Math.floor(sorted.length / 2)] ?? '-'} max ${sorted.at(-1) ?? '-'}`);
+
+  if (!opts.keepDb) await dropDatabase(adminUrl, dbName).catch(() => undefined);
+  if (violations.length > 0) {
+    console.error(`\n${violations.length} violation(s):`);
+    for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
+    console.error(`\nreplay: npm run chaos -- --seed ${opts.seed} --minutes ${opts.minutes}`);
+    return 1;
+  }
+  console.log(`\nno violations (seed ${opts.seed})`);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : String(err));
+    process.exit(3);
+  },
+);
