@@ -348,6 +348,17 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await refusedWith(store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
       });
 
+      it('a node whose own shard lease lapsed takes it again under a new epoch', async () => {
+        const { shard } = dagIdInFreshShard('lead');
+        const first = await store.acquireShard(shard, 'node-a', SHORT_TTL_MS);
+        await h.advanceMs(PAST_TTL_MS);
+        // Its old token must die with the lapse: the node may have missed what happened meanwhile.
+        const again = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        expect(again).toMatchObject({ reason: 'expired', previousHolder: 'node-a', token: { epoch: first!.token.epoch + 1 } });
+        await refusedWith(store.queuedRuns(first!.token), 'DEPOSED_LEADER');
+        expect(await store.queuedRuns(again!.token)).toEqual([]);
+      });
+
       it('a write under an old epoch is refused with DeposedLeaderError and writes nothing', async () => {
         const { token: old, dagId } = await leadFreshShard(LONG_TTL_MS, 'deposed');
         await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
