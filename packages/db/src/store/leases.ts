@@ -72,11 +72,10 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
               ${array(valid.map((r) => r.workerId), 'text')}) with ordinality as r(job_id, fence, worker_id, ord)
           ),
           locked as materialized (
-            select j.id from jobs j
-            where exists (select 1 from r where r.job_id = j.id and r.fence = j.fence and r.worker_id = j.holder)
-              and j.state = 'leased' and j.lease_expires_at > now()
+            select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
+            where j.state = 'leased' and j.lease_expires_at > now()
             order by j.id
-            for update
+            for update of j
           ),
           w as (
             update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}
