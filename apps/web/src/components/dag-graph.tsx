@@ -4,6 +4,7 @@ import { Background, Controls, MarkerType, ReactFlow, type Edge } from '@xyflow/
 import '@xyflow/react/dist/style.css';
 import { useMemo } from 'react';
 import { layeredPositions } from './layout';
+import { useMeasured } from './measured';
 import { nodeTypes, type TaskNode } from './task-node';
 
 /**
@@ -25,6 +26,7 @@ export function DagGraph({
   height?: number;
 }) {
   const positions = useMemo(() => layeredPositions(tasks), [tasks]);
+  const [dims, onNodesChange] = useMeasured();
   const nodes: TaskNode[] = tasks.map((t) => ({
     id: t.id,
     type: 'task',
@@ -32,6 +34,7 @@ export function DagGraph({
     data: { taskId: t.id, type: t.type, state: states?.[t.id], detail: details?.[t.id] },
     draggable: false,
     connectable: false,
+    measured: dims[t.id],
   }));
   const edges: Edge[] = tasks.flatMap((t) =>
     t.dependsOn.map((dep) => ({
@@ -51,6 +54,8 @@ export function DagGraph({
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        colorMode="system"
         fitView
         minZoom={0.05}
         nodesConnectable={false}

@@ -30,6 +30,8 @@ export interface ShardsSnapshot {
   shardCount: number;
   /** Scheduler nodes seen alive: holders of live shard leases, nodes workers report to, and nodes that logged lately. */
   nodes: string[];
+  /** How recent a sign of life must be for a node to count as alive. */
+  liveWindowMs: number;
   shards: ShardView[];
   history: LeadershipChange[];
 }
@@ -66,6 +68,7 @@ export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number
     now: date(meta?.now),
     shardCount,
     nodes,
+    liveWindowMs: opts.liveWindowMs,
     shards: shards.map((shard) => {
       const r = byShard.get(shard);
       const led = r?.live === true;

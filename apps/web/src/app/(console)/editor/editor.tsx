@@ -23,6 +23,7 @@ import { useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { describeError, ErrorBox } from '@/components/errors';
 import { useRole } from '@/components/shell';
+import { useMeasured } from '@/components/measured';
 import { nodeTypes, type TaskNode } from '@/components/task-node';
 import { PageHeader } from '@/components/ui';
 import {
@@ -65,6 +66,7 @@ export function Editor() {
   const [jsonError, setJsonError] = useState<string | null>(null);
   const [importError, setImportError] = useState<string | null>(null);
   const jsonFocused = useRef(false);
+  const [dims, onDimensions] = useMeasured();
   const fileInput = useRef<HTMLInputElement>(null);
 
   const apply = useCallback((next: Snapshot, record = true) => dispatch({ kind: 'apply', next, record }), []);
@@ -110,6 +112,7 @@ export function Editor() {
     type: 'task',
     position: positions[t.id] ?? { x: 0, y: 0 },
     selected: selectedNodes.has(t.id),
+    measured: dims[t.id],
     data: { taskId: t.id, type: t.type, problem: problemTasks.has(t.id), editable: true },
   }));
   const known = new Set(spec.tasks.map((t) => t.id));
@@ -132,6 +135,7 @@ export function Editor() {
 
   const onNodesChange = useCallback(
     (changes: NodeChange<TaskNode>[]) => {
+      onDimensions(changes as NodeChange[]);
       let nextPositions = positions;
       let moved = false;
       let dragEnded = false;
@@ -164,7 +168,7 @@ export function Editor() {
       const only = [...selection];
       if (only.length === 1) setSelectedTask(only[0]!);
     },
-    [positions, selectedNodes, spec, apply, selectedTask],
+    [positions, selectedNodes, spec, apply, selectedTask, onDimensions],
   );
 
   const onEdgesChange = useCallback(
@@ -211,6 +215,18 @@ export function Editor() {
     },
     [spec, positions, apply],
   );
+
+  // A new task may land outside the view: refit once it has been measured, so it is in reach.
+  const taskCount = spec.tasks.length;
+  const lastCount = useRef(taskCount);
+  useEffect(() => {
+    if (taskCount > lastCount.current) {
+      const timer = setTimeout(() => void flow.fitView({ padding: 0.25, maxZoom: 1, duration: 0 }), 60);
+      lastCount.current = taskCount;
+      return () => clearTimeout(timer);
+    }
+    lastCount.current = taskCount;
+  }, [taskCount, flow]);
 
   const layout = useCallback(() => {
     apply({ spec, positions: autoLayout(spec) });
@@ -426,6 +442,7 @@ export function Editor() {
             onNodeClick={(_, node) => setSelectedTask(node.id)}
             onPaneClick={() => setSelectedTask(null)}
             deleteKeyCode={['Delete', 'Backspace']}
+            colorMode="system"
             fitView
             fitViewOptions={{ maxZoom: 1 }}
             proOptions={{ hideAttribution: true }}

@@ -40,7 +40,7 @@ export default function ShardsPage() {
             Shards <LiveDot fetching={q.isFetching} />
           </>
         }
-        subtitle={s ? `${s.shardCount} shards · scheduler nodes alive: ${s.nodes.join(', ') || 'none'}` : 'Loading…'}
+        subtitle={s ? `${s.shardCount} shards · scheduler nodes seen in the last ${Math.round(s.liveWindowMs / 1000)} s: ${s.nodes.join(', ') || 'none'}` : 'Loading…'}
       />
       <ErrorBox error={q.error} what="Reading shard leadership" />
       {s ? (
