@@ -57,6 +57,7 @@ export function DagGraph({
         onNodesChange={onNodesChange}
         colorMode="system"
         fitView
+        fitViewOptions={{ maxZoom: 1 }}
         minZoom={0.05}
         nodesConnectable={false}
         nodesDraggable={false}

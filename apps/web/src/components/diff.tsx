@@ -11,8 +11,9 @@ const MAX_CELLS = 4_000_000;
  * huge ones fall back to "everything removed, everything added" rather than freezing the tab.
  */
 export function diffLines(before: string, after: string): DiffLine[] {
-  const a = before.split('\n');
-  const b = after.split('\n');
+  // An empty side has no lines at all (''.split would give one empty line).
+  const a = before === '' ? [] : before.split('\n');
+  const b = after === '' ? [] : after.split('\n');
   if (a.length * b.length > MAX_CELLS) {
     return [...a.map((text) => ({ kind: 'removed' as const, text })), ...b.map((text) => ({ kind: 'added' as const, text }))];
   }
