@@ -42,6 +42,7 @@ const PASSWORD = 'password';
 /** Written into the data directory after initdb, so the next start reuses the port. */
 const PORT_FILE = 'fenceline.port';
 const START_TIMEOUT_MS = 60_000;
+const START_ATTEMPTS = 3;
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory; created and initialised when new. Default <repo>/.data/pg. */
@@ -95,13 +96,22 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       await removeStalePidFile(dataDir);
     }
     await fs.writeFile(path.join(dataDir, PORT_FILE), `${port}\n`);
-    try {
-      await withTimeout(server.start(), START_TIMEOUT_MS, 'embedded PostgreSQL did not start');
-    } catch (error) {
-      // Another process may have started it between our check and our start.
-      const other = await runningServer(dataDir);
-      if (other) return await attach(other.port);
-      throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${(error as Error)?.message ?? 'it exited'}\n${log.join('')}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await withTimeout(server.start(), START_TIMEOUT_MS, 'embedded PostgreSQL did not start');
+        break;
+      } catch (error) {
+        // Another process may have started it between our check and our start.
+        const other = await runningServer(dataDir);
+        if (other) return await attach(other.port);
+        // Right after a crash the old server's children can hold its shared memory for a
+        // moment, and PostgreSQL refuses to start until they are gone: try again shortly.
+        if (attempt >= START_ATTEMPTS) {
+          throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${(error as Error)?.message ?? 'it exited'}\n${log.join('')}`);
+        }
+        await sleep(500 * attempt);
+        await removeStalePidFile(dataDir);
+      }
     }
     const url = urlFor(port);
     await waitForConnections(url);
