@@ -98,13 +98,18 @@ export class Checker {
     this.counts.writes++;
     if ('token' in w && w.token) this.checkLeader(w.token, w.atMs, w.op);
     switch (w.op) {
-      case 'shard:acquired':
-      case 'shard:renewed': {
+      case 'shard:acquired': {
         const prev = this.shards.get(w.shard);
-        if (w.op === 'shard:acquired' && prev && w.epoch <= prev.epoch) {
-          this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} under epoch ${w.epoch}, not above the previous epoch ${prev.epoch}`);
-        }
+        if (prev && w.epoch <= prev.epoch) this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} under epoch ${w.epoch}, not above the previous epoch ${prev.epoch}`);
+        if (prev && prev.expiresAtMs > w.atMs && prev.nodeId !== w.nodeId) this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} while ${prev.nodeId} still leads it until ${prev.expiresAtMs}`);
         this.shards.set(w.shard, { nodeId: w.nodeId, epoch: w.epoch, expiresAtMs: w.expiresAtMs });
+        break;
+      }
+      case 'shard:renewed': {
+        // A renewal is a leader write too: only the live holder of the current epoch may make it.
+        this.checkLeader({ shard: w.shard, nodeId: w.nodeId, epoch: w.epoch }, w.atMs, w.op);
+        const s = this.shards.get(w.shard);
+        if (s && s.epoch === w.epoch && s.nodeId === w.nodeId) s.expiresAtMs = w.expiresAtMs;
         break;
       }
       case 'shard:released': {

@@ -34,11 +34,16 @@ function fanout(config: ScenarioConfig, r: WorldResult): Figures {
   const others = [...r.metrics.startLatencyMs].filter(([g]) => g !== group).flatMap(([, v]) => v);
   const other = distribution(others);
   const fanLatency = distribution(r.metrics.startLatencyMs.get(group) ?? []);
+  let createdAtMs = 0;
+  for (const run of r.store.allRuns()) if (Metrics.groupOf(run.dagId) === group) createdAtMs = run.createdAtMs;
+  const done = distribution((r.metrics.completedAtByGroup.get(group) ?? []).map((t) => t - createdAtMs));
   return {
     capFraction: config.cluster.capFraction,
     fanoutJobs: r.store.allRuns().next().done ? 0 : countJobs(r, group),
     fanoutMakespanMin: makespans.length > 0 ? minutes(Math.max(...makespans)) : -1,
     fanoutFinished: makespans.length > 0,
+    fanout50PercentDoneMin: minutes(done.p50),
+    fanout99PercentDoneMin: minutes(done.p99),
     fanoutPeakLeases: r.metrics.peakLeasedByGroup(group),
     otherStartLatencyP50s: seconds(other.p50),
     otherStartLatencyP99s: seconds(other.p99),

@@ -24,6 +24,17 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
       retries: rng.int(0, 3),
     });
   }
+  // Keep the offered load feasible, so a liveness failure means the scheduler lost work,
+  // not that the world asked for more than it could ever do: a run fits well within its
+  // interval (max active runs is 1), and the fleet has room for twice the average demand.
+  let demandSlots = 0;
+  for (const g of groups) {
+    const critical = (g.shape === 'chain' ? g.tasks : g.shape === 'diamond' ? Math.min(g.tasks, 3) : 1) * g.durationMs * 1.3;
+    if (g.everyMs) g.everyMs = Math.max(g.everyMs, Math.ceil((3 * critical) / 60_000) * 60_000);
+    demandSlots += g.everyMs ? (g.count * g.tasks * g.durationMs) / g.everyMs : 0;
+  }
+  const slots = rng.int(1, 3);
+  const workers = Math.max(rng.int(4, 30), Math.ceil((2 * demandSlots) / slots));
   const pick = (p: number, minMs: number, maxMs: number) => ({ probability: p, minMs, maxMs });
   return {
     ...base,
@@ -31,7 +42,7 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
     faultPhaseMs: rng.int(15, 40) * 60_000,
     livenessMs: 40 * 60_000,
     cluster: { ...base.cluster, nodes: rng.int(2, 3), shardCount: rng.pick([2, 4, 8, 16]), capFraction: rng.pick([0.3, 0.5, 1]) },
-    workers: { ...base.workers, count: rng.int(4, 30), slots: rng.int(1, 3) },
+    workers: { ...base.workers, count: workers, slots },
     jobs: { durationJitter: 0.3, failureRate: rng.pick([0, 0.02, 0.1]) },
     load: groups,
     faults: {

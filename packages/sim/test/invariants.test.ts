@@ -1,0 +1,149 @@
+import { planTick, type LeaderToken } from '@fenceline/core';
+import { describe, expect, it } from 'vitest';
+import { Checker, type InvariantId } from '../src/check/checker';
+import { MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
+import { BlindTickStore, DoubleLeasingStore, FenceBlindStore, ForgetfulFenceStore, GreedyGrantStore, NoEpochStore, NoSweepStore, NoUniqueRunStore } from './broken-stores';
+
+const T0 = Date.parse('2025-01-06T00:00:00.000Z') + 123;
+const SHARDS = 1;
+
+type StoreClass = new (o: MemoryStoreOptions) => MemoryStore;
+
+/** A store on a hand-driven clock with the checker attached, as the simulator wires them. */
+function harness(Store: StoreClass, poolSlots = 10) {
+  let now = T0;
+  const store = new Store({ nowMs: () => now });
+  const checker = new Checker({ failoverBoundMs: 60_000, capFraction: 0.3, poolSlots: () => poolSlots, schedulersImpaired: () => false });
+  store.observe((w) => checker.observe(w));
+  const advance = (ms: number): void => {
+    now += ms;
+    checker.afterEvent(now);
+  };
+  return { store, checker, advance, now: () => now };
+}
+
+async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', ttlMs = 60_000): Promise<{ token: LeaderToken; jobIds: string[]; runId: string }> {
+  await store.initCluster(SHARDS);
+  const got = await store.acquireShard(0, nodeId, ttlMs);
+  const token = got!.token;
+  await store.putDag({ id: 'd', tasks: Array.from({ length: tasks }, (_, k) => ({ id: `t${k}`, type: 'noop' })) }, SHARDS);
+  const run = await store.triggerRun('d');
+  const jobs = await store.startRun(token, run.id, Array.from({ length: tasks }, (_, k) => ({ taskId: `t${k}`, state: 'ready' as const, maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 })));
+  return { token, jobIds: jobs.map((j) => j.id), runId: run.id };
+}
+
+const fired = (checker: Checker): InvariantId[] => [...new Set(checker.violations.map((v) => v.invariant))];
+
+/** Each script is the same story told to a healthy store (no violation) and to a broken one (the named violation). */
+const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnType<typeof harness>) => Promise<void> }[] = [
+  {
+    invariant: 'I1',
+    broken: DoubleLeasingStore,
+    story: async ({ store }) => {
+      const { token, jobIds } = await leadAndStart(store);
+      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w2' }], 90_000);
+    },
+  },
+  {
+    invariant: 'I2',
+    broken: ForgetfulFenceStore,
+    story: async ({ store, advance }) => {
+      const { token, jobIds } = await leadAndStart(store);
+      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 1_000);
+      advance(2_000);
+      await store.sweepExpired(token, 10);
+    },
+  },
+  {
+    invariant: 'I3',
+    broken: FenceBlindStore,
+    story: async ({ store }) => {
+      const { token, jobIds } = await leadAndStart(store);
+      const [lease] = await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await store.completeJob({ jobId: jobIds[0]!, fence: lease!.fence - 1, workerId: 'w1' }, { output: 'stale' }).catch(() => undefined);
+    },
+  },
+  {
+    invariant: 'I4',
+    broken: NoUniqueRunStore,
+    story: async ({ store }) => {
+      await leadAndStart(store);
+      // Two triggers in one millisecond; the unique index must turn the second into a new slot.
+      await store.triggerRun('d');
+      await store.triggerRun('d').catch(() => undefined);
+    },
+  },
+  {
+    invariant: 'I5',
+    broken: BlindTickStore,
+    story: async ({ store, checker, advance, now }) => {
+      await store.initCluster(SHARDS);
+      const token = (await store.acquireShard(0, 'node-a', 3_600_000))!.token;
+      await store.putDag({ id: 'every-minute', schedule: { kind: 'interval', everyMs: 60_000 }, tasks: [{ id: 't', type: 'noop' }] }, SHARDS);
+      const dag = await store.getDag('every-minute');
+      checker.registerDag(dag.id, dag.spec.schedule, undefined, dag.nextRunAt!.getTime());
+      // A leader ticking every second for five minutes, with the production tick planner.
+      for (let s = 0; s < 300; s++) {
+        advance(1_000);
+        const { dags } = await store.dueDags([token], 100);
+        for (const due of dags) {
+          const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs: now() });
+          await store.createScheduledRuns(token, due.id, due.nextRunAt, plan.slotsMs.map((m) => new Date(m)), plan.nextRunAtMs === null ? null : new Date(plan.nextRunAtMs));
+        }
+      }
+    },
+  },
+  {
+    invariant: 'I6',
+    broken: GreedyGrantStore,
+    story: async ({ store }) => {
+      // Pool of 10 slots, cap 30%: the DAG may hold 3 leases; the leader asks for 1.
+      const { token, jobIds } = await leadAndStart(store, 8);
+      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+    },
+  },
+  {
+    invariant: 'I7',
+    broken: NoSweepStore,
+    story: async ({ store, checker, advance, now }) => {
+      const { token, jobIds, runId } = await leadAndStart(store);
+      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'crashed' }], 1_000);
+      advance(5_000);
+      // Faults stop here. A healthy leader sweeps, re-leases to a live worker, and finishes.
+      const faultsEnded = now();
+      for (const s of await store.sweepExpired(token, 10)) {
+        const [lease] = await store.grantLeases(token, [{ jobId: s.jobId, workerId: 'alive' }], 90_000);
+        await store.completeJob({ jobId: s.jobId, fence: lease!.fence, workerId: 'alive' }, {});
+        await store.finishRun(token, runId, 'succeeded');
+      }
+      advance(600_000);
+      checker.checkQuiescent(store, faultsEnded, now());
+    },
+  },
+  {
+    invariant: 'I8',
+    broken: NoEpochStore,
+    story: async ({ store, advance }) => {
+      const { token: old, jobIds } = await leadAndStart(store, 1, 'node-a', 1_000);
+      advance(2_000);
+      await store.acquireShard(0, 'node-b', 60_000);
+      await store.grantLeases(old, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000).catch(() => undefined);
+    },
+  },
+];
+
+describe('Invariant checker: each check fires on a store that breaks its rule', () => {
+  for (const { invariant, broken, story } of scripts) {
+    it(`${invariant}: a healthy store keeps it through the story`, async () => {
+      const h = harness(MemoryStore);
+      await story(h);
+      expect(h.checker.violations).toEqual([]);
+    });
+    it(`${invariant}: ${broken.name} breaks it and the checker says so`, async () => {
+      const h = harness(broken);
+      await story(h);
+      expect(fired(h.checker)).toContain(invariant);
+    });
+  }
+});

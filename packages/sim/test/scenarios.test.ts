@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { runScenario } from '../src/scenario/run';
+import { SCENARIOS } from '../src/scenarios';
+import { ForgetfulFenceStore } from './broken-stores';
+
+// Each named scenario, scaled down so the whole file runs in well under two minutes, with
+// the seed's arithmetic as the expectation: the ratios (cap, pool, fan-out size, job
+// length) are those of the written scenario, so the minutes come out the same.
+
+describe('Scenario: fanout', () => {
+  it('with the 30% cap the fan-out takes about 17 minutes and every other DAG starts within the minute; without it, about 5', async () => {
+    const report = await runScenario(SCENARIOS.fanout!, undefined, { scale: 0.05 });
+    const cap = report.runs.find((r) => r.variant === 'cap-30')!;
+    const open = report.runs.find((r) => r.variant === 'no-cap')!;
+    expect(report.outcome).toBe('ok');
+    // 10,000 / 3,000 x 5 min = 16.7 min, plus the tail of the last wave's jittered durations.
+    expect(cap.figures.fanoutMakespanMin).toBeGreaterThan(14);
+    expect(cap.figures.fanoutMakespanMin).toBeLessThan(23);
+    expect(cap.figures.fanoutPeakLeases).toBeLessThanOrEqual(150);
+    expect(cap.figures.otherStartLatencyP99s).toBeLessThan(60);
+    // One wave when the pool is (nearly) free: all but the few jobs that found no free
+    // worker (other DAGs hold a handful) are done in about five minutes.
+    expect(open.figures.fanout99PercentDoneMin).toBeGreaterThan(4);
+    expect(open.figures.fanout99PercentDoneMin).toBeLessThan(7);
+    expect(open.figures.fanoutMakespanMin as number).toBeLessThan(cap.figures.fanoutMakespanMin as number);
+    expect(open.figures.otherStartLatencyMaxS as number).toBeGreaterThan(cap.figures.otherStartLatencyMaxS as number);
+  });
+});
+
+describe('Scenario: leader-crash', () => {
+  it('the standby takes over within about a minute, runs the missed tick once, and disturbs no running job', async () => {
+    const report = await runScenario(SCENARIOS['leader-crash']!, undefined, { scale: 0.5 });
+    const r = report.runs[0]!;
+    expect(r.outcome).toBe('ok');
+    expect(r.figures.takeoverS).toBeGreaterThan(0);
+    expect(r.figures.takeoverS).toBeLessThan(60);
+    expect(r.figures.missedTickRan).toBe(true);
+    expect(r.figures.duplicateRuns).toBe(0);
+    expect(r.figures.runningJobsAtCrash).toBeGreaterThan(0);
+    expect(r.figures.runningJobsDisturbed).toBe(0);
+  });
+});
+
+describe('Scenario: paused-worker', () => {
+  it('workers paused past their TTL have their stale writes refused, and each job keeps exactly one accepted result', async () => {
+    const report = await runScenario(SCENARIOS['paused-worker']!);
+    const r = report.runs[0]!;
+    expect(r.outcome).toBe('ok');
+    expect(r.figures.pausedWorkers).toBe(20);
+    expect((r.figures.staleResultWritesRefused as number) + (r.figures.staleRenewalsRefused as number)).toBeGreaterThan(0);
+    expect(r.figures.pausedJobsWithExactlyOneResult).toBe(r.figures.jobsOfPausedWorkers);
+    expect(r.figures.jobsWithMoreThanOneAcceptedResult).toBe(0);
+  });
+
+  it('a store that forgets to raise the fence on revocation is caught in the same story', async () => {
+    const report = await runScenario(SCENARIOS['paused-worker']!, undefined, { makeStore: (o) => new ForgetfulFenceStore(o) });
+    const r = report.runs[0]!;
+    expect(r.outcome).toBe('safety');
+    expect(r.violations[0]!.invariant).toBe('I2');
+    expect(r.traceTail.length).toBeGreaterThan(0);
+    expect(r.replay).toContain('--seed 1');
+  });
+});
+
+describe('Scenario: mission-day', () => {
+  it('a scaled mission day starts its planned jobs with low start latency and keeps every invariant', async () => {
+    // 1/500 of the load for 2 virtual hours: 200 DAGs, 20 workers.
+    const report = await runScenario({ ...SCENARIOS['mission-day']!, faultPhaseMs: 2 * 3_600_000, livenessMs: 1_800_000 }, undefined, { scale: 0.002 });
+    const r = report.runs[0]!;
+    expect(r.outcome).toBe('ok');
+    expect(r.figures.jobsSucceeded).toBeGreaterThan(0);
+    // 1,000,000 jobs/day at 1/500: about 83 jobs an hour.
+    expect(r.figures.throughputJobsPerHour).toBeGreaterThan(40);
+    expect(r.figures.throughputJobsPerHour).toBeLessThan(150);
+  });
+});
