@@ -26,6 +26,8 @@ interface Running {
   controller: AbortController;
   /** Set once the lease is known lost: the job must write nothing any more. */
   lost: boolean;
+  /** Its result is being written; renewing it now would only race the write. */
+  finishing: boolean;
   lastRenewedMs: number;
   logs: string[];
   logChars: number;
@@ -139,7 +141,7 @@ export class Worker {
       );
       return;
     }
-    const r: Running = { job, via, controller: new AbortController(), lost: false, lastRenewedMs: Date.now(), logs: [], logChars: 0 };
+    const r: Running = { job, via, controller: new AbortController(), lost: false, finishing: false, lastRenewedMs: Date.now(), logs: [], logChars: 0 };
     this.running.set(job.jobId, r);
     this.stats.started++;
     void this.execute(r);
@@ -179,6 +181,7 @@ export class Worker {
       return;
     }
     const logs = r.logs.join('\n') || null;
+    r.finishing = true;
     try {
       if (failure) {
         await this.write(r, (c) => c.fail.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence, error: failure!.error, retryable: failure!.retryable, logs }));
@@ -241,7 +244,7 @@ export class Worker {
    */
   private async renewAll(): Promise<void> {
     const now = Date.now();
-    const due = [...this.running.values()].filter((r) => !r.lost && now - r.lastRenewedMs >= this.renewIntervalMs);
+    const due = [...this.running.values()].filter((r) => !r.lost && !r.finishing && now - r.lastRenewedMs >= this.renewIntervalMs);
     if (due.length === 0) return;
     const byNode = new Map<number, Running[]>();
     for (const r of due) byNode.set(r.via, [...(byNode.get(r.via) ?? []), r]);

@@ -46,7 +46,7 @@ export class SchedulerNode {
   private retryTimer: { atMs: number; cancel: () => void } | null = null;
   private rotation = 0;
   private stopped = false;
-  private readonly heartbeatIds = new Set<string>();
+  private storeOffsetMs = 0;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -63,7 +63,8 @@ export class SchedulerNode {
     this.config.shardCount = shardCount;
     this.unsubscribe = await this.store.subscribe((n) => void this.onNotice(n).catch((e) => this.error('notice', e)));
     await this.contend();
-    this.loop('leadership', this.config.tickIntervalMs, () => this.contend());
+    this.loop('renew-leadership', this.config.shardRenewIntervalMs, () => this.renewLeadership());
+    this.loop('acquire-leadership', this.config.tickIntervalMs, () => this.contend());
     this.loop('tick', this.config.tickIntervalMs, () => this.tick());
     this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
     this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
@@ -99,25 +100,29 @@ export class SchedulerNode {
   // ---- leadership ----------------------------------------------------------------
 
   /**
-   * Renews the shards this node leads when their renewal is due, and tries to take any
-   * shard whose lease has run out. One cheap read per tick finds the expired ones, so a
-   * standby takes over within the shard lease TTL plus one tick.
+   * Renews every shard this node leads, all at once, on its own loop: a slow takeover
+   * elsewhere must never delay a renewal past the lease.
    */
-  private lastRenewMs = 0;
-  private async contend(): Promise<void> {
-    if (this.stopped) return;
-    const nowMs = this.clock.nowMs();
-    if (nowMs - this.lastRenewMs >= this.config.shardRenewIntervalMs) {
-      this.lastRenewMs = nowMs;
-      for (const leader of [...this.leaders.values()]) {
+  private async renewLeadership(): Promise<void> {
+    await Promise.all(
+      [...this.leaders.values()].map(async (leader) => {
         try {
           await this.store.renewShard(leader.token, this.config.shardLeaseTtlMs);
         } catch (err) {
           if (err instanceof DeposedLeaderError) this.depose(leader.shard, 'renewal refused');
-          else throw err;
+          else this.error('renew-leadership', err);
         }
-      }
-    }
+      }),
+    );
+  }
+
+  /**
+   * Tries to take any shard whose lease has run out. One cheap read per tick finds them,
+   * so a standby takes over within the shard lease TTL plus one tick.
+   */
+  private async contend(): Promise<void> {
+    if (this.stopped) return;
+    const nowMs = this.storeNowMs();
     const shards = await this.store.listShards();
     const byShard = new Map(shards.map((s) => [s.shard, s]));
     for (let shard = 0; shard < this.config.shardCount; shard++) {
@@ -126,12 +131,12 @@ export class SchedulerNode {
       // Skip shards another node clearly still holds; the acquire itself is conditional anyway.
       if (row?.holder && row.holder !== this.nodeId && row.expiresAt && row.expiresAt.getTime() > nowMs + 250) continue;
       const got = await this.store.acquireShard(shard, this.nodeId, this.config.shardLeaseTtlMs);
-      if (!got) continue;
-      await this.lead(got.token, got.previousHolder, got.reason);
+      if (got) this.lead(got.token, got.previousHolder, got.reason);
     }
   }
 
-  private async lead(token: LeaderToken, previousHolder: string | null, reason: string): Promise<void> {
+  /** Starts leading a shard; its state loads in the background while renewals go on. */
+  private lead(token: LeaderToken, previousHolder: string | null, reason: string): void {
     const leader = new ShardLeader({
       store: this.store,
       clock: this.clock,
@@ -144,7 +149,22 @@ export class SchedulerNode {
     this.leaders.set(token.shard, leader);
     this.metrics.inc('leader_elections_total');
     this.emit({ type: 'leader:elected', shard: token.shard, epoch: token.epoch, nodeId: this.nodeId, data: { previousHolder, reason } });
-    await leader.load();
+    leader.load().catch((err) => {
+      // Without its state a leader can do nothing useful: give the shard up so this node
+      // or another takes it over afresh.
+      this.error('load', err);
+      if (this.leaders.get(token.shard) === leader) this.leaders.delete(token.shard);
+      void this.store.releaseShard(token).catch(() => undefined);
+    });
+  }
+
+  /** The store's clock as this node estimates it (offset measured on every tick). */
+  storeNowMs(): number {
+    return this.clock.nowMs() + this.storeOffsetMs;
+  }
+
+  private loadedLeaders(): ShardLeader[] {
+    return [...this.leaders.values()].filter((l) => l.loaded && !l.isDeposed());
   }
 
   private depose(shard: number, why: string): void {
@@ -159,11 +179,15 @@ export class SchedulerNode {
 
   /** Asks the store which DAGs of our shards are due (by index), and creates their runs. */
   private async tick(): Promise<void> {
-    const tokens = [...this.leaders.values()].map((l) => l.token);
+    const tokens = this.loadedLeaders().map((l) => l.token);
     if (tokens.length === 0) return;
     this.metrics.inc('ticks_total');
     for (;;) {
+      const sentMs = this.clock.nowMs();
       const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch);
+      // Half the round trip is the best guess of when the store read its clock.
+      const localMs = this.clock.nowMs();
+      this.storeOffsetMs = now.getTime() - (sentMs + localMs) / 2;
       for (const due of dags) {
         const leader = this.leaders.get(due.shard);
         if (leader) await leader.createRuns(due, now.getTime());
@@ -173,14 +197,14 @@ export class SchedulerNode {
   }
 
   private async sweep(): Promise<void> {
-    for (const leader of [...this.leaders.values()]) {
+    for (const leader of this.loadedLeaders()) {
       const swept = await leader.sweep(1000);
       this.metrics.inc('leases_expired_total', swept.length);
     }
   }
 
   private async reconcile(): Promise<void> {
-    for (const leader of [...this.leaders.values()]) await leader.reconcile();
+    for (const leader of this.loadedLeaders()) await leader.reconcile();
     for (const gone of this.pool.expire()) this.emit({ type: 'worker:gone', workerId: gone, nodeId: this.nodeId });
   }
 
@@ -235,12 +259,13 @@ export class SchedulerNode {
 
   private async dispatchRound(): Promise<void> {
     const workers = this.pool.waiting();
-    const nowMs = this.clock.nowMs();
+    // Backoffs were set by the store's clock, so they are compared with it.
+    const nowMs = this.storeNowMs();
     this.scheduleRetryWakeup(nowMs);
     if (workers.length === 0) return;
     const dagShard = new Map<string, ShardLeader>();
     const dags = [];
-    for (const leader of this.leaders.values()) {
+    for (const leader of this.loadedLeaders()) {
       for (const view of leader.dispatchView(nowMs)) {
         dagShard.set(view.dagId, leader);
         dags.push(view);

@@ -62,6 +62,8 @@ export class ShardLeader {
   private readonly starting = new Set<string>();
   private readonly restart = new Set<string>();
   private deposed = false;
+  /** False until load() has rebuilt memory; the node neither ticks nor dispatches for it before. */
+  loaded = false;
 
   constructor(private readonly deps: LeaderDeps) {
     this.token = deps.token;
@@ -79,6 +81,7 @@ export class ShardLeader {
   async load(): Promise<void> {
     const snap = await this.guard(() => this.deps.store.loadShard(this.token));
     if (!snap) return;
+    this.loaded = true;
     for (const [key, spec] of snap.versions) this.specCache.set(key, spec);
     const jobsByRun = new Map<string, JobRow[]>();
     for (const job of snap.jobs) {
@@ -239,21 +242,29 @@ export class ShardLeader {
     }
     const byId = new Map(granted.map((g) => [g.jobId, g]));
     const nowMs = this.deps.clock.nowMs();
+    let refused = 0;
     for (const job of taken) {
       const lease = byId.get(job.id);
       if (lease) {
         job.fence = lease.fence;
         job.holder = lease.workerId;
         job.leasedAtMs = nowMs;
-        this.runs.get(job.runId)?.machine.onLeased(job.taskId);
+        const run = this.runs.get(job.runId);
+        // The machine tracks dependencies; a lease it already knows of (after a repair) is not news.
+        if (run?.machine.state(job.taskId) === 'ready') run.machine.onLeased(job.taskId);
         this.deps.emit({ type: 'lease:granted', shard: this.shard, dagId: job.dagId, runId: job.runId, jobId: job.id, workerId: lease.workerId, fence: lease.fence, epoch: this.token.epoch, data: { attempt: lease.attempt } });
       } else {
-        // The store refused: the job changed under us (or we were deposed). Undo and re-read it.
+        // The store refused: the job changed under us, its backoff has not passed by the
+        // store's clock, or we were deposed. Put it back and re-read it.
         job.state = 'ready';
         this.bumpHeld(job.dagId, -1);
+        this.addReady(job);
+        refused++;
         if (!this.deposed) await this.resync(job.id);
       }
     }
+    // A later round re-plans the refused jobs (and arms a wake-up for any future backoff).
+    if (refused > 0) this.deps.kick();
     return granted;
   }
 
@@ -277,7 +288,7 @@ export class ShardLeader {
       job.holder = null;
       job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
       job.readyAtMs = this.deps.clock.nowMs();
-      run.machine.onRetry(job.taskId);
+      if (run.machine.state(job.taskId) === 'leased') run.machine.onRetry(job.taskId);
       this.addReady(job);
       this.deps.kick();
       return;
@@ -285,12 +296,12 @@ export class ShardLeader {
     if (row.state === 'succeeded') {
       job.state = 'succeeded';
       this.dropReady(job);
-      const { ready } = run.machine.onSucceeded(job.taskId);
+      const { ready } = this.canEnd(run, job.taskId) ? run.machine.onSucceeded(job.taskId) : { ready: [] };
       await this.promote(run, ready);
     } else if (row.state === 'failed') {
       job.state = 'failed';
       this.dropReady(job);
-      const { upstreamFailed } = run.machine.onFailed(job.taskId);
+      const { upstreamFailed } = this.canEnd(run, job.taskId) ? run.machine.onFailed(job.taskId) : { upstreamFailed: [] };
       await this.skip(run, upstreamFailed);
     } else {
       // Still leased (or waiting): nothing ended; keep the cache honest.
@@ -415,11 +426,14 @@ export class ShardLeader {
       run.machine = new RunMachine(run.spec, next);
       await this.promote(run, promote);
       await this.skip(run, [...skip]);
-    } else if (run.machine.outcome() === 'running') {
-      // The machine may have run ahead of a write that failed; realign it with the store's view.
-      run.machine = new RunMachine(run.spec, states);
     }
     await this.maybeFinish(run);
+  }
+
+  /** A job can end in the machine only from ready or leased; anything else was already applied. */
+  private canEnd(run: MemRun, taskId: string): boolean {
+    const state = run.machine.state(taskId);
+    return state === 'ready' || state === 'leased';
   }
 
   private adoptRun(row: RunRow, spec: DagSpec, jobs: JobRow[]): MemRun {
