@@ -87,12 +87,27 @@ export class Cluster {
     });
   }
 
-  spawn(spec: ProcessSpec): ManagedProcess {
+  /**
+   * Starts the console (a built Next.js app) on `port`. `next start` runs a child server,
+   * so it gets its own process group and is stopped through the group.
+   */
+  startConsole(port: number, env: Record<string, string>): ManagedProcess {
+    return this.spawn({
+      name: 'console',
+      kind: 'console',
+      env: { ...this.commonEnv(), NEXT_TELEMETRY_DISABLED: '1', ...env },
+      args: [join(REPO_ROOT, 'node_modules/next/dist/bin/next'), 'start', '-H', '127.0.0.1', '-p', String(port)],
+      cwd: join(REPO_ROOT, 'apps/web'),
+    });
+  }
+
+  spawn(spec: ProcessSpec & { args?: string[]; cwd?: string }): ManagedProcess {
     const entry = spec.kind === 'scheduler' ? 'apps/scheduler/src/main.ts' : 'apps/worker/src/main.ts';
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry)], {
-      cwd: REPO_ROOT,
+    const child = spawn(process.execPath, spec.args ?? ['--import', 'tsx', join(REPO_ROOT, entry)], {
+      cwd: spec.cwd ?? REPO_ROOT,
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: spec.kind === 'console',
     });
     const logs: Record<string, unknown>[] = [];
     const onLine = (line: string): void => {
@@ -117,7 +132,7 @@ export class Cluster {
   signal(name: string, signal: NodeJS.Signals): void {
     const proc = this.procs.get(name);
     if (!proc) throw new Error(`no process named ${name}`);
-    proc.child.kill(signal);
+    kill(proc, signal);
   }
 
   /** SIGTERM every process (graceful), SIGKILL what is still running after the grace. */
@@ -127,12 +142,24 @@ export class Cluster {
     for (const kind of ['worker', 'console', 'scheduler'] as const) {
       const group = live.filter((p) => p.kind === kind);
       for (const p of group) {
-        p.child.kill('SIGCONT');
-        p.child.kill('SIGTERM');
+        kill(p, 'SIGCONT');
+        kill(p, 'SIGTERM');
       }
       await Promise.race([Promise.all(group.map((p) => p.exited)), sleep(graceMs)]);
-      for (const p of group) if (p.child.exitCode == null && p.child.signalCode == null) p.child.kill('SIGKILL');
+      for (const p of group) if (p.child.exitCode == null && p.child.signalCode == null) kill(p, 'SIGKILL');
+      // The console's server child may outlive the launcher; its group goes down with it.
+      for (const p of group) if (p.kind === 'console') kill(p, 'SIGKILL');
     }
+  }
+}
+
+/** Signals a process, or for the console its whole process group. */
+function kill(proc: ManagedProcess, signal: NodeJS.Signals): void {
+  try {
+    if (proc.kind === 'console' && proc.child.pid) process.kill(-proc.child.pid, signal);
+    else proc.child.kill(signal);
+  } catch {
+    // Already gone.
   }
 }
 

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULTS } from '@fenceline/core';
 import { openStore, startEmbeddedPostgres } from '@fenceline/db';
-import { Cluster, REPO_ROOT } from './cluster';
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { Cluster, REPO_ROOT, waitForHttp } from './cluster';
 import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster-file';
 
 /**
@@ -47,12 +49,14 @@ async function main(): Promise<void> {
     env: { FENCELINE_SHARDS: String(shardCount) },
   });
   await cluster.start();
-  await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), pid: process.pid });
+  const consoleUrl = await startConsole(cluster, operatorToken, shardCount);
+  await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), consoleUrl: consoleUrl ?? undefined, pid: process.pid });
 
   const banner = [
     '',
     'fenceline is running',
     `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
+    `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   sign in with the operator token`,
     `  schedulers:  ${cluster.schedulerUrls().join('  ')}  (health: /health, metrics: /metrics)`,
     `  workers:     ${cluster.opts.workers} x ${4} slots`,
     `  DAGs loaded: ${loaded.join(', ')}`,
@@ -75,6 +79,30 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown());
   process.on('SIGTERM', () => void shutdown());
+}
+
+/**
+ * Builds the console on first start (or when FENCELINE_REBUILD_CONSOLE=1), then starts it
+ * and waits until its sign-in page answers. Returns its URL, or null when disabled.
+ */
+async function startConsole(cluster: Cluster, operatorToken: string, shardCount: number): Promise<string | null> {
+  if (process.env.FENCELINE_CONSOLE === '0') return null;
+  const webDir = join(REPO_ROOT, 'apps', 'web');
+  if (!existsSync(join(webDir, '.next', 'BUILD_ID')) || process.env.FENCELINE_REBUILD_CONSOLE === '1') {
+    console.log('building the console (first start only; about a minute)...');
+    const built = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/next/dist/bin/next'), 'build'], { cwd: webDir, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    if (built.status !== 0) throw new Error('the console failed to build (see above); start without it with FENCELINE_CONSOLE=0');
+  }
+  const port = Number(process.env.FENCELINE_CONSOLE_PORT ?? 7480);
+  cluster.startConsole(port, {
+    FENCELINE_OPERATOR_TOKEN: operatorToken,
+    ...(process.env.FENCELINE_VIEWER_TOKEN ? { FENCELINE_VIEWER_TOKEN: process.env.FENCELINE_VIEWER_TOKEN } : {}),
+    FENCELINE_SHARDS: String(shardCount),
+    FENCELINE_CAP_PERCENT: process.env.FENCELINE_CAP_PERCENT ?? '30',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/signin`, 60_000);
+  return url;
 }
 
 main().catch((err) => {
