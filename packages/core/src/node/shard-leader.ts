@@ -231,13 +231,11 @@ export class ShardLeader {
     try {
       granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => takenIds.has(g.jobId)), ttlMs))) ?? [];
     } catch (err) {
-      // The statement did not land (or we cannot know): put the jobs back; a grant that did
-      // land anyway is found by reconciliation and its lease simply expires unused.
-      for (const job of taken) {
-        job.state = 'ready';
-        this.bumpHeld(job.dagId, -1);
-        this.addReady(job);
-      }
+      // We cannot know whether the statement landed (the connection may have died after the
+      // commit). Keep counting the jobs as held, so the cap stays exact, until a re-read of
+      // each says otherwise; reconciliation retries the re-read if the store is still away.
+      for (const job of taken) job.leasedAtMs = 0;
+      await Promise.all(taken.map((job) => this.resync(job.id).catch(() => undefined)));
       throw err;
     }
     const byId = new Map(granted.map((g) => [g.jobId, g]));
