@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initialJobs, parseDagSpec, type DagSpecInput, type LeaderToken, type Store } from '@fenceline/core';
+import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { Cluster } from '../scripts/cluster';
+import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
+
+/**
+ * A leader can die between any two steps of a multi-step operation. Each case below plays
+ * a leader up to some step directly against the store, "dies" there (its shard lease is
+ * released, as a crash would let it expire), and then starts a real cluster: whatever was
+ * acknowledged must survive and every run must still end.
+ */
+const SHARDS = 4;
+
+describe('crash safety: a leader that died between steps', () => {
+  let store: Store;
+  let databaseUrl: string;
+  const name = `fenceline_crash_${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    databaseUrl = await createDatabase(ADMIN_URL, name);
+    store = await openStore({ databaseUrl, applicationName: 'fenceline-crash-test', max: 4 });
+    await store.initCluster(SHARDS);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+  });
+
+  async function put(spec: DagSpecInput): Promise<number> {
+    await store.putDag(spec, SHARDS);
+    return (await store.getDag(spec.id)).shard;
+  }
+
+  async function crashedLeader(shard: number): Promise<LeaderToken> {
+    const got = await store.acquireShard(shard, 'crashed-node', 60_000);
+    if (!got) throw new Error(`shard ${shard} is held`);
+    return got.token;
+  }
+
+  it('recovers runs left queued, half-promoted and half-failed, and loses nothing acknowledged', async () => {
+    // Case 1: the tick created the run (acknowledged) but the leader died before starting it.
+    const queuedShard = await put({ id: 'crash-queued', tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }] });
+    const queued = await store.triggerRun('crash-queued');
+
+    // Case 2: a job's success was accepted, but the leader died before promoting its dependents.
+    const promoteSpec: DagSpecInput = { id: 'crash-promote', tasks: [{ id: 'first', type: 'noop' }, { id: 'second', type: 'noop', dependsOn: ['first'] }, { id: 'third', type: 'noop', dependsOn: ['second'] }] };
+    const promoteShard = await put(promoteSpec);
+    const promoteToken = await crashedLeader(promoteShard);
+    const promoteRun = await store.triggerRun('crash-promote');
+    const promoteJobs = await store.startRun(promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
+    const first = promoteJobs.find((j) => j.taskId === 'first')!;
+    const [lease] = await store.grantLeases(promoteToken, [{ jobId: first.id, workerId: 'ghost-worker' }], 60_000);
+    await store.completeJob({ jobId: first.id, fence: lease!.fence, workerId: 'ghost-worker' }, { output: { acknowledged: true } });
+    if (promoteShard !== queuedShard) await store.releaseShard(promoteToken);
+
+    // Case 3: a job failed for good, but the leader died before marking its downstream.
+    const failSpec: DagSpecInput = { id: 'crash-fail', tasks: [{ id: 'doomed', type: 'noop' }, { id: 'after', type: 'noop', dependsOn: ['doomed'] }] };
+    const failShard = await put(failSpec);
+    const failToken = failShard === promoteShard ? promoteToken : await crashedLeader(failShard);
+    const failRun = await store.triggerRun('crash-fail');
+    const failJobs = await store.startRun(failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
+    const doomed = failJobs.find((j) => j.taskId === 'doomed')!;
+    const [failLease] = await store.grantLeases(failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
+    await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: 'ghost-worker' }, { error: 'boom', retryable: false });
+
+    // The crashed node's leases are let go (as expiry would), and a real cluster takes over.
+    for (const s of await store.listShards()) if (s.holder === 'crashed-node') await store.releaseShard({ shard: s.shard, nodeId: 'crashed-node', epoch: s.epoch });
+    const cluster = new Cluster({ databaseUrl, workerToken: randomBytes(18).toString('base64url'), schedulers: 1, workers: 1, basePort: 17300 + Math.floor(Math.random() * 90), output: 'quiet', env: FAST_ENV });
+    try {
+      await cluster.start();
+      const ended = async (runId: string) => {
+        const run = await store.getRun(runId);
+        return run.state === 'succeeded' || run.state === 'failed' ? run : null;
+      };
+      expect((await eventually('the queued run to finish', () => ended(queued.id), 30_000)).state).toBe('succeeded');
+      expect((await eventually('the half-promoted run to finish', () => ended(promoteRun.id), 30_000)).state).toBe('succeeded');
+      expect((await eventually('the half-failed run to finish', () => ended(failRun.id), 30_000)).state).toBe('failed');
+    } finally {
+      await cluster.stop(5000);
+    }
+    // The acknowledged result is still the one the ghost worker wrote, under its fence.
+    expect(await store.getResult(first.id)).toMatchObject({ workerId: 'ghost-worker', fence: lease!.fence, output: { acknowledged: true } });
+    const after = (await store.listJobs(failRun.id)).find((j) => j.taskId === 'after')!;
+    expect(after.state).toBe('upstream_failed');
+    expect((await store.listJobs(promoteRun.id)).map((j) => j.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+});
