@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // One project per layer, so `vitest run --project db` runs just the store tests.
@@ -8,6 +9,10 @@ export default defineConfig({
       { test: { name: 'db', include: ['packages/db/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
       { test: { name: 'sim', include: ['packages/sim/test/**/*.test.ts'], testTimeout: 120_000 } },
       { test: { name: 'worker', include: ['apps/worker/test/**/*.test.ts'], testTimeout: 60_000 } },
+      {
+        resolve: { alias: { '@': fileURLToPath(new URL('./apps/web/src', import.meta.url)) } },
+        test: { name: 'web', include: ['apps/web/test/**/*.test.ts'], testTimeout: 60_000 },
+      },
       { test: { name: 'cluster', include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
     ],
   },

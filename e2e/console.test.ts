@@ -70,6 +70,11 @@ describe('console', () => {
     // The tRPC API refuses a request without a session, whatever the page does.
     const anonymous = await fetch(`${h.consoleUrl}/api/trpc/cluster.overview`);
     assert.equal(anonymous.status, 401);
+    // No other site may frame the console or load its pages into its own.
+    const signinPage = await fetch(`${h.consoleUrl}/signin`);
+    assert.match(signinPage.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    assert.equal(signinPage.headers.get('x-frame-options'), 'DENY');
+    assert.equal(signinPage.headers.get('x-content-type-options'), 'nosniff');
     await context.close();
 
     const viewer = await signedInPage(h, VIEWER_TOKEN);
