@@ -110,7 +110,14 @@ async function main(): Promise<number> {
     }
     // I6: no DAG holds more leases than the cap of the full pool (the pool only shrinks under faults).
     const sample = await sampleShares(databaseUrl, 60_000).catch(() => null);
-    for (const [dagId, held] of sample?.held ?? []) if (held > cap) violations.push(`I6: ${dagId} held ${held} leases, cap ${cap}`);
+    for (const [dagId, held] of sample?.held ?? []) {
+      if (held <= cap) continue;
+      const pools = await Promise.all(
+        cluster.schedulerUrls().map((u) => fetch(`${u}/metrics`, { headers: { authorization: `Bearer ${cluster.opts.workerToken}` } }).then((r) => r.text()).then((t) => t.match(/fenceline_pool_slots (\d+)/)?.[1] ?? '?', () => 'down')),
+      );
+      const leases = (await store.listLeasedJobs().catch(() => [])).filter((j) => j.dagId === dagId).map((j) => `${j.id}@${j.holder}/f${j.fence}`);
+      violations.push(`I6: ${dagId} held ${held} leases, cap ${cap} (pool slots seen by each scheduler: ${pools.join(', ')}; leases ${leases.join(' ')})`);
+    }
     if (Date.now() >= nextFault) {
       nextFault = Date.now() + 4_000 + Math.floor(random() * 6_000);
       const kind = pick<FaultKind>(['pause-worker', 'pause-worker', 'kill-leader', 'kill-worker', 'cut-database', 'rogue-writes']);
