@@ -153,13 +153,21 @@ describe('cluster: the leading scheduler killed', () => {
     // Pause the DAG so the set of runs stops growing, then every run must have succeeded.
     await f.store.setPaused('heartbeat', true);
     await sleep(1500);
+    let unfinished: string[] = [];
     await eventually(
       'every run to succeed',
       async () => {
         const all = await f.store.listRuns({ dagId: 'heartbeat', limit: 500 });
-        return all.every((r) => r.state === 'succeeded') ? all : null;
+        unfinished = [];
+        for (const r of all.filter((run) => run.state !== 'succeeded')) {
+          const jobs = await f.store.listJobs(r.id);
+          unfinished.push(`run ${r.id} ${r.state} at ${r.scheduledAt.toISOString()}: ${jobs.map((j) => `${j.taskId}=${j.state}/f${j.fence}/${j.holder ?? '-'}`).join(' ')}`);
+        }
+        return unfinished.length === 0 ? all : null;
       },
       30_000,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${unfinished.join('\n')}`);
+    });
   });
 });

@@ -59,9 +59,20 @@ export class Worker {
     return Math.max(0, this.opts.slots - this.running.size);
   }
 
+  /**
+   * Starts one loop per scheduler node, each registering before it polls, and resolves once
+   * any node has accepted us: a node that is down at start must not hold up the others.
+   * A typed refusal (a wrong token, say) rejects, since retrying cannot fix it.
+   */
   async start(): Promise<void> {
-    await Promise.all(this.clients.map((_, i) => this.registerWith(i)));
-    this.clients.forEach((_, i) => void this.pollLoop(i));
+    await new Promise<void>((resolve, reject) => {
+      let refused = 0;
+      this.clients.forEach((_, i) => {
+        void this.pollLoop(i, resolve).catch((err) => {
+          if (++refused === this.clients.length) reject(err);
+        });
+      });
+    });
     this.scheduleRenew();
   }
 
@@ -101,7 +112,9 @@ export class Worker {
   }
 
   /** One long poll at a time per node; answered the moment a lease is granted to us. */
-  private async pollLoop(i: number): Promise<void> {
+  private async pollLoop(i: number, onRegistered: () => void): Promise<void> {
+    await this.registerWith(i);
+    onRegistered();
     let failures = 0;
     while (!this.stopping) {
       if (this.free === 0) {
