@@ -1,0 +1,153 @@
+import type { SqlStore } from '@fenceline/db';
+import { backends, benchSpec, dispatchLatency, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
+import type { Cluster } from '../../scripts/cluster';
+import { benchCluster, cpuSeconds, fmt, round, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
+
+const SHARDS = 16;
+
+interface Phase {
+  jobs: number;
+  seconds: number;
+  jobsPerSec: number;
+  dispatchP50Ms: number | null;
+  dispatchP99Ms: number | null;
+  dispatchMaxMs: number | null;
+  legsP50Ms: Record<string, number | null>;
+  cpuSeconds: Record<string, number>;
+  ranTwice: number;
+}
+
+/**
+ * Case 2: no-op jobs through the whole product path (trigger, readiness, fair share,
+ * fenced lease, long-poll delivery over HTTP, fenced result write, downstream readiness)
+ * with 2 scheduler nodes and several worker processes with many slots. Three phases:
+ * wide DAGs (a root and a fan-out), many small DAGs (a root and two children), and small
+ * single-job runs triggered at a steady pace of half the measured rate, for latency.
+ */
+export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
+  const wide = ctx.quick ? { dags: 2, width: 1_000 } : { dags: 10, width: 5_000 };
+  const small = ctx.quick ? { dags: 600 } : { dags: 16_667 };
+  const workers = ctx.quick ? 3 : 4;
+  const slots = 64;
+  return withDatabase(async ({ url, store }) => {
+    await store.initCluster(SHARDS);
+    const wideIds = Array.from({ length: wide.dags }, (_, i) => `wide-${i}`);
+    const smallIds = Array.from({ length: small.dags }, (_, i) => `small-${i}`);
+    const pacedIds = Array.from({ length: ctx.quick ? 1_000 : 10_000 }, (_, i) => `paced-${i}`);
+    await seedBenchDags(
+      store.db,
+      [
+        ...wideIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'root', type: 'bench' }, ...Array.from({ length: wide.width - 1 }, (_, k) => ({ id: `part-${k}`, type: 'bench', dependsOn: ['root'] }))] }) })),
+        ...smallIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'a', type: 'bench' }, { id: 'b', type: 'bench', dependsOn: ['a'] }, { id: 'c', type: 'bench', dependsOn: ['a'] }] }) })),
+        ...pacedIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'only', type: 'bench' }] }) })),
+      ],
+      SHARDS,
+    );
+    const cluster = benchCluster(url, { schedulers: 2, workers, workerSlots: slots, env: { FENCELINE_SHARDS: String(SHARDS) } });
+    try {
+      await cluster.start();
+      await until('workers to register', async () => (await store.listWorkers(60_000)).length >= workers, 60_000);
+      await sleep(500);
+      ctx.log(`  cluster up: 2 schedulers, ${workers} workers x ${slots} slots`);
+      const widePhase = await phase(ctx, store, cluster, 'wide', wideIds, wide.dags * wide.width);
+      const smallPhase = await phase(ctx, store, cluster, 'small', smallIds, small.dags * 3);
+      const rate = Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
+      const paced = await pacedPhase(ctx, store, cluster, pacedIds, rate, ctx.quick ? 4 : 15);
+      const best = Math.max(widePhase.jobsPerSec, smallPhase.jobsPerSec);
+      return {
+        name: 'end to end',
+        line:
+          `wide ${fmt(widePhase.jobsPerSec)} jobs/s (${fmt(widePhase.jobs)} jobs, dispatch p50 ${fmt(widePhase.dispatchP50Ms, 1)} / p99 ${fmt(widePhase.dispatchP99Ms, 1)} ms), ` +
+          `small ${fmt(smallPhase.jobsPerSec)} jobs/s (${fmt(smallPhase.jobs)} jobs, p50 ${fmt(smallPhase.dispatchP50Ms, 1)} / p99 ${fmt(smallPhase.dispatchP99Ms, 1)} ms), ` +
+          `paced at ${fmt(paced.targetJobsPerSec)}/s: p50 ${fmt(paced.dispatchP50Ms, 1)} / p99 ${fmt(paced.dispatchP99Ms, 1)} ms`,
+        jobsPerSec: best,
+        figures: { schedulers: 2, workers, slotsPerWorker: slots, wide: { ...wide, ...widePhase }, small: { ...small, ...smallPhase }, paced },
+        notes: [
+          `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every 50 ms at half the slower of the two rates.`,
+          `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+          `Jobs leased more than once: wide ${widePhase.ranTwice}, small ${smallPhase.ranTwice}, paced ${paced.ranTwice} (every job has retries 0; any lease after the first would show here).`,
+        ],
+      };
+    } finally {
+      await cluster.stop(5_000);
+    }
+  }, 4);
+}
+
+function cpuSnapshot(cluster: Cluster, pgPids: number[]): Record<string, number> {
+  const out: Record<string, number> = { schedulers: 0, workers: 0, postgres: 0 };
+  for (const p of cluster.procs.values()) {
+    const key = p.kind === 'scheduler' ? 'schedulers' : 'workers';
+    out[key]! += cpuSeconds(p.child.pid ?? 0);
+  }
+  for (const pid of pgPids) out.postgres! += cpuSeconds(pid);
+  return out;
+}
+
+async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name: string, dagIds: string[], expectedJobs: number): Promise<Phase> {
+  const after = await maxRunId(store.db);
+  const pg = (await backends(store.db)).pids;
+  const cpu0 = cpuSnapshot(cluster, pg);
+  const wall0 = performance.now();
+  const t0 = await triggerBenchRuns(store.db, dagIds);
+  await until(
+    `${name} runs to finish`,
+    async () => {
+      const s = await runStates(store.db, after);
+      const ended = (s.succeeded ?? 0) + (s.failed ?? 0);
+      return ended >= dagIds.length ? s : null;
+    },
+    ctx.quick ? 60_000 : 900_000,
+    100,
+  );
+  const wallSeconds = (performance.now() - wall0) / 1000;
+  const cpu1 = cpuSnapshot(cluster, pg);
+  const lat = await dispatchLatency(store.db, after);
+  const seconds = lat.lastWrittenAt ? (lat.lastWrittenAt.getTime() - t0.getTime()) / 1000 : wallSeconds;
+  const jobsPerSec = lat.jobs / seconds;
+  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
+  ctx.log(`  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}`);
+  return {
+    jobs: lat.jobs,
+    seconds: round(seconds, 3)!,
+    jobsPerSec: round(jobsPerSec, 0)!,
+    dispatchP50Ms: round(lat.p50Ms, 1),
+    dispatchP99Ms: round(lat.p99Ms, 1),
+    dispatchMaxMs: round(lat.maxMs, 1),
+    legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
+    cpuSeconds: cpuSecondsUsed,
+    ranTwice: await jobsRunTwice(store.db, after),
+  };
+}
+
+/** Single-job runs triggered every 50 ms at `rate` jobs/s for `seconds`, then their dispatch latency. */
+async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number) {
+  const after = await maxRunId(store.db);
+  const perTick = Math.max(1, Math.round((rate * 50) / 1000));
+  const ticks = Math.min(Math.floor((seconds * 1000) / 50), Math.floor(dagIds.length / perTick));
+  const start = performance.now();
+  let used = 0;
+  for (let t = 0; t < ticks; t++) {
+    await triggerBenchRuns(store.db, dagIds.slice(used, used + perTick));
+    used += perTick;
+    const wait = start + (t + 1) * 50 - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  await until('paced runs to finish', async () => {
+    const s = await runStates(store.db, after);
+    return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
+  }, 120_000, 100);
+  const lat = await dispatchLatency(store.db, after);
+  const actual = used / ((performance.now() - start) / 1000);
+  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}`);
+  void cluster;
+  return {
+    targetJobsPerSec: round(perTick * 20, 0),
+    jobs: lat.jobs,
+    triggeredForSeconds: round(actual > 0 ? used / actual : 0, 1),
+    dispatchP50Ms: round(lat.p50Ms, 1),
+    dispatchP99Ms: round(lat.p99Ms, 1),
+    dispatchMaxMs: round(lat.maxMs, 1),
+    ranTwice: await jobsRunTwice(store.db, after),
+  };
+}

@@ -1,0 +1,161 @@
+import { Agent, request } from 'node:http';
+
+/**
+ * A multiplexed worker-identity load generator: one process speaks the worker protocol
+ * (plain HTTP to the tRPC endpoints, no client library, so the generator itself stays
+ * cheap) for thousands of worker identities at once. The bench forks a few of these and
+ * drives them over IPC:
+ *
+ *   {cmd: 'init', ids, urls, token}            the identities it speaks for
+ *   {cmd: 'lease', node, timeoutMs}            every identity long-polls `node` with one
+ *                                              free slot until it holds one lease
+ *   {cmd: 'renew', mode: 'burst'|'spread', windowMs}
+ *                                              every identity renews its lease once, all at
+ *                                              once or evenly over the window; replies with
+ *                                              each renewal's latency
+ *   {cmd: 'idle', waitMs}                      every identity keeps one long poll open on
+ *                                              every node (re-polling when answered), until
+ *   {cmd: 'stop'}
+ */
+
+interface Lease {
+  jobId: string;
+  fence: number;
+  node: number;
+}
+
+let ids: string[] = [];
+let urls: string[] = [];
+let token = '';
+const leases = new Map<string, Lease>();
+let idling = false;
+const pollAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
+const callAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+function call<T>(node: number, procedure: string, input: unknown, agent: Agent, timeoutMs = 120_000): Promise<T> {
+  const url = new URL(`${urls[node]}/trpc/${procedure}`);
+  const body = JSON.stringify(input);
+  return new Promise<T>((resolve, reject) => {
+    const req = request(
+      { hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { result?: { data: T }; error?: { message: string } };
+            if (parsed.result) resolve(parsed.result.data);
+            else reject(new Error(parsed.error?.message ?? `status ${res.statusCode}`));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function leaseAll(node: number, timeoutMs: number): Promise<{ leased: number; failed: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let failed = 0;
+  await Promise.all(
+    ids.map(async (id) => {
+      while (!leases.has(id) && Date.now() < deadline) {
+        try {
+          const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs: Math.min(20_000, Math.max(1, deadline - Date.now())) }, pollAgent);
+          const [first, ...extra] = jobs;
+          if (first) leases.set(id, { jobId: first.jobId, fence: first.fence, node });
+          // One slot: anything beyond it goes straight back, as a real worker would do.
+          for (const j of extra) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+        } catch {
+          failed++;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    }),
+  );
+  return { leased: leases.size, failed };
+}
+
+async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number }> {
+  const latencies: number[] = [];
+  let ok = 0;
+  let refused = 0;
+  let errors = 0;
+  const held = [...leases.entries()];
+  const start = Date.now();
+  let lastDone = start;
+  await Promise.all(
+    held.map(async ([id, lease], i) => {
+      if (mode === 'spread') await new Promise((r) => setTimeout(r, (i / held.length) * windowMs));
+      const t0 = performance.now();
+      try {
+        const out = await call<{ ok: boolean }[]>(lease.node, 'renew', { workerId: id, leases: [{ jobId: lease.jobId, fence: lease.fence }] }, callAgent);
+        latencies.push(performance.now() - t0);
+        if (out[0]?.ok) ok++;
+        else refused++;
+      } catch {
+        errors++;
+      }
+      lastDone = Math.max(lastDone, Date.now());
+    }),
+  );
+  return { latenciesMs: latencies, ok, refused, errors, firstSentMs: start, lastDoneMs: lastDone };
+}
+
+function idle(waitMs: number): void {
+  idling = true;
+  for (const id of ids) {
+    for (let node = 0; node < urls.length; node++) {
+      void (async () => {
+        while (idling) {
+          try {
+            const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs }, pollAgent, waitMs + 30_000);
+            for (const j of jobs) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+          } catch {
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      })();
+    }
+  }
+}
+
+process.on('message', (msg: { cmd: string; id: number } & Record<string, unknown>) => {
+  const reply = (data: unknown): void => {
+    process.send?.({ id: msg.id, data });
+  };
+  const fail = (err: unknown): void => {
+    process.send?.({ id: msg.id, error: err instanceof Error ? err.message : String(err) });
+  };
+  switch (msg.cmd) {
+    case 'init':
+      ids = msg.ids as string[];
+      urls = msg.urls as string[];
+      token = msg.token as string;
+      reply({ ok: true });
+      break;
+    case 'lease':
+      leaseAll(msg.node as number, msg.timeoutMs as number).then(reply, fail);
+      break;
+    case 'renew':
+      renew(msg.mode as 'burst' | 'spread', (msg.windowMs as number) ?? 0).then(reply, fail);
+      break;
+    case 'idle':
+      idle(msg.waitMs as number);
+      reply({ ok: true });
+      break;
+    case 'stop':
+      idling = false;
+      pollAgent.destroy();
+      callAgent.destroy();
+      reply({ ok: true });
+      setTimeout(() => process.exit(0), 50);
+      break;
+    default:
+      fail(new Error(`unknown command ${msg.cmd}`));
+  }
+});

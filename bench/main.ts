@@ -1,0 +1,89 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../scripts/cluster';
+import { fmt, machineInfo, type BenchContext, type CaseResult } from './lib';
+import { storeCeiling } from './cases/store-ceiling';
+import { endToEnd } from './cases/end-to-end';
+import { renewalStorm } from './cases/renewal-storm';
+import { tickAtScale } from './cases/tick';
+import { failover } from './cases/failover';
+import { idleCost } from './cases/idle';
+import { simulatorSpeed } from './cases/simulator';
+import { renderMarkdown } from './report';
+
+/**
+ * npm run bench [-- --quick] [--only a,b] [--out DIR]
+ *
+ * Runs every case against real processes and a real PostgreSQL (DATABASE_URL, each case in
+ * a fresh database), prints one line of figures per case, and writes a JSON report and a
+ * Markdown table under bench/results/. Figures are printed and recorded, never asserted:
+ * the exit code is non-zero only when a case crashed.
+ */
+const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] = [
+  { key: 'ceiling', run: storeCeiling },
+  { key: 'e2e', run: endToEnd },
+  { key: 'renewal', run: renewalStorm },
+  { key: 'tick', run: tickAtScale },
+  { key: 'failover', run: failover },
+  { key: 'idle', run: idleCost },
+  { key: 'sim', run: simulatorSpeed },
+];
+
+function parseArgs(argv: string[]): { quick: boolean; only: string[] | null; out: string } {
+  let quick = false;
+  let only: string[] | null = null;
+  let out = join(REPO_ROOT, 'bench', 'results');
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') quick = true;
+    else if (a === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--out') out = argv[++i] ?? out;
+    else {
+      process.stderr.write(`unknown argument ${a}\nusage: npm run bench -- [--quick] [--only ${CASES.map((c) => c.key).join(',')}] [--out DIR]\n`);
+      process.exit(64);
+    }
+  }
+  return { quick, only, out };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const ctx: BenchContext = { quick: args.quick, log: (msg) => process.stderr.write(`${msg}\n`) };
+  const startedAt = new Date();
+  const machine = await machineInfo();
+  process.stdout.write(`fenceline bench (${args.quick ? 'quick' : 'full'}) on ${String(machine.cores)} cores, PostgreSQL ${String(machine.postgres)}, commit ${String(machine.commit)}\n`);
+  const results: (CaseResult & { key: string; seconds: number; crashed?: string })[] = [];
+  let ceiling: number | null = null;
+  for (const c of CASES) {
+    if (args.only && !args.only.includes(c.key)) continue;
+    const t0 = performance.now();
+    ctx.log(`[${c.key}] starting`);
+    try {
+      const r = await c.run(ctx);
+      const seconds = Math.round(performance.now() - t0) / 1000;
+      if (c.key === 'ceiling' && r.jobsPerSec) ceiling = r.jobsPerSec;
+      const ratio = r.jobsPerSec != null && ceiling ? ` [${fmt((100 * r.jobsPerSec) / ceiling, 1)}% of ceiling]` : '';
+      process.stdout.write(`${c.key.padEnd(9)} ${r.line}${ratio}\n`);
+      results.push({ key: c.key, seconds, ...r });
+    } catch (err) {
+      const seconds = Math.round(performance.now() - t0) / 1000;
+      const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      process.stdout.write(`${c.key.padEnd(9)} CRASHED: ${message.split('\n')[0]}\n`);
+      ctx.log(message);
+      results.push({ key: c.key, name: c.key, line: 'crashed', figures: {}, seconds, crashed: message });
+    }
+  }
+  const report = { mode: args.quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), seconds: (Date.now() - startedAt.getTime()) / 1000, machine, ceilingJobsPerSec: ceiling, cases: results };
+  mkdirSync(join(args.out, 'raw'), { recursive: true });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  writeFileSync(join(args.out, 'raw', `${stamp}-${report.mode}.json`), JSON.stringify(report, null, 2));
+  writeFileSync(join(args.out, `latest-${report.mode}.json`), JSON.stringify(report, null, 2));
+  writeFileSync(join(args.out, `latest-${report.mode}.md`), renderMarkdown(report));
+  process.stdout.write(`report: bench/results/latest-${report.mode}.md (${report.seconds.toFixed(0)} s)\n`);
+  process.exit(results.some((r) => r.crashed) ? 1 : 0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
