@@ -11,8 +11,8 @@ const SHARDS = 16;
  * the CPU the store and the scheduler spent on the burst.
  */
 export async function renewalStorm(ctx: BenchContext): Promise<CaseResult> {
-  const identities = ctx.quick ? 1_000 : 10_000;
-  const spreadMs = ctx.quick ? 3_000 : 30_000;
+  const identities = ctx.quick ? 300 : 10_000;
+  const spreadMs = ctx.quick ? 1_000 : 30_000;
   const generators = ctx.quick ? 1 : 4;
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);

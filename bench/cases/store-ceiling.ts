@@ -10,8 +10,8 @@ const CONNECTIONS = 10;
  * ratio to the batched figure of the same run.
  */
 export async function storeCeiling(ctx: BenchContext): Promise<CaseResult> {
-  const batched = await measure(ctx, ctx.quick ? 10_000 : 100_000, 100);
-  const single = await measure(ctx, ctx.quick ? 2_000 : 10_000, 1);
+  const batched = await measure(ctx, ctx.quick ? 3_000 : 100_000, 100);
+  const single = await measure(ctx, ctx.quick ? 300 : 10_000, 1);
   return {
     name: 'store ceiling',
     line: `batched ${fmt(batched.jobsPerSec)} jobs/s (100 jobs/statement), single ${fmt(single.jobsPerSec)} jobs/s, over ${CONNECTIONS} connections`,

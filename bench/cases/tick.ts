@@ -13,9 +13,9 @@ const DAY_MS = 86_400_000;
  * their runs created; and (c) the scheduler's resident memory with every DAG loaded.
  */
 export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
-  const total = ctx.quick ? 10_000 : 100_000;
-  const due = ctx.quick ? 200 : 1_000;
-  const reps = ctx.quick ? 2 : 5;
+  const total = ctx.quick ? 2_000 : 100_000;
+  const due = ctx.quick ? 100 : 1_000;
+  const reps = ctx.quick ? 1 : 5;
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);
     const storeNowMs = (await store.now()).getTime();
@@ -40,7 +40,7 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
     try {
       await cluster.start();
       const pid = pidOf(cluster, 'scheduler-1');
-      await sleep(1_500);
+      await sleep(ctx.quick ? 300 : 1_500);
       const rssIdle = rssMb(pid);
 
       const fullTicks: { detectMs: number; createSpanMs: number; runs: number }[] = [];
