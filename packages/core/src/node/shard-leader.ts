@@ -56,7 +56,8 @@ export class ShardLeader {
   private readonly jobs = new Map<string, MemJob>();
   private readonly queued = new Map<string, RunRow[]>();
   private readonly ready = new Map<string, Map<string, MemJob>>();
-  private readonly held = new Map<string, number>();
+  /** Jobs leased right now, per DAG: the fair-share count, kept as sets so it cannot drift. */
+  private readonly leased = new Map<string, Set<string>>();
   private readonly capFraction = new Map<string, number | undefined>();
   private readonly specCache = new Map<string, DagSpec>();
   private readonly starting = new Set<string>();
@@ -169,7 +170,7 @@ export class ShardLeader {
       const ready: ReadyJob[] = [];
       for (const job of jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs });
       if (ready.length === 0) continue;
-      out.push({ dagId, held: this.held.get(dagId) ?? 0, capFraction: this.capFraction.get(dagId), ready });
+      out.push({ dagId, held: this.leased.get(dagId)?.size ?? 0, capFraction: this.capFraction.get(dagId), ready });
     }
     return out;
   }
@@ -182,7 +183,7 @@ export class ShardLeader {
   }
 
   heldByDag(): Map<string, number> {
-    return new Map(this.held);
+    return new Map([...this.leased].map(([dagId, jobs]) => [dagId, jobs.size]));
   }
 
   readyCount(): number {
@@ -193,7 +194,7 @@ export class ShardLeader {
 
   leasedCount(): number {
     let n = 0;
-    for (const v of this.held.values()) n += v;
+    for (const v of this.leased.values()) n += v.size;
     return n;
   }
 
@@ -221,9 +222,7 @@ export class ShardLeader {
     for (const g of grants) {
       const job = this.jobs.get(g.jobId);
       if (!job || job.state !== 'ready') continue;
-      this.ready.get(job.dagId)?.delete(job.id);
-      job.state = 'leased';
-      this.bumpHeld(job.dagId, +1);
+      this.setState(job, 'leased');
       taken.push(job);
     }
     const takenIds = new Set(taken.map((t) => t.id));
@@ -254,9 +253,7 @@ export class ShardLeader {
       } else {
         // The store refused: the job changed under us, its backoff has not passed by the
         // store's clock, or we were deposed. Put it back and re-read it.
-        job.state = 'ready';
-        this.bumpHeld(job.dagId, -1);
-        this.addReady(job);
+        this.setState(job, 'ready');
         refused++;
         if (!this.deposed) await this.resync(job.id);
       }
@@ -279,32 +276,27 @@ export class ShardLeader {
       if (row.state === 'ready') job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
       return;
     }
-    if (job.state === 'leased') this.bumpHeld(job.dagId, -1);
     job.fence = Math.max(job.fence, row.fence);
     if (row.state === 'ready') {
-      job.state = 'ready';
       job.holder = null;
       job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
       job.readyAtMs = this.deps.clock.nowMs();
       if (run.machine.state(job.taskId) === 'leased') run.machine.onRetry(job.taskId);
-      this.addReady(job);
+      this.setState(job, 'ready');
       this.deps.kick();
       return;
     }
     if (row.state === 'succeeded') {
-      job.state = 'succeeded';
-      this.dropReady(job);
+      this.setState(job, 'succeeded');
       const { ready } = this.canEnd(run, job.taskId) ? run.machine.onSucceeded(job.taskId) : { ready: [] };
       await this.promote(run, ready);
     } else if (row.state === 'failed') {
-      job.state = 'failed';
-      this.dropReady(job);
+      this.setState(job, 'failed');
       const { upstreamFailed } = this.canEnd(run, job.taskId) ? run.machine.onFailed(job.taskId) : { upstreamFailed: [] };
       await this.skip(run, upstreamFailed);
     } else {
       // Still leased (or waiting): nothing ended; keep the cache honest.
-      job.state = row.state;
-      if (row.state === 'leased') this.bumpHeld(job.dagId, +1);
+      this.setState(job, row.state);
       return;
     }
     await this.maybeFinish(run);
@@ -342,11 +334,7 @@ export class ShardLeader {
     if (!row || !job) return;
     if (row.state === 'leased') {
       job.leasedAtMs = this.deps.clock.nowMs();
-      if (job.state !== 'leased') {
-        this.dropReady(job);
-        job.state = 'leased';
-        this.bumpHeld(job.dagId, +1);
-      }
+      this.setState(job, 'leased');
       job.fence = row.fence;
       job.holder = row.holder;
       return;
@@ -361,14 +349,17 @@ export class ShardLeader {
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
     const moved = await this.guard(() => this.deps.store.promoteJobs(this.token, ids));
+    if (moved == null) return;
     const nowMs = this.deps.clock.nowMs();
-    for (const id of moved ?? []) {
+    for (const id of moved) {
       const job = this.jobs.get(id);
       if (!job) continue;
-      job.state = 'ready';
       job.readyAtMs = nowMs;
-      this.addReady(job);
+      this.setState(job, 'ready');
     }
+    // A job not moved was promoted already (by a write whose answer was lost); re-read it.
+    const movedIds = new Set(moved);
+    for (const id of ids) if (!movedIds.has(id)) await this.resync(id);
   }
 
   private async skip(run: MemRun, taskIds: string[]): Promise<void> {
@@ -378,8 +369,7 @@ export class ShardLeader {
     for (const id of moved ?? []) {
       const job = this.jobs.get(id);
       if (!job) continue;
-      this.dropReady(job);
-      job.state = 'upstream_failed';
+      this.setState(job, 'upstream_failed');
     }
   }
 
@@ -391,7 +381,7 @@ export class ShardLeader {
     this.runs.delete(run.row.id);
     for (const jobId of run.jobIdByTask.values()) {
       const job = this.jobs.get(jobId);
-      if (job) this.dropReady(job);
+      if (job) this.setState(job, 'cancelled');
       this.jobs.delete(jobId);
     }
     if (done) this.deps.emit({ type: 'run:finished', shard: this.shard, dagId: run.row.dagId, runId: run.row.id, epoch: this.token.epoch, data: { state: outcome } });
@@ -457,8 +447,8 @@ export class ShardLeader {
         leasedAtMs: j.leasedAt?.getTime() ?? nowMs,
       };
       this.jobs.set(j.id, mem);
-      if (j.state === 'ready') this.addReady(mem);
-      if (j.state === 'leased') this.bumpHeld(j.dagId, +1);
+      mem.state = 'waiting';
+      this.setState(mem, j.state);
     }
     return run;
   }
@@ -499,10 +489,24 @@ export class ShardLeader {
     if (m.size === 0) this.ready.delete(job.dagId);
   }
 
-  private bumpHeld(dagId: string, delta: number): void {
-    const n = (this.held.get(dagId) ?? 0) + delta;
-    if (n <= 0) this.held.delete(dagId);
-    else this.held.set(dagId, n);
+  /**
+   * The one place a cached job changes state, so the ready queues and the leased sets
+   * always agree with the job itself.
+   */
+  private setState(job: MemJob, state: JobState): void {
+    if (job.state === 'leased') {
+      const set = this.leased.get(job.dagId);
+      set?.delete(job.id);
+      if (set?.size === 0) this.leased.delete(job.dagId);
+    }
+    if (job.state === 'ready') this.dropReady(job);
+    job.state = state;
+    if (state === 'leased') {
+      let set = this.leased.get(job.dagId);
+      if (!set) this.leased.set(job.dagId, (set = new Set()));
+      set.add(job.id);
+    }
+    if (state === 'ready') this.addReady(job);
   }
 
   /** Runs a leader write; a DeposedLeader refusal marks this leader deposed and yields null. */
