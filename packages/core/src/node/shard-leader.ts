@@ -61,6 +61,8 @@ export class ShardLeader {
   private readonly capFraction = new Map<string, number | undefined>();
   private readonly specCache = new Map<string, DagSpec>();
   private readonly starting = new Set<string>();
+  /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
+  private readonly granting = new Set<string>();
   private readonly restart = new Set<string>();
   private deposed = false;
   /** False until load() has rebuilt memory; the node neither ticks nor dispatches for it before. */
@@ -223,6 +225,8 @@ export class ShardLeader {
       const job = this.jobs.get(g.jobId);
       if (!job || job.state !== 'ready') continue;
       this.setState(job, 'leased');
+      job.leasedAtMs = this.deps.clock.nowMs();
+      this.granting.add(job.id);
       taken.push(job);
     }
     const takenIds = new Set(taken.map((t) => t.id));
@@ -230,6 +234,7 @@ export class ShardLeader {
     try {
       granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => takenIds.has(g.jobId)), ttlMs))) ?? [];
     } catch (err) {
+      for (const job of taken) this.granting.delete(job.id);
       // We cannot know whether the statement landed (the connection may have died after the
       // commit). Keep counting the jobs as held, so the cap stays exact, until a re-read of
       // each says otherwise; reconciliation retries the re-read if the store is still away.
@@ -237,12 +242,14 @@ export class ShardLeader {
       await Promise.all(taken.map((job) => this.resync(job.id).catch(() => undefined)));
       throw err;
     }
+    for (const job of taken) this.granting.delete(job.id);
     const byId = new Map(granted.map((g) => [g.jobId, g]));
     const nowMs = this.deps.clock.nowMs();
     let refused = 0;
     for (const job of taken) {
       const lease = byId.get(job.id);
       if (lease) {
+        this.setState(job, 'leased');
         job.fence = lease.fence;
         job.holder = lease.workerId;
         job.leasedAtMs = nowMs;
@@ -329,9 +336,11 @@ export class ShardLeader {
   }
 
   async resync(jobId: string): Promise<void> {
+    if (this.granting.has(jobId)) return;
     const row = await this.deps.store.getJob(jobId).catch(() => null);
     const job = this.jobs.get(jobId);
-    if (!row || !job) return;
+    // A grant that started while we read answers for itself.
+    if (!row || !job || this.granting.has(jobId)) return;
     if (row.state === 'leased') {
       job.leasedAtMs = this.deps.clock.nowMs();
       this.setState(job, 'leased');
