@@ -215,6 +215,8 @@ describe('console', () => {
 
     await page.goto(`${h.consoleUrl}/runs/${fanRun.id}`);
     await page.getByTestId('gantt').waitFor();
+    // Four-second parts renew every second, and the timeline draws each renewal.
+    await until('renewals on the timeline', async () => (await page.getByTestId('renewal-tick').count()) > 0, 20_000);
     await page.getByTestId('gantt-row-part-059').click();
     const reason = page.getByTestId('waiting-reason');
     await reason.waitFor();

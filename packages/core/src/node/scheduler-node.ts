@@ -348,9 +348,14 @@ export class SchedulerNode {
   /** Renewals of many workers share one store statement per batching window. */
   async renew(workerId: string, leases: { jobId: string; fence: number }[]): Promise<RenewOutcome[]> {
     const outcomes = await this.renewBatcher.submitMany(leases.map((l) => ({ ...l, workerId })));
+    const fences = new Map(leases.map((l) => [l.jobId, l.fence]));
     for (const o of outcomes) {
-      if (o.ok) this.metrics.inc('renewals_total');
-      else this.refused(o.code, { jobId: o.jobId, workerId, op: 'renew' });
+      if (o.ok) {
+        this.metrics.inc('renewals_total');
+        // Renewals go to the event log too (in the same batched flush as every event), so
+        // the console can draw each attempt's renewals on the run timeline.
+        this.emit({ type: 'lease:renewed', jobId: o.jobId, workerId, fence: fences.get(o.jobId) ?? null, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
+      } else this.refused(o.code, { jobId: o.jobId, workerId, op: 'renew' });
     }
     return outcomes;
   }

@@ -19,6 +19,8 @@ export interface Attempt {
   error: string | null;
   /** For a live lease: when it runs out unless renewed (renewals push this forward). */
   leaseExpiresAt: Date | null;
+  /** When the holder renewed this lease. */
+  renewals: Date[];
 }
 
 export interface JobTimeline {
@@ -57,7 +59,14 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
   const [version, jobs, events, pool] = await Promise.all([
     getDagVersion(db, run.dagId, run.dagVersion),
     listJobs(db, runId),
-    query(db, sql`select id, at, type, job_id, worker_id, fence, data from events where run_id = ${runId} order by id limit 50000`),
+    // Renewal events carry the job but not the run (the renewing node may not lead it), so they are found by job.
+    query(
+      db,
+      sql`select id, at, type, job_id, worker_id, fence, data from events
+          where run_id = ${runId}
+             or (type = 'lease:renewed' and job_id in (select id from jobs where run_id = ${runId}))
+          order by id limit 50000`,
+    ),
     poolSnapshot(db, opts.liveWindowMs),
   ]);
   const spec = version.spec;
@@ -100,7 +109,10 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
           outcome: 'live',
           error: null,
           leaseExpiresAt: null,
+          renewals: [],
         };
+      } else if (type === 'lease:renewed') {
+        if (open && num(e.fence) === open.fence) open.renewals.push(date(e.at));
       } else if (ENDS[type] && open) {
         open.endedAt = date(e.at);
         open.outcome = ENDS[type]!;

@@ -49,16 +49,21 @@ export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline;
                   key={i}
                   className={`seg seg-attempt outcome-${a.outcome}`}
                   style={{ left: pos(a.grantedAt, startMs), width: width(a.grantedAt, a.endedAt) }}
-                  title={`attempt ${a.attempt}: ${a.workerId ?? '?'} fence ${a.fence}, ${a.outcome}${a.error ? `: ${a.error}` : ''}`}
+                  title={`attempt ${a.attempt}: ${a.workerId ?? '?'} fence ${a.fence}, ${a.outcome}${a.error ? `: ${a.error}` : ''}, ${a.renewals.length} renewal(s)`}
                 />
               ))}
+              {j.attempts.flatMap((a, i) =>
+                a.renewals.map((at, k) => (
+                  <div key={`r${i}-${k}`} className="renewal-tick" data-testid="renewal-tick" style={{ left: pos(at, startMs) }} title={`renewed ${at.toISOString()} (fence ${a.fence})`} />
+                )),
+              )}
             </div>
           </div>
         );
       })}
       {timeline.jobs.length > MAX_ROWS ? <div className="muted small">and {timeline.jobs.length - MAX_ROWS} more jobs</div> : null}
       <div className="legend small">
-        <i className="swatch deps" /> dependencies <i className="swatch ready" /> ready, waiting for a slot or the cap <i className="swatch leased" /> leased <i className="swatch ok" /> succeeded <i className="swatch bad" /> failed / expired
+        <i className="swatch deps" /> dependencies <i className="swatch ready" /> ready, waiting for a slot or the cap <i className="swatch leased" /> leased <i className="swatch ok" /> succeeded <i className="swatch bad" /> failed / expired <i className="renewal-tick-legend" /> renewal
       </div>
     </div>
   );
