@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
+      { test: { name: 'core', include: ['packages/core/test/**/*.test.ts'], testTimeout: 60_000 } },
       { test: { name: 'db', include: ['packages/db/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
       { test: { name: 'sim', include: ['packages/sim/test/**/*.test.ts'], testTimeout: 120_000 } },
       { test: { name: 'worker', include: ['apps/worker/test/**/*.test.ts'], testTimeout: 60_000 } },
