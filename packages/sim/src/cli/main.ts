@@ -139,7 +139,8 @@ async function main(): Promise<void> {
   if (args.html) writeFileSync(resolve(args.html), renderHtml(report));
   const mem = process.memoryUsage();
   process.stdout.write(`\npeak RSS ${(mem.rss / 1e6).toFixed(0)} MB, heap ${(mem.heapUsed / 1e6).toFixed(0)} MB; ${report.outcome}\n`);
-  process.exit(EXIT[report.outcome]);
+  // exitCode, not exit(): on a pipe stdout is written asynchronously and exit() would cut it off.
+  process.exitCode = EXIT[report.outcome];
 }
 
 main().catch((err: unknown) => {

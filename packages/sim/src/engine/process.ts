@@ -41,7 +41,12 @@ export class SimProcess {
     this.timers = {
       after: (delayMs, fn) => {
         const incarnation = this.incarnation;
-        const trueDelay = Math.max(0, delayMs) / (1 + this.driftPpm / 1e6);
+        // As Node's setTimeout (which the production Timers use): a delay under 1 ms, or
+        // not a number, is 1 ms. Rounding up keeps a timer from firing before its deadline
+        // by this process's own clock; a fractional delay rounded down to 0 would let a
+        // timer re-arm itself at one instant forever.
+        const localDelay = delayMs >= 1 && delayMs <= 2_147_483_647 ? delayMs : 1;
+        const trueDelay = Math.ceil(localDelay / (1 + this.driftPpm / 1e6));
         return this.sim.after(trueDelay, `${this.id} timer`, () => this.deliver(incarnation, fn));
       },
     };

@@ -2,6 +2,9 @@ import { createDrainer } from './drain';
 import { Heap } from './heap';
 import { Trace } from './trace';
 
+/** More events than this at one virtual millisecond means a livelock, not a busy moment. */
+const MAX_EVENTS_PER_INSTANT = 200_000;
+
 interface Scheduled {
   atMs: number;
   seq: number;
@@ -77,12 +80,17 @@ export class Simulation {
   async runUntil(untilMs: number, onProgress?: (nowMs: number) => void, progressEveryMs = 60_000): Promise<void> {
     const drainer = createDrainer();
     let nextProgress = this.nowMsValue + progressEveryMs;
+    let sameInstant = 0;
     try {
       while (this.stopReason === null) {
         const top = this.queue.peek();
         if (!top || top.atMs > untilMs) break;
         this.queue.pop();
         if (top.cancelled) continue;
+        // A world that keeps scheduling work at one instant would never let time move on:
+        // stop it with the culprit named rather than spin forever.
+        sameInstant = top.atMs === this.nowMsValue ? sameInstant + 1 : 0;
+        if (sameInstant > MAX_EVENTS_PER_INSTANT) throw new Error(`livelock: more than ${MAX_EVENTS_PER_INSTANT} events at ${new Date(top.atMs).toISOString()} without time moving on; the last was "${top.label}"`);
         this.nowMsValue = top.atMs;
         this.trace.add(`${top.atMs} ${top.label}`);
         top.fn();

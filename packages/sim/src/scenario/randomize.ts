@@ -34,7 +34,10 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
     demandSlots += g.everyMs ? (g.count * g.tasks * g.durationMs) / g.everyMs : 0;
   }
   const slots = rng.int(1, 3);
-  const workers = Math.max(rng.int(4, 30), Math.ceil((2 * demandSlots) / slots));
+  // A swarm world stays small enough to run in seconds: past 40 workers the load shrinks instead.
+  const needed = Math.ceil((2 * demandSlots) / slots);
+  if (needed > 40) for (const g of groups) if (g.everyMs) g.count = Math.max(1, Math.floor((g.count * 40) / needed));
+  const workers = Math.max(rng.int(4, 30), Math.min(40, needed));
   const pick = (p: number, minMs: number, maxMs: number) => ({ probability: p, minMs, maxMs });
   return {
     ...base,
