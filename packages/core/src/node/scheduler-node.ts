@@ -187,7 +187,7 @@ export class SchedulerNode {
       const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch);
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
-      this.storeOffsetMs = now.getTime() - (sentMs + localMs) / 2;
+      this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
       for (const due of dags) {
         const leader = this.leaders.get(due.shard);
         if (leader) await leader.createRuns(due, now.getTime());
