@@ -88,6 +88,7 @@ function leaderCrash(r: WorldResult): Figures {
     duplicateRuns,
     runningJobsAtCrash: crash.leasedAtCrash.length,
     runningJobsDisturbed: disturbed,
+    leasesGrantedButUndeliveredAtCrash: crash.undelivered,
   };
 }
 

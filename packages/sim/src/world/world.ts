@@ -30,7 +30,7 @@ export interface WorldOptions {
 
 /** Notes kept while a scenario's story unfolds (a leader crash, a worker pause). */
 export interface StoryNotes {
-  leaderCrash?: { atMs: number; shard: number; nodeId: string; leasedAtCrash: { jobId: string; fence: number }[]; slotDags: string[] };
+  leaderCrash?: { atMs: number; shard: number; nodeId: string; leasedAtCrash: { jobId: string; fence: number }[]; undelivered: number; slotDags: string[] };
   pausedWorkers?: { atMs: number; ids: string[]; jobs: { jobId: string; fence: number }[] };
 }
 
@@ -256,8 +256,13 @@ function tellStory(
       const crash = (): void => {
         const host = hosts.find((h) => h.node?.ledShards().includes(f.shard));
         if (!host) return;
-        const leasedAtCrash = [...store.allJobs()].filter((j) => j.state === 'leased' && j.shard === f.shard).map((j) => ({ jobId: j.id, fence: j.fence }));
-        notes.leaderCrash = { atMs: sim.nowMs, shard: f.shard, nodeId: host.nodeId, leasedAtCrash, slotDags: [] };
+        // Running means a worker has the job in hand; a lease the dying leader granted but
+        // never delivered is counted apart (it can only expire and be re-run).
+        const inHand = new Set<string>();
+        for (const w of workers) for (const a of w.worker?.runningJobs() ?? []) inHand.add(`${a.jobId}@${a.fence}`);
+        const leased = [...store.allJobs()].filter((j) => j.state === 'leased' && j.shard === f.shard);
+        const leasedAtCrash = leased.filter((j) => inHand.has(`${j.id}@${j.fence}`)).map((j) => ({ jobId: j.id, fence: j.fence }));
+        notes.leaderCrash = { atMs: sim.nowMs, shard: f.shard, nodeId: host.nodeId, leasedAtCrash, undelivered: leased.length - leasedAtCrash.length, slotDags: [] };
         if (f.afterRunsCreated) faults.crashHost(host, f.downMs);
       };
       if (!f.afterRunsCreated) {
