@@ -9,6 +9,9 @@ import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
 import { WorkerPool, type Assignment } from './worker-pool';
 
+/** How many due DAGs one tick works on at once; below the store's connection pool size. */
+const TICK_LANES = 6;
+
 export interface NodeDeps {
   nodeId: string;
   store: Store;
@@ -188,10 +191,17 @@ export class SchedulerNode {
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
-      for (const due of dags) {
-        const leader = this.leaders.get(due.shard);
-        if (leader) await leader.createRuns(due, now.getTime());
-      }
+      // Due DAGs are independent of each other, so their runs are created a few at a time
+      // rather than one commit after another (each DAG's own steps stay in order).
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < dags.length) {
+          const due = dags[next++]!;
+          const leader = this.leaders.get(due.shard);
+          if (leader) await leader.createRuns(due, now.getTime()).catch((e) => this.error('tick', e));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(TICK_LANES, dags.length) }, lane));
       if (dags.length < this.config.dueBatch) break;
     }
   }
