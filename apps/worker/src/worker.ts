@@ -34,6 +34,8 @@ interface Running {
 }
 
 const MAX_LOG_CHARS = 64 * 1024;
+/** The reason a poll is aborted when its free-slot count went stale. */
+const REPOLL = 'repoll: free slots changed';
 
 /**
  * A worker process: polls every scheduler node for work (each node's leaders hand their
@@ -130,8 +132,12 @@ export class Worker {
         );
         failures = 0;
         for (const job of jobs) this.accept(job, i);
+        // Our polls on the other nodes still offer the slots these jobs just took; ask them
+        // again with the new count, or they would hand us work we must hand back.
+        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.abort(REPOLL);
       } catch (err) {
         if (this.stopping) break;
+        if (controller.signal.aborted && controller.signal.reason === REPOLL) continue;
         failures++;
         if (failures === 1 || failures % 20 === 0) this.opts.log('warn', 'poll failed; retrying', { url: this.opts.schedulerUrls[i], error: String(err) });
         await sleep(Math.min(2000, 100 * 2 ** Math.min(failures, 5)));

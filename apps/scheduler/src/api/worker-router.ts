@@ -22,13 +22,15 @@ export const workerRouter = router({
   poll: workerProcedure
     .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), free: z.number().int().min(0).max(10_000), waitMs: z.number().int().min(0).max(120_000).optional() }))
     .mutation(async ({ ctx, input }) => {
-      // A client that hangs up must not be handed leases it will never see.
+      // A client that hangs up must not be handed leases it will never see; only this
+      // request's wait ends (the worker may already be waiting again on a new one).
+      let cancel: (() => void) | null = null;
       const onClose = (): void => {
-        if (!ctx.res.writableEnded) ctx.node.cancelPoll(input.workerId);
+        if (!ctx.res.writableEnded) cancel?.();
       };
       ctx.res.once('close', onClose);
       try {
-        return await ctx.node.poll(input.workerId, input.slots, input.free, input.waitMs);
+        return await ctx.node.poll(input.workerId, input.slots, input.free, input.waitMs, { onCancel: (fn) => (cancel = fn) });
       } finally {
         ctx.res.off('close', onClose);
       }

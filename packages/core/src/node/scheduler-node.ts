@@ -346,9 +346,9 @@ export class SchedulerNode {
   }
 
   /** Long poll: answered the moment a lease is granted to this worker, or empty after `waitMs`. */
-  poll(workerId: string, slots: number, free: number, waitMs?: number): Promise<Assignment[]> {
+  poll(workerId: string, slots: number, free: number, waitMs?: number, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     const wait = Math.min(waitMs ?? this.config.pollWaitMs, this.config.pollWaitMs);
-    return this.pool.wait(workerId, slots, free, wait, () => this.kick());
+    return this.pool.wait(workerId, slots, free, wait, () => this.kick(), cancelled);
   }
 
   cancelPoll(workerId: string): void {

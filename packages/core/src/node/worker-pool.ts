@@ -57,17 +57,24 @@ export class WorkerPool {
     }
   }
 
-  /** Waits for work. A second poll from the same worker replaces the first, which is answered empty. */
-  wait(workerId: string, slots: number, free: number, waitMs: number, onWaiting: () => void): Promise<Assignment[]> {
+  /**
+   * Waits for work. A second poll from the same worker replaces the first, which is answered
+   * empty. `cancelled` ends this wait (and only this one) when its client hangs up.
+   */
+  wait(workerId: string, slots: number, free: number, waitMs: number, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     this.touch(workerId, slots);
     const worker = this.workers.get(workerId)!;
     this.answer(worker, []);
     if (free <= 0) return Promise.resolve([]);
     return new Promise<Assignment[]>((resolve) => {
+      const mine = (): boolean => worker.waiter?.resolve === resolve;
       const cancelTimer = this.timers.after(waitMs, () => {
-        if (worker.waiter?.resolve === resolve) this.answer(worker, []);
+        if (mine()) this.answer(worker, []);
       });
       worker.waiter = { free, resolve, cancelTimer };
+      cancelled?.onCancel(() => {
+        if (mine()) this.answer(worker, []);
+      });
       onWaiting();
     });
   }
