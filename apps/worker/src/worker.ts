@@ -163,10 +163,10 @@ export class Worker {
     const r: Running = { job, via, controller: new AbortController(), lost: false, finishing: false, lastRenewedMs: Date.now(), logs: [], logChars: 0 };
     this.running.set(job.jobId, r);
     this.stats.started++;
-    void this.execute(r);
+    void this.runJob(r);
   }
 
-  private async execute(r: Running): Promise<void> {
+  private async runJob(r: Running): Promise<void> {
     const { job } = r;
     const ctx: TaskContext = {
       jobId: job.jobId,
