@@ -1,6 +1,6 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
-import { planDispatch } from '../fairshare/plan';
+import { capFor, planDispatch } from '../fairshare/plan';
 import type { JobRow } from '../model';
 import type { LeaderToken, NewEvent, RenewOutcome, Store, StoreNotice } from '../store';
 import { Batcher } from './batcher';
@@ -166,6 +166,10 @@ export class SchedulerNode {
     return this.clock.nowMs() + this.storeOffsetMs;
   }
 
+  private hasReadyWork(): boolean {
+    return this.loadedLeaders().some((l) => l.readyCount() > 0);
+  }
+
   private loadedLeaders(): ShardLeader[] {
     return [...this.leaders.values()].filter((l) => l.loaded && !l.isDeposed());
   }
@@ -275,15 +279,19 @@ export class SchedulerNode {
     if (workers.length === 0) return;
     const dagShard = new Map<string, ShardLeader>();
     const dags = [];
+    const poolSlots = this.pool.poolSlots();
+    const capOf = (fraction: number | undefined): number => capFor(poolSlots, fraction ?? this.config.capFraction);
     for (const leader of this.loadedLeaders()) {
-      for (const view of leader.dispatchView(nowMs)) {
+      for (const view of leader.dispatchView(nowMs, capOf)) {
         dagShard.set(view.dagId, leader);
         dags.push(view);
       }
     }
+    const cappedBefore = this.loadedLeaders().reduce((n, l) => n + l.cappedDags(capOf), 0);
+    this.metrics.set('dags_capped', cappedBefore);
     if (dags.length === 0) return;
-    const plan = planDispatch({ dags, poolSlots: this.pool.poolSlots(), workers, capFraction: this.config.capFraction, rotation: this.rotation++ });
-    this.metrics.set('dags_capped', plan.capped.length);
+    const plan = planDispatch({ dags, poolSlots, workers, capFraction: this.config.capFraction, rotation: this.rotation++ });
+    this.metrics.set('dags_capped', cappedBefore + plan.capped.length);
     if (plan.grants.length === 0) return;
     const byLeader = new Map<ShardLeader, { jobId: string; workerId: string }[]>();
     for (const g of plan.grants) {
@@ -348,7 +356,8 @@ export class SchedulerNode {
   /** Long poll: answered the moment a lease is granted to this worker, or empty after `waitMs`. */
   poll(workerId: string, slots: number, free: number, waitMs?: number, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     const wait = Math.min(waitMs ?? this.config.pollWaitMs, this.config.pollWaitMs);
-    return this.pool.wait(workerId, slots, free, wait, () => this.kick(), cancelled);
+    // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
+    return this.pool.wait(workerId, slots, free, wait, () => this.hasReadyWork() && this.kick(), cancelled);
   }
 
   cancelPoll(workerId: string): void {

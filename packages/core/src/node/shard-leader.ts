@@ -166,15 +166,24 @@ export class ShardLeader {
   // ---- dispatch ----------------------------------------------------------------
 
   /** The fair-share view of this shard: ready jobs and held leases per DAG. */
-  dispatchView(nowMs: number): DispatchDag[] {
+  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag[] {
     const out: DispatchDag[] = [];
     for (const [dagId, jobs] of this.ready) {
+      // A DAG already at its cap can be granted nothing; skip copying its ready jobs.
+      if (capOf && (this.leased.get(dagId)?.size ?? 0) >= capOf(this.capFraction.get(dagId))) continue;
       const ready: ReadyJob[] = [];
       for (const job of jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs });
       if (ready.length === 0) continue;
       out.push({ dagId, held: this.leased.get(dagId)?.size ?? 0, capFraction: this.capFraction.get(dagId), ready });
     }
     return out;
+  }
+
+  /** DAGs with ready jobs that hold their whole cap: they wait for fair share, not for workers. */
+  cappedDags(capOf: (capFraction: number | undefined) => number): number {
+    let n = 0;
+    for (const dagId of this.ready.keys()) if ((this.leased.get(dagId)?.size ?? 0) >= capOf(this.capFraction.get(dagId))) n++;
+    return n;
   }
 
   /** The earliest future retry time, so the node can wake up for it. */
