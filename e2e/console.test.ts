@@ -254,6 +254,40 @@ describe('console', () => {
     await screenshot(page, '11-shards-after-failover');
   });
 
+  test('simulator: a viewer runs a small fan-out in a Web Worker and sees the cap held and every invariant kept', async () => {
+    // A viewer, because the simulator writes nothing to the store and so is open to every role.
+    const viewer = await signedInPage(h, VIEWER_TOKEN);
+    await viewer.getByTestId('nav-simulator').click();
+    await viewer.getByTestId('sim-run').waitFor();
+    // 50 workers, a 50-job fan-out and five other DAGs: about two seconds of simulation.
+    await viewer.getByTestId('sim-knob-workers').fill('50');
+    await viewer.getByTestId('sim-knob-fanoutTasks').fill('50');
+    await viewer.getByTestId('sim-knob-otherDags').fill('5');
+    await viewer.getByTestId('sim-knob-cap').fill('30');
+    await viewer.getByTestId('sim-knob-seed').fill('1');
+    await viewer.getByTestId('sim-run').click();
+    const side = viewer.getByTestId('sim-side-0');
+    await until('the simulation to finish', async () => ((await side.getAttribute('data-state')) === 'running' ? null : true), 60_000);
+    assert.equal(await side.getAttribute('data-state'), 'done', (await viewer.getByTestId('sim-status-0').textContent()) ?? '');
+
+    // The seed's arithmetic: a cap of floor(30% of 50) = 15 leases, so 50 five-minute jobs
+    // take four waves, about 20 minutes give or take the jobs' 20% jitter.
+    assert.equal(await viewer.getByTestId('sim-peak-0').locator('.stat-value').textContent(), '15');
+    assert.match((await viewer.getByTestId('sim-peak-0').locator('.stat-hint').textContent()) ?? '', /cap 15 of 50 slots/);
+    const makespan = Number.parseFloat((await viewer.getByTestId('sim-makespan-0').textContent()) ?? '');
+    assert.ok(makespan >= 15 && makespan <= 30, `fan-out makespan ${makespan} min`);
+
+    assert.equal(await viewer.getByTestId('sim-violations-0').textContent(), '0');
+    const table = viewer.getByTestId('sim-invariants-0');
+    assert.equal(await table.getAttribute('data-violations'), '0');
+    const rows = table.locator('tbody tr');
+    assert.equal(await rows.count(), 8);
+    for (const row of await rows.all()) assert.equal(await row.getAttribute('data-violations'), '0');
+    await viewer.getByTestId('sim-running-chart-0').locator('polyline').first().waitFor();
+    await screenshot(viewer, '12-simulator');
+    await viewer.context().close();
+  });
+
   test('DAG list: the first page with 100,000 DAGs', async () => {
     const seedStart = performance.now();
     await seedDags(h.store.db, { count: 100_000, prefix: 'bulk', shardCount: SHARDS });

@@ -14,6 +14,7 @@ const NAV = [
   { href: '/shards', label: 'Shards', icon: '⬡' },
   { href: '/fair-share', label: 'Fair share', icon: '◔' },
   { href: '/workers', label: 'Workers', icon: '▤' },
+  { href: '/simulator', label: 'Simulator', icon: '⚗' },
 ];
 
 const RoleContext = createContext<Role>('viewer');
