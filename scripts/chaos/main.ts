@@ -105,8 +105,12 @@ async function main(): Promise<number> {
   while (Date.now() < endAt) {
     if (Date.now() >= nextTrigger) {
       nextTrigger = Date.now() + 12_000;
-      await store.triggerRun(dags.fanout.id).catch(() => undefined);
-      await store.triggerRun(dags.flaky.id).catch(() => undefined);
+      // Keep the backlog bounded: a new manual run only when none is still queued, so the
+      // load stays feasible however long the soak runs and the drain has a fixed bound.
+      for (const dagId of [dags.fanout.id, dags.flaky.id]) {
+        const queued = await store.listRuns({ dagId, state: 'queued', limit: 1 }).catch(() => [{}]);
+        if (queued.length === 0) await store.triggerRun(dagId).catch(() => undefined);
+      }
     }
     // I6: no DAG holds more leases than the cap of the full pool (the pool only shrinks under faults).
     const sample = await sampleShares(databaseUrl, 60_000).catch(() => null);
