@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { capFor, DEFAULTS, seededRandom, type Store } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
-import { Cluster, REPO_ROOT, sleep } from '../cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
 import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
 
@@ -17,7 +17,7 @@ mid-job, termination of every database connection, and a rogue worker writing fo
 and replayed fences. Then faults stop, the workload drains and the store is audited.
 Exits 1 on any violation, naming the seed; 0 otherwise. Full soak: 20 minutes; --short: 2.`;
 
-const TTL_MS = 3000;
+const TTL_MS = Number(FAST_TTL_ENV.FENCELINE_LEASE_TTL_MS);
 const SLOTS = 4;
 const WORKERS = 4;
 const SCHEDULERS = 3;
@@ -73,15 +73,7 @@ async function main(): Promise<number> {
     output: process.env.FENCELINE_CHAOS_VERBOSE ? 'prefixed' : 'quiet',
     tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
     env: {
-      FENCELINE_LEASE_TTL_MS: String(TTL_MS),
-      FENCELINE_RENEW_INTERVAL_MS: '1000',
-      FENCELINE_SHARD_LEASE_TTL_MS: '3000',
-      FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
-      FENCELINE_TICK_INTERVAL_MS: '500',
-      FENCELINE_SWEEP_INTERVAL_MS: '500',
-      FENCELINE_RECONCILE_INTERVAL_MS: '2000',
-      FENCELINE_POLL_WAIT_MS: '5000',
-      FENCELINE_WORKER_LIVE_WINDOW_MS: '15000',
+      ...FAST_TTL_ENV,
       FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS: '2000',
       FENCELINE_SHARDS: String(shardCount),
       FENCELINE_SHUTDOWN_GRACE_MS: '2000',

@@ -4,24 +4,12 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { DagSpecInput, Store } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
-import { Cluster, REPO_ROOT, sleep, type ClusterOptions } from '../../scripts/cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep, type ClusterOptions } from '../../scripts/cluster';
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Short lease times, so failures and takeovers happen within seconds in tests. */
-export const FAST_ENV = {
-  FENCELINE_LEASE_TTL_MS: '3000',
-  FENCELINE_RENEW_INTERVAL_MS: '1000',
-  FENCELINE_SHARD_LEASE_TTL_MS: '3000',
-  FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
-  FENCELINE_TICK_INTERVAL_MS: '500',
-  FENCELINE_SWEEP_INTERVAL_MS: '500',
-  FENCELINE_RECONCILE_INTERVAL_MS: '2000',
-  FENCELINE_POLL_WAIT_MS: '5000',
-  FENCELINE_WORKER_LIVE_WINDOW_MS: '15000',
-  FENCELINE_SHARDS: '4',
-  FENCELINE_LOG_LEVEL: 'info',
-};
+export const FAST_ENV = { ...FAST_TTL_ENV, FENCELINE_LOG_LEVEL: 'info' };
 
 export interface Fixture {
   cluster: Cluster;

@@ -8,7 +8,9 @@ export interface WorkerConfig {
   schedulerUrls: string[];
   token: string;
   shell: ShellPolicy;
+  /** How long a poll may wait on a node before it is asked again. */
   pollWaitMs: number;
+  /** How long graceful shutdown lets running jobs finish before handing them back. */
   shutdownGraceMs: number;
   tasksModule: string | null;
 }

@@ -2,22 +2,15 @@ import type { Assignment, RenewOutcome } from '@fenceline/core';
 import { LeaseLostError } from '@fenceline/core';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 import { runHttp } from './handlers/http';
-import { runShell, type ShellPolicy } from './handlers/shell';
+import { runShell } from './handlers/shell';
+import type { WorkerConfig } from './config';
 import { runNoop, runSleep } from './handlers/sleep';
 import { NonRetryableError, registeredTask, type TaskContext } from './task';
 
-export interface WorkerOptions {
-  workerId: string;
-  slots: number;
-  schedulerUrls: string[];
-  token: string;
-  shell: ShellPolicy;
-  /** How long a poll may wait on a node before it is asked again. */
-  pollWaitMs: number;
+/** The worker's settings (see config.ts) plus where its log lines go. */
+export type WorkerOptions = Omit<WorkerConfig, 'tasksModule'> & {
   log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
-  /** How long graceful shutdown lets running jobs finish before handing them back. */
-  shutdownGraceMs: number;
-}
+};
 
 interface Running {
   job: Assignment;
