@@ -6,7 +6,10 @@ import { SCENARIOS } from '../scenarios';
 
 /**
  * npm run sim -- <scenario|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME]
- *                 [--json out.json] [--html out.html] [--quiet]
+ *                 [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--quiet]
+ *
+ * --replay adds to the JSON report a replay of one DAG's jobs over virtual time (the
+ * fan-out DAG by default; --replay-dag names another), as the console's Replay panel draws it.
  *
  * Exit codes: 0 every run kept every invariant; 1 a safety invariant was violated;
  * 2 a liveness invariant was violated; 3 the simulation crashed; 64 bad usage.
@@ -21,13 +24,14 @@ interface Args {
   variants?: string[];
   json?: string;
   html?: string;
+  replay?: true | string;
   quiet: boolean;
 }
 
 function usage(message?: string): never {
   if (message) process.stderr.write(`${message}\n`);
   process.stderr.write(
-    `usage: npm run sim -- <${Object.keys(SCENARIOS).join('|')}|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME] [--json out.json] [--html out.html] [--quiet]\n`,
+    `usage: npm run sim -- <${Object.keys(SCENARIOS).join('|')}|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME] [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--quiet]\n`,
   );
   process.exit(EXIT.usage);
 }
@@ -52,6 +56,8 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--variant') args.variants = [...(args.variants ?? []), value()];
     else if (a === '--json') args.json = value();
     else if (a === '--html') args.html = value();
+    else if (a === '--replay') args.replay = true;
+    else if (a === '--replay-dag') args.replay = value();
     else if (a === '--quiet') args.quiet = true;
     else if (a === '--help' || a === '-h') usage();
     else if (a.startsWith('--')) usage(`unknown option ${a}`);
@@ -130,7 +136,7 @@ async function main(): Promise<void> {
       lastDraw = now;
       process.stderr.write(tty ? `\r${progressBar(p, wallStart)}\u001b[K` : `${progressBar(p, wallStart)}\n`);
     },
-    { seed: args.seed, runs: args.runs, scale: args.scale, variants: args.variants },
+    { seed: args.seed, runs: args.runs, scale: args.scale, variants: args.variants, dagReplay: args.replay === true ? true : args.replay ? { dagId: args.replay } : undefined },
   );
   if (tty) process.stderr.write('\n');
   process.stdout.write(`${summary(report)}\n`);

@@ -1,6 +1,7 @@
 import type { Violation } from '../check/checker';
 import { distribution, type Distribution, type LeaderChange, type Sample } from '../report/metrics';
 import { headline, type Figures } from '../report/headline';
+import { ReplayRecorder, type DagReplay, type ReplayOptions } from '../report/replay';
 import type { FaultLog } from '../world/faults';
 import { runWorld, type Outcome, type Progress, type WorldOptions } from '../world/world';
 import { merge, resolveScenario, type DeepPartial, type ScenarioConfig } from './config';
@@ -40,6 +41,8 @@ export interface RunReport {
   faults: FaultLog[];
   /** The command that replays this run. */
   replay: string;
+  /** One DAG's jobs over virtual time, when `RunScenarioOptions.dagReplay` asked for it. */
+  dagReplay?: DagReplay;
 }
 
 export interface ScenarioReport {
@@ -68,6 +71,8 @@ export interface RunScenarioOptions {
   variants?: string[];
   /** Tests swap the store for a deliberately broken one. */
   makeStore?: WorldOptions['makeStore'];
+  /** Also record a replay of one DAG (report/replay.ts); recording only observes, so the trace hash is unchanged. */
+  dagReplay?: boolean | ReplayOptions;
 }
 
 const SEVERITY: Outcome[] = ['ok', 'liveness', 'safety', 'crash'];
@@ -91,9 +96,10 @@ export async function runScenario(file: ScenarioFile | ScenarioConfig, onProgres
       if (options.scale !== undefined) config = { ...config, scale: options.scale };
       if (config.randomize) config = randomizeScenario(config, seed);
       const runIndex = reports.length;
+      const recorder = options.dagReplay ? new ReplayRecorder(config, options.dagReplay === true ? {} : options.dagReplay) : null;
       const started = performance.now();
       const world = await runWorld(config, {
-        makeStore: options.makeStore,
+        makeStore: recorder ? recorder.wrap(options.makeStore) : options.makeStore,
         onProgress: (p) => onProgress?.({ ...p, scenario: base.name, variant: variant.name, seed, run: runIndex, runs: total }),
       });
       const wallMs = performance.now() - started;
@@ -126,6 +132,7 @@ export async function runScenario(file: ScenarioFile | ScenarioConfig, onProgres
         leaderChanges: world.metrics.leaderChanges,
         samples: world.metrics.samples,
         faults: world.faults,
+        ...(recorder ? { dagReplay: await recorder.finish(world.endMs) } : {}),
         replay: `npm run sim -- ${base.name} --seed ${seed}${variants.length > 1 ? ` --variant ${variant.name}` : ''}${config.scale !== 1 ? ` --scale ${config.scale}` : ''}`,
       });
     }
