@@ -11,8 +11,9 @@ import { Agent, request } from 'node:http';
  *                                              free slot until it holds one lease
  *   {cmd: 'renew', mode: 'burst'|'spread', windowMs}
  *                                              every identity renews its lease once, all at
- *                                              once or evenly over the window; replies with
- *                                              each renewal's latency
+ *                                              once or evenly over the window, batched per
+ *                                              node (renewMany); replies with each
+ *                                              renewal's latency
  *   {cmd: 'idle', waitMs}                      every identity keeps one long poll open on
  *                                              every node (re-polling when answered), until
  *   {cmd: 'stop'}
@@ -80,30 +81,65 @@ async function leaseAll(node: number, timeoutMs: number): Promise<{ leased: numb
   return { leased: leases.size, failed };
 }
 
-async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number }> {
+/**
+ * Every identity renews its lease once. A process hosting many identities renews them the
+ * way a multi-identity agent would: the identities due in the same 10 ms go to each node
+ * in one renewMany request (at most RENEW_CHUNK leases each), and every lease is still
+ * checked against its own holder. Burst: all at once; spread: evenly over `windowMs`.
+ */
+const RENEW_CHUNK = 1000;
+const RENEW_SLOT_MS = 10;
+
+async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }> {
   const latencies: number[] = [];
   let ok = 0;
   let refused = 0;
   let errors = 0;
+  let requests = 0;
   const held = [...leases.entries()];
   const start = Date.now();
   let lastDone = start;
+  // Identities grouped by the 10 ms slot they are due in, then by node.
+  const slots = new Map<number, Map<number, [string, Lease][]>>();
+  held.forEach((entry, i) => {
+    const slot = mode === 'spread' ? Math.floor(((i / held.length) * windowMs) / RENEW_SLOT_MS) : 0;
+    const byNode = slots.get(slot) ?? new Map<number, [string, Lease][]>();
+    const list = byNode.get(entry[1].node) ?? [];
+    list.push(entry);
+    byNode.set(entry[1].node, list);
+    slots.set(slot, byNode);
+  });
   await Promise.all(
-    held.map(async ([id, lease], i) => {
-      if (mode === 'spread') await new Promise((r) => setTimeout(r, (i / held.length) * windowMs));
-      const t0 = performance.now();
-      try {
-        const out = await call<{ ok: boolean }[]>(lease.node, 'renew', { workerId: id, leases: [{ jobId: lease.jobId, fence: lease.fence }] }, callAgent);
-        latencies.push(performance.now() - t0);
-        if (out[0]?.ok) ok++;
-        else refused++;
-      } catch {
-        errors++;
+    [...slots].map(async ([slot, byNode]) => {
+      if (slot > 0) await new Promise((r) => setTimeout(r, slot * RENEW_SLOT_MS));
+      const sends: Promise<void>[] = [];
+      for (const [node, entries] of byNode) {
+        for (let k = 0; k < entries.length; k += RENEW_CHUNK) {
+          const chunk = entries.slice(k, k + RENEW_CHUNK);
+          requests++;
+          sends.push(
+            (async () => {
+              const t0 = performance.now();
+              try {
+                const out = await call<{ ok: boolean }[]>(node, 'renewMany', { renewals: chunk.map(([id, lease]) => ({ workerId: id, jobId: lease.jobId, fence: lease.fence })) }, callAgent);
+                const ms = performance.now() - t0;
+                for (const o of out) {
+                  latencies.push(ms);
+                  if (o.ok) ok++;
+                  else refused++;
+                }
+              } catch {
+                errors += chunk.length;
+              }
+              lastDone = Math.max(lastDone, Date.now());
+            })(),
+          );
+        }
       }
-      lastDone = Math.max(lastDone, Date.now());
+      await Promise.all(sends);
     }),
   );
-  return { latenciesMs: latencies, ok, refused, errors, firstSentMs: start, lastDoneMs: lastDone };
+  return { latenciesMs: latencies, ok, refused, errors, firstSentMs: start, lastDoneMs: lastDone, requests };
 }
 
 function idle(waitMs: number): void {

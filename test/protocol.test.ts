@@ -94,4 +94,50 @@ describe('worker protocol against a real scheduler', () => {
     }, 5_000);
     expect(events.filter((e) => e.workerId === 'intruder').length).toBe(3);
   });
+
+  it('answers each item of a batched completion or renewal on its own', async () => {
+    const client = schedulerClient(url, token);
+    // The DAG may hold the whole (tiny) pool, so both jobs are leased to one worker at once.
+    await f.store.putDag({ id: 'batched', capFraction: 1, tasks: [{ id: 'one', type: 'noop' }, { id: 'two', type: 'noop' }] }, 4);
+    await client.register.mutate({ workerId: 'batcher', slots: 2 });
+    await client.register.mutate({ workerId: 'host-b', slots: 1 });
+    const polled = client.poll.mutate({ workerId: 'batcher', slots: 2, free: 2, waitMs: 10_000 });
+    await f.store.triggerRun('batched');
+    let jobs = await polled;
+    // The two jobs may come in one delivery or two.
+    if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'batcher', slots: 2, free: 1, waitMs: 10_000 }))];
+    expect(jobs).toHaveLength(2);
+    const [a, b] = jobs as [(typeof jobs)[number], (typeof jobs)[number]];
+
+    const renewed = await client.renewMany.mutate({
+      renewals: [
+        { workerId: 'batcher', jobId: a.jobId, fence: a.fence },
+        { workerId: 'host-b', jobId: b.jobId, fence: b.fence },
+        { workerId: 'batcher', jobId: b.jobId, fence: b.fence + 1 },
+      ],
+    });
+    expect(renewed.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['ok', 'LEASE_LOST', 'FORGED_FENCE']);
+
+    const outcomes = await client.completeMany.mutate({
+      workerId: 'batcher',
+      results: [
+        { jobId: a.jobId, fence: a.fence, output: { n: 'a' } },
+        { jobId: b.jobId, fence: b.fence - 1, output: { n: 'stale' } },
+        { jobId: '987654320', fence: 1 },
+      ],
+    });
+    expect(outcomes.map((o) => (o.ok ? o.state : o.error.code))).toEqual(['succeeded', 'STALE_FENCE', 'NOT_FOUND']);
+    expect(await f.store.getResult(a.jobId)).toMatchObject({ fence: a.fence, workerId: 'batcher', output: { n: 'a' } });
+    expect(await f.store.getResult(b.jobId)).toBeNull();
+    const last = await client.completeMany.mutate({ workerId: 'batcher', results: [{ jobId: b.jobId, fence: b.fence, output: { n: 'b' } }] });
+    expect(last[0]).toMatchObject({ ok: true, state: 'succeeded', fence: b.fence });
+    // The run finishes once both results are in: the leader's follow-up ran after the answers.
+    await eventually('the run to succeed', async () => ((await f.store.getRun(a.runId)).state === 'succeeded' ? true : null), 10_000);
+    const tooMany = await fetch(`${url}/trpc/completeMany`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'batcher', results: [] }),
+    });
+    expect(tooMany.status).toBe(400);
+  });
 });

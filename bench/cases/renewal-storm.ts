@@ -7,7 +7,8 @@ const SHARDS = 16;
 /**
  * Case 3: many worker identities (multiplexed in a few load generator processes) each
  * hold one lease from a real scheduler, renew it once spread over a renewal interval, and
- * then all at once, as after a pause or a network blip. Reports renewals/s, latency, and
+ * then all at once, as after a pause or a network blip. Each process renews its
+ * identities' leases together (renewMany), as a host running many workers would. Reports renewals/s, latency, and
  * the CPU the store and the scheduler spent on the burst.
  */
 export async function renewalStorm(ctx: BenchContext): Promise<CaseResult> {
@@ -42,7 +43,7 @@ export async function renewalStorm(ctx: BenchContext): Promise<CaseResult> {
         figures: { identities, held, generators, leaseSeconds: round(leaseSeconds, 1), spread, burst },
         notes: [
           `${fmt(held)} identities leased one job each through real long polls in ${leaseSeconds.toFixed(1)} s (${fmt(held / leaseSeconds)} grants/s: the "workers come back after a blip" burst on the grant side).`,
-          `Burst: ${burst.ok} renewed, ${burst.refused} refused, ${burst.errors} transport errors; ${burst.statements} store transactions for ${held} renewals (the scheduler batches renewals of many workers into one statement per 20 ms window).`,
+          `Burst: ${burst.ok} renewed, ${burst.refused} refused, ${burst.errors} transport errors; ${burst.requests} renewMany requests (each generator process sends the identities due in the same 10 ms in one request per node, at most 1,000 leases each) and ${burst.statements} store transactions for ${held} renewals (the scheduler also batches renewals from many requests into one statement per 20 ms window).`,
           `Store CPU is the CPU time of the PostgreSQL backends of this database, from /proc, over the burst; scheduler CPU ${burst.schedulerCpuSeconds} s.`,
         ],
       };
@@ -58,7 +59,7 @@ async function measure(gens: LoadGenerators, db: Parameters<typeof backends>[0],
   const pgCpu0 = pg.reduce((s, p) => s + cpuSeconds(p), 0);
   const schedCpu0 = cpuSeconds(schedulerPid);
   const tx0 = await transactionCount(db);
-  const results = await gens.all<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number }>({ cmd: 'renew', mode, windowMs });
+  const results = await gens.all<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }>({ cmd: 'renew', mode, windowMs });
   const tx1 = await transactionCount(db);
   const latencies = results.flatMap((r) => r.latenciesMs);
   const wallMs = Math.max(...results.map((r) => r.lastDoneMs)) - Math.min(...results.map((r) => r.firstSentMs));
@@ -73,6 +74,7 @@ async function measure(gens: LoadGenerators, db: Parameters<typeof backends>[0],
     p99Ms: round(percentile(latencies, 99), 1)!,
     maxMs: round(Math.max(...latencies), 1)!,
     statements: tx1 - tx0 - 1,
+    requests: results.reduce((s, r) => s + r.requests, 0),
     storeCpuSeconds: round(pg.reduce((s, p) => s + cpuSeconds(p), 0) - pgCpu0, 2)!,
     schedulerCpuSeconds: round(cpuSeconds(schedulerPid) - schedCpu0, 2)!,
   };

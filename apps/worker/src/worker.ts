@@ -1,11 +1,12 @@
 import type { Assignment, RenewOutcome } from '@fenceline/core';
-import { LeaseLostError } from '@fenceline/core';
+import { FencelineError, LeaseLostError } from '@fenceline/core';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
 import type { WorkerConfig } from './config';
 import { runNoop, runSleep } from './handlers/sleep';
 import { NonRetryableError, registeredTask, type TaskContext } from './task';
+import { ResultSender } from './results';
 
 /** The worker's settings (see config.ts) plus where its log lines go. */
 export type WorkerOptions = Omit<WorkerConfig, 'tasksModule'> & {
@@ -40,6 +41,9 @@ export class Worker {
   private readonly running = new Map<string, Running>();
   private readonly polls = new Map<number, AbortController>();
   private renewTimer: NodeJS.Timeout | null = null;
+  private readonly results: ResultSender;
+  /** Poll loops waiting for a free slot; each is woken when a job leaves its slot. */
+  private slotWaiters: (() => void)[] = [];
   private stopping = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
@@ -48,6 +52,7 @@ export class Worker {
   constructor(private readonly opts: WorkerOptions) {
     if (opts.schedulerUrls.length === 0) throw new Error('at least one scheduler URL is required');
     this.clients = opts.schedulerUrls.map((url) => schedulerClient(url, opts.token));
+    this.results = new ResultSender(opts.workerId, this.clients);
   }
 
   get free(): number {
@@ -113,7 +118,7 @@ export class Worker {
     let failures = 0;
     while (!this.stopping) {
       if (this.free === 0) {
-        await sleep(50);
+        await this.slotFreed();
         continue;
       }
       const controller = new AbortController();
@@ -189,7 +194,7 @@ export class Worker {
     }
     // A job whose lease is lost writes nothing: another worker may hold it now.
     if (r.lost) {
-      this.running.delete(job.jobId);
+      this.leaveSlot(job.jobId);
       return;
     }
     const logs = r.logs.join('\n') || null;
@@ -199,16 +204,32 @@ export class Worker {
         await this.write(r, (c) => c.fail.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence, error: failure!.error, retryable: failure!.retryable, logs }));
         this.stats.failed++;
       } else {
-        await this.write(r, (c) => c.complete.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence, output: output ?? null, logs }));
+        await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: output ?? null, logs });
         this.stats.succeeded++;
       }
     } catch (err) {
-      const refusal = typedRefusal(err);
+      const refusal = err instanceof FencelineError ? err : typedRefusal(err);
       if (refusal) this.stats.refusedWrites++;
       this.opts.log(refusal ? 'warn' : 'error', 'result write refused', { jobId: job.jobId, fence: job.fence, code: refusal?.code, error: String(err) });
     } finally {
-      this.running.delete(job.jobId);
+      this.leaveSlot(job.jobId);
     }
+  }
+
+  /** Frees a job's slot and wakes the poll loops that were waiting for one. */
+  private leaveSlot(jobId: string): void {
+    this.running.delete(jobId);
+    const waiters = this.slotWaiters;
+    this.slotWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  private slotFreed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.slotWaiters.push(resolve);
+      // Stopping frees no slot, so the wait ends on its own after a while.
+      setTimeout(resolve, 1000).unref();
+    });
   }
 
   private handlerFor(type: string): (config: Record<string, unknown>, ctx: TaskContext) => Promise<unknown> {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from './errors';
+import type { ErrorCode, FencelineError } from './errors';
 import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, RunTrigger, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpec, DagSpecInput } from './spec';
 
@@ -81,6 +81,24 @@ export interface SweptJob {
 export type RenewOutcome =
   | { jobId: string; ok: true; leaseExpiresAt: Date }
   | { jobId: string; ok: false; code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>; message: string };
+
+/** One worker write of a batch: the row it left, or the typed refusal (nothing written). */
+export type WriteOutcome = { jobId: string; ok: true; row: JobRow } | { jobId: string; ok: false; error: FencelineError };
+
+/** One successful result of a batch of completions. */
+export interface CompleteItem {
+  ref: LeaseRef;
+  output?: unknown;
+  logs?: string | null;
+}
+
+/** The tick's write for one due DAG (see createScheduledRuns). */
+export interface ScheduledRunsItem {
+  dagId: string;
+  expectedNextRunAt: Date;
+  slots: Date[];
+  nextRunAt: Date | null;
+}
 
 export interface DueDag {
   id: string;
@@ -185,18 +203,28 @@ export interface Store {
    * the runs it created. If next_run_at is no longer `expectedNextRunAt` nothing is written.
    */
   createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]>;
+  /**
+   * createScheduledRuns for many DAGs of one shard in one transaction; each item is
+   * decided on its own (a moved next_run_at writes nothing for that DAG). Returns the
+   * runs created per item, in order; a DAG named twice is written for its first item only.
+   */
+  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]>;
   /** Everything a new leader needs to take over a shard's in-memory state. */
   loadShard(token: LeaderToken): Promise<ShardSnapshot>;
   /** Queued runs of the shard (for runs queued by triggers the leader was not told of). */
   queuedRuns(token: LeaderToken): Promise<RunRow[]>;
   /** queued -> running, inserting its jobs. Returns the jobs; [] if the run was not queued. */
   startRun(token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]>;
+  /** startRun for many runs of one shard in one statement; the jobs per item, in order ([] where the run was not queued). */
+  startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]>;
   /** waiting -> ready for the given jobs; returns the ids it moved. */
   promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]>;
   /** waiting|ready -> upstream_failed (a dependency failed); returns the ids it moved. */
   markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]>;
   /** running -> succeeded|failed; false if the run was not running. */
   finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean>;
+  /** finishRun for many runs in one statement; per item whether it moved (a run named twice moves once). */
+  finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]>;
   /**
    * For each grant, moves the job ready -> leased only if it is ready, its backoff has
    * passed and nobody holds a live lease: fence + 1, attempt + 1, holder and expiry written,
@@ -211,6 +239,13 @@ export interface Store {
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
   /** leased -> succeeded and a fenced write to the result store, atomically. */
   completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow>;
+  /**
+   * completeJob for many leases in one statement. Each item is fenced on its own: an
+   * accepted item is written with its result, a refused one writes nothing and comes back
+   * with its typed refusal (TooLarge included). Outcomes are in the order of `items`; a
+   * job named twice is completed by its first item only.
+   */
+  completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]>;
   /**
    * Records a failed attempt: back to ready after the backoff when attempts remain and the
    * failure is retryable, else failed. The result store records it under the same fence.

@@ -9,7 +9,9 @@ const logs = z.string().max(LIMITS.maxResultBytes).nullish();
 
 /**
  * The worker protocol. A worker registers, long-polls for work, renews its leases in
- * one call per renewal interval, and writes each result with its fence. A worker can act
+ * one call per renewal interval, and writes each result with its fence (several results
+ * in one call with completeMany; a process hosting many worker identities renews all of
+ * their leases in one call with renewMany). A worker can act
  * only on leases it holds: the store checks holder and fence on every write.
  */
 export const workerRouter = router({
@@ -39,6 +41,17 @@ export const workerRouter = router({
   renew: workerProcedure
     .input(z.object({ workerId, leases: z.array(z.object({ jobId, fence })).max(10_000) }))
     .mutation(({ ctx, input }) => ctx.node.renew(input.workerId, input.leases)),
+
+  renewMany: workerProcedure
+    .input(z.object({ renewals: z.array(z.object({ workerId, jobId, fence })).max(10_000) }))
+    .mutation(({ ctx, input }) => ctx.node.renewMany(input.renewals)),
+
+  completeMany: workerProcedure
+    .input(z.object({ workerId, results: z.array(z.object({ jobId, fence, output: z.unknown().optional(), logs })).min(1).max(1_000) }))
+    .mutation(async ({ ctx, input }) => {
+      const outcomes = await ctx.node.completeMany(input.workerId, input.results);
+      return outcomes.map((o) => (o.ok ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence } : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() }));
+    }),
 
   complete: workerProcedure
     .input(z.object({ workerId, jobId, fence, output: z.unknown().optional(), logs }))

@@ -1,27 +1,53 @@
 import type { Timers } from '../clock';
 
+export interface BatcherOptions {
+  /** How long the first item of a batch waits for company; 0 means the next timer turn. */
+  windowMs: number;
+  /** A batch never holds more items than this; a full batch goes at once. */
+  maxBatch: number;
+  /**
+   * Batches allowed in flight at once. While that many are out, new items gather into the
+   * next batch, so batches grow with load by themselves and a quiet system pays no wait.
+   */
+  maxInFlight?: number;
+}
+
+interface Pending<T, R> {
+  item: T;
+  resolve: (r: R) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
- * Collects items from many callers for a short window and hands them to one batch
- * call, so a thousand workers renewing at once cost a few store statements instead of
- * a thousand. Each caller gets back the result for its own item.
+ * Collects items from many callers and hands them to one batch call, so a thousand
+ * workers renewing or completing at once cost a few store statements instead of a
+ * thousand commits. Each caller gets back the result for its own item; a failed batch
+ * call rejects every item in it.
  */
 export class Batcher<T, R> {
-  private pending: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  private pending: Pending<T, R>[] = [];
   private cancel: (() => void) | null = null;
+  private inFlight = 0;
+  private readonly windowMs: number;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly timers: Timers,
-    private readonly windowMs: number,
-    private readonly maxBatch: number,
+    options: BatcherOptions,
     /** Must return one result per item, in order. */
     private readonly run: (items: T[]) => Promise<R[]>,
-  ) {}
+  ) {
+    this.windowMs = options.windowMs;
+    this.maxBatch = Math.max(1, options.maxBatch);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? Number.POSITIVE_INFINITY);
+  }
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.pending.length >= this.maxBatch) this.flush();
-      else if (!this.cancel) this.cancel = this.timers.after(this.windowMs, () => this.flush());
+      if (this.pending.length >= this.maxBatch && this.inFlight < this.maxInFlight) this.flush();
+      else this.arm();
     });
   }
 
@@ -29,14 +55,38 @@ export class Batcher<T, R> {
     return Promise.all(items.map((i) => this.submit(i)));
   }
 
+  /** Sends what has gathered now (up to maxBatch), unless maxInFlight batches are out. */
   flush(): void {
     this.cancel?.();
     this.cancel = null;
-    const batch = this.pending.splice(0, this.pending.length);
-    if (batch.length === 0) return;
-    this.run(batch.map((b) => b.item)).then(
-      (results) => batch.forEach((b, i) => b.resolve(results[i] as R)),
-      (err) => batch.forEach((b) => b.reject(err)),
-    );
+    if (this.pending.length === 0 || this.inFlight >= this.maxInFlight) return;
+    const batch = this.pending.splice(0, this.maxBatch);
+    this.inFlight++;
+    let settled: Promise<R[]>;
+    try {
+      settled = this.run(batch.map((b) => b.item));
+    } catch (err) {
+      settled = Promise.reject(err);
+    }
+    settled
+      .then(
+        (results) => batch.forEach((b, i) => b.resolve(results[i] as R)),
+        (err) => batch.forEach((b) => b.reject(err)),
+      )
+      .finally(() => {
+        this.inFlight--;
+        // What gathered meanwhile goes now: it has waited a whole batch already.
+        if (this.pending.length > 0) this.flush();
+      });
+    if (this.pending.length >= this.maxBatch) this.flush();
+    else if (this.pending.length > 0) this.arm();
+  }
+
+  private arm(): void {
+    if (this.cancel || this.inFlight >= this.maxInFlight) return;
+    this.cancel = this.timers.after(this.windowMs, () => {
+      this.cancel = null;
+      this.flush();
+    });
   }
 }

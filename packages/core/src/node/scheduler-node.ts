@@ -2,15 +2,12 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch } from '../fairshare/plan';
 import type { JobRow } from '../model';
-import type { LeaderToken, NewEvent, RenewOutcome, Store, StoreNotice } from '../store';
+import type { CompleteItem, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
 import { WorkerPool, type Assignment } from './worker-pool';
-
-/** How many due DAGs one tick works on at once; below the store's connection pool size. */
-const TICK_LANES = 6;
 
 export interface NodeDeps {
   nodeId: string;
@@ -39,7 +36,8 @@ export class SchedulerNode {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly renewBatcher: Batcher<{ jobId: string; fence: number; workerId: string }, RenewOutcome>;
+  private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
+  private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
   private eventBuffer: NewEvent[] = [];
@@ -58,7 +56,10 @@ export class SchedulerNode {
     this.timers = deps.timers;
     this.config = { ...DEFAULT_NODE_CONFIG, ...deps.config };
     this.pool = new WorkerPool(this.clock, this.timers, this.config.workerLiveWindowMs);
-    this.renewBatcher = new Batcher(this.timers, this.config.renewBatchWindowMs, 1000, (items) => this.store.renewLeases(items, this.config.leaseTtlMs));
+    this.renewBatcher = new Batcher(this.timers, { windowMs: this.config.renewBatchWindowMs, maxBatch: 1000 }, (items) => this.store.renewLeases(items, this.config.leaseTtlMs));
+    // Completions from every worker share a statement: while one batch commits, the next
+    // gathers, so the batch size follows the load and an idle node answers at once.
+    this.completeBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => this.store.completeJobs(items));
   }
 
   async start(): Promise<void> {
@@ -143,6 +144,7 @@ export class SchedulerNode {
     const leader = new ShardLeader({
       store: this.store,
       clock: this.clock,
+      timers: this.timers,
       token,
       emit: (e) => this.emit(e),
       kick: () => this.kick(),
@@ -195,17 +197,14 @@ export class SchedulerNode {
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
-      // Due DAGs are independent of each other, so their runs are created a few at a time
-      // rather than one commit after another (each DAG's own steps stay in order).
-      let next = 0;
-      const lane = async (): Promise<void> => {
-        while (next < dags.length) {
-          const due = dags[next++]!;
+      // Due DAGs are independent of each other: all are started at once, and each shard
+      // leader gathers their writes into one statement per step (runs, then jobs).
+      await Promise.all(
+        dags.map(async (due) => {
           const leader = this.leaders.get(due.shard);
           if (leader) await leader.createRuns(due, now.getTime()).catch((e) => this.error('tick', e));
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(TICK_LANES, dags.length) }, lane));
+        }),
+      );
       if (dags.length < this.config.dueBatch) break;
     }
   }
@@ -365,26 +364,53 @@ export class SchedulerNode {
   }
 
   /** Renewals of many workers share one store statement per batching window. */
-  async renew(workerId: string, leases: { jobId: string; fence: number }[]): Promise<RenewOutcome[]> {
-    const outcomes = await this.renewBatcher.submitMany(leases.map((l) => ({ ...l, workerId })));
-    const fences = new Map(leases.map((l) => [l.jobId, l.fence]));
-    for (const o of outcomes) {
+  renew(workerId: string, leases: { jobId: string; fence: number }[]): Promise<RenewOutcome[]> {
+    return this.renewMany(leases.map((l) => ({ ...l, workerId })));
+  }
+
+  /**
+   * Renewals of leases held by many worker identities, for a process that hosts many of
+   * them and renews them in one request; each lease is still checked against its own holder.
+   */
+  async renewMany(refs: LeaseRef[]): Promise<RenewOutcome[]> {
+    const outcomes = await this.renewBatcher.submitMany(refs);
+    outcomes.forEach((o, i) => {
+      const ref = refs[i]!;
       if (o.ok) {
         this.metrics.inc('renewals_total');
         // Renewals go to the event log too (in the same batched flush as every event), so
         // the console can draw each attempt's renewals on the run timeline.
-        this.emit({ type: 'lease:renewed', jobId: o.jobId, workerId, fence: fences.get(o.jobId) ?? null, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
-      } else this.refused(o.code, { jobId: o.jobId, workerId, op: 'renew' });
-    }
+        this.emit({ type: 'lease:renewed', jobId: o.jobId, workerId: ref.workerId, fence: ref.fence, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
+      } else this.refused(o.code, { jobId: o.jobId, workerId: ref.workerId, op: 'renew' });
+    });
     return outcomes;
   }
 
   async complete(workerId: string, input: { jobId: string; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
-    const row = await this.fenced('complete', workerId, input.jobId, () => this.store.completeJob({ jobId: input.jobId, fence: input.fence, workerId }, { output: input.output, logs: input.logs ?? null }));
-    this.metrics.inc('jobs_succeeded_total');
-    this.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: this.nodeId });
-    await this.afterJobEnd(row);
-    return row;
+    const [outcome] = await this.completeMany(workerId, [input]);
+    if (!outcome!.ok) throw outcome!.error;
+    return outcome!.row;
+  }
+
+  /**
+   * Several results of one worker in one call. Each is fenced on its own and answered on
+   * its own: an accepted result's row, or its typed refusal. The worker is answered once
+   * the results are durable; the leaders' follow-up (readiness downstream, finished runs)
+   * runs after, since it is theirs to finish and repair, not the worker's to wait for.
+   */
+  async completeMany(workerId: string, items: { jobId: string; fence: number; output?: unknown; logs?: string | null }[]): Promise<WriteOutcome[]> {
+    const outcomes = await this.completeBatcher.submitMany(items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId }, output: i.output, logs: i.logs ?? null })));
+    const ended: JobRow[] = [];
+    for (const o of outcomes) {
+      if (o.ok) {
+        const row = o.row;
+        this.metrics.inc('jobs_succeeded_total');
+        this.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: this.nodeId });
+        ended.push(row);
+      } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, { jobId: o.jobId, workerId, op: 'complete', ...o.error.details });
+    }
+    void this.afterJobsEnd(ended);
+    return outcomes;
   }
 
   async fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
@@ -410,15 +436,24 @@ export class SchedulerNode {
 
   /** The shard's leader reacts in memory; if another node leads it, that node is told. */
   private async afterJobEnd(row: JobRow): Promise<void> {
-    // The worker's write has landed; a failure from here on is the leader's to repair
+    await this.afterJobsEnd([row]);
+  }
+
+  private async afterJobsEnd(rows: JobRow[]): Promise<void> {
+    // The workers' writes have landed; a failure from here on is the leader's to repair
     // (its reconciliation re-reads the run), not the worker's to retry.
-    try {
+    const local = new Map<ShardLeader, JobRow[]>();
+    const remote: JobRow[] = [];
+    for (const row of rows) {
       const leader = this.leaders.get(row.shard);
-      if (leader?.hasJob(row.id)) await leader.jobEnded(row);
-      else await this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id });
-    } catch (err) {
-      this.error('after-job-end', err);
+      if (!leader?.hasJob(row.id)) remote.push(row);
+      else if (local.has(leader)) local.get(leader)!.push(row);
+      else local.set(leader, [row]);
     }
+    await Promise.all([
+      ...[...local].map(([leader, ended]) => leader.jobsEnded(ended).catch((err) => this.error('after-job-end', err))),
+      ...remote.map((row) => this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id }).catch((err) => this.error('after-job-end', err))),
+    ]);
   }
 
   private async fenced<T>(op: string, workerId: string, jobId: string, fn: () => Promise<T>): Promise<T> {

@@ -1,13 +1,14 @@
-import type { Clock } from '../clock';
+import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
 import { TERMINAL_JOB_STATES } from '../model';
 import type { DagSpec } from '../spec';
-import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
+import type { DueDag, GrantedLease, LeaderToken, NewEvent, NewJob, ScheduledRunsItem, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
+import { Batcher } from './batcher';
 
 /** A job of an active run, as the leader keeps it in memory. */
 interface MemJob {
@@ -34,6 +35,7 @@ interface MemRun {
 export interface LeaderDeps {
   store: Store;
   clock: Clock;
+  timers: Timers;
   token: LeaderToken;
   emit: (event: NewEvent) => void;
   /** Asks the node to run a dispatch round soon (new ready jobs, freed leases). */
@@ -64,12 +66,35 @@ export class ShardLeader {
   /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
   private readonly granting = new Set<string>();
   private readonly restart = new Set<string>();
+  /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
+  private readonly finishing = new Set<string>();
   private deposed = false;
   /** False until load() has rebuilt memory; the node neither ticks nor dispatches for it before. */
   loaded = false;
+  // Every leader write that many jobs or runs make at once goes through a batcher: the
+  // runs of a whole tick, the promotions after a batch of completions and the finished
+  // runs share one statement (and one commit) per shard instead of one each.
+  private readonly createBatch: Batcher<ScheduledRunsItem, RunRow[]>;
+  private readonly startBatch: Batcher<{ runId: string; jobs: NewJob[] }, JobRow[]>;
+  private readonly promoteBatch: Batcher<string, boolean>;
+  private readonly skipBatch: Batcher<string, boolean>;
+  private readonly finishBatch: Batcher<{ runId: string; state: 'succeeded' | 'failed' }, boolean>;
 
   constructor(private readonly deps: LeaderDeps) {
     this.token = deps.token;
+    const { store, timers, token } = deps;
+    const opts = { windowMs: 0, maxBatch: 500, maxInFlight: 2 };
+    this.createBatch = new Batcher(timers, opts, (items) => store.createScheduledRunsMany(token, items));
+    this.startBatch = new Batcher(timers, { ...opts, maxBatch: 200 }, (items) => store.startRuns(token, items));
+    this.promoteBatch = new Batcher(timers, { ...opts, maxBatch: 2000 }, async (ids) => {
+      const moved = new Set(await store.promoteJobs(token, ids));
+      return ids.map((id) => moved.has(id));
+    });
+    this.skipBatch = new Batcher(timers, { ...opts, maxBatch: 2000 }, async (ids) => {
+      const moved = new Set(await store.markUpstreamFailed(token, ids));
+      return ids.map((id) => moved.has(id));
+    });
+    this.finishBatch = new Batcher(timers, opts, (items) => store.finishRuns(token, items));
   }
 
   get shard(): number {
@@ -111,7 +136,7 @@ export class ShardLeader {
     const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
     const slots = plan.slotsMs.map((ms) => new Date(ms));
     const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
-    const created = await this.guard(() => this.deps.store.createScheduledRuns(this.token, due.id, due.nextRunAt, slots, next));
+    const created = await this.guard(() => this.createBatch.submit({ dagId: due.id, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next }));
     if (!created) return;
     for (const run of created) {
       this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
@@ -147,7 +172,7 @@ export class ShardLeader {
           if (!spec) break;
           if (this.activeRuns(dagId) >= spec.maxActiveRuns) break;
           this.queued.get(dagId)!.shift();
-          const rows = await this.guard(() => this.deps.store.startRun(this.token, next.id, initialJobs(spec)));
+          const rows = await this.guard(() => this.startBatch.submit({ runId: next.id, jobs: initialJobs(spec) }));
           if (!rows) break;
           if (rows.length === 0) continue;
           const started = { ...next, state: 'running' as const };
@@ -281,6 +306,11 @@ export class ShardLeader {
 
   // ---- job ends ------------------------------------------------------------------
 
+  /** Applies many job ends at once, so their follow-up writes share batches. */
+  async jobsEnded(rows: Pick<JobRow, 'id' | 'state' | 'nextAttemptAt' | 'fence'>[]): Promise<void> {
+    await Promise.all(rows.map((row) => this.jobEnded(row)));
+  }
+
   /** Applies a job row the store returned after a completion, failure, hand-back or sweep. */
   async jobEnded(row: Pick<JobRow, 'id' | 'state' | 'nextAttemptAt' | 'fence'>): Promise<void> {
     const job = this.jobs.get(row.id);
@@ -325,8 +355,8 @@ export class ShardLeader {
     const swept = (await this.guard(() => this.deps.store.sweepExpired(this.token, limit))) ?? [];
     for (const s of swept) {
       this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state } });
-      await this.jobEnded({ id: s.jobId, state: s.state, nextAttemptAt: s.nextAttemptAt, fence: s.fence });
     }
+    await this.jobsEnded(swept.map((s) => ({ id: s.jobId, state: s.state, nextAttemptAt: s.nextAttemptAt, fence: s.fence })));
     return swept;
   }
 
@@ -366,8 +396,9 @@ export class ShardLeader {
   private async promote(run: MemRun, taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
-    const moved = await this.guard(() => this.deps.store.promoteJobs(this.token, ids));
-    if (moved == null) return;
+    const flags = await this.guard(() => this.promoteBatch.submitMany(ids));
+    if (flags == null) return;
+    const moved = ids.filter((_, i) => flags[i]);
     const nowMs = this.deps.clock.nowMs();
     for (const id of moved) {
       const job = this.jobs.get(id);
@@ -383,8 +414,8 @@ export class ShardLeader {
   private async skip(run: MemRun, taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
-    const moved = await this.guard(() => this.deps.store.markUpstreamFailed(this.token, ids));
-    for (const id of moved ?? []) {
+    const flags = await this.guard(() => this.skipBatch.submitMany(ids));
+    for (const id of ids.filter((_, i) => flags?.[i])) {
       const job = this.jobs.get(id);
       if (!job) continue;
       this.setState(job, 'upstream_failed');
@@ -393,8 +424,14 @@ export class ShardLeader {
 
   private async maybeFinish(run: MemRun): Promise<void> {
     const outcome = run.machine.outcome();
-    if (outcome === 'running') return;
-    const done = await this.guard(() => this.deps.store.finishRun(this.token, run.row.id, outcome));
+    if (outcome === 'running' || this.finishing.has(run.row.id)) return;
+    this.finishing.add(run.row.id);
+    let done: boolean | null;
+    try {
+      done = await this.guard(() => this.finishBatch.submit({ runId: run.row.id, state: outcome }));
+    } finally {
+      this.finishing.delete(run.row.id);
+    }
     if (done == null) return;
     this.runs.delete(run.row.id);
     for (const jobId of run.jobIdByTask.values()) {

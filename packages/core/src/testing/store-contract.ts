@@ -241,6 +241,32 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect((await store.getJob(ready.id)).state).toBe('leased');
       });
 
+      it('completes a batch: each item fenced on its own, refusals typed, nothing written for them', async () => {
+        const first = await startedRun();
+        const second = await startedRun();
+        const third = await startedRun();
+        const l1 = await grantOne(first.token, first.ready.id, 'w1');
+        const l2 = await grantOne(second.token, second.ready.id, 'w2');
+        const l3 = await grantOne(third.token, third.ready.id, 'w3');
+        const outcomes = await store.completeJobs([
+          { ref: { jobId: first.ready.id, fence: l1.fence, workerId: 'w1' }, output: { n: 1 }, logs: 'one' },
+          { ref: { jobId: second.ready.id, fence: l2.fence - 1, workerId: 'w2' }, output: { n: 2 } },
+          { ref: { jobId: third.ready.id, fence: l3.fence, workerId: 'w3' }, output: 'x'.repeat(300 * 1024) },
+          { ref: { jobId: '999999999997', fence: 1, workerId: 'w4' } },
+          { ref: { jobId: first.ready.id, fence: l1.fence, workerId: 'w1' }, output: { n: 'again' } },
+          { ref: { jobId: third.ready.id, fence: l3.fence + 1, workerId: 'w3' }, output: { n: 3 } },
+        ]);
+        expect(outcomes.map((o) => o.jobId)).toEqual([first.ready.id, second.ready.id, third.ready.id, '999999999997', first.ready.id, third.ready.id]);
+        expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(['ok', 'STALE_FENCE', 'TOO_LARGE', 'NOT_FOUND', 'LEASE_LOST', 'FORGED_FENCE']);
+        expect(outcomes[0]!.ok && outcomes[0]!.row).toMatchObject({ id: first.ready.id, state: 'succeeded', fence: l1.fence });
+        expect(await store.getResult(first.ready.id)).toMatchObject({ fence: l1.fence, workerId: 'w1', output: { n: 1 }, logs: 'one' });
+        expect(await store.getResult(second.ready.id)).toBeNull();
+        expect(await store.getResult(third.ready.id)).toBeNull();
+        expect((await store.getJob(second.ready.id)).state).toBe('leased');
+        expect((await store.getJob(third.ready.id)).state).toBe('leased');
+        expect(await store.completeJobs([])).toEqual([]);
+      });
+
       it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
         await refusedWith(store.completeJob({ jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
         await refusedWith(store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');
@@ -514,6 +540,50 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(await store.getRun(run.id)).toMatchObject({ state: 'failed' });
         expect((await store.listJobs(run.id)).map((j) => j.state)).toEqual(['succeeded', 'upstream_failed']);
         expect((await store.loadShard(token)).runs.map((r) => r.id)).not.toContain(run.id);
+      });
+
+      it('creates, starts and finishes the runs of many DAGs in one call each, deciding every item on its own', async () => {
+        const { token, dagId } = await leadFreshShard();
+        // More DAGs in the same shard: ids are searched until they land there.
+        const ids = [dagId];
+        for (let k = 0; ids.length < 3; k++) {
+          const candidate = `${dagId}-m${k}`;
+          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
+        }
+        for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        const slots = await Promise.all(ids.map(async (id) => (await store.getDag(id)).nextRunAt!));
+        const items = ids.map((id, i) => ({ dagId: id, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + 60_000) }));
+        // The third item's expectation is wrong (its next_run_at is elsewhere), and the
+        // first DAG is named twice: it is written once, for its first item.
+        items[2] = { ...items[2]!, expectedNextRunAt: new Date(slots[2]!.getTime() - 1) };
+        const created = await store.createScheduledRunsMany(token, [...items, items[0]!]);
+        expect(created.map((list) => list.length)).toEqual([1, 1, 0, 0]);
+        expect(created[0]![0]).toMatchObject({ dagId: ids[0], scheduledAt: slots[0], state: 'queued' });
+        expect((await store.getDag(ids[2]!)).nextRunAt).toEqual(slots[2]);
+
+        const [a, b] = [created[0]![0]!, created[1]![0]!];
+        const started = await store.startRuns(token, [
+          { runId: a.id, jobs: newJobs() },
+          { runId: b.id, jobs: newJobs() },
+          { runId: a.id, jobs: newJobs() },
+        ]);
+        expect(started.map((jobs) => jobs.map((j) => j.taskId).sort())).toEqual([['a', 'b'], ['a', 'b'], []]);
+        expect(started[1]!.every((j) => j.runId === b.id)).toBe(true);
+        expect((await store.listJobs(a.id)).length).toBe(2);
+
+        const finished = await store.finishRuns(token, [
+          { runId: a.id, state: 'succeeded' },
+          { runId: b.id, state: 'failed' },
+          { runId: a.id, state: 'failed' },
+        ]);
+        expect(finished).toEqual([true, true, false]);
+        expect((await store.getRun(a.id)).state).toBe('succeeded');
+        expect((await store.getRun(b.id)).state).toBe('failed');
+        expect(await store.finishRuns(token, [{ runId: a.id, state: 'failed' }])).toEqual([false]);
+        // A deposed leader's batches write nothing.
+        await store.releaseShard(token);
+        await refusedWith(store.createScheduledRunsMany(token, [items[2]!]), 'DEPOSED_LEADER');
+        await refusedWith(store.finishRuns(token, [{ runId: a.id, state: 'failed' }]), 'DEPOSED_LEADER');
       });
 
       it('triggerRun queues a manual run and notifies subscribers', async () => {

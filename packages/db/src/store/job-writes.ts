@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { LIMITS, TooLargeError, type JobRow, type LeaseRef } from '@fenceline/core';
-import { jsonb, rows, type Executor } from './db';
-import { BACKOFF_INTERVAL, fencedWhere, refuse } from './fencing';
+import { LIMITS, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
+import { array, rows, type Executor } from './db';
+import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -18,13 +18,7 @@ function byteLength(text: string | null | undefined): number {
 }
 
 function assertResultSize(ref: LeaseRef, bytes: number): void {
-  if (bytes > LIMITS.maxResultBytes) {
-    throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
-      jobId: ref.jobId,
-      bytes,
-      limitBytes: LIMITS.maxResultBytes,
-    });
-  }
+  if (bytes > LIMITS.maxResultBytes) throw tooLarge(ref, bytes);
 }
 
 const RESULT_UPSERT = sql`on conflict (job_id) do update set
@@ -38,27 +32,78 @@ function noHigherResult(ref: LeaseRef) {
 
 /** leased -> succeeded, and the output written to the result store under the same fence. */
 export async function completeJob(db: Executor, ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
-  const output = JSON.stringify(result.output ?? null);
-  assertResultSize(ref, Buffer.byteLength(output, 'utf8') + byteLength(result.logs));
-  if (!isId(ref.jobId)) throw await refuse(db, ref, 'completeJob');
-  const written = await rows(
-    db,
-    sql`with w as (
-          update jobs set state = 'succeeded', ended_at = now(), lease_expires_at = null
-          where ${fencedWhere(ref)} and ${noHigherResult(ref)}
-          returning *
-        ),
-        res as (
-          insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
-          select id, fence, holder, 'succeeded', ${jsonb(result.output)}, null, ${result.logs ?? null}, now() from w
-          ${RESULT_UPSERT}
-          returning job_id
-        )
-        select w.*, (select count(*) from res) as results_written from w`,
-  );
-  const row = written[0];
-  if (!row) throw await refuse(db, ref, 'completeJob');
-  return jobFromRow(row);
+  const [outcome] = await completeJobs(db, [{ ref, ...result }]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.row;
+}
+
+/**
+ * Many completions in one statement, each fenced on its own. The `locked` CTE takes the
+ * row locks of the accepted jobs in id order (so overlapping batches cannot deadlock) and
+ * re-checks fence, holder, liveness and the result store once it holds them; the result
+ * upsert is chained to the rows the update returned. Refused items are classified by one
+ * follow-up read, made only when something was refused.
+ */
+export async function completeJobs(db: Executor, items: CompleteItem[]): Promise<WriteOutcome[]> {
+  const outcomes: (WriteOutcome | undefined)[] = items.map(() => undefined);
+  const send: { at: number; item: CompleteItem; output: string }[] = [];
+  const seen = new Set<string>();
+  items.forEach((item, at) => {
+    const output = JSON.stringify(item.output ?? null);
+    const bytes = Buffer.byteLength(output, 'utf8') + byteLength(item.logs);
+    if (bytes > LIMITS.maxResultBytes) {
+      outcomes[at] = { jobId: item.ref.jobId, ok: false, error: tooLarge(item.ref, bytes) };
+      return;
+    }
+    // A job named twice is completed by its first item; the second is refused below.
+    if (!isId(item.ref.jobId) || seen.has(item.ref.jobId)) return;
+    seen.add(item.ref.jobId);
+    send.push({ at, item, output });
+  });
+  if (send.length > 0) {
+    const written = await rows(
+      db,
+      sql`with r as (
+            select * from unnest(${array(send.map((s) => s.item.ref.jobId), 'bigint')}, ${array(send.map((s) => s.item.ref.fence), 'bigint')},
+              ${array(send.map((s) => s.item.ref.workerId), 'text')}, ${array(send.map((s) => s.output), 'text')},
+              ${array(send.map((s) => s.item.logs ?? null), 'text')}, ${array(send.map((s) => s.at), 'int')}) as r(job_id, fence, worker_id, output, logs, at)
+          ),
+          locked as materialized (
+            select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
+            where j.state = 'leased' and j.lease_expires_at > now()
+              and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
+            order by j.id
+            for update of j
+          ),
+          w as (
+            update jobs j set state = 'succeeded', ended_at = now(), lease_expires_at = null
+            from locked where j.id = locked.id
+            returning j.*
+          ),
+          res as (
+            insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
+            select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, now() from w join r on r.job_id = w.id
+            ${RESULT_UPSERT}
+            returning job_id
+          )
+          select r.at, w.* from r join w on w.id = r.job_id`,
+    );
+    for (const row of written) {
+      const at = Number(row.at);
+      outcomes[at] = { jobId: items[at]!.ref.jobId, ok: true, row: jobFromRow(row) };
+    }
+  }
+  const refused = items.filter((_, at) => outcomes[at] === undefined);
+  const states = refused.length > 0 ? await fenceStates(db, refused.map((i) => i.ref.jobId)) : new Map();
+  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: refusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
+}
+
+function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
+  return new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
+    jobId: ref.jobId,
+    bytes,
+    limitBytes: LIMITS.maxResultBytes,
+  });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { InvalidInputError, LIMITS, NotFoundError, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow } from '@fenceline/core';
+import { InvalidInputError, LIMITS, NotFoundError, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem } from '@fenceline/core';
 import { array, firstRow, rows, ts, type Db, type Executor } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
-import { isId, jobFromRow, runFromRow } from './rows';
+import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
 
@@ -34,54 +34,72 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
 }
 
 /**
- * The tick's write, in one transaction: first the compare-and-set of next_run_at (with
- * the lead check, whose FOR SHARE lock then lasts to commit), then one queued run per
- * slot. ON CONFLICT DO NOTHING makes a tick that runs twice, or two leaders racing
- * across a failover, create one run per (dag, scheduled_at). Runs pin the DAG's current
- * version. A paused DAG or a moved next_run_at writes nothing.
+ * The tick's write for many due DAGs of one shard, in one transaction: first the
+ * compare-and-set of each DAG's next_run_at (with the lead check, whose FOR SHARE lock
+ * then lasts to commit), then one queued run per slot of each DAG that moved. ON CONFLICT
+ * DO NOTHING makes a tick that runs twice, or two leaders racing across a failover, create
+ * one run per (dag, scheduled_at). Runs pin the DAG's current version. A paused DAG or a
+ * moved next_run_at writes nothing for that DAG. DAG rows are locked in id order, so two
+ * batches that overlap cannot deadlock.
  */
-export async function createScheduledRuns(
-  db: Db,
-  token: LeaderToken,
-  dagId: string,
-  expectedNextRunAt: Date,
-  slots: Date[],
-  nextRunAt: Date | null,
-): Promise<RunRow[]> {
-  if (slots.length > LIMITS.maxRunsPerDagPerTick) {
-    throw new InvalidInputError(`one tick may create at most ${LIMITS.maxRunsPerDagPerTick} runs of a DAG, got ${slots.length} slots`, {
-      dagId,
-      slots: slots.length,
-      limit: LIMITS.maxRunsPerDagPerTick,
-    });
+export async function createScheduledRunsMany(db: Db, token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+  for (const item of items) {
+    if (item.slots.length > LIMITS.maxRunsPerDagPerTick) {
+      throw new InvalidInputError(`one tick may create at most ${LIMITS.maxRunsPerDagPerTick} runs of a DAG, got ${item.slots.length} slots`, {
+        dagId: item.dagId,
+        slots: item.slots.length,
+        limit: LIMITS.maxRunsPerDagPerTick,
+      });
+    }
   }
+  // A DAG named twice is written for its first item only.
+  const first = new Map<string, number>();
+  items.forEach((item, i) => {
+    if (!first.has(item.dagId)) first.set(item.dagId, i);
+  });
+  const unique = [...first.values()].map((i) => items[i]!);
+  const out: RunRow[][] = items.map(() => []);
+  if (unique.length === 0) return out;
   return db.transaction(async (tx) => {
     const moved = writtenRows(
       await rows(
         tx,
         sql`with ${leadCte(token)},
+            i as (
+              select * from unnest(${array(unique.map((u) => u.dagId), 'text')}, ${array(unique.map((u) => u.expectedNextRunAt.toISOString()), 'text')}::timestamptz[],
+                ${array(unique.map((u) => u.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[]) as i(dag_id, expected, next_run_at)
+            ),
+            locked as materialized (
+              select d.id from dags d join i on i.dag_id = d.id
+              where d.shard = ${token.shard} and not d.paused and d.next_run_at = i.expected and exists (select 1 from lead)
+              order by d.id
+              for update of d
+            ),
             w as (
-              update dags set next_run_at = ${nextRunAt === null ? null : ts(nextRunAt)}
-              where id = ${dagId} and shard = ${token.shard} and not paused
-                and next_run_at = ${ts(expectedNextRunAt)} and exists (select 1 from lead)
-              returning id, current_version, shard
+              update dags d set next_run_at = i.next_run_at
+              from i where d.id = i.dag_id and d.id in (select id from locked)
+              returning d.id
             )
             ${selectWithLead('id')}`,
       ),
       token,
       'createScheduledRuns',
     );
-    const dag = moved[0];
-    if (!dag || slots.length === 0) return [];
+    const movedIds = new Set(moved.map((r) => String(r.id)));
+    const pairs = unique.filter((u) => movedIds.has(u.dagId)).flatMap((u) => u.slots.map((slot) => ({ dagId: u.dagId, slot })));
+    if (pairs.length === 0) return out;
     const created = await rows(
       tx,
       sql`insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
-          select ${dagId}, ${dag.current_version}, ${dag.shard}, slot, 'schedule', 'queued'
-          from unnest(${array(slots.map((s) => s.toISOString()), 'timestamptz')}) as slot
+          select d.id, d.current_version, d.shard, s.slot, 'schedule', 'queued'
+          from unnest(${array(pairs.map((p) => p.dagId), 'text')}, ${array(pairs.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)
+          join dags d on d.id = s.dag_id
           on conflict (dag_id, scheduled_at) do nothing
           returning ${RUN_COLUMNS}`,
     );
-    return created.map(runFromRow).sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+    for (const run of created.map(runFromRow)) out[first.get(run.dagId)!]!.push(run);
+    for (const list of out) list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+    return out;
   });
 }
 
@@ -97,33 +115,44 @@ export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunR
 }
 
 /**
- * queued -> running and every job of the run inserted, in one statement: the jobs are
- * inserted from the run row the update returned, so when the run was not queued (or the
- * lead check failed) no job is inserted either. The job list travels as one jsonb
- * parameter because a DAG can have 20,000 tasks.
+ * queued -> running for many runs of one shard, and every job of each inserted, in one
+ * statement: the jobs are inserted from the run rows the update returned, so a run that
+ * was not queued (or a failed lead check) inserts no job either. The job lists travel as
+ * one jsonb parameter because a DAG can have 20,000 tasks.
  */
-export async function startRun(db: Executor, token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]> {
-  if (jobs.length > LIMITS.maxTasksPerDag) {
-    throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length });
+export async function startRuns(db: Executor, token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+  for (const { runId, jobs } of items) {
+    if (jobs.length > LIMITS.maxTasksPerDag) {
+      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length });
+    }
   }
-  if (!isId(runId)) return [];
+  // A run named twice starts once, for its first item.
+  const first = new Map<string, number>();
+  items.forEach((item, i) => {
+    if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, i);
+  });
+  const out: JobRow[][] = items.map(() => []);
+  if (first.size === 0) return out;
   const payload = JSON.stringify(
-    jobs.map((j) => ({
-      task_id: j.taskId,
-      state: j.state,
-      max_attempts: j.maxAttempts,
-      priority: j.priority,
-      retry_backoff_ms: j.retryBackoffMs,
-      retry_backoff_max_ms: j.retryBackoffMaxMs,
-      timeout_ms: j.timeoutMs,
-    })),
+    [...first.values()].flatMap((i) =>
+      items[i]!.jobs.map((j) => ({
+        run_id: items[i]!.runId,
+        task_id: j.taskId,
+        state: j.state,
+        max_attempts: j.maxAttempts,
+        priority: j.priority,
+        retry_backoff_ms: j.retryBackoffMs,
+        retry_backoff_max_ms: j.retryBackoffMaxMs,
+        timeout_ms: j.timeoutMs,
+      })),
+    ),
   );
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
         started as (
           update runs set state = 'running', started_at = now()
-          where id = ${runId} and shard = ${token.shard} and state = 'queued' and exists (select 1 from lead)
+          where id = any(${array([...first.keys()], 'bigint')}) and shard = ${token.shard} and state = 'queued' and exists (select 1 from lead)
           returning id, dag_id, shard
         ),
         w as (
@@ -131,29 +160,37 @@ export async function startRun(db: Executor, token: LeaderToken, runId: string, 
           select s.id, s.dag_id, s.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
             case when t.state = 'ready' then now() end
           from started s
-          cross join jsonb_to_recordset(${payload}::jsonb) as t(task_id text, state text, max_attempts int, priority int,
-            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int)
+          join jsonb_to_recordset(${payload}::jsonb) as t(run_id bigint, task_id text, state text, max_attempts int, priority int,
+            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on t.run_id = s.id
           returning *
         )
         ${selectWithLead('id')} order by w.id`,
   );
-  return writtenRows(result, token, 'startRun').map(jobFromRow);
+  for (const job of writtenRows(result, token, 'startRun').map(jobFromRow)) out[first.get(job.runId)!]!.push(job);
+  return out;
 }
 
-/** running -> succeeded | failed; false when the run was not running. */
-export async function finishRun(db: Executor, token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
-  if (!isId(runId)) return false;
+/** running -> succeeded | failed for many runs; per item whether it moved (a run named twice moves once). */
+export async function finishRuns(db: Executor, token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+  const first = new Map<string, number>();
+  items.forEach((item, i) => {
+    if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, i);
+  });
+  if (first.size === 0) return items.map(() => false);
+  const unique = [...first.values()].map((i) => items[i]!);
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
+        i as (select * from unnest(${array(unique.map((u) => u.runId), 'bigint')}, ${array(unique.map((u) => u.state), 'text')}) as i(run_id, state)),
         w as (
-          update runs set state = ${state}, ended_at = now()
-          where id = ${runId} and shard = ${token.shard} and state = 'running' and exists (select 1 from lead)
-          returning id
+          update runs r set state = i.state, ended_at = now()
+          from i where r.id = i.run_id and r.shard = ${token.shard} and r.state = 'running' and exists (select 1 from lead)
+          returning r.id
         )
         ${selectWithLead('id')}`,
   );
-  return writtenRows(result, token, 'finishRun').length > 0;
+  const moved = new Set(writtenRows(result, token, 'finishRun').map((r) => toId(r.id)));
+  return items.map((item, i) => first.get(item.runId) === i && moved.has(item.runId));
 }
 
 export async function getRun(db: Executor, runId: string): Promise<RunRow> {

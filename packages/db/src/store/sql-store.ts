@@ -1,5 +1,6 @@
 import type {
   AcquireResult,
+  CompleteItem,
   DagRow,
   DagSpecInput,
   DagVersionRow,
@@ -17,12 +18,14 @@ import type {
   RenewOutcome,
   ResultRow,
   RunRow,
+  ScheduledRunsItem,
   ShardLeaseRow,
   ShardSnapshot,
   Store,
   StoreNotice,
   SweptJob,
   WorkerRow,
+  WriteOutcome,
 } from '@fenceline/core';
 import type { Db } from './db';
 import * as dags from './dags';
@@ -109,8 +112,11 @@ export class SqlStore implements Store {
   dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
     return tick.dueDags(this.db, tokens, limit);
   }
-  createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
-    return runs.createScheduledRuns(this.db, token, dagId, expectedNextRunAt, slots, nextRunAt);
+  async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
+    return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
+  }
+  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+    return runs.createScheduledRunsMany(this.db, token, items);
   }
   loadShard(token: LeaderToken): Promise<ShardSnapshot> {
     return tick.loadShard(this.db, token);
@@ -118,8 +124,11 @@ export class SqlStore implements Store {
   queuedRuns(token: LeaderToken): Promise<RunRow[]> {
     return runs.queuedRuns(this.db, token);
   }
-  startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
-    return runs.startRun(this.db, token, runId, newJobs);
+  async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
+    return (await runs.startRuns(this.db, token, [{ runId, jobs: newJobs }]))[0]!;
+  }
+  startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+    return runs.startRuns(this.db, token, items);
   }
   promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]> {
     return jobs.promoteJobs(this.db, token, jobIds);
@@ -127,8 +136,11 @@ export class SqlStore implements Store {
   markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]> {
     return jobs.markUpstreamFailed(this.db, token, jobIds);
   }
-  finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
-    return runs.finishRun(this.db, token, runId, state);
+  async finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+    return (await runs.finishRuns(this.db, token, [{ runId, state }]))[0]!;
+  }
+  finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+    return runs.finishRuns(this.db, token, items);
   }
   grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
     return leases.grantLeases(this.db, token, grants, ttlMs);
@@ -142,6 +154,9 @@ export class SqlStore implements Store {
   }
   completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
     return jobWrites.completeJob(this.db, ref, result);
+  }
+  completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
+    return jobWrites.completeJobs(this.db, items);
   }
   failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
     return jobWrites.failJob(this.db, ref, failure);

@@ -1,5 +1,6 @@
 import {
   DeposedLeaderError,
+  FencelineError,
   ForgedFenceError,
   LIMITS,
   LeaseLostError,
@@ -14,13 +15,13 @@ import {
   specsEqual,
   utf8ByteLength,
   type AcquireResult,
+  type CompleteItem,
   type DagRow,
   type DagSpec,
   type DagSpecInput,
   type DagVersionRow,
   type DueDag,
   type EventRow,
-  type FencelineError,
   type Grant,
   type GrantedLease,
   type JobRow,
@@ -35,12 +36,14 @@ import {
   type ResultRow,
   type RunRow,
   type RunState,
+  type ScheduledRunsItem,
   type ShardLeaseRow,
   type ShardSnapshot,
   type Store,
   type StoreNotice,
   type SweptJob,
   type WorkerRow,
+  type WriteOutcome,
 } from '@fenceline/core';
 import { Heap } from '../engine/heap';
 import type { StoreObserver, StoreWrite } from './records';
@@ -467,20 +470,30 @@ export class MemoryStore implements Store {
   }
 
   async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
+    return (await this.createScheduledRunsMany(token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
+  }
+
+  async createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'createScheduledRuns');
-    const dag = this.dags.get(dagId);
-    if (!dag || dag.shard !== token.shard || dag.paused || dag.nextRunAtMs !== expectedNextRunAt.getTime()) return [];
-    dag.nextRunAtMs = nextRunAt === null ? null : nextRunAt.getTime();
-    this.indexDue(dag);
-    this.emit({ op: 'dag:next-run', atMs: now, dagId, token, nextRunAtMs: dag.nextRunAtMs });
-    const created: MemRun[] = [];
-    for (const slot of slots) {
-      const at = slot.getTime();
-      if (this.slotTaken(dagId, at)) continue;
-      created.push(this.insertRun(dag, at, 'schedule', token));
-    }
-    return created.sort((a, b) => a.scheduledAtMs - b.scheduledAtMs).map((r) => this.runRow(r));
+    const seen = new Set<string>();
+    return items.map(({ dagId, expectedNextRunAt, slots, nextRunAt }) => {
+      // A DAG named twice is written for its first item only, as in one SQL statement.
+      if (seen.has(dagId)) return [];
+      seen.add(dagId);
+      const dag = this.dags.get(dagId);
+      if (!dag || dag.shard !== token.shard || dag.paused || dag.nextRunAtMs !== expectedNextRunAt.getTime()) return [];
+      dag.nextRunAtMs = nextRunAt === null ? null : nextRunAt.getTime();
+      this.indexDue(dag);
+      this.emit({ op: 'dag:next-run', atMs: now, dagId, token, nextRunAtMs: dag.nextRunAtMs });
+      const created: MemRun[] = [];
+      for (const slot of slots) {
+        const at = slot.getTime();
+        if (this.slotTaken(dagId, at)) continue;
+        created.push(this.insertRun(dag, at, 'schedule', token));
+      }
+      return created.sort((a, b) => a.scheduledAtMs - b.scheduledAtMs).map((r) => this.runRow(r));
+    });
   }
 
   async loadShard(token: LeaderToken): Promise<ShardSnapshot> {
@@ -512,8 +525,17 @@ export class MemoryStore implements Store {
   }
 
   async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
+    return (await this.startRuns(token, [{ runId, jobs: newJobs }]))[0]!;
+  }
+
+  async startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'startRun');
+    // A run named twice starts once: its second item finds it running already.
+    return items.map(({ runId, jobs }) => this.startOne(token, runId, jobs, now));
+  }
+
+  private startOne(token: LeaderToken, runId: string, newJobs: NewJob[], now: number): JobRow[] {
     const run = this.runs.get(runId);
     if (!run || run.shard !== token.shard || run.state !== 'queued') return [];
     run.state = 'running';
@@ -561,15 +583,21 @@ export class MemoryStore implements Store {
   }
 
   async finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+    return (await this.finishRuns(token, [{ runId, state }]))[0]!;
+  }
+
+  async finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'finishRun');
-    const run = this.runs.get(runId);
-    if (!run || run.shard !== token.shard || run.state !== 'running') return false;
-    run.state = state;
-    run.endedAtMs = now;
-    this.activeRunsByShard.get(run.shard)?.delete(run.id);
-    this.emit({ op: 'run:finished', atMs: now, runId, dagId: run.dagId, token, state });
-    return true;
+    return items.map(({ runId, state }) => {
+      const run = this.runs.get(runId);
+      if (!run || run.shard !== token.shard || run.state !== 'running') return false;
+      run.state = state;
+      run.endedAtMs = now;
+      this.activeRunsByShard.get(run.shard)?.delete(run.id);
+      this.emit({ op: 'run:finished', atMs: now, runId, dagId: run.dagId, token, state });
+      return true;
+    });
   }
 
   async grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
@@ -669,9 +697,25 @@ export class MemoryStore implements Store {
   }
 
   async completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
+    return this.completeOne({ ref, ...result }, this.nowMs());
+  }
+
+  async completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
+    const now = this.nowMs();
+    return items.map((item) => {
+      try {
+        return { jobId: item.ref.jobId, ok: true as const, row: this.completeOne(item, now) };
+      } catch (err) {
+        if (err instanceof FencelineError) return { jobId: item.ref.jobId, ok: false as const, error: err };
+        throw err;
+      }
+    });
+  }
+
+  private completeOne({ ref, output: value, logs }: CompleteItem, now: number): JobRow {
+    const result = { output: value, logs };
     const output = JSON.stringify(result.output ?? null);
     this.assertResultSize(ref, utf8ByteLength(output) + utf8ByteLength(result.logs ?? ''));
-    const now = this.nowMs();
     const job = this.fencedJob(ref, 'completeJob', now, true);
     job.state = 'succeeded';
     job.endedAtMs = now;

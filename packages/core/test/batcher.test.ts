@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import type { Timers } from '../src/clock';
+import { Batcher } from '../src/node/batcher';
+
+/** Timers that fire only when the test says so, so batch boundaries are exact. */
+function manualTimers(): Timers & { fire(): void; armed(): number } {
+  let queue: (() => void)[] = [];
+  return {
+    after(_ms, fn) {
+      queue.push(fn);
+      return () => {
+        queue = queue.filter((f) => f !== fn);
+      };
+    },
+    fire() {
+      const due = queue;
+      queue = [];
+      for (const fn of due) fn();
+    },
+    armed: () => queue.length,
+  };
+}
+
+/** A batch call the test answers by hand, recording every batch it was given. */
+function manualCall() {
+  const batches: number[][] = [];
+  const answers: (() => void)[] = [];
+  const run = (items: number[]): Promise<string[]> => {
+    batches.push(items);
+    return new Promise((resolve) => answers.push(() => resolve(items.map((i) => `r${i}`))));
+  };
+  return { batches, run, answerNext: () => answers.shift()!() };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+describe('Batcher', () => {
+  it('answers every caller with its own result, one call per window', async () => {
+    const timers = manualTimers();
+    const call = manualCall();
+    const b = new Batcher(timers, { windowMs: 5, maxBatch: 100 }, call.run);
+    const results = Promise.all([b.submit(1), b.submit(2), b.submit(3)]);
+    expect(call.batches).toEqual([]);
+    timers.fire();
+    expect(call.batches).toEqual([[1, 2, 3]]);
+    call.answerNext();
+    expect(await results).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('sends a full batch at once and splits what exceeds it', async () => {
+    const timers = manualTimers();
+    const call = manualCall();
+    const b = new Batcher(timers, { windowMs: 5, maxBatch: 2 }, call.run);
+    const all = b.submitMany([1, 2, 3, 4, 5]);
+    expect(call.batches).toEqual([[1, 2], [3, 4]]);
+    timers.fire();
+    expect(call.batches).toEqual([[1, 2], [3, 4], [5]]);
+    call.answerNext();
+    call.answerNext();
+    call.answerNext();
+    expect(await all).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+  });
+
+  it('with one batch in flight, gathers the next until it returns, then sends it at once', async () => {
+    const timers = manualTimers();
+    const call = manualCall();
+    const b = new Batcher(timers, { windowMs: 0, maxBatch: 100, maxInFlight: 1 }, call.run);
+    const first = b.submit(1);
+    timers.fire();
+    expect(call.batches).toEqual([[1]]);
+    const later = [b.submit(2), b.submit(3), b.submit(4)];
+    // No timer is armed while the batch is out: the items wait for it, not for a window.
+    expect(timers.armed()).toBe(0);
+    timers.fire();
+    expect(call.batches).toEqual([[1]]);
+    call.answerNext();
+    await first;
+    await settle();
+    expect(call.batches).toEqual([[1], [2, 3, 4]]);
+    call.answerNext();
+    expect(await Promise.all(later)).toEqual(['r2', 'r3', 'r4']);
+  });
+
+  it('rejects every item of a failed batch, and carries on with the next', async () => {
+    const timers = manualTimers();
+    let fail = true;
+    const b = new Batcher(timers, { windowMs: 0, maxBatch: 10 }, async (items: number[]) => {
+      if (fail) throw new Error('store away');
+      return items.map((i) => i * 10);
+    });
+    const doomed = [b.submit(1), b.submit(2)].map((p) => p.then(() => 'ok', (e: Error) => e.message));
+    timers.fire();
+    expect(await Promise.all(doomed)).toEqual(['store away', 'store away']);
+    fail = false;
+    const ok = b.submit(3);
+    timers.fire();
+    expect(await ok).toBe(30);
+  });
+});
