@@ -50,7 +50,7 @@ export interface ReplayRun {
 /** One DAG's runs as they happened in a simulation, for drawing the DAG over virtual time. */
 export interface DagReplay {
   dagId: string;
-  tasks: { id: string; dependsOn: string[] }[];
+  tasks: { id: string; type: string; dependsOn: string[] }[];
   runs: ReplayRun[];
   /** In store order, so times never decrease. */
   transitions: ReplayTransition[];
@@ -295,7 +295,7 @@ export class ReplayRecorder {
     let tasks: DagReplay['tasks'] = [];
     try {
       const row = await this.store?.getDag(this.dagId);
-      tasks = row ? row.spec.tasks.map((t) => ({ id: t.id, dependsOn: [...t.dependsOn] })) : [];
+      tasks = row ? row.spec.tasks.map((t) => ({ id: t.id, type: t.type, dependsOn: [...t.dependsOn] })) : [];
     } catch {
       // A world that crashed before the DAG was stored leaves no spec to draw.
     }

@@ -4,6 +4,8 @@
  * the simulator is loaded only inside the worker.
  */
 
+import type { SimReplay } from './replay-model';
+
 export interface Knobs {
   workers: number;
   /** The per-DAG cap as a percentage of the pool; null runs without a cap. */
@@ -75,4 +77,6 @@ export interface SimRunReport {
   samples: { atMs: number; leased: number; leasedByGroup: Record<string, number>; expired: number; refused: number; succeeded: number; handedBack: number }[];
   faults: unknown[];
   replay: string;
+  /** The fan-out DAG's jobs over virtual time, for the Replay panel. */
+  dagReplay?: SimReplay;
 }

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { BarChart, LineChart, seriesColor } from '@/components/charts';
 import { Card, Empty, PageHeader, Stat } from '@/components/ui';
 import { DEFAULT_KNOBS, type InvariantTable, type Knobs, type SimMessage, type SimProgress, type SimRunReport } from './knobs';
+import { ReplayPanel } from './replay-panel';
 
 interface Side {
   label: string;
@@ -227,6 +228,7 @@ function Report({ report: r, invariants, knobs, index }: { report: SimRunReport;
           testId={`sim-outcome-${index}`}
         />
       </div>
+      {r.dagReplay ? <ReplayPanel replay={r.dagReplay} index={index} /> : null}
       <Card title="Invariants checked">
         <table className="table" data-testid={`sim-invariants-${index}`} data-violations={r.violations.length}>
           <thead>

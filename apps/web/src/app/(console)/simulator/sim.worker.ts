@@ -1,6 +1,7 @@
 /// <reference lib="webworker" />
 import { INVARIANTS, runScenario, SCENARIOS, type RunReport, type ScenarioFile } from '@fenceline/sim';
 import type { Knobs, SimMessage, SimRequest, SimRunReport } from './knobs';
+import type { SimReplay } from './replay-model';
 
 /**
  * Runs one simulator configuration off the main thread. The simulation drains its
@@ -53,8 +54,10 @@ scope.onmessage = async (e: MessageEvent<SimRequest>) => {
       if (now - last < 50) return;
       last = now;
       post({ kind: 'progress', progress: { phase: p.phase, virtualMs: p.virtualMs, totalMs: p.totalMs, events: p.events } });
-    });
+    }, { dagReplay: true });
     const run: RunReport = report.runs[0]!;
+    // The page declares its own copy of the replay's shape; this line fails to compile when they drift apart.
+    run.dagReplay satisfies SimReplay | undefined;
     post({ kind: 'report', report: run as unknown as SimRunReport, invariants: INVARIANTS });
   } catch (err) {
     post({ kind: 'error', message: err instanceof Error ? `${err.message}` : String(err) });
