@@ -44,6 +44,8 @@ export class Worker {
   private readonly results: ResultSender;
   /** Poll loops waiting for a free slot; each is woken when a job leaves its slot. */
   private slotWaiters: (() => void)[] = [];
+  /** Jobs whose result is being written. */
+  private finishing = 0;
   private stopping = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
@@ -55,8 +57,13 @@ export class Worker {
     this.results = new ResultSender(opts.workerId, this.clients);
   }
 
+  /**
+   * Slots not taken by a job at work. A job whose result is being written no longer
+   * counts: the node that takes the result credits the slot to our open poll at once, so
+   * new work may arrive before the write's answer does.
+   */
   get free(): number {
-    return Math.max(0, this.opts.slots - this.running.size);
+    return Math.max(0, this.opts.slots - (this.running.size - this.finishing));
   }
 
   /**
@@ -150,7 +157,7 @@ export class Worker {
   private accept(job: Assignment, via: number): void {
     this.renewIntervalMs = job.renewIntervalMs;
     this.leaseTtlMs = job.leaseTtlMs;
-    if (this.running.size >= this.opts.slots || this.stopping) {
+    if (this.free === 0 || this.stopping) {
       // Two nodes may both fill our free slots at the same instant; hand the excess back.
       void this.clients[via]!.release.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence }).then(
         () => this.stats.handedBack++,
@@ -199,6 +206,8 @@ export class Worker {
     }
     const logs = r.logs.join('\n') || null;
     r.finishing = true;
+    this.finishing++;
+    this.wakePollers();
     try {
       if (failure) {
         await this.write(r, (c) => c.fail.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence, error: failure!.error, retryable: failure!.retryable, logs }));
@@ -212,6 +221,7 @@ export class Worker {
       if (refusal) this.stats.refusedWrites++;
       this.opts.log(refusal ? 'warn' : 'error', 'result write refused', { jobId: job.jobId, fence: job.fence, code: refusal?.code, error: String(err) });
     } finally {
+      this.finishing--;
       this.leaveSlot(job.jobId);
     }
   }
@@ -219,6 +229,10 @@ export class Worker {
   /** Frees a job's slot and wakes the poll loops that were waiting for one. */
   private leaveSlot(jobId: string): void {
     this.running.delete(jobId);
+    this.wakePollers();
+  }
+
+  private wakePollers(): void {
     const waiters = this.slotWaiters;
     this.slotWaiters = [];
     for (const wake of waiters) wake();

@@ -149,7 +149,15 @@ export interface NewEvent {
 
 /** Something another process did that a shard leader should react to. */
 export type StoreNotice =
-  | { kind: 'run-queued'; shard: number; runId: string }
+  | {
+      kind: 'run-queued';
+      shard: number;
+      runId: string;
+      /** The queued run's facts, so the leader need not read the run back (older senders omit them). */
+      dagId?: string;
+      dagVersion?: number;
+      scheduledAt?: string;
+    }
   | { kind: 'job-ended'; shard: number; jobId: string }
   | { kind: 'dag-changed'; shard: number; dagId: string };
 

@@ -1,7 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch } from '../fairshare/plan';
-import type { JobRow } from '../model';
+import type { JobRow, RunRow } from '../model';
 import type { CompleteItem, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
@@ -230,7 +230,12 @@ export class SchedulerNode {
     const leader = this.leaders.get(n.shard);
     if (!leader) return;
     if (n.kind === 'run-queued') {
-      const run = await this.store.getRun(n.runId);
+      // The notice carries the run; reading it back is only for senders that leave it out.
+      const at = n.scheduledAt ? new Date(n.scheduledAt) : null;
+      const run: RunRow =
+        n.dagId && n.dagVersion && at && !Number.isNaN(at.getTime())
+          ? { id: n.runId, dagId: n.dagId, dagVersion: n.dagVersion, shard: n.shard, scheduledAt: at, trigger: 'manual', state: 'queued', createdAt: at, startedAt: null, endedAt: null }
+          : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);
     } else if (n.kind === 'job-ended') {
       if (leader.hasJob(n.jobId)) await leader.resync(n.jobId);
@@ -409,6 +414,9 @@ export class SchedulerNode {
         ended.push(row);
       } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, { jobId: o.jobId, workerId, op: 'complete', ...o.error.details });
     }
+    // Each result frees a slot of the worker: a poll it has open here may now take that
+    // many more jobs, without the worker having to poll again to say so.
+    if (this.pool.credit(workerId, items.length) && this.hasReadyWork()) this.kick();
     void this.afterJobsEnd(ended);
     return outcomes;
   }
@@ -418,13 +426,16 @@ export class SchedulerNode {
       this.store.failJob({ jobId: input.jobId, fence: input.fence, workerId }, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }),
     );
     this.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
+    this.pool.credit(workerId, 1);
     this.emit({ type: row.state === 'failed' ? 'job:failed' : 'job:retrying', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: this.nodeId, data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null } });
     await this.afterJobEnd(row);
     return row;
   }
 
   async release(workerId: string, input: { jobId: string; fence: number }): Promise<JobRow> {
-    return this.handBack(input.jobId, input.fence, workerId);
+    const row = await this.handBack(input.jobId, input.fence, workerId);
+    this.pool.credit(workerId, 1);
+    return row;
   }
 
   private async handBack(jobId: string, fence: number, workerId: string): Promise<JobRow> {

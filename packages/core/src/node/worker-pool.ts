@@ -97,6 +97,18 @@ export class WorkerPool {
     return out;
   }
 
+  /**
+   * Adds `n` free slots to a worker's open poll (never past its slot count), when the
+   * node learns of slots it freed (its results); true if the worker was waiting.
+   */
+  credit(workerId: string, n: number): boolean {
+    const waiter = this.workers.get(workerId)?.waiter;
+    if (!waiter || n <= 0) return false;
+    const worker = this.workers.get(workerId)!;
+    waiter.free = Math.min(worker.slots, waiter.free + n);
+    return true;
+  }
+
   /** Hands leased jobs to a waiting worker. Returns false if it stopped waiting meanwhile. */
   deliver(workerId: string, jobs: Assignment[]): boolean {
     const worker = this.workers.get(workerId);

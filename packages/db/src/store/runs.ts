@@ -22,7 +22,7 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
             on conflict (dag_id, scheduled_at) do nothing
             returning *
           ),
-          n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text)::text) from w)
+          n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at)::text) from w)
           select exists (select 1 from d) as dag_found, (select count(*) from n) as notified, w.*
           from (select 1) as one left join w on true`,
     );

@@ -393,7 +393,7 @@ export class MemoryStore implements Store {
     for (let k = 0; k < 3; k++) {
       if (this.slotTaken(dagId, now + k)) continue;
       const run = this.insertRun(dag, now + k, 'manual', null);
-      this.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id });
+      this.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id, dagId: run.dagId, dagVersion: run.dagVersion, scheduledAt: date(run.scheduledAtMs).toISOString() });
       return this.runRow(run);
     }
     throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);
