@@ -31,12 +31,16 @@ export class SimProcess {
   readonly timers: Timers;
   /** Called when a delivered callback throws: a bug in the process's code, not in the simulator. */
   onError: ((err: unknown) => void) | null = null;
+  /** Told when this process stops answering (paused or crashed): held long polls end then. */
+  private readonly watchers = new Set<() => void>();
+  private readonly timerLabel: string;
 
   constructor(
     readonly sim: Simulation,
     readonly id: string,
   ) {
     this.anchorMs = sim.nowMs;
+    this.timerLabel = `${id} timer`;
     this.clock = { nowMs: () => this.localNowMs() };
     this.timers = {
       after: (delayMs, fn) => {
@@ -47,7 +51,7 @@ export class SimProcess {
         // timer re-arm itself at one instant forever.
         const localDelay = delayMs >= 1 && delayMs <= 2_147_483_647 ? delayMs : 1;
         const trueDelay = Math.ceil(localDelay / (1 + this.driftPpm / 1e6));
-        return this.sim.after(trueDelay, `${this.id} timer`, () => this.deliver(incarnation, fn));
+        return this.sim.after(trueDelay, this.timerLabel, () => this.deliver(incarnation, fn));
       },
     };
   }
@@ -78,8 +82,20 @@ export class SimProcess {
     return this.state !== 'crashed';
   }
 
+  /** Calls `fn` the next times this process is paused or crashed, until the returned function is called. */
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  private disturbed(): void {
+    for (const fn of [...this.watchers]) fn();
+  }
+
   pause(): void {
-    if (this.state === 'running') this.state = 'paused';
+    if (this.state !== 'running') return;
+    this.state = 'paused';
+    this.disturbed();
   }
 
   resume(): void {
@@ -97,6 +113,7 @@ export class SimProcess {
     this.state = 'crashed';
     this.backlog = [];
     this.incarnation++;
+    this.disturbed();
   }
 
   /** A new incarnation after a crash: same identity, fresh memory. */

@@ -4,6 +4,13 @@ import { Trace } from './trace';
 
 /** More events than this at one virtual millisecond means a livelock, not a busy moment. */
 const MAX_EVENTS_PER_INSTANT = 200_000;
+/**
+ * Cancelled events stay in the queue until their time comes, and most timers are
+ * cancelled (every call's timeout, every held poll's wait): once they are this many and
+ * outnumber the live ones, the queue is rebuilt without them, so it stays as small as
+ * what is really pending.
+ */
+const COMPACT_AFTER_CANCELLED = 4_096;
 
 interface Scheduled {
   atMs: number;
@@ -27,6 +34,8 @@ interface Scheduled {
 export class Simulation {
   private readonly queue = new Heap<Scheduled>((a, b) => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.seq < b.seq));
   private seq = 0;
+  /** Cancelled events still in the queue. */
+  private cancelledQueued = 0;
   private nowMsValue: number;
   private stopReason: string | null = null;
   readonly trace: Trace;
@@ -60,8 +69,19 @@ export class Simulation {
     const event: Scheduled = { atMs: Math.max(this.nowMsValue, Math.round(atMs)), seq: this.seq++, label, fn, cancelled: false };
     this.queue.push(event);
     return () => {
+      if (event.cancelled) return;
       event.cancelled = true;
+      // An event that already ran is no longer queued; only a pending one counts.
+      if (event.seq >= 0) this.noteCancelled();
     };
+  }
+
+  private noteCancelled(): void {
+    this.cancelledQueued++;
+    if (this.cancelledQueued >= COMPACT_AFTER_CANCELLED && this.cancelledQueued * 2 > this.queue.size) {
+      this.queue.retain((e) => !e.cancelled);
+      this.cancelledQueued = 0;
+    }
   }
 
   /** Asks the loop to stop after the current event. */
@@ -86,13 +106,18 @@ export class Simulation {
         const top = this.queue.peek();
         if (!top || top.atMs > untilMs) break;
         this.queue.pop();
-        if (top.cancelled) continue;
+        if (top.cancelled) {
+          this.cancelledQueued--;
+          continue;
+        }
+        // Marks the event as run, so cancelling it later does not count it as queued.
+        top.seq = -1;
         // A world that keeps scheduling work at one instant would never let time move on:
         // stop it with the culprit named rather than spin forever.
         sameInstant = top.atMs === this.nowMsValue ? sameInstant + 1 : 0;
         if (sameInstant > MAX_EVENTS_PER_INSTANT) throw new Error(`livelock: more than ${MAX_EVENTS_PER_INSTANT} events at ${new Date(top.atMs).toISOString()} without time moving on; the last was "${top.label}"`);
         this.nowMsValue = top.atMs;
-        this.trace.add(`${top.atMs} ${top.label}`);
+        this.trace.addEvent(top.atMs, top.label);
         top.fn();
         await drainer.drain();
         this.afterEvent?.();

@@ -28,6 +28,8 @@ export class Link {
   private cutUntilMs = 0;
   private slowUntilMs = 0;
   private slowExtraMs = 0;
+  /** Told when a cut starts: held long polls over this link end then. */
+  private readonly watchers = new Set<() => void>();
 
   constructor(
     readonly sim: Simulation,
@@ -46,6 +48,13 @@ export class Link {
 
   cutFor(durationMs: number): void {
     this.cutUntilMs = Math.max(this.cutUntilMs, this.sim.nowMs + durationMs);
+    for (const fn of [...this.watchers]) fn();
+  }
+
+  /** Calls `fn` whenever a cut starts, until the returned function is called. */
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
   }
 
   slowFor(durationMs: number, extraMs: number): void {
@@ -80,6 +89,7 @@ export function callOver<T>(
   op: () => Promise<T>,
 ): Promise<T> {
   const sim = link.sim;
+  const labels = labelsOf(label);
   return new Promise<T>((resolve, reject) => {
     const incarnation = caller.incarnation;
     const inCaller = (fn: () => void) => () => caller.deliver(incarnation, fn);
@@ -90,9 +100,9 @@ export function callOver<T>(
       cancelTimeout();
       fn();
     };
-    const cancelTimeout = sim.after(timeoutMs, `${label} timeout`, inCaller(() => finish(() => reject(new LinkError(`${label}: no reply within ${timeoutMs} ms`)))));
+    const cancelTimeout = sim.after(timeoutMs, labels.timeout, inCaller(() => finish(() => reject(new LinkError(`${label}: no reply within ${timeoutMs} ms`)))));
     if (link.cut) return;
-    sim.after(link.delayMs(), `${label} arrive`, () => {
+    sim.after(link.delayMs(), labels.arrive, () => {
       if (link.cut) return;
       if (target && !target.alive) {
         // Nobody listens on the far side: the connection is refused at once.
@@ -116,10 +126,216 @@ export function callOver<T>(
     });
     const reply = (deliver: () => void): void => {
       if (link.cut) return;
-      sim.after(link.delayMs(), `${label} reply`, () => {
+      sim.after(link.delayMs(), labels.reply, () => {
         if (link.cut) return;
         inCaller(deliver)();
       });
     };
   });
+}
+
+interface CallLabels {
+  arrive: string;
+  reply: string;
+  timeout: string;
+  hangUp: string;
+  unhold: string;
+}
+
+/**
+ * Every call's events are labelled `<call> arrive`, `<call> reply` and so on; a worker
+ * makes the same few calls over and over, so the labels are built once per call name
+ * rather than three times per call.
+ */
+const labelCache = new Map<string, CallLabels>();
+
+function labelsOf(label: string): CallLabels {
+  let labels = labelCache.get(label);
+  if (!labels) {
+    labels = { arrive: `${label} arrive`, reply: `${label} reply`, timeout: `${label} timeout`, hangUp: `${label} hang-up`, unhold: `${label} unhold` };
+    // A bound on the cache, so a long swarm of seeds with fresh names cannot grow it forever.
+    if (labelCache.size >= 200_000) labelCache.clear();
+    labelCache.set(label, labels);
+  }
+  return labels;
+}
+
+/** The far side's view of a held call: how it learns that the client hung up. */
+export interface HangUp {
+  onCancel(fn: () => void): void;
+}
+
+/** A long poll held open until it is answered, see `holdOver`. */
+export interface HeldCall<T> {
+  readonly promise: Promise<T>;
+  /**
+   * The client hangs up (an aborted fetch): the promise rejects with `reason` at once, and
+   * the far side learns of it when the close arrives over the link.
+   */
+  abort(reason: Error): void;
+  /**
+   * Ends the hold at the next cycle boundary, where the production client would have
+   * polled again anyway (its free slots changed since this poll was sent).
+   */
+  refresh(): void;
+}
+
+export interface HoldOptions {
+  /** The production long-poll wait: the far side answers empty this long after a poll arrives, and the client polls again. */
+  cycleMs: number;
+  /** The client's timeout beyond the wait (its RPC timeout). */
+  timeoutMs: number;
+}
+
+/**
+ * A long poll, held open until it is answered. In production a worker's poll is answered
+ * empty after `cycleMs` and the worker polls again at once, over and over, while it is
+ * idle: each round trip changes nothing a node decides on (the worker was waiting before
+ * and is waiting after, with the same free slots). Simulated literally, ten thousand idle
+ * workers on three nodes cost thousands of events per virtual second, so here the poll
+ * stays open, and the cycle is only played out when it would make a difference:
+ *
+ * - when something disturbs the call (a cut of the link, the far side or the caller paused
+ *   or crashed) or the client asks for it (`refresh`), the far side answers empty at the
+ *   next cycle boundary counted from the poll's arrival, exactly as its own timer would
+ *   have, and the answer travels back like any reply (lost on a cut link, held by a paused
+ *   caller, dropped by a dead one);
+ * - the client's timeout is armed only once the call may fail: when a message of it is
+ *   lost, or at such a boundary. It fires where the production client's would: the
+ *   client's wait plus `timeoutMs` after the poll it would have sent last.
+ *
+ * `op` runs on the far side when the request arrives, with a `HangUp` through which it
+ * learns that the client went away; `target` is the far side's process.
+ */
+export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, label: string, options: HoldOptions, op: (hangUp: HangUp) => Promise<T>): HeldCall<T> {
+  const sim = link.sim;
+  const labels = labelsOf(label);
+  const { cycleMs, timeoutMs } = options;
+  const callerIncarnation = caller.incarnation;
+  const sentAtMs = sim.nowMs;
+  let resolveCall!: (value: T) => void;
+  let rejectCall!: (err: unknown) => void;
+  const promise = new Promise<T>((resolve, reject) => {
+    resolveCall = resolve;
+    rejectCall = reject;
+  });
+  /** The client has its answer, or gave up (timeout, hang-up). */
+  let settled = false;
+  let hungUp = false;
+  let cancelTimeout: (() => void) | null = null;
+  /** Set once the request is being served: when the far side started waiting, and in which incarnation. */
+  let servedAtMs = -1;
+  let targetIncarnation = -1;
+  let cancelOnFarSide: (() => void) | null = null;
+  let farSideAnswers = false;
+  const unwatch: (() => void)[] = [];
+
+  const stopWatching = (): void => {
+    for (const u of unwatch.splice(0, unwatch.length)) u();
+  };
+  const settle = (fn: () => void): void => {
+    if (settled) return;
+    settled = true;
+    cancelTimeout?.();
+    stopWatching();
+    fn();
+  };
+  /** Arms the client's timeout once: the poll it sent last (at `lastPollAtMs`), plus the wait, plus the RPC timeout. */
+  const armTimeout = (lastPollAtMs: number): void => {
+    if (settled || cancelTimeout) return;
+    cancelTimeout = sim.at(lastPollAtMs + cycleMs + timeoutMs, labels.timeout, () =>
+      caller.deliver(callerIncarnation, () => settle(() => rejectCall(new LinkError(`${label}: no reply within ${cycleMs + timeoutMs} ms`)))),
+    );
+  };
+  /** The last poll the production client would have sent by `atMs`, counting cycles from the first. */
+  const lastPollBefore = (atMs: number): number => sentAtMs + Math.floor((atMs - sentAtMs) / cycleMs) * cycleMs;
+  /**
+   * The far side answers empty at the next boundary of its own wait, as its timer would
+   * have; from then on the client may time out like any caller.
+   */
+  const answerAtBoundary = (andTimeout: boolean): void => {
+    if (farSideAnswers || servedAtMs < 0) return;
+    farSideAnswers = true;
+    stopWatching();
+    const cycles = Math.max(1, Math.ceil((sim.nowMs - servedAtMs) / cycleMs));
+    const boundaryMs = servedAtMs + cycles * cycleMs;
+    sim.at(boundaryMs, labels.unhold, () => {
+      if (andTimeout) armTimeout(boundaryMs);
+      if (cancelOnFarSide) target.deliver(targetIncarnation, cancelOnFarSide);
+    });
+  };
+  const disturbed = (): void => {
+    if (!settled) answerAtBoundary(true);
+  };
+  const reply = (deliver: () => void): void => {
+    // Nobody listens for the answer of a call the client hung up on.
+    if (settled) return;
+    if (link.cut) {
+      armTimeout(lastPollBefore(sim.nowMs));
+      return;
+    }
+    sim.after(link.delayMs(), labels.reply, () => {
+      if (link.cut) armTimeout(lastPollBefore(sim.nowMs));
+      else caller.deliver(callerIncarnation, deliver);
+    });
+  };
+  /** The client's close reaches the far side: only this call's wait ends. */
+  const hangUpArrives = (): void => {
+    if (link.cut) answerAtBoundary(false);
+    else if (cancelOnFarSide) target.deliver(targetIncarnation, cancelOnFarSide);
+  };
+  const serve = (): void => {
+    servedAtMs = sim.nowMs;
+    targetIncarnation = target.incarnation;
+    // A request held up by a paused far side: the production client's timeout (armed at
+    // arrival) stands if it was already late by more than the RPC timeout when served.
+    if (cancelTimeout && sim.nowMs - sentAtMs <= timeoutMs) {
+      cancelTimeout();
+      cancelTimeout = null;
+    }
+    let result: Promise<T>;
+    try {
+      result = op({ onCancel: (fn) => (cancelOnFarSide = fn) });
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result.then(
+      (value) => reply(() => settle(() => resolveCall(value))),
+      (err: unknown) => reply(() => settle(() => rejectCall(err))),
+    );
+    // The client closed the connection before the request was served; the close follows it.
+    if (hungUp) hangUpArrives();
+    else if (!settled) unwatch.push(link.watch(disturbed), target.watch(disturbed), caller.watch(disturbed));
+  };
+
+  if (link.cut) armTimeout(sentAtMs);
+  else {
+    sim.after(link.delayMs(), labels.arrive, () => {
+      if (link.cut) {
+        armTimeout(sentAtMs);
+        return;
+      }
+      if (!target.alive) {
+        // Nobody listens on the far side: the connection is refused at once.
+        reply(() => settle(() => rejectCall(new LinkError(`${label}: connection refused (${target.id} is down)`))));
+        return;
+      }
+      if (target.state === 'paused') armTimeout(sentAtMs);
+      target.deliver(target.incarnation, serve);
+    });
+  }
+
+  return {
+    promise,
+    abort: (reason) => {
+      if (settled) return;
+      hungUp = true;
+      settle(() => rejectCall(reason));
+      // Before the request is served, the close waits behind it (see serve).
+      if (servedAtMs < 0) return;
+      if (link.cut) answerAtBoundary(false);
+      else sim.after(link.delayMs(), labels.hangUp, hangUpArrives);
+    },
+    refresh: disturbed,
+  };
 }

@@ -1,8 +1,16 @@
 import { FencelineError, errorFromJSON, type Assignment, type RenewOutcome, type SchedulerNode } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import type { Rng } from '../engine/random';
-import { callOver, type Link } from './link';
+import { callOver, holdOver, type HeldCall, type Link } from './link';
 import type { SchedulerHost } from './scheduler-host';
+
+/**
+ * How long a node holds a simulated worker's poll before answering it empty. The workers'
+ * polls are held open until answered (see `holdOver` in link.ts), so the nodes of a
+ * simulation are configured with this wait instead of the production 25 s; the worker
+ * still behaves as if its polls were answered every `pollWaitMs`.
+ */
+export const HELD_POLL_WAIT_MS = 6 * 60 * 60 * 1000;
 
 /** How a job behaves when this worker runs it: how long it takes and whether it fails. */
 export interface JobOutcome {
@@ -18,6 +26,7 @@ export interface SimWorkerOptions {
   /** One link per scheduler node, in the order of `hosts`. */
   links: Link[];
   rng: Rng;
+  /** The production long-poll wait, after which a node answers an idle poll empty and the worker polls again. */
   pollWaitMs: number;
   rpcTimeoutMs: number;
   outcome: (job: Assignment, rng: Rng) => JobOutcome;
@@ -39,35 +48,80 @@ interface Running {
   job: Assignment;
   via: number;
   lost: boolean;
+  /** Its result is being written; renewing it now would only race the write. */
+  finishing: boolean;
   lastRenewedMs: number;
   cancelRun: () => void;
   abort: (why: string) => void;
 }
 
+interface OpenPoll {
+  call: HeldCall<Assignment[]>;
+  /** The free slots this poll offered. */
+  free: number;
+}
+
+interface QueuedResult {
+  r: Running;
+  output: unknown;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** The reason a poll is aborted when its free-slot count went stale (apps/worker's REPOLL). */
+class Repoll extends Error {
+  constructor() {
+    super('repoll: free slots changed');
+    this.name = 'Repoll';
+  }
+}
+
+/** Results per completeMany call, as apps/worker/src/results.ts sends them. */
+const MAX_RESULTS = 500;
+
 /**
- * A worker that behaves like apps/worker/src/worker.ts: it registers with and long-polls
- * every scheduler node, runs jobs in its slots, renews due leases every renewIntervalMs
- * through the node that delivered them, aborts a job and writes nothing once a renewal
- * is refused (or once its own clock says the lease ran out with no renewal answered),
- * writes results with the fence, and hands back any job beyond its free slots.
+ * A worker that behaves like apps/worker/src/worker.ts: one loop per scheduler node, each
+ * registering before it polls (a node that is down does not hold up the others); it runs
+ * jobs in its slots, renews due leases through the node that delivered them, aborts a job
+ * and writes nothing once a renewal is refused (or once its own clock says the lease ran
+ * out with no renewal answered), writes results with the fence (successes in batches per
+ * node, one request in flight at a time), and hands back any job beyond its free slots.
+ * When a delivery takes free slots, it aborts its polls on the other nodes and polls them
+ * again with the new count, so they stop offering it work it would have to hand back.
  *
- * Two loops of the real worker are event-driven here rather than sampled, so ten
- * thousand simulated workers do not cost ten thousand timers a second: a worker with no
- * free slot waits for one to free up (the real one re-checks every 50 ms; the wait here
- * ends on the same 50 ms grid), and the renewal check (every second in the real worker)
- * wakes on the first one-second tick at which some lease is due.
+ * What is event-driven here rather than sampled, so ten thousand simulated workers cost
+ * events only when something happens:
+ *
+ * - polls are held open until answered (link.ts `holdOver`): the 25 s cycle of empty
+ *   answers and re-polls is played out only when it would change something (a cut, a
+ *   pause, a crash, a freed slot);
+ * - a poll loop with no free slot waits for a slot to free (the real worker also wakes at
+ *   once; its one-second fallback wake only matters while it shuts down);
+ * - the renewal check (every second in the real worker) wakes on the first one-second
+ *   tick at which some lease is due, and not at all while the worker holds no lease.
  */
 export class SimWorker {
   private readonly running = new Map<string, Running>();
+  private readonly polls = new Map<number, OpenPoll>();
   private stopping = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
   private readonly startedAtMs: number;
   private renewWake: { atMs: number; cancel: () => void } | null = null;
   private slotWaiters: (() => void)[] = [];
+  private readonly resultQueues: QueuedResult[][];
+  private readonly resultsBusy: boolean[];
+  /** Call names per node (`w-1>node-0.poll`), built once: they label every event of a call. */
+  private readonly labels: { register: string; poll: string; write: string; complete: string; release: string }[];
 
   constructor(private readonly o: SimWorkerOptions) {
     this.startedAtMs = o.process.clock.nowMs();
+    this.resultQueues = o.hosts.map(() => []);
+    this.resultsBusy = o.hosts.map(() => false);
+    this.labels = o.hosts.map((h) => {
+      const base = `${o.id}>${h.nodeId}`;
+      return { register: `${base}.register`, poll: `${base}.poll`, write: `${base}.write`, complete: `${base}.complete`, release: `${base}.release` };
+    });
   }
 
   get id(): string {
@@ -86,9 +140,16 @@ export class SimWorker {
     return [...this.running.values()].map((r) => r.job);
   }
 
-  async start(): Promise<void> {
-    await Promise.all(this.o.hosts.map((_, i) => this.registerWith(i)));
-    this.o.hosts.forEach((_, i) => void this.pollLoop(i));
+  /** Starts one loop per node; resolves once any node has accepted the registration. */
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let refused = 0;
+      this.o.hosts.forEach((_, i) => {
+        void this.pollLoop(i, resolve).catch((err: unknown) => {
+          if (++refused === this.o.hosts.length) reject(err);
+        });
+      });
+    });
   }
 
   /** Stops taking work (the process is about to be dropped). */
@@ -99,19 +160,9 @@ export class SimWorker {
   // ---- the wire ----------------------------------------------------------------------------
 
   /** One request to node `i`, answered by whatever SchedulerNode runs there when it arrives. */
-  private call<T>(i: number, op: string, fn: (node: SchedulerNode) => Promise<T>, timeoutMs = this.o.rpcTimeoutMs): Promise<T> {
+  private call<T>(i: number, label: string, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
     const host = this.o.hosts[i]!;
-    return callOver(this.o.links[i]!, this.o.process, host.process, `${this.o.id}>${host.nodeId}.${op}`, timeoutMs, async () => {
-      const node = host.node;
-      if (!node) throw new Error(`${host.nodeId} is starting`);
-      try {
-        return await fn(node);
-      } catch (err) {
-        // Typed refusals cross the wire as {code, message, details}, as the tRPC client rebuilds them.
-        if (err instanceof FencelineError) throw errorFromJSON(err.toJSON());
-        throw err;
-      }
-    });
+    return callOver(this.o.links[i]!, this.o.process, host.process, label, this.o.rpcTimeoutMs, () => onNode(host, fn));
   }
 
   private sleep(ms: number): Promise<void> {
@@ -121,7 +172,7 @@ export class SimWorker {
   private async registerWith(i: number): Promise<void> {
     for (let attempt = 0; !this.stopping; attempt++) {
       try {
-        const info = await this.call(i, 'register', (node) => node.register(this.o.id, this.o.slots, {}));
+        const info = await this.call(i, this.labels[i]!.register, (node) => node.register(this.o.id, this.o.slots, {}));
         this.renewIntervalMs = info.renewIntervalMs;
         this.leaseTtlMs = info.leaseTtlMs;
         return;
@@ -132,42 +183,60 @@ export class SimWorker {
     }
   }
 
-  private async pollLoop(i: number): Promise<void> {
+  /** One long poll at a time per node; answered the moment a lease is granted to us. */
+  private async pollLoop(i: number, onRegistered: () => void): Promise<void> {
+    await this.registerWith(i);
+    onRegistered();
+    const host = this.o.hosts[i]!;
     let failures = 0;
     while (!this.stopping) {
       if (this.free === 0) {
         await this.slotFreed();
         continue;
       }
+      const free = this.free;
+      const call = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: this.o.pollWaitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
+        onNode(host, (node) => node.poll(this.o.id, this.o.slots, free, HELD_POLL_WAIT_MS, hangUp)),
+      );
+      const open: OpenPoll = { call, free };
+      this.polls.set(i, open);
       try {
-        const jobs = await this.call(i, 'poll', (node) => node.poll(this.o.id, this.o.slots, this.free, this.o.pollWaitMs), this.o.pollWaitMs + this.o.rpcTimeoutMs);
+        const jobs = await call.promise;
         failures = 0;
         for (const job of jobs) this.accept(job, i);
-      } catch {
+        // Our polls on the other nodes still offer the slots these jobs just took; ask them
+        // again with the new count, or they would hand us work we must hand back.
+        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.call.abort(new Repoll());
+      } catch (err) {
         if (this.stopping) break;
+        if (err instanceof Repoll) continue;
         failures++;
         await this.sleep(Math.min(2000, 100 * 2 ** Math.min(failures, 5)));
+        // A restarted node forgets us; registering again is idempotent.
         await this.registerWith(i).catch(() => undefined);
+      } finally {
+        if (this.polls.get(i) === open) this.polls.delete(i);
       }
     }
   }
 
-  /** Resolves when a slot is free, on the 50 ms grid the real worker re-checks on. */
+  /** Resolves as soon as a job leaves its slot. */
   private slotFreed(): Promise<void> {
-    const since = this.o.process.clock.nowMs();
-    return new Promise((resolve) => {
-      this.slotWaiters.push(() => {
-        const waited = this.o.process.clock.nowMs() - since;
-        const grid = Math.max(50, Math.ceil(waited / 50) * 50);
-        this.o.process.timers.after(grid - waited, resolve);
-      });
-    });
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
-  private wakeSlotWaiters(): void {
+  /**
+   * A job left its slot: loops waiting for one poll again, and a poll still open with a
+   * smaller free count is answered at its next cycle, where the real worker would poll
+   * again with the new count anyway.
+   */
+  private leaveSlot(jobId: string): void {
+    if (!this.running.delete(jobId)) return;
     const waiters = this.slotWaiters;
     this.slotWaiters = [];
-    for (const w of waiters) w();
+    for (const wake of waiters) wake();
+    const free = this.free;
+    for (const p of this.polls.values()) if (p.free < free) p.call.refresh();
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
@@ -177,14 +246,14 @@ export class SimWorker {
     this.leaseTtlMs = job.leaseTtlMs;
     if (this.running.size >= this.o.slots || this.stopping) {
       // Two nodes may both fill our free slots at the same instant; hand the excess back.
-      this.call(via, 'release', (node) => node.release(this.o.id, { jobId: job.jobId, fence: job.fence })).then(
+      this.call(via, this.labels[via]!.release, (node) => node.release(this.o.id, { jobId: job.jobId, fence: job.fence })).then(
         () => this.o.stats.handedBack++,
         (err: unknown) => this.refused(err, 'release', job),
       );
       return;
     }
     const outcome = this.o.outcome(job, this.o.rng);
-    const r: Running = { job, via, lost: false, lastRenewedMs: this.o.process.clock.nowMs(), cancelRun: () => undefined, abort: () => undefined };
+    const r: Running = { job, via, lost: false, finishing: false, lastRenewedMs: this.o.process.clock.nowMs(), cancelRun: () => undefined, abort: () => undefined };
     this.running.set(job.jobId, r);
     this.o.stats.started++;
     this.scheduleRenewCheck();
@@ -211,28 +280,24 @@ export class SimWorker {
     }
     // A job whose lease is lost writes nothing: another worker may hold it now.
     if (r.lost) {
-      this.finish(job.jobId);
+      this.leaveSlot(job.jobId);
       return;
     }
+    r.finishing = true;
     try {
       if (failure) {
         const f = failure;
         await this.write(r, (node) => node.fail(this.o.id, { jobId: job.jobId, fence: job.fence, error: f.error, retryable: f.retryable, logs: null }));
         this.o.stats.failed++;
       } else {
-        await this.write(r, (node) => node.complete(this.o.id, { jobId: job.jobId, fence: job.fence, output: { sleptMs: outcome.durationMs }, logs: null }));
+        await this.sendResult(r, { sleptMs: outcome.durationMs });
         this.o.stats.succeeded++;
       }
     } catch (err) {
       this.refused(err, failure ? 'fail' : 'complete', job);
     } finally {
-      this.finish(job.jobId);
+      this.leaveSlot(job.jobId);
     }
-  }
-
-  private finish(jobId: string): void {
-    if (!this.running.delete(jobId)) return;
-    this.wakeSlotWaiters();
   }
 
   private refused(err: unknown, op: string, job: Assignment): void {
@@ -248,7 +313,7 @@ export class SimWorker {
     for (let k = 0; k < this.o.hosts.length; k++) {
       const i = (r.via + k) % this.o.hosts.length;
       try {
-        return await this.call(i, 'write', fn);
+        return await this.call(i, this.labels[i]!.write, fn);
       } catch (err) {
         if (err instanceof FencelineError) throw err;
         last = err;
@@ -257,12 +322,61 @@ export class SimWorker {
     throw last;
   }
 
+  // ---- results (apps/worker/src/results.ts) ------------------------------------------------------
+
+  /** Queues a successful result for the delivering node; one completeMany per node is in flight at a time. */
+  private sendResult(r: Running, output: unknown): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.resultQueues[r.via]!.push({ r, output, resolve, reject });
+      if (this.resultsBusy[r.via]) return;
+      this.resultsBusy[r.via] = true;
+      // Results that finish at the same instant share the first request, as with setImmediate.
+      void Promise.resolve().then(() => this.drainResults(r.via));
+    });
+  }
+
+  private async drainResults(via: number): Promise<void> {
+    const queue = this.resultQueues[via]!;
+    while (queue.length > 0) await this.deliverResults(via, queue.splice(0, MAX_RESULTS));
+    this.resultsBusy[via] = false;
+  }
+
+  /** Tries the delivering node first and then the others, as long as none answers. */
+  private async deliverResults(via: number, batch: QueuedResult[]): Promise<void> {
+    const items = batch.map((q) => ({ jobId: q.r.job.jobId, fence: q.r.job.fence, output: q.output, logs: null }));
+    let last: unknown = new Error('no scheduler node to send results to');
+    for (let k = 0; k < this.o.hosts.length; k++) {
+      const i = (via + k) % this.o.hosts.length;
+      try {
+        const outcomes = await this.call(i, this.labels[i]!.complete, async (node) => {
+          // Each refusal crosses the wire as {code, message, details}, as the router sends it.
+          const answers = await node.completeMany(this.o.id, items);
+          return answers.map((a) => (a.ok ? { ok: true as const } : { ok: false as const, error: a.error.toJSON() }));
+        });
+        batch.forEach((q, n) => {
+          const a = outcomes[n];
+          if (a?.ok) q.resolve();
+          else q.reject(a ? errorFromJSON(a.error) : new Error(`no outcome for job ${q.r.job.jobId}`));
+        });
+        return;
+      } catch (err) {
+        // A refusal of the whole call is the same on every node.
+        if (err instanceof FencelineError) {
+          for (const q of batch) q.reject(err);
+          return;
+        }
+        last = err;
+      }
+    }
+    for (const q of batch) q.reject(last);
+  }
+
   // ---- renewals --------------------------------------------------------------------------------
 
   /** Wakes on the first one-second tick (since start) at which some lease is due for renewal. */
   private scheduleRenewCheck(): void {
     let due = Number.POSITIVE_INFINITY;
-    for (const r of this.running.values()) if (!r.lost) due = Math.min(due, r.lastRenewedMs + this.renewIntervalMs);
+    for (const r of this.running.values()) if (!r.lost && !r.finishing) due = Math.min(due, r.lastRenewedMs + this.renewIntervalMs);
     if (!Number.isFinite(due)) return;
     const tick = Math.min(this.renewIntervalMs, 1000);
     const atMs = this.startedAtMs + Math.ceil((due - this.startedAtMs) / tick) * tick;
@@ -278,7 +392,7 @@ export class SimWorker {
 
   private async renewAll(): Promise<void> {
     const now = this.o.process.clock.nowMs();
-    const due = [...this.running.values()].filter((r) => !r.lost && now - r.lastRenewedMs >= this.renewIntervalMs);
+    const due = [...this.running.values()].filter((r) => !r.lost && !r.finishing && now - r.lastRenewedMs >= this.renewIntervalMs);
     if (due.length === 0) return;
     const byNode = new Map<number, Running[]>();
     for (const r of due) byNode.set(r.via, [...(byNode.get(r.via) ?? []), r]);
@@ -314,5 +428,17 @@ export class SimWorker {
     r.lost = true;
     this.o.stats.lost++;
     r.abort('lease lost');
+  }
+}
+
+/** Runs `fn` on the node that runs on `host` when the request arrives; typed refusals cross the wire as the tRPC client rebuilds them. */
+async function onNode<T>(host: SchedulerHost, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
+  const node = host.node;
+  if (!node) throw new Error(`${host.nodeId} is starting`);
+  try {
+    return await fn(node);
+  } catch (err) {
+    if (err instanceof FencelineError) throw errorFromJSON(err.toJSON());
+    throw err;
   }
 }

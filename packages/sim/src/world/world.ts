@@ -10,7 +10,7 @@ import type { StoreWrite } from '../store/records';
 import { FaultInjector, type FaultLog } from './faults';
 import { Link, LinkError } from './link';
 import { SchedulerHost } from './scheduler-host';
-import type { WorkerStats } from './sim-worker';
+import { HELD_POLL_WAIT_MS, type WorkerStats } from './sim-worker';
 import { WorkerHost } from './worker-host';
 
 export type Outcome = 'ok' | 'safety' | 'liveness' | 'crash';
@@ -122,7 +122,9 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   // ---- processes ---------------------------------------------------------------------------------
   const allLinks: Link[] = [];
   const netRng = rng.fork('net');
-  const nodeConfig = { ...config.cluster.node, shardCount, capFraction: config.cluster.capFraction, pollWaitMs: config.workers.pollWaitMs };
+  // The workers' polls are held open until answered (see holdOver in link.ts): the nodes
+  // wait that long, and the workers play out the production wait's cycle themselves.
+  const nodeConfig = { ...config.cluster.node, shardCount, capFraction: config.cluster.capFraction, pollWaitMs: HELD_POLL_WAIT_MS };
   for (let i = 0; i < config.cluster.nodes; i++) {
     const nodeId = `node-${i}`;
     const link = new Link(sim, `${nodeId}~store`, netRng.fork(nodeId), { latencyMs: config.network.storeLatencyMs, jitterMs: config.network.storeJitterMs });
