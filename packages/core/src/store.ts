@@ -189,6 +189,8 @@ export interface Store {
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }>;
   getDag(dagId: string): Promise<DagRow>;
   getDagVersion(dagId: string, version: number): Promise<DagVersionRow>;
+  /** Many versions in one read; the ones that do not exist are left out. */
+  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]>;
   listDagVersions(dagId: string): Promise<DagVersionRow[]>;
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;
   setPaused(dagId: string, paused: boolean): Promise<DagRow>;

@@ -79,6 +79,7 @@ export class ShardLeader {
   private readonly promoteBatch: Batcher<string, boolean>;
   private readonly skipBatch: Batcher<string, boolean>;
   private readonly finishBatch: Batcher<{ runId: string; state: 'succeeded' | 'failed' }, boolean>;
+  private readonly specBatch: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
   constructor(private readonly deps: LeaderDeps) {
     this.token = deps.token;
@@ -95,6 +96,13 @@ export class ShardLeader {
       return ids.map((id) => moved.has(id));
     });
     this.finishBatch = new Batcher(timers, opts, (items) => store.finishRuns(token, items));
+    // Specs of DAGs this leader has not seen yet (a burst of triggers of many DAGs) are read
+    // together too; a read that fails yields no spec, and the run waits for reconciliation.
+    this.specBatch = new Batcher(timers, opts, async (keys) => {
+      const found = await store.getDagVersions(keys).catch(() => []);
+      const byKey = new Map(found.map((row) => [`${row.dagId}@${row.version}`, row.spec]));
+      return keys.map((k) => byKey.get(`${k.dagId}@${k.version}`) ?? null);
+    });
   }
 
   get shard(): number {
@@ -525,10 +533,9 @@ export class ShardLeader {
     const key = `${dagId}@${version}`;
     const cached = this.specCache.get(key);
     if (cached) return cached;
-    const row = await this.deps.store.getDagVersion(dagId, version).catch(() => null);
-    if (!row) return null;
-    this.specCache.set(key, row.spec);
-    return row.spec;
+    const spec = await this.specBatch.submit({ dagId, version });
+    if (spec) this.specCache.set(key, spec);
+    return spec;
   }
 
   private addReady(job: MemJob): void {

@@ -501,6 +501,21 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect((await store.dueDags([token], 100)).dags).toEqual([]);
       });
 
+      it('reads many DAG versions at once, leaving out the ones that do not exist', async () => {
+        const { dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        await store.putDag(spec(dagId, { tasks: [{ id: 'only', type: 'noop' }] }), SHARD_COUNT);
+        const rows = await store.getDagVersions([
+          { dagId, version: 2 },
+          { dagId, version: 7 },
+          { dagId: `${dagId}-missing`, version: 1 },
+          { dagId, version: 1 },
+        ]);
+        expect(rows.map((r) => `${r.dagId}@${r.version}`).sort()).toEqual([`${dagId}@1`, `${dagId}@2`]);
+        expect(rows.find((r) => r.version === 2)!.spec.tasks.map((t) => t.id)).toEqual(['only']);
+        expect(await store.getDagVersions([])).toEqual([]);
+      });
+
       it('runs pin the version they were created under', async () => {
         const { token, dagId } = await leadFreshShard();
         await store.putDag(spec(dagId), SHARD_COUNT);

@@ -12,7 +12,7 @@ import {
   type DagVersionRow,
   type ListDagsQuery,
 } from '@fenceline/core';
-import { firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
+import { array, firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
 import { dagFromRow, dagVersionFromRow, toDate, toNumber } from './rows';
 
@@ -95,6 +95,17 @@ export async function getDagVersion(db: Executor, dagId: string, version: number
   );
   if (!row) throw new NotFoundError(`DAG ${dagId} has no version ${version}`, { dagId, version });
   return dagVersionFromRow(row);
+}
+
+export async function getDagVersions(db: Executor, keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
+  if (keys.length === 0) return [];
+  const result = await rows(
+    db,
+    sql`select v.dag_id, v.version, v.spec, v.created_at
+        from unnest(${array(keys.map((k) => k.dagId), 'text')}, ${array(keys.map((k) => k.version), 'int')}) as k(dag_id, version)
+        join dag_versions v on v.dag_id = k.dag_id and v.version = k.version`,
+  );
+  return result.map(dagVersionFromRow);
 }
 
 export async function listDagVersions(db: Executor, dagId: string): Promise<DagVersionRow[]> {

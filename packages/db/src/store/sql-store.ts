@@ -80,6 +80,9 @@ export class SqlStore implements Store {
   getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
     return dags.getDagVersion(this.db, dagId, version);
   }
+  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
+    return dags.getDagVersions(this.db, keys);
+  }
   listDagVersions(dagId: string): Promise<DagVersionRow[]> {
     return dags.listDagVersions(this.db, dagId);
   }

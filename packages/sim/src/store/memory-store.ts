@@ -345,6 +345,15 @@ export class MemoryStore implements Store {
     return { ...row };
   }
 
+  async getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
+    const out: DagVersionRow[] = [];
+    for (const k of keys) {
+      const row = this.versions.get(k.dagId)?.find((v) => v.version === k.version);
+      if (row) out.push({ ...row });
+    }
+    return out;
+  }
+
   async listDagVersions(dagId: string): Promise<DagVersionRow[]> {
     return (this.versions.get(dagId) ?? []).map((v) => ({ ...v }));
   }
