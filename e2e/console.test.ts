@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { seedDags } from '@fenceline/db/console';
-import { CAP_PERCENT, OPERATOR_TOKEN, SHARDS, SLOTS, VIEWER_TOKEN, WORKERS, screenshot, signedInPage, startHarness, type Harness } from './src/env';
+import { ARTIFACTS, CAP_PERCENT, OPERATOR_TOKEN, SHARDS, SLOTS, VIEWER_TOKEN, WORKERS, screenshot, signedInPage, startHarness, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
 
 /**
@@ -284,7 +285,67 @@ describe('console', () => {
     assert.equal(await rows.count(), 8);
     for (const row of await rows.all()) assert.equal(await row.getAttribute('data-violations'), '0');
     await viewer.getByTestId('sim-running-chart-0').locator('polyline').first().waitFor();
+
+    // The replay: the fan-out DAG drawn with React Flow, its first six tasks on their own and
+    // the other 44 as one group node counted by state.
+    const replay = viewer.getByTestId('sim-replay-0');
+    await replay.waitFor();
+    assert.equal(await replay.getAttribute('data-dag'), 'fanout-0');
+    const nodes = replay.locator('.react-flow__node');
+    await nodes.first().waitFor();
+    assert.equal(await nodes.count(), 7);
+    const group = replay.getByTestId('replay-group-node');
+    assert.equal(await group.getAttribute('data-total'), '44');
+    const legend = viewer.getByTestId('replay-legend-0');
+    const legendCount = async (state: string) => Number(await legend.locator(`[data-state=${state}]`).getAttribute('data-count'));
+
+    // Play runs virtual time forward; pause holds it.
+    const time = viewer.getByTestId('replay-time-0');
+    const startMs = Number(await time.getAttribute('data-at-ms'));
+    await viewer.getByTestId('replay-play-0').click();
+    await until('playback to advance virtual time', async () => Number(await time.getAttribute('data-at-ms')) > startMs + 5_000, 10_000);
+    await viewer.getByTestId('replay-play-0').click();
+    assert.equal(await viewer.getByTestId('replay-play-0').getAttribute('data-playing'), 'false');
+
+    // Halfway through the fan-out some jobs are leased, never more than the cap, and the
+    // group is a mix. The slider is set the way an input event from the browser sets it.
+    const slider = viewer.getByTestId('replay-slider-0');
+    const midMs = Number(await replay.getAttribute('data-start-ms')) + Math.round((makespan * 60_000) / 2);
+    await slider.evaluate((el, value) => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(el, value);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }, String(midMs));
+    await until('the replay to show the middle of the run', async () => (await replay.getAttribute('data-run-state')) === 'running');
+    const leasedMid = await legendCount('leased');
+    assert.ok(leasedMid >= 1 && leasedMid <= 15, `${leasedMid} leased halfway`);
+    assert.equal(await group.getAttribute('data-state'), 'mixed');
+    await replay.screenshot({ path: join(ARTIFACTS, '12-simulator-replay-mid.png') });
+
+    // The End key takes the slider to the end of the simulation: every node has succeeded.
+    await slider.focus();
+    await slider.press('End');
+    await until('the replay to reach the end of the run', async () => (await replay.getAttribute('data-run-state')) === 'succeeded');
+    const states = await replay.locator('.react-flow__node [data-state]').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')));
+    assert.equal(states.length, 7);
+    assert.ok(states.every((s) => s === 'succeeded'), `node states at the end: ${states.join(', ')}`);
+    assert.equal(await group.getAttribute('data-count-succeeded'), '44');
+    assert.equal(await legendCount('succeeded'), 50);
+    await replay.screenshot({ path: join(ARTIFACTS, '12-simulator-replay-end.png') });
     await screenshot(viewer, '12-simulator');
+
+    // Compare runs the cap on and off side by side, and each side has its own replay.
+    await viewer.getByTestId('sim-compare').click();
+    await until(
+      'both sides of the comparison to finish',
+      async () => {
+        // The second side exists only once the page has started the comparison.
+        const states = await Promise.all([0, 1].map((i) => viewer.getByTestId(`sim-side-${i}`).getAttribute('data-state', { timeout: 1_000 })));
+        return states.every((s) => s === 'done');
+      },
+      120_000,
+    );
+    for (const i of [0, 1]) assert.equal(await viewer.getByTestId(`sim-replay-${i}`).locator('.react-flow__node').count(), 7);
+    await screenshot(viewer, '12-simulator-compare');
     await viewer.context().close();
   });
 
