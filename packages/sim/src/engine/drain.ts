@@ -16,14 +16,19 @@ export function createDrainer(): Drainer {
     return { drain: () => new Promise((resolve) => setTimeout(resolve, 0)), close: () => undefined };
   }
   const channel = new Channel();
-  const waiting: (() => void)[] = [];
-  channel.port1.onmessage = () => waiting.shift()?.();
+  // The loop awaits one drain at a time, so one slot for its resolver is enough.
+  let waiting: (() => void) | null = null;
+  channel.port1.onmessage = () => {
+    const resolve = waiting;
+    waiting = null;
+    resolve?.();
+  };
+  const executor = (resolve: () => void): void => {
+    waiting = resolve;
+    channel.port2.postMessage(0);
+  };
   return {
-    drain: () =>
-      new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        channel.port2.postMessage(0);
-      }),
+    drain: () => new Promise<void>(executor),
     close: () => {
       channel.port1.onmessage = null;
       channel.port1.close();

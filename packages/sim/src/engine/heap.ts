@@ -58,19 +58,6 @@ export class Heap<T> {
     }
   }
 
-  /**
-   * Drops every item `keep` rejects and restores the heap order in O(n). The order is
-   * total for the simulator's queue (time, then sequence number), so the items left come
-   * out in the same order as before.
-   */
-  retain(keep: (item: T) => boolean): void {
-    const h = this.items;
-    let n = 0;
-    for (let i = 0; i < h.length; i++) if (keep(h[i]!)) h[n++] = h[i]!;
-    h.length = n;
-    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(i);
-  }
-
   private siftDown(at: number): void {
     const h = this.items;
     for (;;) {

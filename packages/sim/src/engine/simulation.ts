@@ -1,5 +1,5 @@
 import { createDrainer } from './drain';
-import { Heap } from './heap';
+import { EventQueue, type Scheduled } from './event-queue';
 import { Trace } from './trace';
 
 /** More events than this at one virtual millisecond means a livelock, not a busy moment. */
@@ -12,12 +12,9 @@ const MAX_EVENTS_PER_INSTANT = 200_000;
  */
 const COMPACT_AFTER_CANCELLED = 4_096;
 
-interface Scheduled {
-  atMs: number;
-  seq: number;
-  label: string;
-  fn: () => void;
-  cancelled: boolean;
+/** A delay in whole milliseconds, never negative; anything not a number is no delay. */
+function delayOf(delayMs: number): number {
+  return Number.isFinite(delayMs) ? Math.max(0, Math.round(delayMs)) : 0;
 }
 
 /**
@@ -32,7 +29,7 @@ interface Scheduled {
  * compares them for equality (next_run_at), so fractions would not survive a round trip.
  */
 export class Simulation {
-  private readonly queue = new Heap<Scheduled>((a, b) => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.seq < b.seq));
+  private readonly queue = new EventQueue();
   private seq = 0;
   /** Cancelled events still in the queue. */
   private cancelledQueued = 0;
@@ -61,13 +58,25 @@ export class Simulation {
 
   /** Schedules `fn` after `delayMs` of true (store) time; returns a function that cancels it. */
   after(delayMs: number, label: string, fn: () => void): () => void {
-    const delay = Number.isFinite(delayMs) ? Math.max(0, Math.round(delayMs)) : 0;
-    return this.at(this.nowMsValue + delay, label, fn);
+    return this.cancellable(this.schedule(this.nowMsValue + delayOf(delayMs), label, fn));
+  }
+
+  /** As `after`, for an event nobody will cancel (a message on its way): no cancel function is made. */
+  post(delayMs: number, label: string, fn: () => void): void {
+    this.schedule(this.nowMsValue + delayOf(delayMs), label, fn);
   }
 
   at(atMs: number, label: string, fn: () => void): () => void {
+    return this.cancellable(this.schedule(atMs, label, fn));
+  }
+
+  private schedule(atMs: number, label: string, fn: () => void): Scheduled {
     const event: Scheduled = { atMs: Math.max(this.nowMsValue, Math.round(atMs)), seq: this.seq++, label, fn, cancelled: false };
     this.queue.push(event);
+    return event;
+  }
+
+  private cancellable(event: Scheduled): () => void {
     return () => {
       if (event.cancelled) return;
       event.cancelled = true;

@@ -88,50 +88,85 @@ export function callOver<T>(
   timeoutMs: number,
   op: () => Promise<T>,
 ): Promise<T> {
-  const sim = link.sim;
-  const labels = labelsOf(label);
-  return new Promise<T>((resolve, reject) => {
-    const incarnation = caller.incarnation;
-    const inCaller = (fn: () => void) => () => caller.deliver(incarnation, fn);
-    let settled = false;
-    const finish = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      cancelTimeout();
-      fn();
-    };
-    const cancelTimeout = sim.after(timeoutMs, labels.timeout, inCaller(() => finish(() => reject(new LinkError(`${label}: no reply within ${timeoutMs} ms`)))));
-    if (link.cut) return;
-    sim.after(link.delayMs(), labels.arrive, () => {
-      if (link.cut) return;
-      if (target && !target.alive) {
-        // Nobody listens on the far side: the connection is refused at once.
-        reply(() => finish(() => reject(new LinkError(`${label}: connection refused (${target.id} is down)`))));
-        return;
-      }
-      const run = (): void => {
-        let result: Promise<T>;
-        try {
-          result = op();
-        } catch (err) {
-          result = Promise.reject(err);
-        }
-        result.then(
-          (value) => reply(() => finish(() => resolve(value))),
-          (err: unknown) => reply(() => finish(() => reject(err))),
-        );
-      };
-      if (target) target.deliver(target.incarnation, run);
-      else run();
+  return new Promise<T>((resolve, reject) => new Call(link, caller, target, label, timeoutMs, op, resolve, reject).send());
+}
+
+/**
+ * One call of `callOver`. Its steps are methods rather than closures made per call: a
+ * run makes millions of calls, and each closure would cost an allocation (and, under the
+ * TypeScript loader, a property definition that names it).
+ */
+class Call<T> {
+  private settled = false;
+  private cancelTimeout: (() => void) | null = null;
+  private readonly incarnation: number;
+  private readonly labels: CallLabels;
+
+  constructor(
+    private readonly link: Link,
+    private readonly caller: SimProcess,
+    private readonly target: SimProcess | null,
+    private readonly label: string,
+    private readonly timeoutMs: number,
+    private readonly op: () => Promise<T>,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.incarnation = caller.incarnation;
+    this.labels = labelsOf(label);
+  }
+
+  send(): void {
+    const sim = this.link.sim;
+    this.cancelTimeout = sim.after(this.timeoutMs, this.labels.timeout, () => this.caller.deliver(this.incarnation, () => this.timedOut()));
+    if (this.link.cut) return;
+    sim.post(this.link.delayMs(), this.labels.arrive, () => this.arrive());
+  }
+
+  private arrive(): void {
+    if (this.link.cut) return;
+    const target = this.target;
+    if (target && !target.alive) {
+      // Nobody listens on the far side: the connection is refused at once.
+      this.reply(false, new LinkError(`${this.label}: connection refused (${target.id} is down)`));
+      return;
+    }
+    if (target) target.deliver(target.incarnation, () => this.run());
+    else this.run();
+  }
+
+  private run(): void {
+    let result: Promise<T>;
+    try {
+      result = this.op();
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result.then(
+      (value) => this.reply(true, value),
+      (err: unknown) => this.reply(false, err),
+    );
+  }
+
+  /** The far side's answer travels back; nobody waits for it once the caller gave up. */
+  private reply(ok: boolean, value: unknown): void {
+    if (this.settled || this.link.cut) return;
+    this.link.sim.post(this.link.delayMs(), this.labels.reply, () => {
+      if (!this.link.cut) this.caller.deliver(this.incarnation, () => this.finish(ok, value));
     });
-    const reply = (deliver: () => void): void => {
-      if (link.cut) return;
-      sim.after(link.delayMs(), labels.reply, () => {
-        if (link.cut) return;
-        inCaller(deliver)();
-      });
-    };
-  });
+  }
+
+  private timedOut(): void {
+    this.finish(false, new LinkError(`${this.label}: no reply within ${this.timeoutMs} ms`));
+  }
+
+  private finish(ok: boolean, value: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.cancelTimeout?.();
+    if (ok) this.resolve(value as T);
+    else this.reject(value);
+  }
 }
 
 interface CallLabels {
@@ -274,7 +309,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
       armTimeout(lastPollBefore(sim.nowMs));
       return;
     }
-    sim.after(link.delayMs(), labels.reply, () => {
+    sim.post(link.delayMs(), labels.reply, () => {
       if (link.cut) armTimeout(lastPollBefore(sim.nowMs));
       else caller.deliver(callerIncarnation, deliver);
     });
@@ -310,7 +345,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
 
   if (link.cut) armTimeout(sentAtMs);
   else {
-    sim.after(link.delayMs(), labels.arrive, () => {
+    sim.post(link.delayMs(), labels.arrive, () => {
       if (link.cut) {
         armTimeout(sentAtMs);
         return;
@@ -334,7 +369,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
       // Before the request is served, the close waits behind it (see serve).
       if (servedAtMs < 0) return;
       if (link.cut) answerAtBoundary(false);
-      else sim.after(link.delayMs(), labels.hangUp, hangUpArrives);
+      else sim.post(link.delayMs(), labels.hangUp, hangUpArrives);
     },
     refresh: disturbed,
   };

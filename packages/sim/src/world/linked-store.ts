@@ -9,28 +9,41 @@ import { callOver, type Link } from './link';
  * loses them when it drops. Everything else is the shared store itself.
  */
 export function linkedStore(store: Store, link: Link, caller: SimProcess, timeoutMs: number, onCall?: (method: string) => void): Store {
+  // One wrapper per method, made on first use: the node calls the same few methods
+  // millions of times, and a fresh wrapper (and label) per call is garbage.
+  const wrappers = new Map<string, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
+      if (typeof prop === 'string') {
+        const wrapped = wrappers.get(prop);
+        if (wrapped !== undefined) return wrapped;
+      }
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function' || typeof prop !== 'string') return value;
-      if (prop === 'close') return async () => undefined;
-      if (prop === 'subscribe') {
-        return async (listener: (notice: StoreNotice) => void) => {
-          const incarnation = caller.incarnation;
-          return target.subscribe((notice) => {
-            if (link.cut) return;
-            link.sim.after(link.delayMs(), `${caller.id} notice ${notice.kind}`, () => {
-              if (!link.cut) caller.deliver(incarnation, () => listener(notice));
-            });
-          });
-        };
-      }
-      const method = value as (...args: unknown[]) => Promise<unknown>;
-      const label = `${caller.id}>store.${prop}`;
-      return (...args: unknown[]) => {
-        onCall?.(prop);
-        return callOver(link, caller, null, label, timeoutMs, () => method.apply(target, args));
-      };
+      const wrapped = wrap(target, prop, value);
+      wrappers.set(prop, wrapped);
+      return wrapped;
     },
   });
+
+  function wrap(target: Store, prop: string, value: unknown): unknown {
+    if (prop === 'close') return async () => undefined;
+    if (prop === 'subscribe') {
+      return async (listener: (notice: StoreNotice) => void) => {
+        const incarnation = caller.incarnation;
+        return target.subscribe((notice) => {
+          if (link.cut) return;
+          link.sim.post(link.delayMs(), `${caller.id} notice ${notice.kind}`, () => {
+            if (!link.cut) caller.deliver(incarnation, () => listener(notice));
+          });
+        });
+      };
+    }
+    const method = value as (...args: unknown[]) => Promise<unknown>;
+    const label = `${caller.id}>store.${prop}`;
+    return (...args: unknown[]) => {
+      onCall?.(prop);
+      return callOver(link, caller, null, label, timeoutMs, () => method.apply(target, args));
+    };
+  }
 }

@@ -68,13 +68,11 @@ interface QueuedResult {
   reject: (err: unknown) => void;
 }
 
-/** The reason a poll is aborted when its free-slot count went stale (apps/worker's REPOLL). */
-class Repoll extends Error {
-  constructor() {
-    super('repoll: free slots changed');
-    this.name = 'Repoll';
-  }
-}
+/**
+ * The reason a poll is aborted when its free-slot count went stale (apps/worker's REPOLL).
+ * One shared instance: an Error built per abort would capture a stack trace every time.
+ */
+const REPOLL = new Error('repoll: free slots changed');
 
 /** Results per completeMany call, as apps/worker/src/results.ts sends them. */
 const MAX_RESULTS = 500;
@@ -206,10 +204,10 @@ export class SimWorker {
         for (const job of jobs) this.accept(job, i);
         // Our polls on the other nodes still offer the slots these jobs just took; ask them
         // again with the new count, or they would hand us work we must hand back.
-        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.call.abort(new Repoll());
+        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.call.abort(REPOLL);
       } catch (err) {
         if (this.stopping) break;
-        if (err instanceof Repoll) continue;
+        if (err === REPOLL) continue;
         failures++;
         await this.sleep(Math.min(2000, 100 * 2 ** Math.min(failures, 5)));
         // A restarted node forgets us; registering again is idempotent.
