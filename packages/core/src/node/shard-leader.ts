@@ -58,6 +58,8 @@ export class ShardLeader {
   private readonly jobs = new Map<string, MemJob>();
   private readonly queued = new Map<string, RunRow[]>();
   private readonly ready = new Map<string, Map<string, MemJob>>();
+  /** Ready jobs that may still be in their retry backoff: the only ones a wake-up is for. */
+  private readonly backingOff = new Set<MemJob>();
   /** Jobs leased right now, per DAG: the fair-share count, kept as sets so it cannot drift. */
   private readonly leased = new Map<string, Set<string>>();
   private readonly capFraction = new Map<string, number | undefined>();
@@ -222,7 +224,12 @@ export class ShardLeader {
   /** The earliest future retry time, so the node can wake up for it. */
   nextRetryAtMs(nowMs: number): number | null {
     let min: number | null = null;
-    for (const jobs of this.ready.values()) for (const j of jobs.values()) if (j.nextAttemptAtMs > nowMs && (min == null || j.nextAttemptAtMs < min)) min = j.nextAttemptAtMs;
+    for (const j of this.backingOff) {
+      // A job whose backoff has passed needs no wake-up any more; one that left the ready
+      // queue was dropped from this set when it left.
+      if (j.nextAttemptAtMs <= nowMs) this.backingOff.delete(j);
+      else if (min == null || j.nextAttemptAtMs < min) min = j.nextAttemptAtMs;
+    }
     return min;
   }
 
@@ -327,7 +334,10 @@ export class ShardLeader {
     if (!run) return;
     if (job.state === row.state) {
       // Already known; a retry may only have moved its backoff.
-      if (row.state === 'ready') job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
+      if (row.state === 'ready') {
+        job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
+        if (job.nextAttemptAtMs > 0) this.backingOff.add(job);
+      }
       return;
     }
     job.fence = Math.max(job.fence, row.fence);
@@ -542,9 +552,11 @@ export class ShardLeader {
     let m = this.ready.get(job.dagId);
     if (!m) this.ready.set(job.dagId, (m = new Map()));
     m.set(job.id, job);
+    if (job.nextAttemptAtMs > 0) this.backingOff.add(job);
   }
 
   private dropReady(job: MemJob): void {
+    this.backingOff.delete(job);
     const m = this.ready.get(job.dagId);
     if (!m) return;
     m.delete(job.id);
