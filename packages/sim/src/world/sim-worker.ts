@@ -107,6 +107,8 @@ export class SimWorker {
   private readonly startedAtMs: number;
   private renewWake: { atMs: number; cancel: () => void } | null = null;
   private slotWaiters: (() => void)[] = [];
+  /** Jobs whose result is being written. */
+  private finishing = 0;
   private readonly resultQueues: QueuedResult[][];
   private readonly resultsBusy: boolean[];
   /** Call names per node (`w-1>node-0.poll`), built once: they label every event of a call. */
@@ -126,8 +128,13 @@ export class SimWorker {
     return this.o.id;
   }
 
+  /**
+   * Slots not taken by a job at work. As in apps/worker, a job whose result is being
+   * written no longer counts: the node that takes the result credits the slot to our open
+   * poll, so new work may arrive before the write's answer does.
+   */
   get free(): number {
-    return Math.max(0, this.o.slots - this.running.size);
+    return Math.max(0, this.o.slots - (this.running.size - this.finishing));
   }
 
   get busy(): number {
@@ -229,7 +236,10 @@ export class SimWorker {
    * again with the new count anyway.
    */
   private leaveSlot(jobId: string): void {
-    if (!this.running.delete(jobId)) return;
+    if (this.running.delete(jobId)) this.wakePollers();
+  }
+
+  private wakePollers(): void {
     const waiters = this.slotWaiters;
     this.slotWaiters = [];
     for (const wake of waiters) wake();
@@ -242,7 +252,7 @@ export class SimWorker {
   private accept(job: Assignment, via: number): void {
     this.renewIntervalMs = job.renewIntervalMs;
     this.leaseTtlMs = job.leaseTtlMs;
-    if (this.running.size >= this.o.slots || this.stopping) {
+    if (this.free === 0 || this.stopping) {
       // Two nodes may both fill our free slots at the same instant; hand the excess back.
       this.call(via, this.labels[via]!.release, (node) => node.release(this.o.id, { jobId: job.jobId, fence: job.fence })).then(
         () => this.o.stats.handedBack++,
@@ -282,6 +292,8 @@ export class SimWorker {
       return;
     }
     r.finishing = true;
+    this.finishing++;
+    this.wakePollers();
     try {
       if (failure) {
         const f = failure;
@@ -294,6 +306,7 @@ export class SimWorker {
     } catch (err) {
       this.refused(err, failure ? 'fail' : 'complete', job);
     } finally {
+      this.finishing--;
       this.leaveSlot(job.jobId);
     }
   }
