@@ -1,7 +1,7 @@
 import type { SqlStore } from '@fenceline/db';
 import { backends, benchSpec, dispatchLatency, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
 import type { Cluster } from '../../scripts/cluster';
-import { benchCluster, cpuSeconds, fmt, round, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
+import { benchCluster, cpuSeconds, fmt, round, sleep, until, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
 
@@ -15,6 +15,38 @@ interface Phase {
   legsP50Ms: Record<string, number | null>;
   cpuSeconds: Record<string, number>;
   ranTwice: number;
+  dispatch: DispatchFigures;
+}
+
+interface DispatchFigures {
+  rounds: number;
+  meanRoundMs: number | null;
+  meanGrantMs: number | null;
+  undelivered: number;
+}
+
+/** The schedulers' dispatch counters (from /metrics), summed over the nodes. */
+async function dispatchCounters(cluster: Cluster): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of cluster.schedulerUrls()) {
+    const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then((r) => r.text(), () => '');
+    for (const key of ['dispatch_rounds_total', 'dispatch_round_ms_total', 'dispatch_grant_ms_total', 'leases_undelivered_total']) {
+      const m = text.match(new RegExp(`^fenceline_${key} (\\S+)$`, 'm'));
+      out[key] = (out[key] ?? 0) + Number(m?.[1] ?? 0);
+    }
+  }
+  return out;
+}
+
+function dispatchFigures(before: Record<string, number>, after: Record<string, number>): DispatchFigures {
+  const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
+  const rounds = d('dispatch_rounds_total');
+  return {
+    rounds,
+    meanRoundMs: rounds > 0 ? round(d('dispatch_round_ms_total') / rounds, 1) : null,
+    meanGrantMs: rounds > 0 ? round(d('dispatch_grant_ms_total') / rounds, 1) : null,
+    undelivered: d('leases_undelivered_total'),
+  };
 }
 
 /**
@@ -31,7 +63,7 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
   const wide = ctx.quick ? { dags: 1, width: 300 } : { dags: 4, width: Math.round(perPhase / 4) };
   const small = ctx.quick ? { dags: 100 } : { dags: Math.round(perPhase / 3) };
   const workers = ctx.quick ? 2 : 4;
-  const slots = 64;
+  const slots = Number(process.env.BENCH_E2E_SLOTS ?? 256);
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);
     const wideIds = Array.from({ length: wide.dags }, (_, i) => `wide-${i}`);
@@ -91,6 +123,7 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
   const after = await maxRunId(store.db);
   const pg = (await backends(store.db)).pids;
   const cpu0 = cpuSnapshot(cluster, pg);
+  const counters0 = await dispatchCounters(cluster);
   const wall0 = performance.now();
   const t0 = await triggerBenchRuns(store.db, dagIds);
   await until(
@@ -105,11 +138,12 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
   );
   const wallSeconds = (performance.now() - wall0) / 1000;
   const cpu1 = cpuSnapshot(cluster, pg);
+  const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const seconds = lat.lastWrittenAt ? (lat.lastWrittenAt.getTime() - t0.getTime()) / 1000 : wallSeconds;
   const jobsPerSec = lat.jobs / seconds;
   const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
-  ctx.log(`  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}`);
+  ctx.log(`  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
   return {
     jobs: lat.jobs,
     seconds: round(seconds, 3)!,
@@ -120,12 +154,14 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
     legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
     cpuSeconds: cpuSecondsUsed,
     ranTwice: await jobsRunTwice(store.db, after),
+    dispatch,
   };
 }
 
 /** Single-job runs triggered every 50 ms at `rate` jobs/s for `seconds`, then their dispatch latency. */
 async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number) {
   const after = await maxRunId(store.db);
+  const counters0 = await dispatchCounters(cluster);
   const perTick = Math.max(1, Math.round((rate * 50) / 1000));
   const ticks = Math.min(Math.floor((seconds * 1000) / 50), Math.floor(dagIds.length / perTick));
   const start = performance.now();
@@ -140,10 +176,10 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     const s = await runStates(store.db, after);
     return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
   }, 120_000, 100);
+  const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const actual = used / ((performance.now() - start) / 1000);
-  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}`);
-  void cluster;
+  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; dispatch ${JSON.stringify(dispatch)}`);
   return {
     targetJobsPerSec: round(perTick * 20, 0),
     jobs: lat.jobs,
@@ -152,5 +188,6 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     dispatchP99Ms: round(lat.p99Ms, 1),
     dispatchMaxMs: round(lat.maxMs, 1),
     ranTwice: await jobsRunTwice(store.db, after),
+    dispatch,
   };
 }

@@ -30,6 +30,8 @@ interface Running {
 const MAX_LOG_CHARS = 64 * 1024;
 /** The reason a poll is aborted when its free-slot count went stale. */
 const REPOLL = 'repoll: free slots changed';
+/** A node that delivered nothing for this long is treated as having no work to race us with. */
+const QUIET_NODE_MS = 5_000;
 
 /**
  * A worker process: polls every scheduler node for work (each node's leaders hand their
@@ -40,6 +42,8 @@ export class Worker {
   private readonly clients: SchedulerClient[];
   private readonly running = new Map<string, Running>();
   private readonly polls = new Map<number, AbortController>();
+  /** When each node last delivered jobs to us. */
+  private readonly lastDeliveryMs: number[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private readonly results: ResultSender;
   /** Poll loops waiting for a free slot; each is woken when a job leaves its slot. */
@@ -138,8 +142,14 @@ export class Worker {
         failures = 0;
         for (const job of jobs) this.accept(job, i);
         // Our polls on the other nodes still offer the slots these jobs just took; ask them
-        // again with the new count, or they would hand us work we must hand back.
-        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.abort(REPOLL);
+        // again with the new count, or they would hand us work we must hand back. A node
+        // that has handed us nothing for a while (it leads no busy shard) is left alone:
+        // cutting its poll costs a reconnect each time, and the worst it can do is a
+        // hand-back.
+        if (jobs.length > 0) {
+          this.lastDeliveryMs[i] = Date.now();
+          for (const [k, other] of this.polls) if (k !== i && Date.now() - (this.lastDeliveryMs[k] ?? 0) < QUIET_NODE_MS) other.abort(REPOLL);
+        }
       } catch (err) {
         if (this.stopping) break;
         if (controller.signal.aborted && controller.signal.reason === REPOLL) continue;

@@ -268,7 +268,10 @@ export class SchedulerNode {
     try {
       do {
         this.dispatchAgain = false;
+        const startedMs = this.clock.nowMs();
         await this.dispatchRound();
+        this.metrics.inc('dispatch_rounds_total');
+        this.metrics.inc('dispatch_round_ms_total', this.clock.nowMs() - startedMs);
       } while (this.dispatchAgain && !this.stopped);
     } finally {
       this.dispatching = false;
@@ -304,7 +307,9 @@ export class SchedulerNode {
       list.push({ jobId: g.jobId, workerId: g.workerId });
       byLeader.set(leader, list);
     }
+    const grantStartedMs = this.clock.nowMs();
     const results = await Promise.all([...byLeader].map(async ([leader, grants]) => ({ leader, granted: await leader.grant(grants, this.config.leaseTtlMs) })));
+    this.metrics.inc('dispatch_grant_ms_total', this.clock.nowMs() - grantStartedMs);
     const perWorker = new Map<string, Assignment[]>();
     for (const { leader, granted } of results) {
       for (const lease of granted) {
@@ -326,6 +331,7 @@ export class SchedulerNode {
     this.metrics.inc('leases_granted_total', [...perWorker.values()].reduce((n, l) => n + l.length, 0));
     for (const [workerId, jobs] of perWorker) {
       if (this.pool.deliver(workerId, jobs)) continue;
+      this.metrics.inc('leases_undelivered_total', jobs.length);
       // The worker stopped waiting between the plan and the grant: hand the leases back.
       for (const job of jobs) await this.handBack(job.jobId, job.fence, workerId);
     }
