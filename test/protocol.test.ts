@@ -42,8 +42,14 @@ describe('worker protocol against a real scheduler', () => {
   });
 
   it('refuses malformed input with a 400 and no write', async () => {
-    const res = await fetch(`${url}/trpc/complete`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ workerId: 'w', jobId: 'drop table', fence: -1 }) });
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const res = await fetch(`${url}/trpc/complete`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'w', jobId: 'drop table', fence: -1 }) });
     expect(res.status).toBe(400);
+    const notJson = await fetch(`${url}/trpc/renew`, { method: 'POST', headers, body: '{"workerId": ' });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { error: { data: { code: string } } }).error.data.code).toBe('PARSE_ERROR');
+    const huge = await fetch(`${url}/trpc/completeMany`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'w', results: [{ jobId: '1', fence: 1, logs: 'x'.repeat(2 * 1024 * 1024) }] }) });
+    expect(huge.status).toBe(413);
   });
 
   it('refuses stale, forged, foreign, unknown and replayed writes, and counts each', async () => {

@@ -3,6 +3,7 @@ import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import type { SchedulerNode } from '@fenceline/core';
 import { bearer, tokenMatches } from './api/auth';
 import { workerRouter } from './api/worker-router';
+import { HOT_PROCEDURES, serveHot } from './api/lean-http';
 
 /** Worker request bodies are small; results are bounded by LIMITS.maxResultBytes plus envelope. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -37,7 +38,11 @@ export function createSchedulerServer(node: SchedulerNode, workerToken: string):
       return;
     }
     if (url.startsWith('/trpc/')) {
-      trpc(req, res);
+      // Single (unbatched) calls of the hot worker procedures skip the fetch adapter; the
+      // rest, batched calls included, take the standard path.
+      const path = url.slice('/trpc/'.length);
+      if (req.method === 'POST' && HOT_PROCEDURES.has(path)) serveHot(node, workerToken, MAX_BODY_BYTES, path, req, res);
+      else trpc(req, res);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });
