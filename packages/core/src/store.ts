@@ -1,4 +1,4 @@
-import type { ErrorCode, FencelineError } from './errors';
+import type { DeposedLeaderError, ErrorCode, FencelineError } from './errors';
 import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, RunTrigger, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpec, DagSpecInput } from './spec';
 
@@ -241,6 +241,12 @@ export interface Store {
    * in one statement. Returns the grants that succeeded, with their new fences.
    */
   grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]>;
+  /**
+   * grantLeases for the shards of several leaders of one node in one statement: each item
+   * is checked against its own token (its grants land only in its shard), and comes back
+   * as its granted leases or as the DeposedLeaderError of its token.
+   */
+  grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]>;
   /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
 

@@ -2,7 +2,7 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
-import type { CompleteItem, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
@@ -38,6 +38,7 @@ export class SchedulerNode {
   private readonly timers: Timers;
   private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+  private readonly grantBatcher: Batcher<{ token: LeaderToken; grants: { jobId: string; workerId: string }[] }, GrantedLease[] | DeposedLeaderError>;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
   private eventBuffer: NewEvent[] = [];
@@ -60,6 +61,8 @@ export class SchedulerNode {
     // Completions from every worker share a statement: while one batch commits, the next
     // gathers, so the batch size follows the load and an idle node answers at once.
     this.completeBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => this.store.completeJobs(items));
+    // A dispatch round asks every leader to grant at once; their statements become one.
+    this.grantBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 1024, maxInFlight: 4 }, (items) => this.store.grantLeasesMany(items, this.config.leaseTtlMs));
   }
 
   async start(): Promise<void> {
@@ -150,6 +153,11 @@ export class SchedulerNode {
       kick: () => this.kick(),
       onDeposed: (shard) => this.depose(shard, 'write refused'),
       reconcileAfterMs: this.config.leaseTtlMs + this.config.renewIntervalMs,
+      grantLeases: async (t, grants) => {
+        const outcome = await this.grantBatcher.submit({ token: t, grants });
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      },
     });
     this.leaders.set(token.shard, leader);
     this.metrics.inc('leader_elections_total');

@@ -43,6 +43,11 @@ export interface LeaderDeps {
   /** Called when the store says this leader was deposed. */
   onDeposed: (shard: number) => void;
   reconcileAfterMs: number;
+  /**
+   * How this leader's grant statement reaches the store; the node passes one that joins
+   * the grants of all its leaders in a dispatch round into one statement.
+   */
+  grantLeases?: (token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number) => Promise<GrantedLease[]>;
 }
 
 /**
@@ -281,7 +286,9 @@ export class ShardLeader {
     const takenIds = new Set(taken.map((t) => t.id));
     let granted: GrantedLease[];
     try {
-      granted = (await this.guard(() => this.deps.store.grantLeases(this.token, grants.filter((g) => takenIds.has(g.jobId)), ttlMs))) ?? [];
+      const toGrant = grants.filter((g) => takenIds.has(g.jobId));
+      const grantLeases = this.deps.grantLeases ?? ((token, list, ttl) => this.deps.store.grantLeases(token, list, ttl));
+      granted = (await this.guard(() => grantLeases(this.token, toGrant, ttlMs))) ?? [];
     } catch (err) {
       for (const job of taken) this.granting.delete(job.id);
       // We cannot know whether the statement landed (the connection may have died after the

@@ -163,6 +163,30 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect((await store.getJob(waiting.id)).state).toBe('waiting');
       });
 
+      it('grants for several shards in one call, each under its own token', async () => {
+        const one = await startedRun();
+        const two = await startedRun();
+        const three = await startedRun();
+        // The third shard's leader is deposed before the call.
+        await store.releaseShard(three.token);
+        const out = await store.grantLeasesMany(
+          [
+            // A grant naming another shard's job does not land through this token.
+            { token: one.token, grants: [{ jobId: one.ready.id, workerId: 'w1' }, { jobId: two.ready.id, workerId: 'w1' }] },
+            { token: two.token, grants: [{ jobId: two.ready.id, workerId: 'w2' }, { jobId: two.waiting.id, workerId: 'w2' }] },
+            { token: three.token, grants: [{ jobId: three.ready.id, workerId: 'w3' }] },
+          ],
+          LONG_TTL_MS,
+        );
+        expect(Array.isArray(out[0]) && out[0].map((g) => [g.jobId, g.workerId, g.fence])).toEqual([[one.ready.id, 'w1', 1]]);
+        expect(Array.isArray(out[1]) && out[1].map((g) => [g.jobId, g.workerId])).toEqual([[two.ready.id, 'w2']]);
+        expect(out[2]).toBeInstanceOf(Error);
+        expect((out[2] as FencelineError).code).toBe('DEPOSED_LEADER');
+        expect((await store.getJob(three.ready.id)).state).toBe('ready');
+        expect((await store.getJob(two.waiting.id)).state).toBe('waiting');
+        expect(await store.grantLeasesMany([], LONG_TTL_MS)).toEqual([]);
+      });
+
       it('raises the fence by one on every lease and every revocation', async () => {
         const { token, ready } = await startedRun({ maxAttempts: 3, retryBackoffMs: 0 });
         const f0 = ready.fence;

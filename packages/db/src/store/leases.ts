@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
+import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
-import { leadCte, selectWithLead, writtenRows } from './lead';
+import { deposed, leadCte, selectWithLead, writtenRows } from './lead';
 import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
 
 /**
@@ -52,6 +52,71 @@ export async function grantLeases(db: Executor, token: LeaderToken, grants: Gran
     attempt: toNumber(r.attempt),
     leaseExpiresAt: toDate(r.lease_expires_at),
   }));
+}
+
+/**
+ * grantLeases for several shards in one statement (one commit for a whole dispatch round
+ * of a node that leads many shards). The lead check locks every token's shard lease row
+ * FOR SHARE, a grant lands only in the shard of the token it came with, and a token whose
+ * check failed gets its DeposedLeaderError while the others' grants stand.
+ */
+export async function grantLeasesMany(db: Executor, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+  const flat = items.flatMap((item) => item.grants.filter((g) => isId(g.jobId)).map((g) => ({ ...g, shard: item.token.shard })));
+  if (items.length === 0) return [];
+  const result = await rows(
+    db,
+    sql`with t as (
+          select * from unnest(${array(items.map((i) => i.token.shard), 'int')}, ${array(items.map((i) => i.token.nodeId), 'text')},
+            ${array(items.map((i) => i.token.epoch), 'bigint')}) as t(shard, node_id, epoch)
+        ),
+        lead as (
+          select s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch
+          where s.expires_at > now()
+          for share of s
+        ),
+        g as (
+          -- A grant naming a job outside its token's shard is dropped before the first
+          -- grant per job is chosen, so it cannot shadow a rightful one.
+          select distinct on (g0.job_id) g0.job_id, g0.worker_id, g0.shard, g0.ord
+          from unnest(${array(flat.map((g) => g.jobId), 'bigint')}, ${array(flat.map((g) => g.workerId), 'text')}, ${array(flat.map((g) => g.shard), 'int')})
+            with ordinality as g0(job_id, worker_id, shard, ord)
+          join jobs j0 on j0.id = g0.job_id and j0.shard = g0.shard
+          order by g0.job_id, g0.ord
+        ),
+        locked as materialized (
+          select j.id from jobs j join g on g.job_id = j.id and g.shard = j.shard
+          where j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now()) and j.shard in (select shard from lead)
+          order by j.id
+          for update of j
+        ),
+        w as (
+          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = g.worker_id,
+            lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), next_attempt_at = null
+          from g
+          where j.id = g.job_id and j.id in (select id from locked)
+          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, g.ord
+        )
+        select (select coalesce(array_agg(shard), '{}') from lead) as led, w.* from (select 1) as one left join w on true order by w.ord`,
+  );
+  const led = new Set(((result[0]?.led as unknown[] | undefined) ?? []).map((s) => Number(s)));
+  const byShard = new Map<number, GrantedLease[]>();
+  for (const r of result) {
+    if (r.id === null || r.id === undefined) continue;
+    const shard = toNumber(r.shard);
+    const list = byShard.get(shard) ?? [];
+    list.push({
+      jobId: toId(r.id),
+      runId: toId(r.run_id),
+      dagId: String(r.dag_id),
+      taskId: String(r.task_id),
+      workerId: String(r.holder),
+      fence: toNumber(r.fence),
+      attempt: toNumber(r.attempt),
+      leaseExpiresAt: toDate(r.lease_expires_at),
+    });
+    byShard.set(shard, list);
+  }
+  return items.map((item) => (led.has(item.token.shard) ? (byShard.get(item.token.shard) ?? []) : deposed(item.token, 'grantLeases')));
 }
 
 /**

@@ -4,6 +4,7 @@ import type {
   DagRow,
   DagSpecInput,
   DagVersionRow,
+  DeposedLeaderError,
   DueDag,
   EventRow,
   Grant,
@@ -147,6 +148,9 @@ export class SqlStore implements Store {
   }
   grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
     return leases.grantLeases(this.db, token, grants, ttlMs);
+  }
+  grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+    return leases.grantLeasesMany(this.db, items, ttlMs);
   }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return leases.sweepExpired(this.db, token, limit);

@@ -627,6 +627,20 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+    const out: (GrantedLease[] | DeposedLeaderError)[] = [];
+    // Each item is the single-shard grant, so a subclass that bends grantLeases bends this too.
+    for (const { token, grants } of items) {
+      try {
+        out.push(await this.grantLeases(token, grants, ttlMs));
+      } catch (err) {
+        if (err instanceof DeposedLeaderError) out.push(err);
+        else throw err;
+      }
+    }
+    return out;
+  }
+
   /** ready -> leased with fence + 1, attempt + 1, holder and expiry, in one step. */
   protected lease(job: MemJob, workerId: string, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
     job.state = 'leased';
