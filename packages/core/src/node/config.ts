@@ -38,6 +38,6 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   workerLiveWindowMs: 60_000,
   workerHeartbeatIntervalMs: 15_000,
   reconcileIntervalMs: 10_000,
-  dueBatch: 500,
+  dueBatch: 1000,
   renewBatchWindowMs: 20,
 };

@@ -205,12 +205,15 @@ export class SchedulerNode {
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
-      // Due DAGs are independent of each other: all are started at once, and each shard
-      // leader gathers their writes into one statement per step (runs, then jobs).
+      // Due DAGs are independent of each other: all are worked on at once, and each shard
+      // leader gathers their writes into one statement per step. The next page is read
+      // once this page's runs exist; starting them (inserting their jobs) goes on meanwhile.
       await Promise.all(
         dags.map(async (due) => {
           const leader = this.leaders.get(due.shard);
-          if (leader) await leader.createRuns(due, now.getTime()).catch((e) => this.error('tick', e));
+          if (!leader) return;
+          const created = await leader.createRuns(due, now.getTime()).catch((e) => (this.error('tick', e), 0));
+          if (created > 0) void leader.startQueued(due.id).catch((e) => this.error('tick', e));
         }),
       );
       if (dags.length < this.config.dueBatch) break;

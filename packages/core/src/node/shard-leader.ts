@@ -145,20 +145,24 @@ export class ShardLeader {
 
   // ---- ticks ------------------------------------------------------------------
 
-  /** Creates the runs of one due DAG (the node reads due DAGs for all its shards at once). */
-  async createRuns(due: DueDag, nowMs: number): Promise<void> {
+  /**
+   * Creates the runs of one due DAG (the node reads due DAGs for all its shards at once)
+   * and returns how many it created; starting them is the caller's next step
+   * (startQueued), so a tick can read its next page of due DAGs meanwhile.
+   */
+  async createRuns(due: DueDag, nowMs: number): Promise<number> {
     this.specCache.set(`${due.id}@${due.version}`, due.spec);
     const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
     const slots = plan.slotsMs.map((ms) => new Date(ms));
     const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
     const created = await this.guard(() => this.createBatch.submit({ dagId: due.id, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next }));
-    if (!created) return;
+    if (!created) return 0;
     for (const run of created) {
       this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
       this.enqueue(run);
     }
     if (plan.skipped > 0) this.deps.emit({ type: 'run:created', shard: this.shard, dagId: due.id, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
-    if (created.length > 0) await this.startQueued(due.id);
+    return created.length;
   }
 
   /** A run queued by a trigger (told by a notice or found by reconciliation). */
