@@ -13,7 +13,9 @@ describe('Scenario: fanout', () => {
     const cap = report.runs.find((r) => r.variant === 'cap-30')!;
     const open = report.runs.find((r) => r.variant === 'no-cap')!;
     expect(report.outcome).toBe('ok');
-    // 10,000 / 3,000 x 5 min = 16.7 min, plus the tail of the last wave's jittered durations.
+    // 10,000 jobs on 3,000 slots is four waves of five minutes: the last (partial) wave
+    // starts at about 15 min, so about 20 min, plus its jittered durations (the README's
+    // known issue 5 explains the rest: the cap shrinks while workers are busy).
     expect(cap.figures.fanoutMakespanMin).toBeGreaterThan(14);
     expect(cap.figures.fanoutMakespanMin).toBeLessThan(23);
     expect(cap.figures.fanoutPeakLeases).toBeLessThanOrEqual(150);

@@ -74,6 +74,9 @@ interface QueuedResult {
  */
 const REPOLL = new Error('repoll: free slots changed');
 
+/** A node that delivered nothing for this long is treated as having no work to race us with (apps/worker's QUIET_NODE_MS). */
+const QUIET_NODE_MS = 5_000;
+
 /** Results per completeMany call, as apps/worker/src/results.ts sends them. */
 const MAX_RESULTS = 500;
 
@@ -84,8 +87,10 @@ const MAX_RESULTS = 500;
  * and writes nothing once a renewal is refused (or once its own clock says the lease ran
  * out with no renewal answered), writes results with the fence (successes in batches per
  * node, one request in flight at a time), and hands back any job beyond its free slots.
- * When a delivery takes free slots, it aborts its polls on the other nodes and polls them
- * again with the new count, so they stop offering it work it would have to hand back.
+ * When a delivery takes free slots, it aborts its polls on the other nodes that delivered
+ * within the last five seconds and polls them again with the new count, so they stop
+ * offering it work it would have to hand back; quiet nodes keep the old count until their
+ * poll's next 25 s answer.
  *
  * What is event-driven here rather than sampled, so ten thousand simulated workers cost
  * events only when something happens:
@@ -101,6 +106,8 @@ const MAX_RESULTS = 500;
 export class SimWorker {
   private readonly running = new Map<string, Running>();
   private readonly polls = new Map<number, OpenPoll>();
+  /** When each node last delivered jobs to us, by this process's clock. */
+  private readonly lastDeliveryMs: number[] = [];
   private stopping = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
@@ -210,8 +217,18 @@ export class SimWorker {
         failures = 0;
         for (const job of jobs) this.accept(job, i);
         // Our polls on the other nodes still offer the slots these jobs just took; ask them
-        // again with the new count, or they would hand us work we must hand back.
-        if (jobs.length > 0) for (const [k, other] of this.polls) if (k !== i) other.call.abort(REPOLL);
+        // again with the new count, or they would hand us work we must hand back. A node
+        // that has handed us nothing for a while is left alone, as apps/worker does; its
+        // poll keeps the old count until its next 25 s answer, which here is played out.
+        if (jobs.length > 0) {
+          const now = this.o.process.clock.nowMs();
+          this.lastDeliveryMs[i] = now;
+          for (const [k, other] of this.polls) {
+            if (k === i) continue;
+            if (now - (this.lastDeliveryMs[k] ?? Number.NEGATIVE_INFINITY) < QUIET_NODE_MS) other.call.abort(REPOLL);
+            else if (other.free > this.free) other.call.refresh();
+          }
+        }
       } catch (err) {
         if (this.stopping) break;
         if (err === REPOLL) continue;
@@ -231,8 +248,8 @@ export class SimWorker {
   }
 
   /**
-   * A job left its slot: loops waiting for one poll again, and a poll still open with a
-   * smaller free count is answered at its next cycle, where the real worker would poll
+   * A job left its slot: loops waiting for one poll again, and a poll still open with
+   * another free count is answered at its next cycle, where the real worker would poll
    * again with the new count anyway.
    */
   private leaveSlot(jobId: string): void {
@@ -244,7 +261,7 @@ export class SimWorker {
     this.slotWaiters = [];
     for (const wake of waiters) wake();
     const free = this.free;
-    for (const p of this.polls.values()) if (p.free < free) p.call.refresh();
+    for (const p of this.polls.values()) if (p.free !== free) p.call.refresh();
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
