@@ -39,7 +39,7 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   if (needed > 40) for (const g of groups) if (g.everyMs) g.count = Math.max(1, Math.floor((g.count * 40) / needed));
   const workers = Math.max(rng.int(4, 30), Math.min(40, needed));
   const pick = (p: number, minMs: number, maxMs: number) => ({ probability: p, minMs, maxMs });
-  return {
+  const world: ScenarioConfig = {
     ...base,
     seed,
     faultPhaseMs: rng.int(15, 40) * 60_000,
@@ -60,4 +60,27 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
       clockDriftPpm: rng.pick([0, 100, 1_000]),
     },
   };
+  fitFanoutsUnderCap(world);
+  return world;
+}
+
+/** How long a fan-out may take at its cap: well inside the 40 minutes liveness allows. */
+const FANOUT_BUDGET_MS = 25 * 60_000;
+
+/**
+ * A fan-out runs at most cap = capFraction x pool jobs at once, so in a small fleet with a
+ * low cap its jobs run a few at a time (a pool of 5 slots at 30% runs them one by one).
+ * Fewer tasks keep it within the liveness bound, so that a liveness failure still means
+ * lost work rather than a fan-out the fair-share cap could never finish in time. This
+ * draws nothing from the seed, so worlds that already fit are unchanged.
+ */
+function fitFanoutsUnderCap(world: ScenarioConfig): void {
+  const pool = world.workers.count * world.workers.slots;
+  const cap = Math.max(1, Math.floor(world.cluster.capFraction * pool + 1e-9));
+  for (const g of world.load) {
+    if (g.shape !== 'fanout') continue;
+    // Its tasks are independent and run in waves of `cap`; jitter stretches a job by up to 30%.
+    const waves = Math.max(1, Math.floor(FANOUT_BUDGET_MS / (g.durationMs * 1.3)));
+    g.tasks = Math.max(1, Math.min(g.tasks, waves * cap));
+  }
 }
