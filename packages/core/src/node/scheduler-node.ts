@@ -290,10 +290,16 @@ export class SchedulerNode {
   }
 
   private async dispatchRound(): Promise<void> {
-    const workers = this.pool.waiting();
     // Backoffs were set by the store's clock, so they are compared with it.
     const nowMs = this.storeNowMs();
     this.scheduleRetryWakeup(nowMs);
+    // Rounds are asked for on every job end; most find nothing ready, and then the fleet
+    // need not be looked at at all.
+    if (!this.hasReadyWork()) {
+      this.metrics.set('dags_capped', 0);
+      return;
+    }
+    const workers = this.pool.waiting();
     if (workers.length === 0) return;
     const dagShard = new Map<string, ShardLeader>();
     const dags = [];
@@ -395,6 +401,7 @@ export class SchedulerNode {
    * them and renews them in one request; each lease is still checked against its own holder.
    */
   async renewMany(refs: LeaseRef[]): Promise<RenewOutcome[]> {
+    for (const ref of refs) this.pool.seen(ref.workerId);
     const outcomes = await this.renewBatcher.submitMany(refs);
     outcomes.forEach((o, i) => {
       const ref = refs[i]!;
@@ -421,6 +428,7 @@ export class SchedulerNode {
    * runs after, since it is theirs to finish and repair, not the worker's to wait for.
    */
   async completeMany(workerId: string, items: { jobId: string; fence: number; output?: unknown; logs?: string | null }[]): Promise<WriteOutcome[]> {
+    this.pool.seen(workerId);
     const outcomes = await this.completeBatcher.submitMany(items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId }, output: i.output, logs: i.logs ?? null })));
     const ended: JobRow[] = [];
     for (const o of outcomes) {
@@ -439,6 +447,7 @@ export class SchedulerNode {
   }
 
   async fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+    this.pool.seen(workerId);
     const row = await this.fenced('fail', workerId, input.jobId, () =>
       this.store.failJob({ jobId: input.jobId, fence: input.fence, workerId }, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }),
     );
@@ -450,6 +459,7 @@ export class SchedulerNode {
   }
 
   async release(workerId: string, input: { jobId: string; fence: number }): Promise<JobRow> {
+    this.pool.seen(workerId);
     const row = await this.handBack(input.jobId, input.fence, workerId);
     this.pool.credit(workerId, 1);
     return row;

@@ -38,6 +38,10 @@ interface KnownWorker {
  */
 export class WorkerPool {
   private readonly workers = new Map<string, KnownWorker>();
+  /** Workers with an open poll, so a dispatch round does not walk the whole fleet. */
+  private readonly waiters = new Set<KnownWorker>();
+  /** The pool size is read on every dispatch round; it is recounted at most this often. */
+  private slotsCache: { atMs: number; slots: number } | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -45,6 +49,16 @@ export class WorkerPool {
     /** A worker not heard from for this long no longer counts towards the pool. */
     private readonly liveWindowMs: number,
   ) {}
+
+  /**
+   * A request from a known worker (a renewal, a result): it is alive even if it has no
+   * free slot to poll with, so a fully busy worker keeps counting towards the pool and the
+   * fair-share cap does not shrink under a DAG that holds its share.
+   */
+  seen(workerId: string): void {
+    const known = this.workers.get(workerId);
+    if (known) known.lastSeenMs = this.clock.nowMs();
+  }
 
   /** Registers or refreshes a worker without waiting (on register and on every request). */
   touch(workerId: string, slots: number): void {
@@ -54,6 +68,7 @@ export class WorkerPool {
       known.lastSeenMs = this.clock.nowMs();
     } else {
       this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null });
+      this.slotsCache = null;
     }
   }
 
@@ -72,6 +87,7 @@ export class WorkerPool {
         if (mine()) this.answer(worker, []);
       });
       worker.waiter = { free, resolve, cancelTimer };
+      this.waiters.add(worker);
       cancelled?.onCancel(() => {
         if (mine()) this.answer(worker, []);
       });
@@ -93,7 +109,7 @@ export class WorkerPool {
   /** Workers waiting right now with free slots, for the dispatcher. */
   waiting(): FreeWorker[] {
     const out: FreeWorker[] = [];
-    for (const w of this.workers.values()) if (w.waiter && w.waiter.free > 0) out.push({ workerId: w.id, free: w.waiter.free });
+    for (const w of this.waiters) if (w.waiter && w.waiter.free > 0) out.push({ workerId: w.id, free: w.waiter.free });
     return out;
   }
 
@@ -131,9 +147,13 @@ export class WorkerPool {
     return out;
   }
 
-  /** Slots of live workers: the pool the fair-share cap is a fraction of. */
+  /** Slots of live workers: the pool the fair-share cap is a fraction of (recounted at most once a second). */
   poolSlots(): number {
-    return this.live().reduce((sum, w) => sum + w.slots, 0);
+    const nowMs = this.clock.nowMs();
+    if (this.slotsCache && nowMs - this.slotsCache.atMs < 1000 && nowMs >= this.slotsCache.atMs) return this.slotsCache.slots;
+    const slots = this.live().reduce((sum, w) => sum + w.slots, 0);
+    this.slotsCache = { atMs: nowMs, slots };
+    return slots;
   }
 
   /** Drops workers silent for longer than the live window; returns their ids. */
@@ -144,6 +164,7 @@ export class WorkerPool {
       if (!w.waiter && w.lastSeenMs < cutoff) {
         this.workers.delete(w.id);
         gone.push(w.id);
+        this.slotsCache = null;
       }
     }
     return gone;
@@ -153,6 +174,7 @@ export class WorkerPool {
     const waiter = worker.waiter;
     if (!waiter) return;
     worker.waiter = null;
+    this.waiters.delete(worker);
     worker.lastSeenMs = this.clock.nowMs();
     waiter.cancelTimer();
     waiter.resolve(jobs);
