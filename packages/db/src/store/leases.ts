@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
-import { array, msInterval, rows, type Executor } from './db';
+import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
 import { deposed, leadCte, selectWithLead, writtenRows } from './lead';
 import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
@@ -42,7 +42,11 @@ export async function grantLeases(db: Executor, token: LeaderToken, grants: Gran
         )
         ${selectWithLead('id')} order by w.ord`,
   );
-  return writtenRows(result, token, 'grantLeases').map((r) => ({
+  return writtenRows(result, token, 'grantLeases').map(grantedFromRow);
+}
+
+function grantedFromRow(r: RawRow): GrantedLease {
+  return {
     jobId: toId(r.id),
     runId: toId(r.run_id),
     dagId: String(r.dag_id),
@@ -51,7 +55,7 @@ export async function grantLeases(db: Executor, token: LeaderToken, grants: Gran
     fence: toNumber(r.fence),
     attempt: toNumber(r.attempt),
     leaseExpiresAt: toDate(r.lease_expires_at),
-  }));
+  };
 }
 
 /**
@@ -104,16 +108,7 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
     if (r.id === null || r.id === undefined) continue;
     const shard = toNumber(r.shard);
     const list = byShard.get(shard) ?? [];
-    list.push({
-      jobId: toId(r.id),
-      runId: toId(r.run_id),
-      dagId: String(r.dag_id),
-      taskId: String(r.task_id),
-      workerId: String(r.holder),
-      fence: toNumber(r.fence),
-      attempt: toNumber(r.attempt),
-      leaseExpiresAt: toDate(r.lease_expires_at),
-    });
+    list.push(grantedFromRow(r));
     byShard.set(shard, list);
   }
   return items.map((item) => (led.has(item.token.shard) ? (byShard.get(item.token.shard) ?? []) : deposed(item.token, 'grantLeases')));
