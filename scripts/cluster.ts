@@ -5,17 +5,22 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/**
- * Short lease times for tests and the chaos soak, so expiries and takeovers happen within
- * seconds instead of the production minutes.
- */
-export const FAST_TTL_ENV = {
+/** Job and shard leases, ticks and sweeps in seconds instead of the production minutes. */
+export const FAST_LEASES_ENV = {
   FENCELINE_LEASE_TTL_MS: '3000',
   FENCELINE_RENEW_INTERVAL_MS: '1000',
   FENCELINE_SHARD_LEASE_TTL_MS: '3000',
   FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
   FENCELINE_TICK_INTERVAL_MS: '500',
   FENCELINE_SWEEP_INTERVAL_MS: '500',
+};
+
+/**
+ * Short lease times for tests and the chaos soak, so expiries and takeovers happen within
+ * seconds instead of the production minutes.
+ */
+export const FAST_TTL_ENV = {
+  ...FAST_LEASES_ENV,
   FENCELINE_RECONCILE_INTERVAL_MS: '2000',
   FENCELINE_POLL_WAIT_MS: '5000',
   FENCELINE_WORKER_LIVE_WINDOW_MS: '15000',

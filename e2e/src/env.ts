@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import { Cluster, waitForHttp } from '../../scripts/cluster';
+import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../scripts/cluster';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = join(REPO_ROOT, 'e2e', 'artifacts');
@@ -19,12 +19,7 @@ export const CAP_PERCENT = 30;
 
 /** Short TTLs so a failover and a lease expiry happen within seconds of the test. */
 export const CLUSTER_ENV: Record<string, string> = {
-  FENCELINE_LEASE_TTL_MS: '3000',
-  FENCELINE_RENEW_INTERVAL_MS: '1000',
-  FENCELINE_SHARD_LEASE_TTL_MS: '3000',
-  FENCELINE_SHARD_RENEW_INTERVAL_MS: '1000',
-  FENCELINE_TICK_INTERVAL_MS: '500',
-  FENCELINE_SWEEP_INTERVAL_MS: '500',
+  ...FAST_LEASES_ENV,
   FENCELINE_SHARDS: String(SHARDS),
   FENCELINE_CAP_PERCENT: String(CAP_PERCENT),
   FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS: '2000',
