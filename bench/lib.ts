@@ -163,3 +163,16 @@ export function pidOf(cluster: Cluster, name: string): number {
   if (!pid) throw new Error(`no pid for ${name}`);
   return pid;
 }
+
+/** Metrics of every scheduler of the cluster (from /metrics), summed over the nodes; 0 where absent. */
+export async function schedulerMetrics(cluster: Cluster, keys: string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of cluster.schedulerUrls()) {
+    const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then((r) => r.text(), () => '');
+    for (const key of keys) {
+      const m = text.match(new RegExp(`^fenceline_${key} (\\S+)$`, 'm'));
+      out[key] = (out[key] ?? 0) + Number(m?.[1] ?? 0);
+    }
+  }
+  return out;
+}

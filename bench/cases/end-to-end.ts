@@ -1,7 +1,7 @@
 import type { SqlStore } from '@fenceline/db';
 import { backends, benchSpec, dispatchLatency, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
 import type { Cluster } from '../../scripts/cluster';
-import { benchCluster, cpuSeconds, fmt, round, sleep, until, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
+import { benchCluster, cpuSeconds, fmt, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
 
@@ -26,16 +26,8 @@ interface DispatchFigures {
 }
 
 /** The schedulers' dispatch counters (from /metrics), summed over the nodes. */
-async function dispatchCounters(cluster: Cluster): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const url of cluster.schedulerUrls()) {
-    const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then((r) => r.text(), () => '');
-    for (const key of ['dispatch_rounds_total', 'dispatch_round_ms_total', 'dispatch_grant_ms_total', 'leases_undelivered_total']) {
-      const m = text.match(new RegExp(`^fenceline_${key} (\\S+)$`, 'm'));
-      out[key] = (out[key] ?? 0) + Number(m?.[1] ?? 0);
-    }
-  }
-  return out;
+function dispatchCounters(cluster: Cluster): Promise<Record<string, number>> {
+  return schedulerMetrics(cluster, ['dispatch_rounds_total', 'dispatch_round_ms_total', 'dispatch_grant_ms_total', 'leases_undelivered_total']);
 }
 
 function dispatchFigures(before: Record<string, number>, after: Record<string, number>): DispatchFigures {

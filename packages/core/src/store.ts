@@ -100,6 +100,12 @@ export interface ScheduledRunsItem {
   nextRunAt: Date | null;
 }
 
+/** The items one leader writes in a multi-shard statement, under its own token. */
+export interface LeaderGroup<T> {
+  token: LeaderToken;
+  items: T[];
+}
+
 export interface DueDag {
   id: string;
   shard: number;
@@ -247,6 +253,23 @@ export interface Store {
    * as its granted leases or as the DeposedLeaderError of its token.
    */
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]>;
+
+  // ---- leader operations for the shards of several leaders of one node -------------
+  // Each takes groups of items, one group per token, and does the work of the matching
+  // single-token batch in one statement (one transaction for run creation): every group is
+  // checked against its own token and writes only in its own shard, and comes back as its
+  // results or as the DeposedLeaderError of its token. A node leading many shards so pays
+  // one commit per step of a tick or of a batch of results, not one per shard.
+  /** createScheduledRunsMany for several tokens; a DAG named twice anywhere is written for its first item only. */
+  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]>;
+  /** startRuns for several tokens. */
+  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
+  /** promoteJobs for several tokens: per group, the ids it moved. */
+  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  /** markUpstreamFailed for several tokens: per group, the ids it moved. */
+  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  /** finishRuns for several tokens. */
+  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
   /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
 

@@ -61,6 +61,18 @@ describe('Batcher', () => {
     expect(await all).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
   });
 
+  it('keeps a batch under maxWeight, and sends an item heavier than that alone', async () => {
+    const timers = manualTimers();
+    const call = manualCall();
+    const b = new Batcher(timers, { windowMs: 5, maxBatch: 100, weight: (n: number) => n, maxWeight: 10 }, call.run);
+    const all = b.submitMany([4, 4, 4, 20, 1]);
+    expect(call.batches).toEqual([[4, 4], [4], [20]]);
+    timers.fire();
+    expect(call.batches).toEqual([[4, 4], [4], [20], [1]]);
+    for (let i = 0; i < 4; i++) call.answerNext();
+    expect(await all).toEqual(['r4', 'r4', 'r4', 'r20', 'r1']);
+  });
+
   it('with one batch in flight, gathers the next until it returns, then sends it at once', async () => {
     const timers = manualTimers();
     const call = manualCall();

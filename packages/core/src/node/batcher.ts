@@ -1,6 +1,6 @@
 import type { Timers } from '../clock';
 
-export interface BatcherOptions {
+export interface BatcherOptions<T = unknown> {
   /** How long the first item of a batch waits for company; 0 means the next timer turn. */
   windowMs: number;
   /** A batch never holds more items than this; a full batch goes at once. */
@@ -10,6 +10,13 @@ export interface BatcherOptions {
    * next batch, so batches grow with load by themselves and a quiet system pays no wait.
    */
   maxInFlight?: number;
+  /**
+   * What an item weighs toward `maxWeight` (default 1): a run with 5,000 jobs should fill a
+   * batch of run starts as much as 5,000 runs of one job do.
+   */
+  weight?: (item: T) => number;
+  /** A batch never weighs more than this, except a single item that weighs more alone. */
+  maxWeight?: number;
 }
 
 interface Pending<T, R> {
@@ -31,22 +38,32 @@ export class Batcher<T, R> {
   private readonly windowMs: number;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly weight: ((item: T) => number) | null;
+  private readonly maxWeight: number;
+  private pendingWeight = 0;
 
   constructor(
     private readonly timers: Timers,
-    options: BatcherOptions,
+    options: BatcherOptions<T>,
     /** Must return one result per item, in order. */
     private readonly run: (items: T[]) => Promise<R[]>,
   ) {
     this.windowMs = options.windowMs;
     this.maxBatch = Math.max(1, options.maxBatch);
     this.maxInFlight = Math.max(1, options.maxInFlight ?? Number.POSITIVE_INFINITY);
+    this.weight = options.weight ?? null;
+    this.maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY;
+  }
+
+  private full(): boolean {
+    return this.pending.length >= this.maxBatch || this.pendingWeight >= this.maxWeight;
   }
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.pending.length >= this.maxBatch && this.inFlight < this.maxInFlight) this.flush();
+      if (this.weight) this.pendingWeight += this.weight(item);
+      if (this.full() && this.inFlight < this.maxInFlight) this.flush();
       else this.arm();
     });
   }
@@ -60,7 +77,7 @@ export class Batcher<T, R> {
     this.cancel?.();
     this.cancel = null;
     if (this.pending.length === 0 || this.inFlight >= this.maxInFlight) return;
-    const batch = this.pending.splice(0, this.maxBatch);
+    const batch = this.pending.splice(0, this.take());
     this.inFlight++;
     let settled: Promise<R[]>;
     try {
@@ -78,8 +95,24 @@ export class Batcher<T, R> {
         // What gathered meanwhile goes now: it has waited a whole batch already.
         if (this.pending.length > 0) this.flush();
       });
-    if (this.pending.length >= this.maxBatch) this.flush();
+    if (this.full()) this.flush();
     else if (this.pending.length > 0) this.arm();
+  }
+
+  /** How many pending items the next batch takes: up to maxBatch and maxWeight, at least one. */
+  private take(): number {
+    const weigh = this.weight;
+    if (!weigh) return this.maxBatch;
+    let n = 0;
+    let total = 0;
+    for (const p of this.pending) {
+      const w = weigh(p.item);
+      if (n >= this.maxBatch || (n > 0 && total + w > this.maxWeight)) break;
+      total += w;
+      n++;
+    }
+    this.pendingWeight -= total;
+    return n;
   }
 
   private arm(): void {

@@ -4,3 +4,4 @@ export * from './metrics';
 export * from './worker-pool';
 export * from './shard-leader';
 export * from './scheduler-node';
+export * from './leader-writes';

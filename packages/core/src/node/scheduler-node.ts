@@ -4,6 +4,7 @@ import { capFor, planDispatch } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
 import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
+import { LeaderWrites } from './leader-writes';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
@@ -38,6 +39,7 @@ export class SchedulerNode {
   private readonly timers: Timers;
   private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+  private readonly writes: LeaderWrites;
   private readonly grantBatcher: Batcher<{ token: LeaderToken; grants: { jobId: string; workerId: string }[] }, GrantedLease[] | DeposedLeaderError>;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
@@ -61,6 +63,9 @@ export class SchedulerNode {
     // Completions from every worker share a statement: while one batch commits, the next
     // gathers, so the batch size follows the load and an idle node answers at once.
     this.completeBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => this.store.completeJobs(items));
+    // The tick's run creations and starts, and promotions and finishes, of every shard this
+    // node leads share one statement per step.
+    this.writes = new LeaderWrites(this.store, this.timers);
     // A dispatch round asks every leader to grant at once; their statements become one.
     this.grantBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 1024, maxInFlight: 4 }, (items) => this.store.grantLeasesMany(items, this.config.leaseTtlMs));
   }
@@ -153,6 +158,7 @@ export class SchedulerNode {
       kick: () => this.kick(),
       onDeposed: (shard) => this.depose(shard, 'write refused'),
       reconcileAfterMs: this.config.leaseTtlMs + this.config.renewIntervalMs,
+      writes: this.writes,
       grantLeases: async (t, grants) => {
         const outcome = await this.grantBatcher.submit({ token: t, grants });
         if (outcome instanceof Error) throw outcome;
@@ -199,25 +205,40 @@ export class SchedulerNode {
     const tokens = this.loadedLeaders().map((l) => l.token);
     if (tokens.length === 0) return;
     this.metrics.inc('ticks_total');
+    const startedMs = this.clock.nowMs();
+    let created = 0;
+    const starts: Promise<void>[] = [];
     for (;;) {
       const sentMs = this.clock.nowMs();
       const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch);
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
-      // Due DAGs are independent of each other: all are worked on at once, and each shard
-      // leader gathers their writes into one statement per step. The next page is read
-      // once this page's runs exist; starting them (inserting their jobs) goes on meanwhile.
+      // Due DAGs are independent of each other: all are worked on at once, and the node
+      // gathers their writes into one statement per step for all its shards. The next page
+      // is read once this page's runs exist; starting them (inserting their jobs) goes on
+      // meanwhile.
       await Promise.all(
         dags.map(async (due) => {
           const leader = this.leaders.get(due.shard);
           if (!leader) return;
-          const created = await leader.createRuns(due, now.getTime()).catch((e) => (this.error('tick', e), 0));
-          if (created > 0) void leader.startQueued(due.id).catch((e) => this.error('tick', e));
+          const made = await leader.createRuns(due, now.getTime()).catch((e) => (this.error('tick', e), 0));
+          created += made;
+          if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
         }),
       );
       if (dags.length < this.config.dueBatch) break;
     }
+    if (created === 0) return;
+    // A tick that made runs is timed twice: to its last run created (the tick proper), and
+    // to its last run started (its jobs inserted, ready to lease), without holding the loop.
+    const createdMs = this.clock.nowMs() - startedMs;
+    void Promise.all(starts).then(() => {
+      this.metrics.set('tick_last_runs', created);
+      this.metrics.set('tick_last_create_ms', createdMs);
+      this.metrics.set('tick_last_start_ms', this.clock.nowMs() - startedMs);
+      this.metrics.inc('tick_runs_created_total', created);
+    });
   }
 
   private async sweep(): Promise<void> {

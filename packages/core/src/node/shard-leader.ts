@@ -9,6 +9,7 @@ import { planTick } from '../schedule/tick';
 import { downstreamClosure } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
 import { Batcher } from './batcher';
+import { LeaderWrites } from './leader-writes';
 
 /** A job of an active run, as the leader keeps it in memory. */
 interface MemJob {
@@ -48,6 +49,8 @@ export interface LeaderDeps {
    * the grants of all its leaders in a dispatch round into one statement.
    */
   grantLeases?: (token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number) => Promise<GrantedLease[]>;
+  /** The node's bulk leader writes, shared by all its leaders; a leader alone makes its own. */
+  writes?: LeaderWrites;
 }
 
 /**
@@ -80,29 +83,15 @@ export class ShardLeader {
   loaded = false;
   // Every leader write that many jobs or runs make at once goes through a batcher: the
   // runs of a whole tick, the promotions after a batch of completions and the finished
-  // runs share one statement (and one commit) per shard instead of one each.
-  private readonly createBatch: Batcher<ScheduledRunsItem, RunRow[]>;
-  private readonly startBatch: Batcher<{ runId: string; jobs: NewJob[] }, JobRow[]>;
-  private readonly promoteBatch: Batcher<string, boolean>;
-  private readonly skipBatch: Batcher<string, boolean>;
-  private readonly finishBatch: Batcher<{ runId: string; state: 'succeeded' | 'failed' }, boolean>;
+  // runs share one statement (and one commit), for every shard the node leads.
+  private readonly writes: LeaderWrites;
   private readonly specBatch: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
   constructor(private readonly deps: LeaderDeps) {
     this.token = deps.token;
     const { store, timers, token } = deps;
     const opts = { windowMs: 0, maxBatch: 500, maxInFlight: 2 };
-    this.createBatch = new Batcher(timers, opts, (items) => store.createScheduledRunsMany(token, items));
-    this.startBatch = new Batcher(timers, { ...opts, maxBatch: 200 }, (items) => store.startRuns(token, items));
-    this.promoteBatch = new Batcher(timers, { ...opts, maxBatch: 2000 }, async (ids) => {
-      const moved = new Set(await store.promoteJobs(token, ids));
-      return ids.map((id) => moved.has(id));
-    });
-    this.skipBatch = new Batcher(timers, { ...opts, maxBatch: 2000 }, async (ids) => {
-      const moved = new Set(await store.markUpstreamFailed(token, ids));
-      return ids.map((id) => moved.has(id));
-    });
-    this.finishBatch = new Batcher(timers, opts, (items) => store.finishRuns(token, items));
+    this.writes = deps.writes ?? new LeaderWrites(store, timers);
     // Specs of DAGs this leader has not seen yet (a burst of triggers of many DAGs) are read
     // together too; a read that fails yields no spec, and the run waits for reconciliation.
     this.specBatch = new Batcher(timers, opts, async (keys) => {
@@ -155,7 +144,7 @@ export class ShardLeader {
     const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
     const slots = plan.slotsMs.map((ms) => new Date(ms));
     const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
-    const created = await this.guard(() => this.createBatch.submit({ dagId: due.id, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next }));
+    const created = await this.guard(() => this.writes.createRuns(this.token, { dagId: due.id, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next }));
     if (!created) return 0;
     for (const run of created) {
       this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
@@ -191,7 +180,7 @@ export class ShardLeader {
           if (!spec) break;
           if (this.activeRuns(dagId) >= spec.maxActiveRuns) break;
           this.queued.get(dagId)!.shift();
-          const rows = await this.guard(() => this.startBatch.submit({ runId: next.id, jobs: initialJobs(spec) }));
+          const rows = await this.guard(() => this.writes.startRun(this.token, { runId: next.id, jobs: initialJobs(spec) }));
           if (!rows) break;
           if (rows.length === 0) continue;
           const started = { ...next, state: 'running' as const };
@@ -425,7 +414,7 @@ export class ShardLeader {
   private async promote(run: MemRun, taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
-    const flags = await this.guard(() => this.promoteBatch.submitMany(ids));
+    const flags = await this.guard(() => this.writes.promote(this.token, ids));
     if (flags == null) return;
     const moved = ids.filter((_, i) => flags[i]);
     const nowMs = this.deps.clock.nowMs();
@@ -443,7 +432,7 @@ export class ShardLeader {
   private async skip(run: MemRun, taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
-    const flags = await this.guard(() => this.skipBatch.submitMany(ids));
+    const flags = await this.guard(() => this.writes.skip(this.token, ids));
     for (const id of ids.filter((_, i) => flags?.[i])) {
       const job = this.jobs.get(id);
       if (!job) continue;
@@ -457,7 +446,7 @@ export class ShardLeader {
     this.finishing.add(run.row.id);
     let done: boolean | null;
     try {
-      done = await this.guard(() => this.finishBatch.submit({ runId: run.row.id, state: outcome }));
+      done = await this.guard(() => this.writes.finishRun(this.token, { runId: run.row.id, state: outcome }));
     } finally {
       this.finishing.delete(run.row.id);
     }

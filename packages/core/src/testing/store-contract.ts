@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { shardOf } from '../dag/shard';
 import type { FencelineError } from '../errors';
-import type { JobRow } from '../model';
+import type { JobRow, RunRow } from '../model';
 import type { DagSpecInput } from '../spec';
 import type { LeaderToken, NewJob, Store, StoreNotice } from '../store';
 
@@ -623,6 +623,70 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await store.releaseShard(token);
         await refusedWith(store.createScheduledRunsMany(token, [items[2]!]), 'DEPOSED_LEADER');
         await refusedWith(store.finishRuns(token, [{ runId: a.id, state: 'failed' }]), 'DEPOSED_LEADER');
+      });
+
+      it('writes for several leaders in one call, each group under its own token and in its own shard', async () => {
+        // Fresh shards (and fresh DAGs) per leader; the third leader is deposed before the calls.
+        const leaders = [await leadFreshShard(), await leadFreshShard(), await leadFreshShard()];
+        for (const l of leaders) await store.putDag(spec(l.dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        const slots = await Promise.all(leaders.map(async (l) => (await store.getDag(l.dagId)).nextRunAt!));
+        const item = (i: number) => ({ dagId: leaders[i]!.dagId, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + 60_000) });
+        await store.releaseShard(leaders[2]!.token);
+        const [one, two, three] = leaders.map((l) => l.token) as [LeaderToken, LeaderToken, LeaderToken];
+
+        // The second DAG is named first through the wrong token (it lies in another
+        // shard), so nothing is written for it: a DAG named twice counts its first item.
+        const created = await store.createScheduledRunsAcross([
+          { token: one, items: [item(0), item(1)] },
+          { token: two, items: [item(1)] },
+          { token: three, items: [item(2)] },
+        ]);
+        expect((created[0] as RunRow[][]).map((l) => l.length)).toEqual([1, 0]);
+        expect((created[1] as RunRow[][]).map((l) => l.length)).toEqual([0]);
+        expect((created[2] as FencelineError).code).toBe('DEPOSED_LEADER');
+        expect((await store.getDag(leaders[1]!.dagId)).nextRunAt).toEqual(slots[1]);
+        expect((await store.getDag(leaders[2]!.dagId)).nextRunAt).toEqual(slots[2]);
+        const second = (await store.createScheduledRunsAcross([{ token: two, items: [item(1)] }]))[0] as RunRow[][];
+        const [runA, runB] = [(created[0] as RunRow[][])[0]![0]!, second[0]![0]!];
+
+        const started = await store.startRunsAcross([
+          { token: one, items: [{ runId: runA.id, jobs: newJobs() }, { runId: runB.id, jobs: newJobs() }] },
+          { token: two, items: [{ runId: runB.id, jobs: newJobs() }] },
+          { token: three, items: [] },
+        ]);
+        expect((started[0] as JobRow[][]).map((l) => l.length)).toEqual([2, 0]);
+        expect((started[1] as JobRow[][]).map((l) => l.length)).toEqual([0]);
+        expect((started[2] as FencelineError).code).toBe('DEPOSED_LEADER');
+        expect((await store.getRun(runB.id)).state).toBe('queued');
+        const jobsB = (((await store.startRunsAcross([{ token: two, items: [{ runId: runB.id, jobs: newJobs() }] }]))[0]) as JobRow[][])[0]!;
+        const waitingA = (started[0] as JobRow[][])[0]!.find((j) => j.taskId === 'b')!;
+        const waitingB = jobsB.find((j) => j.taskId === 'b')!;
+
+        const promoted = await store.promoteJobsAcross([
+          { token: one, items: [waitingA.id, waitingB.id] },
+          { token: three, items: [waitingB.id] },
+        ]);
+        expect(promoted[0]).toEqual([waitingA.id]);
+        expect((promoted[1] as FencelineError).code).toBe('DEPOSED_LEADER');
+        expect((await store.getJob(waitingB.id)).state).toBe('waiting');
+        const skipped = await store.markUpstreamFailedAcross([
+          { token: two, items: [waitingB.id, waitingA.id] },
+        ]);
+        expect(skipped).toEqual([[waitingB.id]]);
+
+        const finished = await store.finishRunsAcross([
+          { token: one, items: [{ runId: runA.id, state: 'succeeded' }, { runId: runB.id, state: 'failed' }] },
+          { token: two, items: [{ runId: runB.id, state: 'failed' }, { runId: runB.id, state: 'succeeded' }] },
+          { token: three, items: [{ runId: runA.id, state: 'failed' }] },
+        ]);
+        // The second run's first item went through the wrong token, so neither moves it.
+        expect(finished.slice(0, 2)).toEqual([[true, false], [false, false]]);
+        expect((finished[2] as FencelineError).code).toBe('DEPOSED_LEADER');
+        expect((await store.getRun(runA.id)).state).toBe('succeeded');
+        expect((await store.getRun(runB.id)).state).toBe('running');
+        expect(await store.finishRunsAcross([{ token: two, items: [{ runId: runB.id, state: 'failed' }] }])).toEqual([[true]]);
+        expect((await store.getRun(runB.id)).state).toBe('failed');
+        expect(await store.finishRunsAcross([])).toEqual([]);
       });
 
       it('triggerRun queues a manual run and notifies subscribers', async () => {

@@ -1,43 +1,60 @@
-import { sql } from 'drizzle-orm';
-import { NotFoundError, type JobRow, type LeaderToken, type ResultRow } from '@fenceline/core';
+import { sql, type SQL } from 'drizzle-orm';
+import { NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
-import { leadCte, selectWithLead, writtenRows } from './lead';
+import { leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLeadMany } from './lead';
 import { isId, jobFromRow, resultFromRow, toId } from './rows';
 
-function ids(jobIds: string[]): string[] {
-  return jobIds.filter(isId);
+/**
+ * Moves jobs of one or more leaders' shards from one of `from` to `to` in one statement;
+ * per group, the ids it moved. A job outside its group's shard, or of a group that failed
+ * its lead check, does not move; a job named twice moves once.
+ */
+async function moveJobsAcross(
+  db: Executor,
+  groups: LeaderGroup<string>[],
+  operation: string,
+  from: string[],
+  set: SQL,
+): Promise<(string[] | DeposedLeaderError)[]> {
+  if (groups.length === 0) return [];
+  const tokens = groups.map((g) => g.token);
+  const first = new Map<string, number>();
+  groups.forEach((group, g) => group.items.forEach((id) => isId(id) && !first.has(id) && first.set(id, g)));
+  const result = await rows(
+    db,
+    sql`with ${leadManyCte(tokens)},
+        i as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((g) => g + 1), 'int')}) as i(id, g)),
+        w as (
+          update jobs j set ${set}
+          from i join lead on lead.g = i.g
+          where j.id = i.id and j.shard = lead.shard and j.state = any(${array(from, 'text')})
+          returning j.id, i.g
+        )
+        ${selectWithLeadMany()}`,
+  );
+  const moved: string[][] = groups.map(() => []);
+  for (const r of result) if (r.id !== null && r.id !== undefined) moved[Number(r.g) - 1]!.push(toId(r.id));
+  return perGroup(tokens, ledGroups(result), operation, (g) => moved[g]!);
 }
 
-/** waiting -> ready for the given jobs of the token's shard; returns the ids it moved. */
+/** waiting -> ready for the given jobs of each group's shard. */
+export function promoteJobsAcross(db: Executor, groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  return moveJobsAcross(db, groups, 'promoteJobs', ['waiting'], sql`state = 'ready', ready_at = now()`);
+}
+
+/** waiting | ready -> upstream_failed (a dependency failed) for the given jobs of each group's shard. */
+export function markUpstreamFailedAcross(db: Executor, groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  return moveJobsAcross(db, groups, 'markUpstreamFailed', ['waiting', 'ready'], sql`state = 'upstream_failed', ended_at = now()`);
+}
+
+/** promoteJobsAcross for one token: the ids it moved; a deposed leader's call throws. */
 export async function promoteJobs(db: Executor, token: LeaderToken, jobIds: string[]): Promise<string[]> {
-  const result = await rows(
-    db,
-    sql`with ${leadCte(token)},
-        w as (
-          update jobs set state = 'ready', ready_at = now()
-          where id = any(${array(ids(jobIds), 'bigint')}) and shard = ${token.shard} and state = 'waiting'
-            and exists (select 1 from lead)
-          returning id
-        )
-        ${selectWithLead('id')}`,
-  );
-  return writtenRows(result, token, 'promoteJobs').map((r) => toId(r.id));
+  return onlyGroup(await promoteJobsAcross(db, [{ token, items: jobIds }]));
 }
 
-/** waiting | ready -> upstream_failed (a dependency failed); returns the ids it moved. */
+/** markUpstreamFailedAcross for one token: the ids it moved; a deposed leader's call throws. */
 export async function markUpstreamFailed(db: Executor, token: LeaderToken, jobIds: string[]): Promise<string[]> {
-  const result = await rows(
-    db,
-    sql`with ${leadCte(token)},
-        w as (
-          update jobs set state = 'upstream_failed', ended_at = now()
-          where id = any(${array(ids(jobIds), 'bigint')}) and shard = ${token.shard} and state in ('waiting', 'ready')
-            and exists (select 1 from lead)
-          returning id
-        )
-        ${selectWithLead('id')}`,
-  );
-  return writtenRows(result, token, 'markUpstreamFailed').map((r) => toId(r.id));
+  return onlyGroup(await markUpstreamFailedAcross(db, [{ token, items: jobIds }]));
 }
 
 export async function listJobs(db: Executor, runId: string): Promise<JobRow[]> {

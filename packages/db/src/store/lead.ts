@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { DeposedLeaderError, type LeaderToken } from '@fenceline/core';
-import type { RawRow } from './db';
+import { array, type RawRow } from './db';
 
 /**
  * The leadership check every leader write makes in the same statement as the write.
@@ -42,4 +42,47 @@ export function deposed(token: LeaderToken, operation: string): DeposedLeaderErr
     `${operation} refused: node ${token.nodeId} no longer leads shard ${token.shard} under epoch ${token.epoch}`,
     { shard: token.shard, nodeId: token.nodeId, epoch: token.epoch, operation },
   );
+}
+
+/**
+ * The lead check of a statement that writes for several leaders at once. `t` numbers the
+ * tokens (`g`, from 1, in the order given) and `lead` keeps those still leading, with their
+ * shard, locking each lease row FOR SHARE as `leadCte` does. Items carry the number of
+ * their group, so each lands only through its own token and only in that token's shard.
+ */
+export function leadManyCte(tokens: LeaderToken[]): SQL {
+  return sql`t as (
+    select * from unnest(${array(tokens.map((t) => t.shard), 'int')}, ${array(tokens.map((t) => t.nodeId), 'text')},
+      ${array(tokens.map((t) => t.epoch), 'bigint')}) with ordinality as t(shard, node_id, epoch, g)
+  ),
+  lead as (
+    select t.g, s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch
+    where s.expires_at > now()
+    for share of s
+  )`;
+}
+
+/** The final SELECT of a multi-leader statement whose write CTE is `w`: `led` lists the groups that passed. */
+export function selectWithLeadMany(): SQL {
+  return sql`select (select coalesce(array_agg(g), '{}') from lead) as led, w.* from (select 1) as one left join w on true`;
+}
+
+/** Group numbers (from 1) whose lead check passed, read from a `selectWithLeadMany` result. */
+export function ledGroups(result: RawRow[]): Set<number> {
+  return new Set(((result[0]?.led as unknown[] | undefined) ?? []).map((g) => Number(g)));
+}
+
+/**
+ * Per group, its result or the DeposedLeaderError of its token. `make` builds the result of
+ * group `index` (from 0); it is only called for groups that passed the lead check.
+ */
+export function perGroup<T>(tokens: LeaderToken[], led: Set<number>, operation: string, make: (index: number) => T): (T | DeposedLeaderError)[] {
+  return tokens.map((token, i) => (led.has(i + 1) ? make(i) : deposed(token, operation)));
+}
+
+/** The one group of a single-token call: its result, or its DeposedLeaderError thrown. */
+export function onlyGroup<T>(out: (T | DeposedLeaderError)[]): T {
+  const first = out[0];
+  if (first instanceof DeposedLeaderError) throw first;
+  return first as T;
 }

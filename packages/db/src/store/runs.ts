@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { InvalidInputError, LIMITS, NotFoundError, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem } from '@fenceline/core';
+import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem } from '@fenceline/core';
 import { array, firstRow, rows, ts, type Db, type Executor } from './db';
-import { leadCte, selectWithLead, writtenRows } from './lead';
+import { leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
@@ -34,16 +34,17 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
 }
 
 /**
- * The tick's write for many due DAGs of one shard, in one transaction: first the
- * compare-and-set of each DAG's next_run_at (with the lead check, whose FOR SHARE lock
- * then lasts to commit), then one queued run per slot of each DAG that moved. ON CONFLICT
- * DO NOTHING makes a tick that runs twice, or two leaders racing across a failover, create
- * one run per (dag, scheduled_at). Runs pin the DAG's current version. A paused DAG or a
- * moved next_run_at writes nothing for that DAG. DAG rows are locked in id order, so two
- * batches that overlap cannot deadlock.
+ * The tick's write for many due DAGs, in one statement, for the shards of one or more
+ * leaders: the compare-and-set of each DAG's next_run_at (under its group's lead check,
+ * whose FOR SHARE lock lasts to commit), and one queued run per slot of each DAG that
+ * moved, made from the moved rows themselves. ON CONFLICT DO NOTHING makes a tick that runs twice, or two leaders
+ * racing across a failover, create one run per (dag, scheduled_at). Runs pin the DAG's
+ * current version. A paused DAG, a DAG outside its group's shard or a moved next_run_at
+ * writes nothing for that DAG. DAG rows are locked in id order, so two batches that
+ * overlap cannot deadlock.
  */
-export async function createScheduledRunsMany(db: Db, token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
-  for (const item of items) {
+export async function createScheduledRunsAcross(db: Executor, groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
+  for (const item of groups.flatMap((g) => g.items)) {
     if (item.slots.length > LIMITS.maxRunsPerDagPerTick) {
       throw new InvalidInputError(`one tick may create at most ${LIMITS.maxRunsPerDagPerTick} runs of a DAG, got ${item.slots.length} slots`, {
         dagId: item.dagId,
@@ -52,55 +53,61 @@ export async function createScheduledRunsMany(db: Db, token: LeaderToken, items:
       });
     }
   }
+  const tokens = groups.map((g) => g.token);
+  const out: RunRow[][][] = groups.map((g) => g.items.map(() => []));
+  if (groups.length === 0) return [];
   // A DAG named twice is written for its first item only.
-  const first = new Map<string, number>();
-  items.forEach((item, i) => {
-    if (!first.has(item.dagId)) first.set(item.dagId, i);
-  });
-  const unique = [...first.values()].map((i) => items[i]!);
-  const out: RunRow[][] = items.map(() => []);
-  if (unique.length === 0) return out;
-  return db.transaction(async (tx) => {
-    const moved = writtenRows(
-      await rows(
-        tx,
-        sql`with ${leadCte(token)},
-            i as (
-              select * from unnest(${array(unique.map((u) => u.dagId), 'text')}, ${array(unique.map((u) => u.expectedNextRunAt.toISOString()), 'text')}::timestamptz[],
-                ${array(unique.map((u) => u.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[]) as i(dag_id, expected, next_run_at)
-            ),
-            locked as materialized (
-              select d.id from dags d join i on i.dag_id = d.id
-              where d.shard = ${token.shard} and not d.paused and d.next_run_at = i.expected and exists (select 1 from lead)
-              order by d.id
-              for update of d
-            ),
-            w as (
-              update dags d set next_run_at = i.next_run_at
-              from i where d.id = i.dag_id and d.id in (select id from locked)
-              returning d.id
-            )
-            ${selectWithLead('id')}`,
-      ),
-      token,
-      'createScheduledRuns',
-    );
-    const movedIds = new Set(moved.map((r) => String(r.id)));
-    const pairs = unique.filter((u) => movedIds.has(u.dagId)).flatMap((u) => u.slots.map((slot) => ({ dagId: u.dagId, slot })));
-    if (pairs.length === 0) return out;
-    const created = await rows(
-      tx,
-      sql`insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
-          select d.id, d.current_version, d.shard, s.slot, 'schedule', 'queued'
-          from unnest(${array(pairs.map((p) => p.dagId), 'text')}, ${array(pairs.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)
-          join dags d on d.id = s.dag_id
+  const first = new Map<string, { g: number; i: number; item: ScheduledRunsItem }>();
+  groups.forEach((group, g) =>
+    group.items.forEach((item, i) => {
+      if (!first.has(item.dagId)) first.set(item.dagId, { g, i, item });
+    }),
+  );
+  const unique = [...first.values()];
+  const slots = unique.flatMap((u) => u.item.slots.map((slot) => ({ dagId: u.item.dagId, slot })));
+  const result = await rows(
+    db,
+    sql`with ${leadManyCte(tokens)},
+        i as (
+          select * from unnest(${array(unique.map((u) => u.item.dagId), 'text')}, ${array(unique.map((u) => u.item.expectedNextRunAt.toISOString()), 'text')}::timestamptz[],
+            ${array(unique.map((u) => u.item.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[], ${array(unique.map((u) => u.g + 1), 'int')})
+            as i(dag_id, expected, next_run_at, g)
+        ),
+        locked as materialized (
+          select d.id from dags d join i on i.dag_id = d.id join lead on lead.g = i.g
+          where d.shard = lead.shard and not d.paused and d.next_run_at = i.expected
+          order by d.id
+          for update of d
+        ),
+        moved as (
+          update dags d set next_run_at = i.next_run_at
+          from i where d.id = i.dag_id and d.id in (select id from locked)
+          returning d.id, d.current_version, d.shard
+        ),
+        s as (select * from unnest(${array(slots.map((p) => p.dagId), 'text')}, ${array(slots.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)),
+        w as (
+          insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
+          select m.id, m.current_version, m.shard, s.slot, 'schedule', 'queued'
+          from moved m join s on s.dag_id = m.id
           on conflict (dag_id, scheduled_at) do nothing
-          returning ${RUN_COLUMNS}`,
-    );
-    for (const run of created.map(runFromRow)) out[first.get(run.dagId)!]!.push(run);
-    for (const list of out) list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
-    return out;
-  });
+          returning ${RUN_COLUMNS}
+        )
+        ${selectWithLeadMany()}`,
+  );
+  for (const row of result) {
+    if (row.id === null || row.id === undefined) continue;
+    const run = runFromRow(row);
+    const at = first.get(run.dagId)!;
+    out[at.g]![at.i]!.push(run);
+  }
+  for (const list of out.flat()) list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+  return perGroup(tokens, ledGroups(result), 'createScheduledRuns', (g) => out[g]!);
+}
+
+/** createScheduledRunsAcross for one token: a deposed leader's call throws. */
+export async function createScheduledRunsMany(db: Executor, token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+  if (items.length === 0) return [];
+  return onlyGroup(await createScheduledRunsAcross(db, [{ token, items }]));
 }
 
 /** Queued runs of the shard, oldest first, read under the lead check. */
@@ -115,28 +122,32 @@ export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunR
 }
 
 /**
- * queued -> running for many runs of one shard, and every job of each inserted, in one
- * statement: the jobs are inserted from the run rows the update returned, so a run that
- * was not queued (or a failed lead check) inserts no job either. The job lists travel as
- * one jsonb parameter because a DAG can have 20,000 tasks.
+ * queued -> running for many runs, and every job of each inserted, in one statement for
+ * the shards of one or more leaders: the jobs are inserted from the run rows the update
+ * returned, so a run that was not queued, lies outside its group's shard or whose group
+ * failed its lead check inserts no job either. The job lists travel as one jsonb
+ * parameter because a DAG can have 20,000 tasks.
  */
-export async function startRuns(db: Executor, token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
-  for (const { runId, jobs } of items) {
+export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+  for (const { runId, jobs } of groups.flatMap((g) => g.items)) {
     if (jobs.length > LIMITS.maxTasksPerDag) {
       throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length });
     }
   }
+  if (groups.length === 0) return [];
+  const tokens = groups.map((g) => g.token);
+  const out: JobRow[][][] = groups.map((g) => g.items.map(() => []));
   // A run named twice starts once, for its first item.
-  const first = new Map<string, number>();
-  items.forEach((item, i) => {
-    if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, i);
-  });
-  const out: JobRow[][] = items.map(() => []);
-  if (first.size === 0) return out;
+  const first = new Map<string, { g: number; i: number; jobs: NewJob[] }>();
+  groups.forEach((group, g) =>
+    group.items.forEach((item, i) => {
+      if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, { g, i, jobs: item.jobs });
+    }),
+  );
   const payload = JSON.stringify(
-    [...first.values()].flatMap((i) =>
-      items[i]!.jobs.map((j) => ({
-        run_id: items[i]!.runId,
+    [...first].flatMap(([runId, { jobs }]) =>
+      jobs.map((j) => ({
+        run_id: runId,
         task_id: j.taskId,
         state: j.state,
         max_attempts: j.maxAttempts,
@@ -149,11 +160,13 @@ export async function startRuns(db: Executor, token: LeaderToken, items: { runId
   );
   const result = await rows(
     db,
-    sql`with ${leadCte(token)},
+    sql`with ${leadManyCte(tokens)},
+        r as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((f) => f.g + 1), 'int')}) as r(id, g)),
         started as (
-          update runs set state = 'running', started_at = now()
-          where id = any(${array([...first.keys()], 'bigint')}) and shard = ${token.shard} and state = 'queued' and exists (select 1 from lead)
-          returning id, dag_id, shard
+          update runs u set state = 'running', started_at = now()
+          from r join lead on lead.g = r.g
+          where u.id = r.id and u.shard = lead.shard and u.state = 'queued'
+          returning u.id, u.dag_id, u.shard
         ),
         w as (
           insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
@@ -164,33 +177,63 @@ export async function startRuns(db: Executor, token: LeaderToken, items: { runId
             retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on t.run_id = s.id
           returning *
         )
-        ${selectWithLead('id')} order by w.id`,
+        ${selectWithLeadMany()} order by w.id`,
   );
-  for (const job of writtenRows(result, token, 'startRun').map(jobFromRow)) out[first.get(job.runId)!]!.push(job);
-  return out;
+  for (const row of result) {
+    if (row.id === null || row.id === undefined) continue;
+    const job = jobFromRow(row);
+    const at = first.get(job.runId)!;
+    out[at.g]![at.i]!.push(job);
+  }
+  return perGroup(tokens, ledGroups(result), 'startRun', (g) => out[g]!);
 }
 
-/** running -> succeeded | failed for many runs; per item whether it moved (a run named twice moves once). */
-export async function finishRuns(db: Executor, token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
-  const first = new Map<string, number>();
-  items.forEach((item, i) => {
-    if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, i);
-  });
-  if (first.size === 0) return items.map(() => false);
-  const unique = [...first.values()].map((i) => items[i]!);
+/** startRunsAcross for one token: a deposed leader's call throws. */
+export async function startRuns(db: Executor, token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+  if (items.length === 0) return [];
+  return onlyGroup(await startRunsAcross(db, [{ token, items }]));
+}
+
+/**
+ * running -> succeeded | failed for many runs of one or more leaders' shards; per item
+ * whether it moved (a run named twice moves once, for its first item).
+ */
+export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  if (groups.length === 0) return [];
+  const tokens = groups.map((g) => g.token);
+  const first = new Map<string, { g: number; i: number; state: string }>();
+  groups.forEach((group, g) =>
+    group.items.forEach((item, i) => {
+      if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, { g, i, state: item.state });
+    }),
+  );
+  const unique = [...first];
   const result = await rows(
     db,
-    sql`with ${leadCte(token)},
-        i as (select * from unnest(${array(unique.map((u) => u.runId), 'bigint')}, ${array(unique.map((u) => u.state), 'text')}) as i(run_id, state)),
+    sql`with ${leadManyCte(tokens)},
+        i as (select * from unnest(${array(unique.map(([id]) => id), 'bigint')}, ${array(unique.map(([, u]) => u.state), 'text')},
+          ${array(unique.map(([, u]) => u.g + 1), 'int')}) as i(run_id, state, g)),
         w as (
           update runs r set state = i.state, ended_at = now()
-          from i where r.id = i.run_id and r.shard = ${token.shard} and r.state = 'running' and exists (select 1 from lead)
+          from i join lead on lead.g = i.g
+          where r.id = i.run_id and r.shard = lead.shard and r.state = 'running'
           returning r.id
         )
-        ${selectWithLead('id')}`,
+        ${selectWithLeadMany()}`,
   );
-  const moved = new Set(writtenRows(result, token, 'finishRun').map((r) => toId(r.id)));
-  return items.map((item, i) => first.get(item.runId) === i && moved.has(item.runId));
+  const moved = new Set(result.filter((r) => r.id !== null && r.id !== undefined).map((r) => toId(r.id)));
+  return perGroup(tokens, ledGroups(result), 'finishRun', (g) =>
+    groups[g]!.items.map((item, i) => {
+      const at = first.get(item.runId);
+      return at !== undefined && at.g === g && at.i === i && moved.has(item.runId);
+    }),
+  );
+}
+
+/** finishRunsAcross for one token: a deposed leader's call throws. */
+export async function finishRuns(db: Executor, token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  return onlyGroup(await finishRunsAcross(db, [{ token, items }]));
 }
 
 export async function getRun(db: Executor, runId: string): Promise<RunRow> {

@@ -5,6 +5,7 @@ import type {
   DagSpecInput,
   DagVersionRow,
   DeposedLeaderError,
+  LeaderGroup,
   DueDag,
   EventRow,
   Grant,
@@ -151,6 +152,21 @@ export class SqlStore implements Store {
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     return leases.grantLeasesMany(this.db, items, ttlMs);
+  }
+  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
+    return runs.createScheduledRunsAcross(this.db, groups);
+  }
+  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+    return runs.startRunsAcross(this.db, groups);
+  }
+  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+    return jobs.promoteJobsAcross(this.db, groups);
+  }
+  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+    return jobs.markUpstreamFailedAcross(this.db, groups);
+  }
+  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+    return runs.finishRunsAcross(this.db, groups);
   }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return leases.sweepExpired(this.db, token, limit);

@@ -36,6 +36,7 @@ import {
   type ResultRow,
   type RunRow,
   type RunState,
+  type LeaderGroup,
   type ScheduledRunsItem,
   type ShardLeaseRow,
   type ShardSnapshot,
@@ -627,6 +628,56 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  // The multi-leader forms run each group through its single-token method, in order, in
+  // one synchronous pass, so they are as atomic as one SQL statement and a subclass that
+  // bends a single-token method bends its multi-leader form too. As in one statement, an
+  // item named twice anywhere in the call counts for its first occurrence only.
+  async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
+    return this.acrossPerItem(groups, (i) => i.dagId, [] as RunRow[], (token, items) => this.createScheduledRunsMany(token, items));
+  }
+
+  async startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+    return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRuns(token, items));
+  }
+
+  async finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+    return this.acrossPerItem(groups, (i) => i.runId, false, (token, items) => this.finishRuns(token, items));
+  }
+
+  async promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+    return this.across(firstOccurrences(groups, (id) => id), (token, items) => this.promoteJobs(token, items.map((x) => x.item)));
+  }
+
+  async markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+    return this.across(firstOccurrences(groups, (id) => id), (token, items) => this.markUpstreamFailed(token, items.map((x) => x.item)));
+  }
+
+  /** A multi-leader form whose result has one entry per item; a repeated item gets `repeat`. */
+  private acrossPerItem<T, R>(groups: LeaderGroup<T>[], key: (item: T) => string, repeat: R, one: (token: LeaderToken, items: T[]) => Promise<R[]>) {
+    return this.across(firstOccurrences(groups, key), async (token, fresh, all) => {
+      const results = await one(token, fresh.map((f) => f.item));
+      const out: R[] = all.map(() => repeat);
+      fresh.forEach((f, k) => (out[f.index] = results[k]!));
+      return out;
+    });
+  }
+
+  private async across<T, R>(
+    groups: { token: LeaderToken; fresh: { item: T; index: number }[]; all: T[] }[],
+    one: (token: LeaderToken, fresh: { item: T; index: number }[], all: T[]) => Promise<R>,
+  ): Promise<(R | DeposedLeaderError)[]> {
+    const out: (R | DeposedLeaderError)[] = [];
+    for (const { token, fresh, all } of groups) {
+      try {
+        out.push(await one(token, fresh, all));
+      } catch (err) {
+        if (err instanceof DeposedLeaderError) out.push(err);
+        else throw err;
+      }
+    }
+    return out;
+  }
+
   async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     const out: (GrantedLease[] | DeposedLeaderError)[] = [];
     // Each item is the single-shard grant, so a subclass that bends grantLeases bends this too.
@@ -1076,4 +1127,19 @@ export class MemoryStore implements Store {
       lastError: j.lastError,
     };
   }
+}
+
+/** Each group's items that no earlier item of the call named, with their index in the group. */
+function firstOccurrences<T>(groups: LeaderGroup<T>[], key: (item: T) => string) {
+  const seen = new Set<string>();
+  return groups.map(({ token, items }) => ({
+    token,
+    all: items,
+    fresh: items.flatMap((item, index) => {
+      const k = key(item);
+      if (seen.has(k)) return [];
+      seen.add(k);
+      return [{ item, index }];
+    }),
+  }));
 }
