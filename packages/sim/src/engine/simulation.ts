@@ -1,5 +1,5 @@
-import { createDrainer } from './drain';
 import { EventQueue, type Scheduled } from './event-queue';
+import { runSteps } from './steps';
 import { Trace } from './trace';
 
 /** More events than this at one virtual millisecond means a livelock, not a busy moment. */
@@ -20,8 +20,8 @@ function delayOf(delayMs: number): number {
 /**
  * The discrete-event loop. Events run in order of virtual time, then of the order they
  * were scheduled in (a sequence number), so two runs of the same seed execute the same
- * events in the same order, byte for byte. After each event the host's microtask queue is
- * drained, so every promise continuation an event set off runs at that event's instant,
+ * events in the same order, byte for byte. Before the next event starts, the host's
+ * microtask queue is drained, so every promise continuation an event set off runs at that event's instant,
  * before anything later happens: `await store.x()` in the scheduler node behaves as it
  * would on a real machine whose clock stood still while the CPU worked.
  *
@@ -38,6 +38,8 @@ export class Simulation {
   readonly trace: Trace;
   /** Runs after every event (the invariant checker). Throwing stops the run. */
   afterEvent: (() => void) | null = null;
+  /** How events are stepped (engine/steps.ts); a test asks for a macrotask per event to compare the two ways. */
+  stepOptions: { macrotaskPerStep?: boolean } = {};
 
   constructor(startMs: number, traceKeep = 200) {
     this.nowMsValue = startMs;
@@ -104,16 +106,26 @@ export class Simulation {
 
   /**
    * Runs events up to and including `untilMs`, then sets the clock to `untilMs`.
-   * `onProgress` is called about every `progressEveryMs` of virtual time.
+   * `onProgress` is called about every `progressEveryMs` of virtual time. Each event runs
+   * once every promise continuation of the one before it has run (engine/steps.ts).
    */
   async runUntil(untilMs: number, onProgress?: (nowMs: number) => void, progressEveryMs = 60_000): Promise<void> {
-    const drainer = createDrainer();
     let nextProgress = this.nowMsValue + progressEveryMs;
     let sameInstant = 0;
-    try {
+    /** An event ran in the previous step: its continuations are done, so it can be judged. */
+    let ran = false;
+    await runSteps(() => {
+      if (ran) {
+        ran = false;
+        this.afterEvent?.();
+        if (onProgress && this.nowMsValue >= nextProgress) {
+          nextProgress = this.nowMsValue + progressEveryMs;
+          onProgress(this.nowMsValue);
+        }
+      }
       while (this.stopReason === null) {
         const top = this.queue.peek();
-        if (!top || top.atMs > untilMs) break;
+        if (!top || top.atMs > untilMs) return false;
         this.queue.pop();
         if (top.cancelled) {
           this.cancelledQueued--;
@@ -128,16 +140,11 @@ export class Simulation {
         this.nowMsValue = top.atMs;
         this.trace.addEvent(top.atMs, top.label);
         top.fn();
-        await drainer.drain();
-        this.afterEvent?.();
-        if (onProgress && this.nowMsValue >= nextProgress) {
-          nextProgress = this.nowMsValue + progressEveryMs;
-          onProgress(this.nowMsValue);
-        }
+        ran = true;
+        return true;
       }
-      if (this.stopReason === null) this.nowMsValue = Math.max(this.nowMsValue, untilMs);
-    } finally {
-      drainer.close();
-    }
+      return false;
+    }, this.stepOptions);
+    if (this.stopReason === null) this.nowMsValue = Math.max(this.nowMsValue, untilMs);
   }
 }
