@@ -84,11 +84,11 @@ export function callOver<T>(
   link: Link,
   caller: SimProcess,
   target: SimProcess | null,
-  label: string,
+  labels: CallLabels,
   timeoutMs: number,
   op: () => Promise<T>,
 ): Promise<T> {
-  return new Promise<T>((resolve, reject) => new Call(link, caller, target, label, timeoutMs, op, resolve, reject).send());
+  return new Promise<T>((resolve, reject) => new Call(link, caller, target, labels, timeoutMs, op, resolve, reject).send());
 }
 
 /**
@@ -100,20 +100,18 @@ class Call<T> {
   private settled = false;
   private cancelTimeout: (() => void) | null = null;
   private readonly incarnation: number;
-  private readonly labels: CallLabels;
 
   constructor(
     private readonly link: Link,
     private readonly caller: SimProcess,
     private readonly target: SimProcess | null,
-    private readonly label: string,
+    private readonly labels: CallLabels,
     private readonly timeoutMs: number,
     private readonly op: () => Promise<T>,
     private readonly resolve: (value: T) => void,
     private readonly reject: (err: unknown) => void,
   ) {
     this.incarnation = caller.incarnation;
-    this.labels = labelsOf(label);
   }
 
   send(): void {
@@ -128,7 +126,7 @@ class Call<T> {
     const target = this.target;
     if (target && !target.alive) {
       // Nobody listens on the far side: the connection is refused at once.
-      this.reply(false, new LinkError(`${this.label}: connection refused (${target.id} is down)`));
+      this.reply(false, new LinkError(`${this.labels.name}: connection refused (${target.id} is down)`));
       return;
     }
     if (target) target.deliver(target.incarnation, () => this.run());
@@ -157,7 +155,7 @@ class Call<T> {
   }
 
   private timedOut(): void {
-    this.finish(false, new LinkError(`${this.label}: no reply within ${this.timeoutMs} ms`));
+    this.finish(false, new LinkError(`${this.labels.name}: no reply within ${this.timeoutMs} ms`));
   }
 
   private finish(ok: boolean, value: unknown): void {
@@ -169,7 +167,9 @@ class Call<T> {
   }
 }
 
-interface CallLabels {
+/** The labels of one kind of call's events: `<call> arrive`, `<call> reply` and so on. */
+export interface CallLabels {
+  name: string;
   arrive: string;
   reply: string;
   timeout: string;
@@ -178,21 +178,11 @@ interface CallLabels {
 }
 
 /**
- * Every call's events are labelled `<call> arrive`, `<call> reply` and so on; a worker
- * makes the same few calls over and over, so the labels are built once per call name
- * rather than three times per call.
+ * A worker or a node makes the same few calls over and over, so each caller builds the
+ * labels of each kind of call once, here, and passes them with every call.
  */
-const labelCache = new Map<string, CallLabels>();
-
-function labelsOf(label: string): CallLabels {
-  let labels = labelCache.get(label);
-  if (!labels) {
-    labels = { arrive: `${label} arrive`, reply: `${label} reply`, timeout: `${label} timeout`, hangUp: `${label} hang-up`, unhold: `${label} unhold` };
-    // A bound on the cache, so a long swarm of seeds with fresh names cannot grow it forever.
-    if (labelCache.size >= 200_000) labelCache.clear();
-    labelCache.set(label, labels);
-  }
-  return labels;
+export function callLabels(name: string): CallLabels {
+  return { name, arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold` };
 }
 
 /** The far side's view of a held call: how it learns that the client hung up. */
@@ -242,9 +232,9 @@ export interface HoldOptions {
  * `op` runs on the far side when the request arrives, with a `HangUp` through which it
  * learns that the client went away; `target` is the far side's process.
  */
-export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, label: string, options: HoldOptions, op: (hangUp: HangUp) => Promise<T>): HeldCall<T> {
+export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, labels: CallLabels, options: HoldOptions, op: (hangUp: HangUp) => Promise<T>): HeldCall<T> {
   const sim = link.sim;
-  const labels = labelsOf(label);
+  const label = labels.name;
   const { cycleMs, timeoutMs } = options;
   const callerIncarnation = caller.incarnation;
   const sentAtMs = sim.nowMs;

@@ -1,6 +1,6 @@
 import type { Store, StoreNotice } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
-import { callOver, type Link } from './link';
+import { callLabels, callOver, type Link } from './link';
 
 /**
  * The store as one process sees it: every call crosses that process's link (latency,
@@ -40,10 +40,10 @@ export function linkedStore(store: Store, link: Link, caller: SimProcess, timeou
       };
     }
     const method = value as (...args: unknown[]) => Promise<unknown>;
-    const label = `${caller.id}>store.${prop}`;
+    const labels = callLabels(`${caller.id}>store.${prop}`);
     return (...args: unknown[]) => {
       onCall?.(prop);
-      return callOver(link, caller, null, label, timeoutMs, () => method.apply(target, args));
+      return callOver(link, caller, null, labels, timeoutMs, () => method.apply(target, args));
     };
   }
 }

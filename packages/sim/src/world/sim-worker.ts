@@ -1,7 +1,7 @@
 import { FencelineError, errorFromJSON, type Assignment, type RenewOutcome, type SchedulerNode } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import type { Rng } from '../engine/random';
-import { callOver, holdOver, type HeldCall, type Link } from './link';
+import { callLabels, callOver, holdOver, type CallLabels, type HeldCall, type Link } from './link';
 import type { SchedulerHost } from './scheduler-host';
 
 /**
@@ -119,7 +119,7 @@ export class SimWorker {
   private readonly resultQueues: QueuedResult[][];
   private readonly resultsBusy: boolean[];
   /** Call names per node (`w-1>node-0.poll`), built once: they label every event of a call. */
-  private readonly labels: { register: string; poll: string; write: string; complete: string; release: string }[];
+  private readonly labels: { register: CallLabels; poll: CallLabels; write: CallLabels; complete: CallLabels; release: CallLabels }[];
 
   constructor(private readonly o: SimWorkerOptions) {
     this.startedAtMs = o.process.clock.nowMs();
@@ -127,7 +127,7 @@ export class SimWorker {
     this.resultsBusy = o.hosts.map(() => false);
     this.labels = o.hosts.map((h) => {
       const base = `${o.id}>${h.nodeId}`;
-      return { register: `${base}.register`, poll: `${base}.poll`, write: `${base}.write`, complete: `${base}.complete`, release: `${base}.release` };
+      return { register: callLabels(`${base}.register`), poll: callLabels(`${base}.poll`), write: callLabels(`${base}.write`), complete: callLabels(`${base}.complete`), release: callLabels(`${base}.release`) };
     });
   }
 
@@ -172,9 +172,9 @@ export class SimWorker {
   // ---- the wire ----------------------------------------------------------------------------
 
   /** One request to node `i`, answered by whatever SchedulerNode runs there when it arrives. */
-  private call<T>(i: number, label: string, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
+  private call<T>(i: number, labels: CallLabels, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
     const host = this.o.hosts[i]!;
-    return callOver(this.o.links[i]!, this.o.process, host.process, label, this.o.rpcTimeoutMs, () => onNode(host, fn));
+    return callOver(this.o.links[i]!, this.o.process, host.process, labels, this.o.rpcTimeoutMs, () => onNode(host, fn));
   }
 
   private sleep(ms: number): Promise<void> {

@@ -81,7 +81,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   checker.onViolation = (v) => sim.stop(`${v.invariant} violated`);
   const writeHooks: ((w: StoreWrite) => void)[] = [];
   store.observe((w: StoreWrite) => {
-    sim.trace.add(describe(w));
+    sim.trace.addRecord(w, describe);
     checker.observe(w);
     metrics.observe(w);
     for (const hook of writeHooks) hook(w);
