@@ -1,6 +1,7 @@
 import type { Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, RunRow } from '../model';
+import type { DagSpec } from '../spec';
 import type { LeaderGroup, LeaderToken, NewJob, ScheduledRunsItem, Store } from '../store';
 import { Batcher, type BatcherOptions } from './batcher';
 
@@ -8,8 +9,9 @@ type StartItem = { runId: string; jobs: NewJob[] };
 type FinishItem = { runId: string; state: 'succeeded' | 'failed' };
 
 /**
- * The writes shard leaders make in bulk. Each call is one item of a batch; it resolves to
- * that item's result, or rejects with the DeposedLeaderError of its token.
+ * The writes shard leaders make in bulk (and their one bulk read, of specs). Each call is
+ * one item of a batch; it resolves to that item's result, or rejects with the
+ * DeposedLeaderError of its token.
  *
  * One instance serves every leader of a node, so the run creations of a whole tick, or
  * the promotions and finishes after a batch of results, cost one statement for all the
@@ -22,9 +24,19 @@ export class LeaderWrites {
   private readonly promoteBatch: AcrossBatcher<string, boolean>;
   private readonly skipBatch: AcrossBatcher<string, boolean>;
   private readonly finish: AcrossBatcher<FinishItem, boolean>;
+  private readonly specs: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
   constructor(store: Store, timers: Timers) {
     const opts = { windowMs: 0, maxInFlight: 2 };
+    // Specs of DAGs a leader has not seen yet (a burst of triggers of many DAGs) are read
+    // together, for all leaders of the node: with one reader per shard, a burst of
+    // triggers cost about one read per run. A read that fails yields no spec, and the run
+    // waits for reconciliation.
+    this.specs = new Batcher(timers, { ...opts, maxInFlight: 1, maxBatch: 1000 }, async (keys) => {
+      const found = await store.getDagVersions(keys).catch(() => []);
+      const byKey = new Map(found.map((row) => [`${row.dagId}@${row.version}`, row.spec]));
+      return keys.map((k) => byKey.get(`${k.dagId}@${k.version}`) ?? null);
+    });
     this.create = new AcrossBatcher(timers, { ...opts, maxBatch: 2000 }, (groups) => store.createScheduledRunsAcross(groups));
     // Starts are weighed by their jobs: a batch carries at most about 20,000 job rows.
     this.start = new AcrossBatcher(timers, { ...opts, maxBatch: 2000, weight: (i) => 1 + i.item.jobs.length, maxWeight: 20_000 }, (groups) =>
@@ -33,6 +45,11 @@ export class LeaderWrites {
     this.promoteBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.promoteJobsAcross(groups)));
     this.skipBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.markUpstreamFailedAcross(groups)));
     this.finish = new AcrossBatcher(timers, { ...opts, maxBatch: 2000 }, (groups) => store.finishRunsAcross(groups));
+  }
+
+  /** The spec of a DAG version, or null if it cannot be read now. Not a write: no token. */
+  readSpec(dagId: string, version: number): Promise<DagSpec | null> {
+    return this.specs.submit({ dagId, version });
   }
 
   /** The runs created for a due DAG (none if its next_run_at had moved). */

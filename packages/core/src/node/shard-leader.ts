@@ -8,7 +8,6 @@ import { initialJobs, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
-import { Batcher } from './batcher';
 import { LeaderWrites } from './leader-writes';
 
 /** A job of an active run, as the leader keeps it in memory. */
@@ -85,20 +84,11 @@ export class ShardLeader {
   // runs of a whole tick, the promotions after a batch of completions and the finished
   // runs share one statement (and one commit), for every shard the node leads.
   private readonly writes: LeaderWrites;
-  private readonly specBatch: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
   constructor(private readonly deps: LeaderDeps) {
     this.token = deps.token;
-    const { store, timers, token } = deps;
-    const opts = { windowMs: 0, maxBatch: 500, maxInFlight: 2 };
+    const { store, timers } = deps;
     this.writes = deps.writes ?? new LeaderWrites(store, timers);
-    // Specs of DAGs this leader has not seen yet (a burst of triggers of many DAGs) are read
-    // together too; a read that fails yields no spec, and the run waits for reconciliation.
-    this.specBatch = new Batcher(timers, opts, async (keys) => {
-      const found = await store.getDagVersions(keys).catch(() => []);
-      const byKey = new Map(found.map((row) => [`${row.dagId}@${row.version}`, row.spec]));
-      return keys.map((k) => byKey.get(`${k.dagId}@${k.version}`) ?? null);
-    });
   }
 
   get shard(): number {
@@ -543,7 +533,7 @@ export class ShardLeader {
     const key = `${dagId}@${version}`;
     const cached = this.specCache.get(key);
     if (cached) return cached;
-    const spec = await this.specBatch.submit({ dagId, version });
+    const spec = await this.writes.readSpec(dagId, version);
     if (spec) this.specCache.set(key, spec);
     return spec;
   }

@@ -3,7 +3,12 @@ import type { EventRow, NewEvent } from '@fenceline/core';
 import { rows, type Executor } from './db';
 import { eventFromRow, isId } from './rows';
 
-/** Appends many events in one multi-row insert; the store stamps them with its clock. */
+/**
+ * Appends many events in one multi-row insert; the store stamps them with its clock. The
+ * batch travels as one json (not jsonb) parameter: json_to_recordset reads it without
+ * first building a jsonb tree of the whole batch, which made binding a 5,000-event batch
+ * about a third slower; only each event's `data` becomes jsonb.
+ */
 export async function appendEvents(db: Executor, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const payload = JSON.stringify(
@@ -23,9 +28,9 @@ export async function appendEvents(db: Executor, events: NewEvent[]): Promise<vo
   await rows(
     db,
     sql`insert into events (type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, data)
-        select type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, coalesce(data, '{}'::jsonb)
-        from jsonb_to_recordset(${payload}::jsonb) as e(type text, shard int, dag_id text, run_id bigint, job_id bigint,
-          worker_id text, node_id text, fence bigint, epoch bigint, data jsonb)`,
+        select type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, coalesce(data::jsonb, '{}'::jsonb)
+        from json_to_recordset(${payload}::json) as e(type text, shard int, dag_id text, run_id bigint, job_id bigint,
+          worker_id text, node_id text, fence bigint, epoch bigint, data json)`,
   );
 }
 
