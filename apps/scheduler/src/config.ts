@@ -46,6 +46,8 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       reconcileIntervalMs: int(env, 'FENCELINE_RECONCILE_INTERVAL_MS', d.reconcileIntervalMs),
       dueBatch: int(env, 'FENCELINE_DUE_BATCH', d.dueBatch),
       renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs),
+      dispatchRoundsInFlight: Math.max(1, int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight)),
+      outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs),
     },
   };
 }

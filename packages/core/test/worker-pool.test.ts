@@ -1,22 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock, Timers } from '../src/clock';
-import { WorkerPool } from '../src/node/worker-pool';
+import { WorkerPool, type Assignment } from '../src/node/worker-pool';
 
+/** A clock and timers that move only when the test advances them. */
 function fakeTime(): Clock & Timers & { advance(ms: number): void } {
   let now = 1_000_000;
+  let timers: { at: number; fn: () => void }[] = [];
   return {
     nowMs: () => now,
-    after: () => () => undefined,
+    after(ms, fn) {
+      const t = { at: now + ms, fn };
+      timers.push(t);
+      return () => {
+        timers = timers.filter((x) => x !== t);
+      };
+    },
     advance(ms) {
       now += ms;
+      const due = timers.filter((t) => t.at <= now);
+      timers = timers.filter((t) => t.at > now);
+      for (const t of due) t.fn();
     },
   };
+}
+
+function job(jobId: string): Assignment {
+  return { jobId, runId: '1', dagId: 'd', taskId: jobId, attempt: 1, fence: 1, leaseTtlMs: 60_000, renewIntervalMs: 20_000, task: { type: 'noop', config: {}, timeoutMs: 0 } };
 }
 
 describe('WorkerPool', () => {
   it('keeps a fully busy worker in the pool while it renews or writes results', () => {
     const time = fakeTime();
-    const pool = new WorkerPool(time, time, 60_000);
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
     pool.touch('busy', 4);
     pool.touch('quiet', 4);
     expect(pool.poolSlots()).toBe(8);
@@ -35,14 +50,46 @@ describe('WorkerPool', () => {
 
   it('lists only workers with an open poll, and credits freed slots up to the worker size', () => {
     const time = fakeTime();
-    const pool = new WorkerPool(time, time, 60_000);
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
     void pool.wait('a', 4, 1, 25_000, () => undefined);
     pool.touch('b', 4);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 1 }]);
     expect(pool.credit('a', 10)).toBe(true);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 4 }]);
     expect(pool.credit('b', 1)).toBe(false);
-    expect(pool.deliver('a', [])).toBe(true);
+    expect(pool.settle('a', 0, [job('j0')])).toBe(true);
     expect(pool.waiting()).toEqual([]);
+  });
+
+  it('keeps slots reserved by a round out of the next plan, and gives leases that come late to the next poll', async () => {
+    const time = fakeTime();
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
+    const first = pool.wait('a', 8, 6, 25_000, () => undefined);
+    // Round 1 plans 4 of the 6 free slots; round 2, planned while round 1 is out, sees 2.
+    pool.reserve('a', 4);
+    expect(pool.waiting()).toEqual([{ workerId: 'a', free: 2 }]);
+    pool.reserve('a', 2);
+    expect(pool.waiting()).toEqual([]);
+    // Round 2's grant comes back first and answers the poll; round 1's leases arrive after.
+    expect(pool.settle('a', 2, [job('r2-1'), job('r2-2')])).toBe(true);
+    expect((await first).map((j) => j.jobId)).toEqual(['r2-1', 'r2-2']);
+    expect(pool.settle('a', 4, [job('r1-1'), job('r1-2'), job('r1-3')])).toBe(true);
+    // The worker polls again at once and gets them, even with no free slot to offer.
+    const second = await pool.wait('a', 8, 0, 25_000, () => undefined);
+    expect(second.map((j) => j.jobId)).toEqual(['r1-1', 'r1-2', 'r1-3']);
+    expect(pool.settle('ghost', 1, [job('x')])).toBe(false);
+  });
+
+  it('hands leases back when the worker does not come back for them within the hold', () => {
+    const time = fakeTime();
+    const unclaimed: string[][] = [];
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: (_w, jobs) => unclaimed.push(jobs.map((j) => j.jobId)) });
+    pool.touch('a', 4);
+    pool.reserve('a', 1);
+    expect(pool.settle('a', 1, [job('late')])).toBe(true);
+    time.advance(4_999);
+    expect(unclaimed).toEqual([]);
+    time.advance(1);
+    expect(unclaimed).toEqual([['late']]);
   });
 });

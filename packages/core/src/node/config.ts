@@ -23,6 +23,13 @@ export interface NodeConfig {
   dueBatch: number;
   /** Window in which renewals from many workers are gathered into one statement. */
   renewBatchWindowMs: number;
+  /**
+   * Dispatch rounds allowed at once. A round spends most of its time waiting for its grant
+   * statement; a second round plans the slots freed meanwhile instead of waiting for it.
+   */
+  dispatchRoundsInFlight: number;
+  /** How long leases granted after a worker's poll was answered wait for its next poll. */
+  outboxHoldMs: number;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = {
@@ -40,4 +47,6 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   reconcileIntervalMs: 10_000,
   dueBatch: 1000,
   renewBatchWindowMs: 20,
+  dispatchRoundsInFlight: 2,
+  outboxHoldMs: 5_000,
 };

@@ -44,7 +44,7 @@ export class SchedulerNode {
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
   private eventBuffer: NewEvent[] = [];
-  private dispatching = false;
+  private roundsInFlight = 0;
   private dispatchAgain = false;
   private dispatchScheduled = false;
   private retryTimer: { atMs: number; cancel: () => void } | null = null;
@@ -58,7 +58,19 @@ export class SchedulerNode {
     this.clock = deps.clock;
     this.timers = deps.timers;
     this.config = { ...DEFAULT_NODE_CONFIG, ...deps.config };
-    this.pool = new WorkerPool(this.clock, this.timers, this.config.workerLiveWindowMs);
+    this.pool = new WorkerPool(this.clock, this.timers, {
+      liveWindowMs: this.config.workerLiveWindowMs,
+      // A lease waiting in an outbox is not renewed (its worker does not know of it yet), so
+      // it is handed back well before it could expire and cost the job an attempt.
+      outboxHoldMs: Math.min(this.config.outboxHoldMs, Math.floor(this.config.leaseTtlMs / 3)),
+      // Leases granted for a poll that was answered meanwhile wait for the worker's next
+      // poll; a worker that does not come back (a full worker polls only once a slot frees)
+      // gets them handed back rather than left to expire.
+      onUnclaimed: (workerId, jobs) => {
+        this.metrics.inc('leases_undelivered_total', jobs.length);
+        for (const job of jobs) void this.handBack(job.jobId, job.fence, workerId).catch(() => undefined);
+      },
+    });
     this.renewBatcher = new Batcher(this.timers, { windowMs: this.config.renewBatchWindowMs, maxBatch: 1000 }, (items) => this.store.renewLeases(items, this.config.leaseTtlMs));
     // Completions from every worker share a statement: while one batch commits, the next
     // gathers, so the batch size follows the load and an idle node answers at once.
@@ -276,38 +288,39 @@ export class SchedulerNode {
 
   // ---- dispatch -------------------------------------------------------------------
 
-  /** Requests a dispatch round on the next turn; rounds never overlap. */
+  /** Requests a dispatch round on the next turn. */
   kick(): void {
     if (this.stopped || this.dispatchScheduled) return;
     this.dispatchScheduled = true;
     this.timers.after(0, () => {
       this.dispatchScheduled = false;
-      void this.dispatch().catch((e) => this.error('dispatch', e));
+      this.dispatch();
     });
   }
 
   /**
-   * One round: the fair-share plan over every shard this node leads and every worker
-   * waiting on it, one lease statement per shard, then delivery. A lease whose worker
-   * stopped waiting meanwhile is handed back at once.
+   * Starts a round unless dispatchRoundsInFlight are out already, in which case one more
+   * runs when one of them ends. Rounds may overlap: a round takes its jobs out of the
+   * ready queues and reserves its workers' slots before its grant statement goes out, so
+   * the next round plans only what is left.
    */
-  private async dispatch(): Promise<void> {
-    if (this.dispatching) {
+  private dispatch(): void {
+    if (this.stopped) return;
+    if (this.roundsInFlight >= this.config.dispatchRoundsInFlight) {
       this.dispatchAgain = true;
       return;
     }
-    this.dispatching = true;
-    try {
-      do {
-        this.dispatchAgain = false;
-        const startedMs = this.clock.nowMs();
-        await this.dispatchRound();
+    this.dispatchAgain = false;
+    this.roundsInFlight++;
+    const startedMs = this.clock.nowMs();
+    void this.dispatchRound()
+      .catch((e) => this.error('dispatch', e))
+      .finally(() => {
+        this.roundsInFlight--;
         this.metrics.inc('dispatch_rounds_total');
         this.metrics.inc('dispatch_round_ms_total', this.clock.nowMs() - startedMs);
-      } while (this.dispatchAgain && !this.stopped);
-    } finally {
-      this.dispatching = false;
-    }
+        if (this.dispatchAgain) this.dispatch();
+      });
   }
 
   private async dispatchRound(): Promise<void> {
@@ -339,14 +352,23 @@ export class SchedulerNode {
     this.metrics.set('dags_capped', cappedBefore + plan.capped.length);
     if (plan.grants.length === 0) return;
     const byLeader = new Map<ShardLeader, { jobId: string; workerId: string }[]>();
+    const planned = new Map<string, number>();
     for (const g of plan.grants) {
       const leader = dagShard.get(g.dagId)!;
       const list = byLeader.get(leader) ?? [];
       list.push({ jobId: g.jobId, workerId: g.workerId });
       byLeader.set(leader, list);
+      planned.set(g.workerId, (planned.get(g.workerId) ?? 0) + 1);
     }
+    for (const [workerId, n] of planned) this.pool.reserve(workerId, n);
     const grantStartedMs = this.clock.nowMs();
-    const results = await Promise.all([...byLeader].map(async ([leader, grants]) => ({ leader, granted: await leader.grant(grants, this.config.leaseTtlMs) })));
+    let results: { leader: ShardLeader; granted: GrantedLease[] }[];
+    try {
+      results = await Promise.all([...byLeader].map(async ([leader, grants]) => ({ leader, granted: await leader.grant(grants, this.config.leaseTtlMs) })));
+    } catch (err) {
+      for (const [workerId, n] of planned) this.pool.settle(workerId, n, []);
+      throw err;
+    }
     this.metrics.inc('dispatch_grant_ms_total', this.clock.nowMs() - grantStartedMs);
     const perWorker = new Map<string, Assignment[]>();
     for (const { leader, granted } of results) {
@@ -367,10 +389,11 @@ export class SchedulerNode {
       }
     }
     this.metrics.inc('leases_granted_total', [...perWorker.values()].reduce((n, l) => n + l.length, 0));
-    for (const [workerId, jobs] of perWorker) {
-      if (this.pool.deliver(workerId, jobs)) continue;
+    for (const [workerId, n] of planned) {
+      const jobs = perWorker.get(workerId) ?? [];
+      if (this.pool.settle(workerId, n, jobs)) continue;
       this.metrics.inc('leases_undelivered_total', jobs.length);
-      // The worker stopped waiting between the plan and the grant: hand the leases back.
+      // The worker left the pool between the plan and the grant: hand the leases back.
       for (const job of jobs) await this.handBack(job.jobId, job.fence, workerId);
     }
   }

@@ -25,6 +25,20 @@ interface KnownWorker {
   slots: number;
   lastSeenMs: number;
   waiter: Waiter | null;
+  /** Free slots promised to dispatch rounds whose grant statement is still out. */
+  reserved: number;
+  /** Leases granted after the poll they were planned for had been answered, for the next poll. */
+  outbox: Assignment[];
+  cancelOutboxTimer: (() => void) | null;
+}
+
+export interface WorkerPoolOptions {
+  /** A worker not heard from for this long no longer counts towards the pool. */
+  liveWindowMs: number;
+  /** How long leases wait in a worker's outbox for its next poll before they are given up. */
+  outboxHoldMs: number;
+  /** Called with leases a worker did not come back for within outboxHoldMs (to hand them back). */
+  onUnclaimed: (workerId: string, jobs: Assignment[]) => void;
 }
 
 /**
@@ -43,12 +57,15 @@ export class WorkerPool {
   /** The pool size is read on every dispatch round; it is recounted at most this often. */
   private slotsCache: { atMs: number; slots: number } | null = null;
 
+  private readonly liveWindowMs: number;
+
   constructor(
     private readonly clock: Clock,
     private readonly timers: Timers,
-    /** A worker not heard from for this long no longer counts towards the pool. */
-    private readonly liveWindowMs: number,
-  ) {}
+    private readonly options: WorkerPoolOptions,
+  ) {
+    this.liveWindowMs = options.liveWindowMs;
+  }
 
   /**
    * A request from a known worker (a renewal, a result): it is alive even if it has no
@@ -67,7 +84,7 @@ export class WorkerPool {
       known.slots = slots;
       known.lastSeenMs = this.clock.nowMs();
     } else {
-      this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null });
+      this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null, reserved: 0, outbox: [], cancelOutboxTimer: null });
       this.slotsCache = null;
     }
   }
@@ -80,6 +97,9 @@ export class WorkerPool {
     this.touch(workerId, slots);
     const worker = this.workers.get(workerId)!;
     this.answer(worker, []);
+    // Leases granted for an earlier poll of this worker go out at once, whatever its free
+    // count says now: it hands back what it cannot run.
+    if (worker.outbox.length > 0) return Promise.resolve(this.takeOutbox(worker));
     if (free <= 0) return Promise.resolve([]);
     return new Promise<Assignment[]>((resolve) => {
       const mine = (): boolean => worker.waiter?.resolve === resolve;
@@ -103,14 +123,53 @@ export class WorkerPool {
 
   forget(workerId: string): void {
     this.cancel(workerId);
+    const worker = this.workers.get(workerId);
+    if (worker && worker.outbox.length > 0) this.options.onUnclaimed(workerId, this.takeOutbox(worker));
     this.workers.delete(workerId);
   }
 
-  /** Workers waiting right now with free slots, for the dispatcher. */
+  /** Workers waiting right now with free slots not yet promised to a round, for the dispatcher. */
   waiting(): FreeWorker[] {
     const out: FreeWorker[] = [];
-    for (const w of this.waiters) if (w.waiter && w.waiter.free > 0) out.push({ workerId: w.id, free: w.waiter.free });
+    for (const w of this.waiters) {
+      const free = (w.waiter?.free ?? 0) - w.reserved;
+      if (free > 0) out.push({ workerId: w.id, free });
+    }
     return out;
+  }
+
+  /**
+   * Promises `n` of a waiting worker's free slots to a dispatch round, so a round planned
+   * while this one's grant statement is out does not plan the same slots again.
+   */
+  reserve(workerId: string, n: number): void {
+    const worker = this.workers.get(workerId);
+    if (worker) worker.reserved += n;
+  }
+
+  /**
+   * The end of a round for one worker: its `reserved` slots are released, and the leases
+   * the round was granted go to the worker's open poll. If that poll was answered meanwhile
+   * (by another round), they wait in the worker's outbox and go with its next poll, which
+   * the worker sends at once; if it does not come back within outboxHoldMs they are given
+   * to onUnclaimed. False if the worker is unknown (the caller hands the leases back).
+   */
+  settle(workerId: string, reserved: number, jobs: Assignment[]): boolean {
+    const worker = this.workers.get(workerId);
+    if (!worker) return false;
+    worker.reserved = Math.max(0, worker.reserved - reserved);
+    if (jobs.length === 0) return true;
+    if (worker.waiter) {
+      this.answer(worker, jobs);
+      return true;
+    }
+    worker.outbox.push(...jobs);
+    worker.cancelOutboxTimer ??= this.timers.after(this.options.outboxHoldMs, () => {
+      worker.cancelOutboxTimer = null;
+      const unclaimed = worker.outbox.splice(0);
+      if (unclaimed.length > 0) this.options.onUnclaimed(worker.id, unclaimed);
+    });
+    return true;
   }
 
   /**
@@ -122,14 +181,6 @@ export class WorkerPool {
     if (!waiter || n <= 0) return false;
     const worker = this.workers.get(workerId)!;
     waiter.free = Math.min(worker.slots, waiter.free + n);
-    return true;
-  }
-
-  /** Hands leased jobs to a waiting worker. Returns false if it stopped waiting meanwhile. */
-  deliver(workerId: string, jobs: Assignment[]): boolean {
-    const worker = this.workers.get(workerId);
-    if (!worker?.waiter) return false;
-    this.answer(worker, jobs);
     return true;
   }
 
@@ -161,13 +212,19 @@ export class WorkerPool {
     const cutoff = this.clock.nowMs() - this.liveWindowMs;
     const gone: string[] = [];
     for (const w of this.workers.values()) {
-      if (!w.waiter && w.lastSeenMs < cutoff) {
+      if (!w.waiter && w.lastSeenMs < cutoff && w.outbox.length === 0) {
         this.workers.delete(w.id);
         gone.push(w.id);
         this.slotsCache = null;
       }
     }
     return gone;
+  }
+
+  private takeOutbox(worker: KnownWorker): Assignment[] {
+    worker.cancelOutboxTimer?.();
+    worker.cancelOutboxTimer = null;
+    return worker.outbox.splice(0);
   }
 
   private answer(worker: KnownWorker, jobs: Assignment[]): void {
