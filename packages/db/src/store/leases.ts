@@ -2,47 +2,13 @@ import { sql } from 'drizzle-orm';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
-import { deposed, leadCte, selectWithLead, writtenRows } from './lead';
+import { deposed, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
 
-/**
- * Grants a batch of leases in one statement (DESIGN.md rule 1). A job moves ready ->
- * leased only if it is still ready, its backoff has passed, it belongs to the token's
- * shard and the token still leads; in the same statement its fence and attempt go up by
- * one and the holder and expiry (store clock) are written. The `locked` CTE takes the row
- * locks in id order, so two batches that overlap cannot deadlock; a concurrent grant of
- * the same job waits for the lock and then finds it leased. A job named twice in one
- * batch is granted once, to the first grant that names it.
- */
+/** grantLeasesMany for one token: a deposed leader's call throws. */
 export async function grantLeases(db: Executor, token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
-  const valid = grants.filter((g) => isId(g.jobId));
-  if (valid.length === 0) return [];
-  const result = await rows(
-    db,
-    sql`with ${leadCte(token)},
-        g as (
-          select distinct on (job_id) job_id, worker_id, ord
-          from unnest(${array(valid.map((g) => g.jobId), 'bigint')}, ${array(valid.map((g) => g.workerId), 'text')})
-            with ordinality as g(job_id, worker_id, ord)
-          order by job_id, ord
-        ),
-        locked as materialized (
-          select j.id from jobs j
-          where j.id in (select job_id from g) and j.shard = ${token.shard} and j.state = 'ready'
-            and (j.next_attempt_at is null or j.next_attempt_at <= now()) and exists (select 1 from lead)
-          order by j.id
-          for update
-        ),
-        w as (
-          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = g.worker_id,
-            lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), next_attempt_at = null
-          from g
-          where j.id = g.job_id and j.id in (select id from locked)
-          returning j.id, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, g.ord
-        )
-        ${selectWithLead('id')} order by w.ord`,
-  );
-  return writtenRows(result, token, 'grantLeases').map(grantedFromRow);
+  if (!grants.some((g) => isId(g.jobId))) return [];
+  return onlyGroup(await grantLeasesMany(db, [{ token, grants }], ttlMs));
 }
 
 function grantedFromRow(r: RawRow): GrantedLease {
@@ -59,50 +25,54 @@ function grantedFromRow(r: RawRow): GrantedLease {
 }
 
 /**
- * grantLeases for several shards in one statement (one commit for a whole dispatch round
- * of a node that leads many shards). The lead check locks every token's shard lease row
- * FOR SHARE, a grant lands only in the shard of the token it came with, and a token whose
- * check failed gets its DeposedLeaderError while the others' grants stand.
+ * Grants batches of leases for the shards of one or more leaders in one statement (one
+ * commit for a whole dispatch round of a node that leads many shards; DESIGN.md rule 1).
+ * A job moves ready -> leased only if it is still ready, its backoff has passed, it
+ * belongs to the shard of the token its grant came with and that token still leads; in
+ * the same statement its fence and attempt go up by one and the holder and expiry (store
+ * clock) are written. A token whose check failed gets its DeposedLeaderError while the
+ * others' grants stand. The `locked` CTE takes the row locks in id order, so two batches
+ * that overlap cannot deadlock; a concurrent grant of the same job waits for the lock and
+ * then finds it leased. A job named twice is granted once, to the first grant that names
+ * it within its own shard (a grant naming a job of another shard cannot shadow it).
+ *
+ * Every join reaches jobs by primary key, one probe per grant: the statement costs the
+ * same whatever the size of the jobs table, and the update carries each job's grant from
+ * `locked` rather than searching the grant list per row.
  */
 export async function grantLeasesMany(db: Executor, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
-  const flat = items.flatMap((item) => item.grants.filter((g) => isId(g.jobId)).map((g) => ({ ...g, shard: item.token.shard })));
   if (items.length === 0) return [];
+  const tokens = items.map((i) => i.token);
+  const flat = items.flatMap((item, g) => item.grants.filter((x) => isId(x.jobId)).map((x) => ({ ...x, g: g + 1 })));
   const result = await rows(
     db,
-    sql`with t as (
-          select * from unnest(${array(items.map((i) => i.token.shard), 'int')}, ${array(items.map((i) => i.token.nodeId), 'text')},
-            ${array(items.map((i) => i.token.epoch), 'bigint')}) as t(shard, node_id, epoch)
-        ),
-        lead as (
-          select s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch
-          where s.expires_at > now()
-          for share of s
-        ),
+    sql`with ${leadManyCte(tokens)},
         g as (
-          -- A grant naming a job outside its token's shard is dropped before the first
-          -- grant per job is chosen, so it cannot shadow a rightful one.
-          select distinct on (g0.job_id) g0.job_id, g0.worker_id, g0.shard, g0.ord
-          from unnest(${array(flat.map((g) => g.jobId), 'bigint')}, ${array(flat.map((g) => g.workerId), 'text')}, ${array(flat.map((g) => g.shard), 'int')})
-            with ordinality as g0(job_id, worker_id, shard, ord)
-          join jobs j0 on j0.id = g0.job_id and j0.shard = g0.shard
+          select distinct on (g0.job_id) g0.job_id, g0.worker_id, g0.g, g0.ord, lead.shard
+          from unnest(${array(flat.map((x) => x.jobId), 'bigint')}, ${array(flat.map((x) => x.workerId), 'text')}, ${array(flat.map((x) => x.g), 'int')})
+            with ordinality as g0(job_id, worker_id, g, ord)
+          join lead on lead.g = g0.g
+          -- The LIMIT keeps this a primary-key probe per grant rather than a join the
+          -- planner may turn into a scan of every job.
+          cross join lateral (select j0.shard from jobs j0 where j0.id = g0.job_id limit 1) x
+          where x.shard = lead.shard
           order by g0.job_id, g0.ord
         ),
         locked as materialized (
-          select j.id from jobs j join g on g.job_id = j.id and g.shard = j.shard
-          where j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now()) and j.shard in (select shard from lead)
+          select j.id, g.worker_id, g.ord from g join jobs j on j.id = g.job_id
+          where j.shard = g.shard and j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now())
           order by j.id
           for update of j
         ),
         w as (
-          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = g.worker_id,
+          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = l.worker_id,
             lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), next_attempt_at = null
-          from g
-          where j.id = g.job_id and j.id in (select id from locked)
-          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, g.ord
+          from locked l
+          where j.id = l.id
+          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, l.ord
         )
-        select (select coalesce(array_agg(shard), '{}') from lead) as led, w.* from (select 1) as one left join w on true order by w.ord`,
+        ${selectWithLeadMany()} order by w.ord`,
   );
-  const led = new Set(((result[0]?.led as unknown[] | undefined) ?? []).map((s) => Number(s)));
   const byShard = new Map<number, GrantedLease[]>();
   for (const r of result) {
     if (r.id === null || r.id === undefined) continue;
@@ -111,7 +81,7 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
     list.push(grantedFromRow(r));
     byShard.set(shard, list);
   }
-  return items.map((item) => (led.has(item.token.shard) ? (byShard.get(item.token.shard) ?? []) : deposed(item.token, 'grantLeases')));
+  return perGroup(tokens, ledGroups(result), 'grantLeases', (g) => byShard.get(tokens[g]!.shard) ?? []);
 }
 
 /**
