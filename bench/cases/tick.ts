@@ -91,7 +91,7 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         queryMs.push(performance.now() - t);
         if (i === 0 && r.dags.length === 0) throw new Error(`the due query found nothing (${mine.length} shards led)`);
       }
-      const plan = await explainDue(store.db, mine.map((t) => t.shard), DUE_BATCH);
+      const plan = await explainDue(store.db, mine, DUE_BATCH);
 
       const create = fullTicks.map((t) => t.createMs);
       const start = fullTicks.map((t) => t.startMs);

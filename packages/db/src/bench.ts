@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { canonicalJson, shardOf } from '@fenceline/core';
+import { canonicalJson, shardOf, type LeaderToken } from '@fenceline/core';
+import { dueDagsQuery } from './store/tick';
 import { array, msInterval, rows, type Executor } from './store/db';
 import { toDate, toId, toNumber } from './store/rows';
 
@@ -283,16 +284,12 @@ export async function serverVersion(db: Executor): Promise<string> {
   return `${String(r?.v)} (synchronous_commit=${String(r?.s)})`;
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the tick's due query shape, for the report. */
-export async function explainDue(db: Executor, shards: number[], limit: number): Promise<string> {
-  const result = await rows(
-    db,
-    sql`explain (analyze, buffers, costs off)
-        select d.id, d.shard, d.current_version, v.spec, d.next_run_at
-        from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
-        where d.shard = any(${array(shards, 'int')}) and not d.paused and d.next_run_at is not null and d.next_run_at <= now()
-        order by d.next_run_at, d.id
-        limit ${limit}`,
-  );
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the due query exactly as the scheduler sends it, under the
+ * given tokens, for the report (a hand-written copy had planned differently: a parallel
+ * sequential scan where production walks the due index shard by shard).
+ */
+export async function explainDue(db: Executor, tokens: LeaderToken[], limit: number): Promise<string> {
+  const result = await rows(db, sql`explain (analyze, buffers, costs off) ${dueDagsQuery(tokens, limit)}`);
   return result.map((r) => String(r['QUERY PLAN'])).join('\n');
 }

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DagSpec, DueDag, LeaderToken, ShardSnapshot } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { deposed } from './lead';
@@ -8,16 +8,9 @@ export async function now(db: Executor): Promise<Date> {
   return toDate((await firstRow(db, sql`select now() as now`))?.now);
 }
 
-/**
- * Due DAGs of the shards these tokens still lead, oldest slot first, by the partial index
- * on (shard, next_run_at). A token that no longer leads contributes nothing rather than
- * failing the whole call: a node that leads several shards keeps ticking the others while
- * it notices the loss, and any write for a lost shard is refused by its own lead check.
- */
-export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
-  const result = await rows(
-    db,
-    sql`with led as (
+/** The due query itself, also explained by the tick bench so its report shows the plan production runs. */
+export function dueDagsQuery(tokens: LeaderToken[], limit: number): SQL {
+  return sql`with led as (
           select l.shard from shard_leases l
           join unnest(${array(tokens.map((t) => t.shard), 'int')}, ${array(tokens.map((t) => t.nodeId), 'text')},
             ${array(tokens.map((t) => t.epoch), 'bigint')}) as t(shard, node_id, epoch)
@@ -31,8 +24,17 @@ export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number
           order by d.next_run_at, d.id
           limit ${Math.max(0, Math.floor(limit))}
         )
-        select now() as now, due.* from (select 1) as one left join due on true order by due.next_run_at, due.id`,
-  );
+        select now() as now, due.* from (select 1) as one left join due on true order by due.next_run_at, due.id`;
+}
+
+/**
+ * Due DAGs of the shards these tokens still lead, oldest slot first, by the partial index
+ * on (shard, next_run_at). A token that no longer leads contributes nothing rather than
+ * failing the whole call: a node that leads several shards keeps ticking the others while
+ * it notices the loss, and any write for a lost shard is refused by its own lead check.
+ */
+export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
+  const result = await rows(db, dueDagsQuery(tokens, limit));
   const storeNow = toDate(result[0]?.now);
   const dags = result
     .filter((r) => r.id !== null && r.id !== undefined)
