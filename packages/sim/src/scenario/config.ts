@@ -76,7 +76,18 @@ export interface ScenarioConfig {
     capFraction: number;
     node?: Partial<NodeConfig>;
   };
-  workers: { count: number; slots: number; pollWaitMs: number };
+  workers: {
+    count: number;
+    slots: number;
+    pollWaitMs: number;
+    /**
+     * Worker identities per host (default 1: every identity its own machine). Above 1, the
+     * identities of a host share one renewal agent (world/renewal-agent.ts) that renews all
+     * their due leases in one renewMany per node, as a process hosting many identities
+     * does; each identity still polls, runs, writes and fails on its own. Not scaled.
+     */
+    identitiesPerHost?: number;
+  };
   network: {
     storeLatencyMs: number;
     storeJitterMs: number;

@@ -33,6 +33,26 @@ export interface SimWorkerOptions {
   stats: WorkerStats;
   /** Told of every refused write the worker attempted (its fence was stale, forged or lost). */
   onRefused?: (code: string, op: string, job: Assignment) => void;
+  /**
+   * The host's renewal agent, when this identity shares a host with others
+   * (`workers.identitiesPerHost`): the agent renews every identity's due leases in one
+   * renewMany per node, and this worker only tells it when its next lease falls due.
+   */
+  renewalAgent?: RenewalAgentLink;
+}
+
+/** What a worker tells its host's renewal agent (renewal-agent.ts). */
+export interface RenewalAgentLink {
+  /** The next lease of `worker` is due for renewal at `dueMs` of true time. */
+  dueAt(worker: SimWorker, dueMs: number): void;
+}
+
+/** A lease due for renewal, as the worker hands it to whoever sends the renewal. */
+export interface DueLease {
+  readonly jobId: string;
+  readonly fence: number;
+  /** The node that delivered the job; the renewal goes there first. */
+  readonly via: number;
 }
 
 export interface WorkerStats {
@@ -44,12 +64,14 @@ export interface WorkerStats {
   handedBack: number;
 }
 
-interface Running {
+interface Running extends DueLease {
   job: Assignment;
   via: number;
   lost: boolean;
   /** Its result is being written; renewing it now would only race the write. */
   finishing: boolean;
+  /** Handed to the host's renewal agent, whose answer has not come back yet. */
+  renewing: boolean;
   lastRenewedMs: number;
   cancelRun: () => void;
   abort: (why: string) => void;
@@ -133,6 +155,15 @@ export class SimWorker {
 
   get id(): string {
     return this.o.id;
+  }
+
+  get process(): SimProcess {
+    return this.o.process;
+  }
+
+  /** Stopped taking work: the process it ran in crashed or is being dropped. */
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   /**
@@ -278,7 +309,7 @@ export class SimWorker {
       return;
     }
     const outcome = this.o.outcome(job, this.o.rng);
-    const r: Running = { job, via, lost: false, finishing: false, lastRenewedMs: this.o.process.clock.nowMs(), cancelRun: () => undefined, abort: () => undefined };
+    const r: Running = { jobId: job.jobId, fence: job.fence, job, via, lost: false, finishing: false, renewing: false, lastRenewedMs: this.o.process.clock.nowMs(), cancelRun: () => undefined, abort: () => undefined };
     this.running.set(job.jobId, r);
     this.o.stats.started++;
     this.scheduleRenewCheck();
@@ -401,16 +432,24 @@ export class SimWorker {
 
   // ---- renewals --------------------------------------------------------------------------------
 
-  /** Wakes on the first one-second tick (since start) at which some lease is due for renewal. */
-  private scheduleRenewCheck(): void {
+  /**
+   * Wakes on the first one-second tick (since start) at which some lease is due for
+   * renewal; with a renewal agent, tells the agent when that is instead.
+   */
+  scheduleRenewCheck(): void {
     let due = Number.POSITIVE_INFINITY;
-    for (const r of this.running.values()) if (!r.lost && !r.finishing) due = Math.min(due, r.lastRenewedMs + this.renewIntervalMs);
+    for (const r of this.running.values()) if (!r.lost && !r.finishing && !r.renewing) due = Math.min(due, r.lastRenewedMs + this.renewIntervalMs);
     if (!Number.isFinite(due)) return;
+    const now = this.o.process.clock.nowMs();
+    if (this.o.renewalAgent) {
+      // Our clock may drift or have been stepped; the agent keeps true time.
+      this.o.renewalAgent.dueAt(this, this.o.process.sim.nowMs + Math.max(0, due - now));
+      return;
+    }
     const tick = Math.min(this.renewIntervalMs, 1000);
     const atMs = this.startedAtMs + Math.ceil((due - this.startedAtMs) / tick) * tick;
     if (this.renewWake && this.renewWake.atMs <= atMs) return;
     this.renewWake?.cancel();
-    const now = this.o.process.clock.nowMs();
     const cancel = this.o.process.timers.after(Math.max(0, atMs - now), () => {
       this.renewWake = null;
       void this.renewAll().finally(() => this.scheduleRenewCheck());
@@ -418,36 +457,67 @@ export class SimWorker {
     this.renewWake = { atMs, cancel };
   }
 
-  private async renewAll(): Promise<void> {
+  /** The leases due for renewal now, by this process's clock (apps/worker's rule). */
+  private dueLeases(): Running[] {
     const now = this.o.process.clock.nowMs();
-    const due = [...this.running.values()].filter((r) => !r.lost && !r.finishing && now - r.lastRenewedMs >= this.renewIntervalMs);
+    const due: Running[] = [];
+    for (const r of this.running.values()) if (!r.lost && !r.finishing && !r.renewing && now - r.lastRenewedMs >= this.renewIntervalMs) due.push(r);
+    return due;
+  }
+
+  /**
+   * The leases due now, handed to the host's renewal agent: they are not handed out again
+   * until its answer comes back, as our own renewal loop waits for its answer before the
+   * next check.
+   */
+  takeDueLeases(): DueLease[] {
+    const due = this.dueLeases();
+    for (const r of due) r.renewing = true;
+    return due;
+  }
+
+  private async renewAll(): Promise<void> {
+    const due = this.dueLeases();
     if (due.length === 0) return;
     const byNode = new Map<number, Running[]>();
     for (const r of due) byNode.set(r.via, [...(byNode.get(r.via) ?? []), r]);
     await Promise.all([...byNode.values()].map((group) => this.renewGroup(group)));
   }
 
-  private async renewGroup(group: Running[]): Promise<RenewOutcome[]> {
+  private async renewGroup(group: Running[]): Promise<void> {
     try {
       const leases = group.map((r) => ({ jobId: r.job.jobId, fence: r.job.fence }));
-      const outcomes = await this.write(group[0]!, (node) => node.renew(this.o.id, leases));
-      const at = this.o.process.clock.nowMs();
-      for (const o of outcomes) {
-        const r = this.running.get(o.jobId);
-        if (!r) continue;
-        if (o.ok) r.lastRenewedMs = at;
-        else {
-          this.o.onRefused?.(o.code, 'renew', r.job);
-          this.lose(r);
-        }
-      }
-      return outcomes;
+      this.renewed(await this.write(group[0]!, (node) => node.renew(this.o.id, leases)));
     } catch {
-      // No node answered. Once the lease has run out by our own clock it cannot be renewed
-      // any more, so stop the work; the store would refuse its result anyway.
-      const now = this.o.process.clock.nowMs();
-      for (const r of group) if (now - r.lastRenewedMs >= this.leaseTtlMs) this.lose(r);
-      return [];
+      this.notRenewed(group);
+    }
+  }
+
+  /** The answers to a renewal of our leases: a refused one is lost, and its job stops at once. */
+  renewed(outcomes: RenewOutcome[]): void {
+    const at = this.o.process.clock.nowMs();
+    for (const o of outcomes) {
+      const r = this.running.get(o.jobId);
+      if (!r) continue;
+      r.renewing = false;
+      if (o.ok) r.lastRenewedMs = at;
+      else {
+        this.o.onRefused?.(o.code, 'renew', r.job);
+        this.lose(r);
+      }
+    }
+  }
+
+  /**
+   * No node answered a renewal. Once a lease has run out by our own clock it cannot be
+   * renewed any more, so stop the work; the store would refuse its result anyway.
+   */
+  notRenewed(leases: readonly DueLease[]): void {
+    const now = this.o.process.clock.nowMs();
+    // The leases handed out by dueLeases are our own records of the jobs.
+    for (const r of leases as readonly Running[]) {
+      r.renewing = false;
+      if (now - r.lastRenewedMs >= this.leaseTtlMs) this.lose(r);
     }
   }
 
@@ -460,7 +530,7 @@ export class SimWorker {
 }
 
 /** Runs `fn` on the node that runs on `host` when the request arrives; typed refusals cross the wire as the tRPC client rebuilds them. */
-async function onNode<T>(host: SchedulerHost, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
+export async function onNode<T>(host: SchedulerHost, fn: (node: SchedulerNode) => Promise<T>): Promise<T> {
   const node = host.node;
   if (!node) throw new Error(`${host.nodeId} is starting`);
   try {

@@ -9,6 +9,7 @@ import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
 import type { StoreWrite } from '../store/records';
 import { FaultInjector, type FaultLog } from './faults';
 import { Link, LinkError } from './link';
+import { RenewalAgent } from './renewal-agent';
 import { SchedulerHost } from './scheduler-host';
 import { HELD_POLL_WAIT_MS, type WorkerStats } from './sim-worker';
 import { WorkerHost } from './worker-host';
@@ -144,8 +145,21 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
       }),
     );
   }
+  /** A host's renewal agent, with its own link to each node (faults may cut or slow them like any link). */
+  const renewalAgent = (id: string): RenewalAgent => {
+    const links = hosts.map((h) => {
+      const l = new Link(sim, `${id}~${h.nodeId}`, netRng.fork(`${id}~${h.nodeId}`), { latencyMs: config.network.workerLatencyMs, jitterMs: config.network.workerJitterMs });
+      allLinks.push(l);
+      return l;
+    });
+    const agent = new RenewalAgent(sim, id, hosts, links, config.network.rpcTimeoutMs);
+    agent.process.onError = (err) => onNodeError('renewal agent', err, id);
+    return agent;
+  };
   const workerStats: WorkerStats = { started: 0, succeeded: 0, failed: 0, lost: 0, refusedWrites: 0, handedBack: 0 };
   const workers: WorkerHost[] = [];
+  const agents: RenewalAgent[] = [];
+  const perHost = Math.max(1, Math.floor(config.workers.identitiesPerHost ?? 1));
   const jobRng = rng.fork('jobs');
   const outcome = (job: Assignment, r: Rng): { durationMs: number; fail: boolean } => {
     const base = typeof job.task.config.durationMs === 'number' ? job.task.config.durationMs : 60_000;
@@ -154,6 +168,8 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   };
   for (let i = 0; i < workerCount; i++) {
     const id = `w-${i}`;
+    if (perHost > 1 && i % perHost === 0) agents.push(renewalAgent(`agent-${agents.length}`));
+    const agent = perHost > 1 ? agents[agents.length - 1] : undefined;
     const links = hosts.map((h) => {
       const l = new Link(sim, `${id}~${h.nodeId}`, netRng.fork(`${id}~${h.nodeId}`), { latencyMs: config.network.workerLatencyMs, jitterMs: config.network.workerJitterMs });
       allLinks.push(l);
@@ -175,6 +191,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           outcome,
           stats: workerStats,
           onRefused: (code, op) => metrics.refused(code, op),
+          renewalAgent: agent,
         }),
         (err) => onNodeError('worker', err, id),
       ),
