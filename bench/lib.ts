@@ -170,7 +170,7 @@ export async function schedulerMetrics(cluster: Cluster, keys: string[]): Promis
   for (const url of cluster.schedulerUrls()) {
     const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then((r) => r.text(), () => '');
     for (const key of keys) {
-      const m = text.match(new RegExp(`^fenceline_${key} (\\S+)$`, 'm'));
+      const m = text.match(new RegExp(`^fenceline_${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (\\S+)$`, 'm'));
       out[key] = (out[key] ?? 0) + Number(m?.[1] ?? 0);
     }
   }

@@ -23,11 +23,21 @@ interface DispatchFigures {
   meanRoundMs: number | null;
   meanGrantMs: number | null;
   undelivered: number;
+  /** Long polls and result calls the schedulers served: HTTP requests per job. */
+  polls: number;
+  completeCalls: number;
 }
 
 /** The schedulers' dispatch counters (from /metrics), summed over the nodes. */
 function dispatchCounters(cluster: Cluster): Promise<Record<string, number>> {
-  return schedulerMetrics(cluster, ['dispatch_rounds_total', 'dispatch_round_ms_total', 'dispatch_grant_ms_total', 'leases_undelivered_total']);
+  return schedulerMetrics(cluster, [
+    'dispatch_rounds_total',
+    'dispatch_round_ms_total',
+    'dispatch_grant_ms_total',
+    'leases_undelivered_total',
+    'http_requests_total{procedure="poll"}',
+    'http_requests_total{procedure="completeMany"}',
+  ]);
 }
 
 function dispatchFigures(before: Record<string, number>, after: Record<string, number>): DispatchFigures {
@@ -38,6 +48,8 @@ function dispatchFigures(before: Record<string, number>, after: Record<string, n
     meanRoundMs: rounds > 0 ? round(d('dispatch_round_ms_total') / rounds, 1) : null,
     meanGrantMs: rounds > 0 ? round(d('dispatch_grant_ms_total') / rounds, 1) : null,
     undelivered: d('leases_undelivered_total'),
+    polls: d('http_requests_total{procedure="poll"}'),
+    completeCalls: d('http_requests_total{procedure="completeMany"}'),
   };
 }
 

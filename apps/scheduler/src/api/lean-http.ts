@@ -21,6 +21,7 @@ export const HOT_PROCEDURES = new Set(['poll', 'renew', 'renewMany', 'complete',
  */
 export function serveHot(node: SchedulerNode, workerToken: string, maxBodyBytes: number, path: string, req: IncomingMessage, res: ServerResponse): void {
   const ctx: WorkerContext = { node, req, res, authorized: tokenMatches(bearer(req.headers.authorization), workerToken) };
+  node.metrics.inc(`http_requests_total{procedure="${path}"}`);
   const chunks: Buffer[] = [];
   let size = 0;
   let tooLarge = false;
