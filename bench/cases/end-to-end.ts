@@ -13,6 +13,7 @@ interface Phase {
   dispatchP99Ms: number | null;
   dispatchMaxMs: number | null;
   legsP50Ms: Record<string, number | null>;
+  legsP99Ms: Record<string, number | null>;
   cpuSeconds: Record<string, number>;
   ranTwice: number;
   dispatch: DispatchFigures;
@@ -156,6 +157,7 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
     dispatchP99Ms: round(lat.p99Ms, 1),
     dispatchMaxMs: round(lat.maxMs, 1),
     legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
+    legsP99Ms: Object.fromEntries(Object.entries(lat.legsP99Ms).map(([k, v]) => [k, round(v, 1)])),
     cpuSeconds: cpuSecondsUsed,
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
@@ -183,7 +185,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const actual = used / ((performance.now() - start) / 1000);
-  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; dispatch ${JSON.stringify(dispatch)}`);
+  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; dispatch ${JSON.stringify(dispatch)}`);
   return {
     targetJobsPerSec: round(perTick * 20, 0),
     jobs: lat.jobs,
@@ -191,6 +193,8 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     dispatchP50Ms: round(lat.p50Ms, 1),
     dispatchP99Ms: round(lat.p99Ms, 1),
     dispatchMaxMs: round(lat.maxMs, 1),
+    legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
+    legsP99Ms: Object.fromEntries(Object.entries(lat.legsP99Ms).map(([k, v]) => [k, round(v, 1)])),
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
   };

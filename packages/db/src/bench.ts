@@ -201,6 +201,7 @@ export interface LatencyFigures {
   maxMs: number | null;
   /** Medians of the legs: ready -> leased (store), leased -> started (delivery), started -> result written. */
   legsP50Ms: { lease: number | null; deliver: number | null; write: number | null };
+  legsP99Ms: { lease: number | null; deliver: number | null };
 }
 
 /**
@@ -226,7 +227,9 @@ export async function dispatchLatency(db: Executor, runIdsAfter: string): Promis
             percentile_cont(0.99) within group (order by ms) as p99, max(ms) as mx,
             percentile_cont(0.5) within group (order by lease_ms) as lease_p50,
             percentile_cont(0.5) within group (order by deliver_ms) as deliver_p50,
-            percentile_cont(0.5) within group (order by write_ms) as write_p50
+            percentile_cont(0.5) within group (order by write_ms) as write_p50,
+            percentile_cont(0.99) within group (order by lease_ms) as lease_p99,
+            percentile_cont(0.99) within group (order by deliver_ms) as deliver_p99
           from l`,
     )
   )[0];
@@ -239,6 +242,7 @@ export async function dispatchLatency(db: Executor, runIdsAfter: string): Promis
     p99Ms: num(r?.p99),
     maxMs: num(r?.mx),
     legsP50Ms: { lease: num(r?.lease_p50), deliver: num(r?.deliver_p50), write: num(r?.write_p50) },
+    legsP99Ms: { lease: num(r?.lease_p99), deliver: num(r?.deliver_p99) },
   };
 }
 
