@@ -1,10 +1,9 @@
 'use client';
 
-import { Background, Controls, MarkerType, ReactFlow, type Edge } from '@xyflow/react';
-import '@xyflow/react/dist/style.css';
 import { useMemo } from 'react';
 import { layeredPositions } from './layout';
 import { useMeasured } from './measured';
+import { dependencyEdges, ReadOnlyFlow } from './read-only-flow';
 import { nodeTypes, type TaskNode } from './task-node';
 
 /**
@@ -36,38 +35,6 @@ export function DagGraph({
     connectable: false,
     measured: dims[t.id],
   }));
-  const edges: Edge[] = tasks.flatMap((t) =>
-    t.dependsOn.map((dep) => ({
-      id: `${dep}->${t.id}`,
-      source: dep,
-      target: t.id,
-      markerEnd: { type: MarkerType.ArrowClosed },
-      animated: states?.[t.id] === 'leased',
-      className: states?.[dep] === 'succeeded' ? 'edge-done' : '',
-    })),
-  );
-  // Very large DAGs are drawn without the per-frame niceties; the positions still come from the layout.
-  const large = tasks.length > 500;
-  return (
-    <div className="graph" style={{ height }} data-testid="dag-graph">
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        onNodesChange={onNodesChange}
-        colorMode="system"
-        fitView
-        fitViewOptions={{ maxZoom: 1 }}
-        minZoom={0.05}
-        nodesConnectable={false}
-        nodesDraggable={false}
-        onlyRenderVisibleElements={large}
-        onNodeClick={(_, node) => onSelect?.(node.id)}
-        proOptions={{ hideAttribution: true }}
-      >
-        <Background gap={20} size={1} />
-        <Controls showInteractive={false} />
-      </ReactFlow>
-    </div>
-  );
+  const edges = dependencyEdges(tasks, (id) => states?.[id]);
+  return <ReadOnlyFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} onNodesChange={onNodesChange} onSelect={onSelect} large={tasks.length > 500} height={height} testId="dag-graph" />;
 }

@@ -1,8 +1,7 @@
 'use client';
 
-import { Background, Controls, MarkerType, ReactFlow, type Edge } from '@xyflow/react';
-import '@xyflow/react/dist/style.css';
 import { useMeasured } from '@/components/measured';
+import { dependencyEdges, ReadOnlyFlow } from '@/components/read-only-flow';
 import { TaskNodeView, type TaskNode } from '@/components/task-node';
 import { GroupNodeView, type GroupNode } from './replay-group-node';
 import { SHOWN_STATES, stateOf, type ShownState, type SimReplay } from './replay-model';
@@ -40,34 +39,6 @@ export function ReplayGraph({ replay, plan, moment, height = 340 }: { replay: Si
     const detail = t ? [state === 'leased' ? t.workerId : null, t.attempt > 1 ? `try ${t.attempt}` : null].filter(Boolean).join(' ') : '';
     return { ...common, type: 'task', data: { taskId: task.id, type: task.type, state: state === 'none' ? undefined : state, detail: detail || undefined } } satisfies TaskNode;
   });
-  const edges: Edge[] = plan.nodes.flatMap((n) =>
-    n.dependsOn.map((dep) => ({
-      id: `${dep}->${n.id}`,
-      source: dep,
-      target: n.id,
-      markerEnd: { type: MarkerType.ArrowClosed },
-      animated: stateOfNode.get(n.id) === 'leased',
-      className: stateOfNode.get(dep) === 'succeeded' ? 'edge-done' : '',
-    })),
-  );
-  return (
-    <div className="graph" style={{ height }} data-testid="replay-graph">
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        onNodesChange={onNodesChange}
-        colorMode="system"
-        fitView
-        fitViewOptions={{ maxZoom: 1 }}
-        minZoom={0.05}
-        nodesConnectable={false}
-        nodesDraggable={false}
-        proOptions={{ hideAttribution: true }}
-      >
-        <Background gap={20} size={1} />
-        <Controls showInteractive={false} />
-      </ReactFlow>
-    </div>
-  );
+  const edges = dependencyEdges(plan.nodes, (id) => stateOfNode.get(id));
+  return <ReadOnlyFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} onNodesChange={onNodesChange} height={height} testId="replay-graph" />;
 }
