@@ -48,6 +48,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs),
       dispatchRoundsInFlight: Math.max(1, int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight)),
       outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs),
+      eventFlushIntervalMs: Math.max(10, int(env, 'FENCELINE_EVENT_FLUSH_INTERVAL_MS', d.eventFlushIntervalMs)),
     },
   };
 }

@@ -30,6 +30,8 @@ export interface NodeConfig {
   dispatchRoundsInFlight: number;
   /** How long leases granted after a worker's poll was answered wait for its next poll. */
   outboxHoldMs: number;
+  /** How often the node writes the events it gathered, in one statement. */
+  eventFlushIntervalMs: number;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = {
@@ -49,4 +51,5 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   renewBatchWindowMs: 20,
   dispatchRoundsInFlight: 2,
   outboxHoldMs: 5_000,
+  eventFlushIntervalMs: 500,
 };

@@ -93,7 +93,7 @@ export class SchedulerNode {
     this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
     this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
     this.loop('heartbeat', this.config.workerHeartbeatIntervalMs, () => this.heartbeat());
-    this.loop('events', 500, () => this.flushEvents());
+    this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
     await this.tick();
   }
 
