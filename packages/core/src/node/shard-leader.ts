@@ -62,6 +62,8 @@ export interface LeaderDeps {
 export class ShardLeader {
   readonly token: LeaderToken;
   private readonly runs = new Map<string, MemRun>();
+  /** Active runs per DAG, for the max-active-runs check on every start. */
+  private readonly runsByDag = new Map<string, Set<string>>();
   private readonly jobs = new Map<string, MemJob>();
   private readonly queued = new Map<string, RunRow[]>();
   private readonly ready = new Map<string, Map<string, MemJob>>();
@@ -442,6 +444,7 @@ export class ShardLeader {
     }
     if (done == null) return;
     this.runs.delete(run.row.id);
+    this.forgetRun(run.row);
     for (const jobId of run.jobIdByTask.values()) {
       const job = this.jobs.get(jobId);
       if (job) this.setState(job, 'cancelled');
@@ -492,6 +495,9 @@ export class ShardLeader {
     for (const j of jobs) states.set(j.taskId, j.state);
     const run: MemRun = { row, spec, machine: new RunMachine(spec, states), jobIdByTask: new Map() };
     this.runs.set(row.id, run);
+    let active = this.runsByDag.get(row.dagId);
+    if (!active) this.runsByDag.set(row.dagId, (active = new Set()));
+    active.add(row.id);
     this.capFraction.set(row.dagId, spec.capFraction);
     const nowMs = this.deps.clock.nowMs();
     for (const j of jobs) {
@@ -524,9 +530,13 @@ export class ShardLeader {
   }
 
   private activeRuns(dagId: string): number {
-    let n = 0;
-    for (const r of this.runs.values()) if (r.row.dagId === dagId) n++;
-    return n;
+    return this.runsByDag.get(dagId)?.size ?? 0;
+  }
+
+  private forgetRun(row: RunRow): void {
+    const active = this.runsByDag.get(row.dagId);
+    active?.delete(row.id);
+    if (active?.size === 0) this.runsByDag.delete(row.dagId);
   }
 
   private async specFor(dagId: string, version: number): Promise<DagSpec | null> {
