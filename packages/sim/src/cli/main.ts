@@ -143,8 +143,10 @@ async function main(): Promise<void> {
   for (const r of report.runs) if (r.outcome !== 'ok') process.stdout.write(`\n${failure(r)}\n`);
   if (args.json) writeFileSync(resolve(args.json), JSON.stringify(report, null, 2));
   if (args.html) writeFileSync(resolve(args.html), renderHtml(report));
+  // The resident set at its largest over the run (maxRSS is in kilobytes), not as it is now.
+  const peakRss = process.resourceUsage().maxRSS * 1024;
   const mem = process.memoryUsage();
-  process.stdout.write(`\npeak RSS ${(mem.rss / 1e6).toFixed(0)} MB, heap ${(mem.heapUsed / 1e6).toFixed(0)} MB; ${report.outcome}\n`);
+  process.stdout.write(`\npeak RSS ${(peakRss / 1e6).toFixed(0)} MB, heap now ${(mem.heapUsed / 1e6).toFixed(0)} MB; ${report.outcome}\n`);
   // exitCode, not exit(): on a pipe stdout is written asynchronously and exit() would cut it off.
   process.exitCode = EXIT[report.outcome];
 }
