@@ -92,6 +92,22 @@ describe('fair share', () => {
     expect(plan.grants.map((g) => g.workerId)).toEqual(['b', 'b', 'b', 'c', 'a', 'b']);
   });
 
+  it('breaks ties between equally free workers by the salt, so two nodes pick different workers', () => {
+    const input = { dags: [{ dagId: 'd', held: 0, ready: readyJobs('d', 5) }], poolSlots: 1000, workers: workers(100, 1), capFraction: 1 };
+    const picked = (tieSalt?: number) => planDispatch({ ...input, tieSalt }).grants.map((g) => g.workerId);
+    // Without a salt, ties go by worker id: every node would choose w000..w004.
+    expect(picked()).toEqual(['w000', 'w001', 'w002', 'w003', 'w004']);
+    // With one, the same salt chooses the same workers (the planner stays pure), and
+    // different salts choose mostly different ones.
+    expect(picked(7)).toEqual(picked(7));
+    const a = new Set(picked(1));
+    const overlap = picked(2).filter((w) => a.has(w)).length;
+    expect(overlap).toBeLessThan(3);
+    // The salt only orders ties: the most free worker still comes first.
+    const spread = planDispatch({ ...input, workers: [...workers(10, 1), { workerId: 'zz', free: 3 }], tieSalt: 99 });
+    expect(spread.grants[0]!.workerId).toBe('zz');
+  });
+
   it('selects the top jobs of a huge DAG without sorting them all, and agrees with a full sort', () => {
     const jobs: ReadyJob[] = Array.from({ length: 10_000 }, (_, i) => ({ jobId: `j${i}`, priority: (i * 7919) % 13, readyAtMs: (i * 104_729) % 1_000 }));
     const full = [...jobs].sort((a, b) => b.priority - a.priority || a.readyAtMs - b.readyAtMs || (a.jobId < b.jobId ? -1 : 1));

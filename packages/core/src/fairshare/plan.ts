@@ -61,6 +61,13 @@ export interface DispatchInput {
   capFraction: number;
   /** Which DAG goes first this time; pass a counter that grows by one per call. */
   rotation?: number;
+  /**
+   * Breaks ties between equally free workers. Without it ties go by worker id, so every
+   * node of a cluster prefers the same idle workers and fills a worker another node has
+   * just filled (each such job is handed back). Pass a number that differs between nodes
+   * and between rounds.
+   */
+  tieSalt?: number;
 }
 
 /**
@@ -124,16 +131,40 @@ export function topReady(jobs: readonly ReadyJob[], k: number): ReadyJob[] {
   return heap.sort(compareReady);
 }
 
+/** MurmurHash3's 32-bit finaliser: every input bit moves about half the output bits. */
+function mix32(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
 /**
- * Free slots as a max-heap keyed by (free desc, workerId asc): each grant goes to the
- * worker with the most free slots left, so load spreads instead of filling one worker.
+ * A 32-bit hash of `text` under `salt` (FNV-1a over the text, started from the mixed salt
+ * and mixed again at the end), so that nearby salts order the same ids unrelatedly.
+ */
+export function saltedHash(text: string, salt: number): number {
+  let h = (0x811c9dc5 ^ mix32(salt)) >>> 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return mix32(h);
+}
+
+interface HeapWorker {
+  workerId: string;
+  free: number;
+  tie: number;
+}
+
+/**
+ * Free slots as a max-heap keyed by (free desc, tie asc, workerId asc): each grant goes to
+ * the worker with the most free slots left, so load spreads instead of filling one worker;
+ * `tie` (a salted hash of the id, or 0) decides between equally free workers.
  */
 class WorkerHeap {
-  private readonly heap: { workerId: string; free: number }[] = [];
+  private readonly heap: HeapWorker[] = [];
 
-  constructor(workers: readonly FreeWorker[]) {
+  constructor(workers: readonly FreeWorker[], tieSalt: number | undefined) {
     for (const w of workers) {
-      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free) });
+      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free), tie: tieSalt === undefined ? 0 : saltedHash(w.workerId, tieSalt) });
     }
     for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
@@ -159,8 +190,10 @@ class WorkerHeap {
     return top.workerId;
   }
 
-  private before(a: { workerId: string; free: number }, b: { workerId: string; free: number }): boolean {
-    return a.free !== b.free ? a.free > b.free : a.workerId < b.workerId;
+  private before(a: HeapWorker, b: HeapWorker): boolean {
+    if (a.free !== b.free) return a.free > b.free;
+    if (a.tie !== b.tie) return a.tie < b.tie;
+    return a.workerId < b.workerId;
   }
 
   private siftDown(at: number): void {
@@ -185,7 +218,7 @@ class WorkerHeap {
  */
 export function planDispatch(input: DispatchInput): DispatchPlan {
   const { dags, poolSlots, workers, capFraction } = input;
-  const pool = new WorkerHeap(workers);
+  const pool = new WorkerHeap(workers, input.tieSalt === undefined ? undefined : Math.floor(input.tieSalt) | 0);
   let freeSlots = 0;
   for (const w of workers) if (w.free >= 1) freeSlots += Math.floor(w.free);
 

@@ -1,6 +1,6 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
-import { capFor, planDispatch } from '../fairshare/plan';
+import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
 import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
@@ -49,11 +49,14 @@ export class SchedulerNode {
   private dispatchScheduled = false;
   private retryTimer: { atMs: number; cancel: () => void } | null = null;
   private rotation = 0;
+  /** This node's part of the planner's tie-break between equally free workers. */
+  private readonly nodeSalt: number;
   private stopped = false;
   private storeOffsetMs = 0;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
+    this.nodeSalt = saltedHash(deps.nodeId, 0);
     this.store = deps.store;
     this.clock = deps.clock;
     this.timers = deps.timers;
@@ -348,7 +351,10 @@ export class SchedulerNode {
     const cappedBefore = this.loadedLeaders().reduce((n, l) => n + l.cappedDags(capOf), 0);
     this.metrics.set('dags_capped', cappedBefore);
     if (dags.length === 0) return;
-    const plan = planDispatch({ dags, poolSlots, workers, capFraction: this.config.capFraction, rotation: this.rotation++ });
+    const rotation = this.rotation++;
+    // Ties between equally free workers go differently on each node and in each round, so
+    // the nodes do not all pick the same idle workers (each double fill is a hand-back).
+    const plan = planDispatch({ dags, poolSlots, workers, capFraction: this.config.capFraction, rotation, tieSalt: (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0 });
     this.metrics.set('dags_capped', cappedBefore + plan.capped.length);
     if (plan.grants.length === 0) return;
     const byLeader = new Map<ShardLeader, { jobId: string; workerId: string }[]>();
