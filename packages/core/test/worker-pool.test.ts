@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock, Timers } from '../src/clock';
+import { planDispatch, type DispatchDag } from '../src/fairshare/plan';
 import { WorkerPool, type Assignment } from '../src/node/worker-pool';
 
 /** A clock and timers that move only when the test advances them. */
@@ -91,5 +92,36 @@ describe('WorkerPool', () => {
     expect(unclaimed).toEqual([]);
     time.advance(1);
     expect(unclaimed).toEqual([['late']]);
+  });
+
+  it('picks for a round exactly the workers the planner would take from the whole fleet', () => {
+    // A small seeded generator, so a failure names the case that broke.
+    let seed = 12345;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    for (let round = 0; round < 200; round++) {
+      const time = fakeTime();
+      const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
+      const fleet = 1 + next(60);
+      for (let i = 0; i < fleet; i++) {
+        const slots = 1 + next(8);
+        void pool.wait(`w${i}`, slots, 1 + next(slots), 25_000, () => undefined);
+        if (next(4) === 0) pool.reserve(`w${i}`, next(3));
+      }
+      const dags: DispatchDag[] = Array.from({ length: 1 + next(4) }, (_, d) => ({
+        dagId: `d${d}`,
+        held: next(3),
+        ready: Array.from({ length: next(12) }, (_, j) => ({ jobId: `d${d}-${j}`, priority: 0, readyAtMs: j })),
+      }));
+      const input = { dags, poolSlots: 40, capFraction: 0.5, rotation: round, tieSalt: next(1_000_000) };
+      const cap = Math.floor(0.5 * 40);
+      const grantable = dags.reduce((n, d) => n + Math.min(d.ready.length, Math.max(0, cap - d.held)), 0);
+      const whole = planDispatch({ ...input, workers: pool.waiting() });
+      const picked = planDispatch({ ...input, workers: pool.bestWaiting(grantable, input.tieSalt) });
+      expect(picked.grants, `case ${round}`).toEqual(whole.grants);
+      expect(pool.bestWaiting(grantable, input.tieSalt).length).toBeLessThanOrEqual(grantable);
+    }
   });
 });

@@ -29,6 +29,11 @@ export interface FreeWorker {
   workerId: string;
   /** Slots the worker has free right now. */
   free: number;
+  /**
+   * Its tie-break key for this round, if the caller computed it (tieKey of its workerTag
+   * and the round's salt); otherwise the planner derives the same key from `tieSalt`.
+   */
+  tie?: number;
 }
 
 export interface DispatchGrant {
@@ -148,6 +153,26 @@ export function saltedHash(text: string, salt: number): number {
   return mix32(h);
 }
 
+/** A worker's fixed tag, computed once per worker, from which each round's tie key is made. */
+export function workerTag(workerId: string): number {
+  return saltedHash(workerId, 0);
+}
+
+/** A worker's tie key in a round salted `salt`: a few integer operations, no string work. */
+export function tieKey(tag: number, salt: number): number {
+  return mix32((tag ^ mix32(salt)) >>> 0);
+}
+
+/**
+ * The order the planner hands out slots in: most free first, then the lower tie key,
+ * then the lower id. Exported so a caller that pre-selects workers uses the same order.
+ */
+export function workerBefore(a: { workerId: string; free: number; tie: number }, b: { workerId: string; free: number; tie: number }): boolean {
+  if (a.free !== b.free) return a.free > b.free;
+  if (a.tie !== b.tie) return a.tie < b.tie;
+  return a.workerId < b.workerId;
+}
+
 interface HeapWorker {
   workerId: string;
   free: number;
@@ -164,7 +189,7 @@ class WorkerHeap {
 
   constructor(workers: readonly FreeWorker[], tieSalt: number | undefined) {
     for (const w of workers) {
-      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free), tie: tieSalt === undefined ? 0 : saltedHash(w.workerId, tieSalt) });
+      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
     }
     for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
@@ -191,9 +216,7 @@ class WorkerHeap {
   }
 
   private before(a: HeapWorker, b: HeapWorker): boolean {
-    if (a.free !== b.free) return a.free > b.free;
-    if (a.tie !== b.tie) return a.tie < b.tie;
-    return a.workerId < b.workerId;
+    return workerBefore(a, b);
   }
 
   private siftDown(at: number): void {

@@ -336,8 +336,7 @@ export class SchedulerNode {
       this.metrics.set('dags_capped', 0);
       return;
     }
-    const workers = this.pool.waiting();
-    if (workers.length === 0) return;
+    if (!this.pool.hasWaiters()) return;
     const dagShard = new Map<string, ShardLeader>();
     const dags = [];
     const poolSlots = this.pool.poolSlots();
@@ -354,7 +353,14 @@ export class SchedulerNode {
     const rotation = this.rotation++;
     // Ties between equally free workers go differently on each node and in each round, so
     // the nodes do not all pick the same idle workers (each double fill is a hand-back).
-    const plan = planDispatch({ dags, poolSlots, workers, capFraction: this.config.capFraction, rotation, tieSalt: (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0 });
+    const tieSalt = (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0;
+    // The round can grant at most this many jobs, so it needs at most this many workers:
+    // the pool picks them in the planner's own order without listing the whole fleet.
+    let grantable = 0;
+    for (const d of dags) grantable += Math.min(d.ready.length, Math.max(0, capOf(d.capFraction) - d.held));
+    const workers = this.pool.bestWaiting(grantable, tieSalt);
+    if (workers.length === 0) return;
+    const plan = planDispatch({ dags, poolSlots, workers, capFraction: this.config.capFraction, rotation, tieSalt });
     this.metrics.set('dags_capped', cappedBefore + plan.capped.length);
     if (plan.grants.length === 0) return;
     const byLeader = new Map<ShardLeader, { jobId: string; workerId: string }[]>();

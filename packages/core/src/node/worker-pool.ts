@@ -1,5 +1,5 @@
 import type { Timers, Clock } from '../clock';
-import type { FreeWorker } from '../fairshare/plan';
+import { tieKey, workerBefore, workerTag, type FreeWorker } from '../fairshare/plan';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
 export interface Assignment {
@@ -25,6 +25,8 @@ interface KnownWorker {
   slots: number;
   lastSeenMs: number;
   waiter: Waiter | null;
+  /** workerTag(id), computed once: each round's tie key is made from it. */
+  tag: number;
   /** Free slots promised to dispatch rounds whose grant statement is still out. */
   reserved: number;
   /** Leases granted after the poll they were planned for had been answered, for the next poll. */
@@ -84,7 +86,7 @@ export class WorkerPool {
       known.slots = slots;
       known.lastSeenMs = this.clock.nowMs();
     } else {
-      this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null, reserved: 0, outbox: [], cancelOutboxTimer: null });
+      this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null, tag: workerTag(workerId), reserved: 0, outbox: [], cancelOutboxTimer: null });
       this.slotsCache = null;
     }
   }
@@ -128,7 +130,12 @@ export class WorkerPool {
     this.workers.delete(workerId);
   }
 
-  /** Workers waiting right now with free slots not yet promised to a round, for the dispatcher. */
+  /** Whether any worker has a poll open here (it may still have no slot left to promise). */
+  hasWaiters(): boolean {
+    return this.waiters.size > 0;
+  }
+
+  /** Workers waiting right now with free slots not yet promised to a round. */
   waiting(): FreeWorker[] {
     const out: FreeWorker[] = [];
     for (const w of this.waiters) {
@@ -136,6 +143,55 @@ export class WorkerPool {
       if (free > 0) out.push({ workerId: w.id, free });
     }
     return out;
+  }
+
+  /**
+   * The `limit` waiting workers a dispatch round can use, for the dispatcher: the first in
+   * the planner's order (most free slots, then the round's tie key under `salt`), each
+   * with its tie key. A round that can grant G jobs never gives a slot to a worker outside
+   * the first G in that order (at most G - 1 of them have lost a slot when it hands out
+   * its last), so the plan is the one the whole list would give, while the round builds G
+   * objects rather than one per waiting worker of a large fleet.
+   */
+  bestWaiting(limit: number, salt: number): FreeWorker[] {
+    if (limit <= 0) return [];
+    // A heap of the kept workers with the last in planner order at the root, so a better
+    // candidate replaces it in O(log limit).
+    const kept: { workerId: string; free: number; tie: number }[] = [];
+    const after = (a: (typeof kept)[number], b: (typeof kept)[number]): boolean => workerBefore(b, a);
+    const siftDown = (at: number): void => {
+      for (;;) {
+        const left = at * 2 + 1;
+        const right = left + 1;
+        let top = at;
+        if (left < kept.length && after(kept[left]!, kept[top]!)) top = left;
+        if (right < kept.length && after(kept[right]!, kept[top]!)) top = right;
+        if (top === at) return;
+        [kept[at], kept[top]] = [kept[top]!, kept[at]!];
+        at = top;
+      }
+    };
+    const siftUp = (at: number): void => {
+      while (at > 0) {
+        const parent = (at - 1) >> 1;
+        if (!after(kept[at]!, kept[parent]!)) return;
+        [kept[at], kept[parent]] = [kept[parent]!, kept[at]!];
+        at = parent;
+      }
+    };
+    for (const w of this.waiters) {
+      const free = (w.waiter?.free ?? 0) - w.reserved;
+      if (free <= 0) continue;
+      const candidate = { workerId: w.id, free, tie: tieKey(w.tag, salt) };
+      if (kept.length < limit) {
+        kept.push(candidate);
+        siftUp(kept.length - 1);
+      } else if (workerBefore(candidate, kept[0]!)) {
+        kept[0] = candidate;
+        siftDown(0);
+      }
+    }
+    return kept;
   }
 
   /**
