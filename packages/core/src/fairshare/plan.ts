@@ -8,6 +8,8 @@
  * that asked for the whole pool.
  */
 
+import { bestK } from './best-k';
+
 export interface ReadyJob {
   jobId: string;
   /** Higher runs first within one DAG. */
@@ -95,45 +97,13 @@ export function compareReady(a: ReadyJob, b: ReadyJob): number {
 
 /**
  * The first `k` jobs of `jobs` in compareReady order, sorted. When k is small next to the
- * number of jobs (a cap of 30 over 10,000 ready jobs) this keeps a bounded max-heap of the
- * best k seen so far, O(n log k), instead of sorting everything on every dispatch.
+ * number of jobs (a cap of 30 over 10,000 ready jobs) it keeps a bounded heap of the best
+ * k seen so far (bestK), O(n log k), instead of sorting everything on every dispatch.
  */
 export function topReady(jobs: readonly ReadyJob[], k: number): ReadyJob[] {
   if (k <= 0) return [];
   if (k * 4 >= jobs.length) return [...jobs].sort(compareReady).slice(0, k);
-  // heap[0] is the worst of the best k kept so far.
-  const heap: ReadyJob[] = [];
-  const worse = (a: ReadyJob, b: ReadyJob): boolean => compareReady(a, b) > 0;
-  const siftUp = (at: number): void => {
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (!worse(heap[at]!, heap[parent]!)) return;
-      [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
-      at = parent;
-    }
-  };
-  const siftDown = (at: number): void => {
-    for (;;) {
-      const left = at * 2 + 1;
-      const right = left + 1;
-      let top = at;
-      if (left < heap.length && worse(heap[left]!, heap[top]!)) top = left;
-      if (right < heap.length && worse(heap[right]!, heap[top]!)) top = right;
-      if (top === at) return;
-      [heap[at], heap[top]] = [heap[top]!, heap[at]!];
-      at = top;
-    }
-  };
-  for (const job of jobs) {
-    if (heap.length < k) {
-      heap.push(job);
-      siftUp(heap.length - 1);
-    } else if (worse(heap[0]!, job)) {
-      heap[0] = job;
-      siftDown(0);
-    }
-  }
-  return heap.sort(compareReady);
+  return bestK(jobs, k, (a, b) => compareReady(a, b) < 0).sort(compareReady);
 }
 
 /** MurmurHash3's 32-bit finaliser: every input bit moves about half the output bits. */

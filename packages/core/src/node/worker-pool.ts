@@ -1,4 +1,5 @@
 import type { Timers, Clock } from '../clock';
+import { bestK } from '../fairshare/best-k';
 import { tieKey, workerBefore, workerTag, type FreeWorker } from '../fairshare/plan';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
@@ -150,48 +151,18 @@ export class WorkerPool {
    * the planner's order (most free slots, then the round's tie key under `salt`), each
    * with its tie key. A round that can grant G jobs never gives a slot to a worker outside
    * the first G in that order (at most G - 1 of them have lost a slot when it hands out
-   * its last), so the plan is the one the whole list would give, while the round builds G
-   * objects rather than one per waiting worker of a large fleet.
+   * its last), so the plan is the one the whole list would give, while the round keeps G
+   * workers (bestK, one pass) and the planner heapifies G, not the whole fleet; the tie key
+   * is a few integer operations on a tag made once per worker, not a hash of its id.
    */
   bestWaiting(limit: number, salt: number): FreeWorker[] {
-    if (limit <= 0) return [];
-    // A heap of the kept workers with the last in planner order at the root, so a better
-    // candidate replaces it in O(log limit).
-    const kept: { workerId: string; free: number; tie: number }[] = [];
-    const after = (a: (typeof kept)[number], b: (typeof kept)[number]): boolean => workerBefore(b, a);
-    const siftDown = (at: number): void => {
-      for (;;) {
-        const left = at * 2 + 1;
-        const right = left + 1;
-        let top = at;
-        if (left < kept.length && after(kept[left]!, kept[top]!)) top = left;
-        if (right < kept.length && after(kept[right]!, kept[top]!)) top = right;
-        if (top === at) return;
-        [kept[at], kept[top]] = [kept[top]!, kept[at]!];
-        at = top;
+    const candidates = function* (waiters: Set<KnownWorker>): Generator<FreeWorker & { tie: number }> {
+      for (const w of waiters) {
+        const free = (w.waiter?.free ?? 0) - w.reserved;
+        if (free > 0) yield { workerId: w.id, free, tie: tieKey(w.tag, salt) };
       }
     };
-    const siftUp = (at: number): void => {
-      while (at > 0) {
-        const parent = (at - 1) >> 1;
-        if (!after(kept[at]!, kept[parent]!)) return;
-        [kept[at], kept[parent]] = [kept[parent]!, kept[at]!];
-        at = parent;
-      }
-    };
-    for (const w of this.waiters) {
-      const free = (w.waiter?.free ?? 0) - w.reserved;
-      if (free <= 0) continue;
-      const candidate = { workerId: w.id, free, tie: tieKey(w.tag, salt) };
-      if (kept.length < limit) {
-        kept.push(candidate);
-        siftUp(kept.length - 1);
-      } else if (workerBefore(candidate, kept[0]!)) {
-        kept[0] = candidate;
-        siftDown(0);
-      }
-    }
-    return kept;
+    return bestK(candidates(this.waiters), limit, workerBefore);
   }
 
   /**
