@@ -31,32 +31,15 @@ export class Trace {
   addEvent(atMs: number, label: string): void {
     this.count++;
     // The time is folded as two 32-bit words (virtual time is far above 2^32 ms).
-    const low = atMs >>> 0;
-    const high = Math.floor(atMs / 0x100000000);
-    let lo = Math.imul(Math.imul(this.lo ^ low, 0x01000193) ^ high, 0x01000193);
-    let hi = Math.imul(Math.imul(this.hi ^ low, 0x5bd1e995) ^ high, 0x5bd1e995);
-    for (let i = 0; i < label.length; i++) {
-      const c = label.charCodeAt(i);
-      lo = Math.imul(lo ^ c, 0x01000193);
-      hi = Math.imul(hi ^ c, 0x5bd1e995);
-    }
-    this.lo = lo;
-    this.hi = hi;
+    this.foldNumber(atMs);
+    this.foldChars(label);
     this.remember(atMs, label);
   }
 
   /** Any other line (a store write, an error). */
   add(line: string): void {
     this.count++;
-    let lo = Math.imul(this.lo ^ 0xff, 0x01000193);
-    let hi = Math.imul(this.hi ^ 0xff, 0x5bd1e995);
-    for (let i = 0; i < line.length; i++) {
-      const c = line.charCodeAt(i);
-      lo = Math.imul(lo ^ c, 0x01000193);
-      hi = Math.imul(hi ^ c, 0x5bd1e995);
-    }
-    this.lo = lo;
-    this.hi = hi;
+    this.foldChars(line, 0xff);
     this.remember(-1, line);
   }
 
@@ -106,8 +89,13 @@ export class Trace {
   }
 
   private foldString(text: string): void {
-    let lo = Math.imul(this.lo ^ 0xfd, 0x01000193);
-    let hi = Math.imul(this.hi ^ 0xfd, 0x5bd1e995);
+    this.foldChars(text, 0xfd);
+  }
+
+  /** Folds the characters of `text`, after a `mark` byte that says what kind of text it is, if given. */
+  private foldChars(text: string, mark?: number): void {
+    let lo = mark === undefined ? this.lo : Math.imul(this.lo ^ mark, 0x01000193);
+    let hi = mark === undefined ? this.hi : Math.imul(this.hi ^ mark, 0x5bd1e995);
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       lo = Math.imul(lo ^ c, 0x01000193);
