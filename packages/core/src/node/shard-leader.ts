@@ -3,7 +3,7 @@ import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
 import { TERMINAL_JOB_STATES } from '../model';
 import type { DagSpec } from '../spec';
-import type { DueDag, GrantedLease, LeaderToken, NewEvent, NewJob, ScheduledRunsItem, Store, SweptJob } from '../store';
+import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure } from '../dag/graph';

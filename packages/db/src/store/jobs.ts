@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
-import { leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLeadMany } from './lead';
+import { firstOccurrences, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLeadMany } from './lead';
 import { isId, jobFromRow, resultFromRow, toId } from './rows';
 
 /**
@@ -18,12 +18,11 @@ async function moveJobsAcross(
 ): Promise<(string[] | DeposedLeaderError)[]> {
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
-  const first = new Map<string, number>();
-  groups.forEach((group, g) => group.items.forEach((id) => isId(id) && !first.has(id) && first.set(id, g)));
+  const first = firstOccurrences(groups, (id) => id, isId);
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
-        i as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((g) => g + 1), 'int')}) as i(id, g)),
+        i as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((f) => f.g + 1), 'int')}) as i(id, g)),
         w as (
           update jobs j set ${set}
           from i join lead on lead.g = i.g

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { DeposedLeaderError, type LeaderToken } from '@fenceline/core';
+import { DeposedLeaderError, type LeaderGroup, type LeaderToken } from '@fenceline/core';
 import { array, type RawRow } from './db';
 
 /**
@@ -85,4 +85,20 @@ export function onlyGroup<T>(out: (T | DeposedLeaderError)[]): T {
   const first = out[0];
   if (first instanceof DeposedLeaderError) throw first;
   return first as T;
+}
+
+/**
+ * Where each key first appears across the groups of a multi-leader call (group `g`, item
+ * `i`, the item), in order. One statement writes a row once, so a repeated key counts for
+ * its first item only; keys that `valid` refuses (ids that cannot be row ids) are left out.
+ */
+export function firstOccurrences<T>(groups: LeaderGroup<T>[], key: (item: T) => string, valid: (key: string) => boolean = () => true): Map<string, { g: number; i: number; item: T }> {
+  const first = new Map<string, { g: number; i: number; item: T }>();
+  groups.forEach((group, g) =>
+    group.items.forEach((item, i) => {
+      const k = key(item);
+      if (valid(k) && !first.has(k)) first.set(k, { g, i, item });
+    }),
+  );
+  return first;
 }

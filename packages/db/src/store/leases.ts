@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
-import { deposed, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
+import { leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
 
 /** grantLeasesMany for one token: a deposed leader's call throws. */

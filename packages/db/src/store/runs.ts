@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem } from '@fenceline/core';
-import { array, firstRow, rows, ts, type Db, type Executor } from './db';
-import { leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
+import { array, firstRow, rows, type Db, type Executor } from './db';
+import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
@@ -57,12 +57,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
   const out: RunRow[][][] = groups.map((g) => g.items.map(() => []));
   if (groups.length === 0) return [];
   // A DAG named twice is written for its first item only.
-  const first = new Map<string, { g: number; i: number; item: ScheduledRunsItem }>();
-  groups.forEach((group, g) =>
-    group.items.forEach((item, i) => {
-      if (!first.has(item.dagId)) first.set(item.dagId, { g, i, item });
-    }),
-  );
+  const first = firstOccurrences(groups, (item) => item.dagId);
   const unique = [...first.values()];
   const slots = unique.flatMap((u) => u.item.slots.map((slot) => ({ dagId: u.item.dagId, slot })));
   const result = await rows(
@@ -139,15 +134,10 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
   const tokens = groups.map((g) => g.token);
   const out: JobRow[][][] = groups.map((g) => g.items.map(() => []));
   // A run named twice starts once, for its first item.
-  const first = new Map<string, { g: number; i: number; jobs: NewJob[] }>();
-  groups.forEach((group, g) =>
-    group.items.forEach((item, i) => {
-      if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, { g, i, jobs: item.jobs });
-    }),
-  );
+  const first = firstOccurrences(groups, (item) => item.runId, isId);
   const payload = JSON.stringify(
-    [...first].flatMap(([runId, { jobs }]) =>
-      jobs.map((j) => ({
+    [...first].flatMap(([runId, { item }]) =>
+      item.jobs.map((j) => ({
         run_id: runId,
         task_id: j.taskId,
         state: j.state,
@@ -202,17 +192,12 @@ export async function startRuns(db: Executor, token: LeaderToken, items: { runId
 export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
-  const first = new Map<string, { g: number; i: number; state: string }>();
-  groups.forEach((group, g) =>
-    group.items.forEach((item, i) => {
-      if (isId(item.runId) && !first.has(item.runId)) first.set(item.runId, { g, i, state: item.state });
-    }),
-  );
+  const first = firstOccurrences(groups, (item) => item.runId, isId);
   const unique = [...first];
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
-        i as (select * from unnest(${array(unique.map(([id]) => id), 'bigint')}, ${array(unique.map(([, u]) => u.state), 'text')},
+        i as (select * from unnest(${array(unique.map(([id]) => id), 'bigint')}, ${array(unique.map(([, u]) => u.item.state), 'text')},
           ${array(unique.map(([, u]) => u.g + 1), 'int')}) as i(run_id, state, g)),
         w as (
           update runs r set state = i.state, ended_at = now()
