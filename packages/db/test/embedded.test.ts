@@ -1,9 +1,13 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../src/index';
+
+const execFileAsync = promisify(execFile);
 
 const enabled = process.env.FENCELINE_TEST_EMBEDDED === '1' || !process.env.DATABASE_URL;
 
@@ -55,6 +59,25 @@ describe.runIf(enabled)('embedded PostgreSQL server', () => {
       await third.stop();
       await second.stop();
     }
+  });
+
+  it('adds no handler for SIGINT, SIGTERM or SIGHUP to the process that loads or starts it', async () => {
+    // A fresh process, since this one loaded the module long ago. A handler left behind
+    // would exit the process on the signal and cut its own shutdown short.
+    const script = `
+      const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+      const count = () => signals.map((s) => process.listenerCount(s));
+      const before = count();
+      const db = await import('@fenceline/db');
+      const loaded = count();
+      const server = await db.startEmbeddedPostgres({ dataDir: process.argv[1] });
+      const started = count();
+      await server.stop();
+      console.log(JSON.stringify({ before, loaded, started }));`;
+    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path.join(dir, 'signals')], { timeout: 60_000 });
+    const counts = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, number[]>;
+    expect(counts.loaded).toEqual(counts.before);
+    expect(counts.started).toEqual(counts.before);
   });
 });
 
