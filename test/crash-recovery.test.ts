@@ -39,7 +39,13 @@ describe('crash safety: a leader that died between steps', () => {
     return got.token;
   }
 
-  it('recovers runs left queued, half-promoted and half-failed, and loses nothing acknowledged', async () => {
+  /** The crashed node's token for a shard: the one it already holds, or a new one. */
+  async function crashedLeaderOf(shard: number): Promise<LeaderToken> {
+    const row = (await store.listShards()).find((s) => s.shard === shard);
+    return row?.holder === 'crashed-node' ? { shard, nodeId: 'crashed-node', epoch: row.epoch } : crashedLeader(shard);
+  }
+
+  it('recovers runs left queued, half-promoted, half-failed and with an undelivered lease, and loses nothing acknowledged', async () => {
     // Case 1: the tick created the run (acknowledged) but the leader died before starting it.
     const queuedShard = await put({ id: 'crash-queued', tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }] });
     const queued = await store.triggerRun('crash-queued');
@@ -65,9 +71,19 @@ describe('crash safety: a leader that died between steps', () => {
     const [failLease] = await store.grantLeases(failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
     await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: 'ghost-worker' }, { error: 'boom', retryable: false });
 
+    // Case 4: a lease was granted, but the leader died before delivering it to its worker.
+    // The job has no retries: the lost lease must not use up its only attempt.
+    const lostSpec: DagSpecInput = { id: 'crash-undelivered', tasks: [{ id: 'only', type: 'noop' }] };
+    const lostShard = await put(lostSpec);
+    const lostToken = await crashedLeaderOf(lostShard);
+    const lostRun = await store.triggerRun('crash-undelivered');
+    const [lostJob] = await store.startRun(lostToken, lostRun.id, initialJobs(parseDagSpec(lostSpec)));
+    const [lostLease] = await store.grantLeases(lostToken, [{ jobId: lostJob!.id, workerId: 'worker-1' }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
+    expect(lostLease).toMatchObject({ attempt: 1 });
+
     // The crashed node's leases are let go (as expiry would), and a real cluster takes over.
     for (const s of await store.listShards()) if (s.holder === 'crashed-node') await store.releaseShard({ shard: s.shard, nodeId: 'crashed-node', epoch: s.epoch });
-    const cluster = new Cluster({ databaseUrl, workerToken: randomBytes(18).toString('base64url'), schedulers: 1, workers: 1, basePort: 17300 + Math.floor(Math.random() * 90), output: 'quiet', env: FAST_ENV });
+    const cluster = new Cluster({ databaseUrl, workerToken: randomBytes(18).toString('base64url'), schedulers: 1, workers: 1, basePort: 17300 + Math.floor(Math.random() * 90), output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet', env: FAST_ENV });
     try {
       await cluster.start();
       const ended = async (runId: string) => {
@@ -77,6 +93,7 @@ describe('crash safety: a leader that died between steps', () => {
       expect((await eventually('the queued run to finish', () => ended(queued.id), 30_000)).state).toBe('succeeded');
       expect((await eventually('the half-promoted run to finish', () => ended(promoteRun.id), 30_000)).state).toBe('succeeded');
       expect((await eventually('the half-failed run to finish', () => ended(failRun.id), 30_000)).state).toBe('failed');
+      expect((await eventually('the run whose lease was never delivered to finish', () => ended(lostRun.id), 30_000)).state).toBe('succeeded');
     } finally {
       await cluster.stop(5000);
     }
@@ -85,5 +102,12 @@ describe('crash safety: a leader that died between steps', () => {
     const after = (await store.listJobs(failRun.id)).find((j) => j.taskId === 'after')!;
     expect(after.state).toBe('upstream_failed');
     expect((await store.listJobs(promoteRun.id)).map((j) => j.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    // The undelivered lease expired unrenewed: revoked (fence + 1) without counting, then
+    // granted again as attempt 1, whose result is the one on record.
+    const rerun = await store.getJob(lostJob!.id);
+    expect(rerun).toMatchObject({ state: 'succeeded', attempt: 1, fence: lostLease!.fence + 2 });
+    expect(await store.getResult(lostJob!.id)).toMatchObject({ workerId: 'worker-1', fence: lostLease!.fence + 2 });
+    const expired = await store.listEvents({ jobId: lostJob!.id, type: 'lease:expired' });
+    expect(expired.map((e) => e.data)).toEqual([expect.objectContaining({ state: 'ready', attemptCounted: false })]);
   });
 });

@@ -14,6 +14,13 @@ export const LIMITS = {
   maxTaskConfigBytes: 16 * 1024,
   /** Total attempts of a task: the first one plus retries. */
   maxAttempts: 25,
+  /**
+   * Expired leases a job may lose without their holder ever renewing them before one
+   * counts as an attempt: a scheduler node that crashes between granting a lease and
+   * delivering it must not use up a job's only attempt, while a job that stops its
+   * worker at once still runs out in the end.
+   */
+  maxLostLeases: 3,
   maxRetryBackoffMs: 24 * 60 * 60 * 1000,
   maxTimeoutMs: 24 * 60 * 60 * 1000,
   minIntervalMs: 1_000,

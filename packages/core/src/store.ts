@@ -76,6 +76,11 @@ export interface SweptJob {
   fence: number;
   state: 'ready' | 'failed';
   nextAttemptAt: Date | null;
+  /**
+   * False when the holder never renewed the lease, so it was most likely never delivered:
+   * the attempt was handed back (up to LIMITS.maxLostLeases times per job).
+   */
+  attemptCounted: boolean;
 }
 
 export type RenewOutcome =

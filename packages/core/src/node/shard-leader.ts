@@ -364,7 +364,8 @@ export class ShardLeader {
     if (this.leasedCount() === 0) return [];
     const swept = (await this.guard(() => this.deps.store.sweepExpired(this.token, limit))) ?? [];
     for (const s of swept) {
-      this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state } });
+      const reason = s.attemptCounted ? 'not renewed within the TTL' : 'never renewed (most likely never delivered); the attempt is not counted';
+      this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state, attemptCounted: s.attemptCounted, reason } });
     }
     await this.jobsEnded(swept.map((s) => ({ id: s.jobId, state: s.state, nextAttemptAt: s.nextAttemptAt, fence: s.fence })));
     return swept;

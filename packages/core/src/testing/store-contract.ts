@@ -3,6 +3,7 @@ import { shardOf } from '../dag/shard';
 import type { FencelineError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DagSpecInput } from '../spec';
+import { LIMITS } from '../limits';
 import type { LeaderToken, NewJob, Store, StoreNotice } from '../store';
 
 /**
@@ -196,6 +197,8 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(released).toMatchObject({ state: 'ready', fence: f0 + 2, attempt: 0, holder: null });
         const second = await grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
         expect(second).toMatchObject({ fence: f0 + 3, attempt: 1 });
+        // A renewal leaves the fence alone, and makes the expiry below a counted attempt.
+        expect((await store.renewLeases([{ jobId: ready.id, fence: second.fence, workerId: 'w2' }], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
         await h.advanceMs(PAST_TTL_MS);
         const swept = await store.sweepExpired(token, 100);
         expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w2', fence: f0 + 4, state: 'ready' })]);
@@ -301,6 +304,8 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         const { token, ready } = await startedRun({ maxAttempts: 2, retryBackoffMs: 0 });
         const lease = await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
         const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
+        // Renewed once, so the holder had it: its expiry uses the attempt.
+        expect((await store.renewLeases([ref], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
         await h.advanceMs(PAST_TTL_MS);
         // Expired but not yet swept: the fence still matches, the lease is gone.
         await refusedWith(store.completeJob(ref, { output: 1 }), 'LEASE_LOST');
@@ -309,7 +314,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
         const swept = await store.sweepExpired(token, 100);
         expect(swept).toHaveLength(1);
-        expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready' });
+        expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready', attemptCounted: true });
         expect(await store.getJob(ready.id)).toMatchObject({ state: 'ready', fence: lease.fence + 1, holder: null, attempt: 1 });
 
         await refusedWith(store.completeJob(ref, { output: 1 }), 'STALE_FENCE');
@@ -320,14 +325,37 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('fails the job when the sweep finds it out of attempts', async () => {
         const { token, ready } = await startedRun({ maxAttempts: 1 });
-        await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        const lease = await grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
+        await store.renewLeases([{ jobId: ready.id, fence: lease.fence, workerId: 'w1' }], SHORT_TTL_MS);
         await h.advanceMs(PAST_TTL_MS);
         const swept = await store.sweepExpired(token, 100);
-        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', nextAttemptAt: null })]);
+        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', nextAttemptAt: null, attemptCounted: true })]);
         const job = await store.getJob(ready.id);
         expect(job.state).toBe('failed');
         expect(job.endedAt).toBeInstanceOf(Date);
         expect(await store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+      });
+
+      it('hands the attempt back when a lease expires unrenewed, at most LIMITS.maxLostLeases times', async () => {
+        // One attempt and a long backoff: a counted expiry would fail the job, and a
+        // backoff would show as a refused grant.
+        const { token, ready } = await startedRun({ maxAttempts: 1, retryBackoffMs: MEDIUM_TTL_MS });
+        for (let lost = 1; lost <= LIMITS.maxLostLeases; lost++) {
+          const lease = await grantOne(token, ready.id, `w${lost}`, SHORT_TTL_MS);
+          expect(lease.attempt).toBe(1);
+          await h.advanceMs(PAST_TTL_MS);
+          const swept = await store.sweepExpired(token, 100);
+          expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'ready', nextAttemptAt: null, attemptCounted: false, fence: lease.fence + 1 })]);
+          const job = await store.getJob(ready.id);
+          expect(job).toMatchObject({ state: 'ready', attempt: 0, holder: null });
+          expect(job.lastError).toContain('not counted');
+          // The old holder is fenced off as after any expiry.
+          await refusedWith(store.completeJob({ jobId: ready.id, fence: lease.fence, workerId: `w${lost}` }, { output: 1 }), 'STALE_FENCE');
+        }
+        // The next unrenewed expiry counts, and with one attempt the job fails.
+        await grantOne(token, ready.id, 'w-last', SHORT_TTL_MS);
+        await h.advanceMs(PAST_TTL_MS);
+        expect(await store.sweepExpired(token, 100)).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', attemptCounted: true })]);
       });
 
       it('failJob retries after the backoff: a grant before it is refused, one after it succeeds', async () => {

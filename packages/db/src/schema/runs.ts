@@ -61,6 +61,14 @@ export const jobs = pgTable(
     timeoutMs: integer('timeout_ms').notNull(),
     readyAt: ts('ready_at'),
     leasedAt: ts('leased_at'),
+    /** The holder's last renewal of the current lease; null until it renews once. */
+    renewedAt: ts('renewed_at'),
+    /**
+     * Leases that expired without one renewal: lost on the way to their worker (a node
+     * that crashed after granting), or held by a worker that stopped at once. The first
+     * LIMITS.maxLostLeases of them do not use up an attempt.
+     */
+    lostLeases: integer('lost_leases').notNull().default(0),
     endedAt: ts('ended_at'),
     lastError: text('last_error'),
   },

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { LIMITS } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
@@ -66,7 +67,7 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
         ),
         w as (
           update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = l.worker_id,
-            lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), next_attempt_at = null
+            lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), renewed_at = null, next_attempt_at = null
           from locked l
           where j.id = l.id
           returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, l.ord
@@ -108,7 +109,7 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
             for update of j
           ),
           w as (
-            update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}
+            update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}, renewed_at = now()
             from locked where j.id = locked.id
             returning j.id, j.fence, j.holder, j.lease_expires_at
           )
@@ -147,14 +148,17 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
  * Revokes expired leases of the token's shard in one statement (DESIGN.md rule 4): the
  * fence goes up at once, so the old holder is fenced off now rather than at the next
  * lease, and the job goes back to ready after its backoff, or fails when out of attempts.
- * SKIP LOCKED passes over a row a worker is writing this instant; the next sweep sees it.
+ * A lease its holder never renewed was most likely never delivered (the granting node
+ * died first): the first LIMITS.maxLostLeases such expiries hand the attempt back and
+ * make the job ready at once. SKIP LOCKED passes over a row a worker is writing this
+ * instant; the next sweep sees it.
  */
 export async function sweepExpired(db: Executor, token: LeaderToken, limit: number): Promise<SweptJob[]> {
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
         expired as materialized (
-          select id, holder from jobs
+          select id, holder, (renewed_at is null and lost_leases < ${LIMITS.maxLostLeases}) as lost from jobs
           where shard = ${token.shard} and state = 'leased' and lease_expires_at <= now() and exists (select 1 from lead)
           order by lease_expires_at, id
           limit ${Math.max(1, Math.floor(limit))}
@@ -165,14 +169,18 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
             fence = j.fence + 1,
             holder = null,
             lease_expires_at = null,
-            state = case when j.attempt < j.max_attempts then 'ready' else 'failed' end,
-            next_attempt_at = case when j.attempt < j.max_attempts then now() + ${BACKOFF_INTERVAL} end,
-            ready_at = case when j.attempt < j.max_attempts then now() else j.ready_at end,
-            ended_at = case when j.attempt < j.max_attempts then null else now() end,
+            renewed_at = null,
+            attempt = case when e.lost then j.attempt - 1 else j.attempt end,
+            lost_leases = case when e.lost then j.lost_leases + 1 else j.lost_leases end,
+            state = case when e.lost or j.attempt < j.max_attempts then 'ready' else 'failed' end,
+            next_attempt_at = case when e.lost then null when j.attempt < j.max_attempts then now() + ${BACKOFF_INTERVAL} end,
+            ready_at = case when e.lost or j.attempt < j.max_attempts then now() else j.ready_at end,
+            ended_at = case when e.lost or j.attempt < j.max_attempts then null else now() end,
             last_error = 'lease of ' || coalesce(e.holder, 'unknown worker') || ' expired'
+              || case when e.lost then ' before its holder renewed it; the attempt is not counted' else '' end
           from expired e
           where j.id = e.id
-          returning j.id, j.run_id, j.dag_id, e.holder as previous_holder, j.fence, j.state, j.next_attempt_at
+          returning j.id, j.run_id, j.dag_id, e.holder as previous_holder, j.fence, j.state, j.next_attempt_at, e.lost
         )
         ${selectWithLead('id')} order by w.id`,
   );
@@ -184,5 +192,6 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
     fence: toNumber(r.fence),
     state: r.state as 'ready' | 'failed',
     nextAttemptAt: toDateOrNull(r.next_attempt_at),
+    attemptCounted: r.lost !== true,
   }));
 }

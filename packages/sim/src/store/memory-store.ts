@@ -70,6 +70,10 @@ export interface MemJob {
   timeoutMs: number;
   readyAtMs: number | null;
   leasedAtMs: number | null;
+  /** Whether the holder renewed the current lease at least once. */
+  renewed: boolean;
+  /** Leases that expired unrenewed; see LIMITS.maxLostLeases. */
+  lostLeases: number;
   endedAtMs: number | null;
   lastError: string | null;
 }
@@ -573,6 +577,8 @@ export class MemoryStore implements Store {
         timeoutMs: j.timeoutMs,
         readyAtMs: j.state === 'ready' ? now : null,
         leasedAtMs: null,
+        renewed: false,
+        lostLeases: 0,
         endedAtMs: null,
         lastError: null,
       };
@@ -700,6 +706,7 @@ export class MemoryStore implements Store {
     job.holder = workerId;
     job.leaseExpiresAtMs = now + ttlMs;
     job.leasedAtMs = now;
+    job.renewed = false;
     job.nextAttemptAtMs = null;
     this.indexLease(job);
     this.emit({ op: 'job:granted', atMs: now, jobId: job.id, dagId: job.dagId, workerId, fence: job.fence, expiresAtMs: now + ttlMs, token });
@@ -725,18 +732,25 @@ export class MemoryStore implements Store {
     const swept: SweptJob[] = [];
     for (const job of expired.slice(0, max).sort((a, b) => a.num - b.num)) {
       const holder = job.holder;
-      const retry = job.attempt < job.maxAttempts;
+      // A lease never renewed was most likely never delivered; see LIMITS.maxLostLeases.
+      const lost = !job.renewed && job.lostLeases < LIMITS.maxLostLeases;
+      const retry = lost || job.attempt < job.maxAttempts;
+      job.nextAttemptAtMs = lost ? null : retry ? now + this.backoffMs(job) : null;
+      if (lost) {
+        job.attempt--;
+        job.lostLeases++;
+      }
+      job.renewed = false;
       job.fence = this.revokedFence(job.fence);
       job.holder = null;
       job.leaseExpiresAtMs = null;
       this.leased.delete(job.id);
       job.state = retry ? 'ready' : 'failed';
-      job.nextAttemptAtMs = retry ? now + this.backoffMs(job) : null;
       if (retry) job.readyAtMs = now;
       job.endedAtMs = retry ? null : now;
-      job.lastError = `lease of ${holder ?? 'unknown worker'} expired`;
+      job.lastError = `lease of ${holder ?? 'unknown worker'} expired${lost ? ' before its holder renewed it; the attempt is not counted' : ''}`;
       this.emit({ op: 'job:swept', atMs: now, jobId: job.id, dagId: job.dagId, fence: job.fence, state: retry ? 'ready' : 'failed', token });
-      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs) });
+      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs), attemptCounted: !lost });
     }
     return swept;
   }
@@ -756,6 +770,7 @@ export class MemoryStore implements Store {
     refs.forEach((ref, i) => {
       if (accepted[i]) {
         const job = this.jobs.get(ref.jobId)!;
+        job.renewed = true;
         if (job.leaseExpiresAtMs !== now + ttlMs) {
           job.leaseExpiresAtMs = now + ttlMs;
           this.indexLease(job);
