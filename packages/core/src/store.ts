@@ -119,6 +119,12 @@ export interface DueDag {
   nextRunAt: Date;
 }
 
+/** Where a page of due DAGs ended: the next page starts after this (next_run_at, id). */
+export interface DuePageKey {
+  nextRunAt: Date;
+  id: string;
+}
+
 export interface ShardSnapshot {
   /** Active runs (queued or running) of the shard, oldest first. */
   runs: RunRow[];
@@ -216,8 +222,12 @@ export interface Store {
   getResult(jobId: string): Promise<ResultRow | null>;
 
   // ---- leader operations (epoch-checked) -----------------------------------------
-  /** DAGs of the given shards whose next_run_at is due (store time), not paused; by index, oldest first. */
-  dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }>;
+  /**
+   * DAGs of the given shards whose next_run_at is due (store time), not paused; by index,
+   * in (next_run_at, id) order. With `after`, the page starts past that key, so a tick can
+   * read its next page while the runs of this one are still being created.
+   */
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }>;
   /**
    * Inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO NOTHING) and moves
    * next_run_at from `expectedNextRunAt` to `nextRunAt`, in one transaction. Returns only

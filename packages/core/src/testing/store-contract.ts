@@ -4,7 +4,7 @@ import type { FencelineError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DagSpecInput } from '../spec';
 import { LIMITS } from '../limits';
-import type { LeaderToken, NewJob, Store, StoreNotice } from '../store';
+import type { DuePageKey, LeaderToken, NewJob, Store, StoreNotice } from '../store';
 
 /**
  * The Store contract as behaviours, exercised only through the Store interface so the SQL
@@ -551,6 +551,30 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect((await store.dueDags([token, other.token], 100)).dags.map((d) => d.id)).toEqual([dagId]);
         await store.setPaused(dagId, true);
         expect((await store.dueDags([token], 100)).dags).toEqual([]);
+      });
+
+      it('dueDags pages by (next_run_at, id): the pages together are the whole list, in order, each DAG once', async () => {
+        const { token, dagId } = await leadFreshShard(LONG_TTL_MS, 'page');
+        const ids = [dagId];
+        for (let k = 0; ids.length < 5; k++) {
+          const candidate = `${dagId}x${k}`;
+          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
+        }
+        // Two periods, so the order mixes next_run_at and id ties.
+        for (const [i, id] of ids.entries()) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: i % 2 === 0 ? 1_000 : 1_500 } }), SHARD_COUNT);
+        await h.advanceMs(1_600);
+        const whole = (await store.dueDags([token], 100)).dags;
+        expect(whole.map((d) => d.id).sort()).toEqual([...ids].sort());
+        const paged: string[] = [];
+        let after: DuePageKey | undefined;
+        for (let page = 0; page < 10; page++) {
+          const { dags } = await store.dueDags([token], 2, after);
+          paged.push(...dags.map((d) => d.id));
+          if (dags.length < 2) break;
+          after = { nextRunAt: dags[1]!.nextRunAt, id: dags[1]!.id };
+        }
+        expect(paged).toEqual(whole.map((d) => d.id));
+        for (let i = 1; i < whole.length; i++) expect(whole[i]!.nextRunAt.getTime()).toBeGreaterThanOrEqual(whole[i - 1]!.nextRunAt.getTime());
       });
 
       it('reads many DAG versions at once, leaving out the ones that do not exist', async () => {

@@ -7,6 +7,7 @@ import type {
   DeposedLeaderError,
   LeaderGroup,
   DueDag,
+  DuePageKey,
   EventRow,
   Grant,
   GrantedLease,
@@ -114,8 +115,8 @@ export class SqlStore implements Store {
     return jobs.getResult(this.db, jobId);
   }
 
-  dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
-    return tick.dueDags(this.db, tokens, limit);
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
+    return tick.dueDags(this.db, tokens, limit, after);
   }
   async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
     return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { DagSpec, DueDag, LeaderToken, ShardSnapshot } from '@fenceline/core';
+import type { DagSpec, DueDag, DuePageKey, LeaderToken, ShardSnapshot } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { deposed } from './lead';
 import { jobFromRow, runFromRow, toDate, toNumber } from './rows';
@@ -9,7 +9,8 @@ export async function now(db: Executor): Promise<Date> {
 }
 
 /** The due query itself, also explained by the tick bench so its report shows the plan production runs. */
-export function dueDagsQuery(tokens: LeaderToken[], limit: number): SQL {
+export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePageKey): SQL {
+  const past = after ? sql`and (d.next_run_at, d.id) > (${after.nextRunAt.toISOString()}::timestamptz, ${after.id}::text)` : sql``;
   return sql`with led as (
           select l.shard from shard_leases l
           join unnest(${array(tokens.map((t) => t.shard), 'int')}, ${array(tokens.map((t) => t.nodeId), 'text')},
@@ -21,6 +22,7 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number): SQL {
           select d.id, d.shard, d.current_version, v.spec, d.next_run_at
           from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
           where d.shard in (select shard from led) and not d.paused and d.next_run_at is not null and d.next_run_at <= now()
+            ${past}
           order by d.next_run_at, d.id
           limit ${Math.max(0, Math.floor(limit))}
         )
@@ -33,8 +35,8 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number): SQL {
  * failing the whole call: a node that leads several shards keeps ticking the others while
  * it notices the loss, and any write for a lost shard is refused by its own lead check.
  */
-export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
-  const result = await rows(db, dueDagsQuery(tokens, limit));
+export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
+  const result = await rows(db, dueDagsQuery(tokens, limit, after));
   const storeNow = toDate(result[0]?.now);
   const dags = result
     .filter((r) => r.id !== null && r.id !== undefined)

@@ -21,6 +21,7 @@ import {
   type DagSpecInput,
   type DagVersionRow,
   type DueDag,
+  type DuePageKey,
   type EventRow,
   type Grant,
   type GrantedLease,
@@ -131,6 +132,10 @@ const isId = (id: string): boolean => ID_PATTERN.test(id);
 const byEntry = (a: IndexEntry, b: IndexEntry): boolean => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.num < b.num);
 const date = (ms: number): Date => new Date(ms);
 const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/** Whether a DAG sorts after a page key in the due order, (next_run_at, id). */
+const pastKey = (dag: { nextRunAtMs: number | null; id: string }, key: DuePageKey): boolean =>
+  dag.nextRunAtMs! > key.nextRunAt.getTime() || (dag.nextRunAtMs === key.nextRunAt.getTime() && compareIds(dag.id, key.id) > 0);
 
 /**
  * The Store contract in memory, with the SQL store's semantics and refusals: the same
@@ -456,7 +461,7 @@ export class MemoryStore implements Store {
 
   // ---- leader operations -------------------------------------------------------------------
 
-  async dueDags(tokens: LeaderToken[], limit: number): Promise<{ now: Date; dags: DueDag[] }> {
+  async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
     const now = this.nowMs();
     const max = Math.max(0, Math.floor(limit));
     const found: MemDag[] = [];
@@ -469,14 +474,14 @@ export class MemoryStore implements Store {
       heap.walkWhile((e) => {
         if (e.atMs > now) return false;
         const dag = this.dags.get(e.id);
-        if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !seen.has(dag.id)) {
+        if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !seen.has(dag.id) && (!after || pastKey(dag, after))) {
           seen.add(dag.id);
           found.push(dag);
         }
         return true;
       });
     }
-    found.sort((a, b) => a.nextRunAtMs! - b.nextRunAtMs! || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    found.sort((a, b) => a.nextRunAtMs! - b.nextRunAtMs! || compareIds(a.id, b.id));
     return {
       now: date(now),
       dags: found.slice(0, max).map((d) => ({ id: d.id, shard: d.shard, version: d.version, spec: this.specOf(d), nextRunAt: date(d.nextRunAtMs!) })),
