@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './clock';
+export * from './heap';
 export * from './limits';
 export * from './spec';
 export * from './model';

@@ -94,6 +94,41 @@ describe('WorkerPool', () => {
     expect(unclaimed).toEqual([['late']]);
   });
 
+  it('keeps the pool size equal to a recount of live workers through joins, polls, silence and expiry', () => {
+    let seed = 777;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const time = fakeTime();
+    const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
+    const recount = (): number => pool.live().reduce((n, w) => n + w.slots, 0);
+    for (let step = 0; step < 3_000; step++) {
+      const id = `w${next(30)}`;
+      switch (next(7)) {
+        case 0:
+          pool.touch(id, 1 + next(8));
+          break;
+        case 1:
+          pool.seen(id);
+          break;
+        case 2:
+          void pool.wait(id, 1 + next(8), next(4), 1 + next(20_000), () => undefined);
+          break;
+        case 3:
+          pool.cancel(id);
+          break;
+        case 4:
+          pool.expire();
+          break;
+        default:
+          time.advance(next(4_000));
+      }
+      // Not read after every step, so the pool also meets silence and expiry it has not looked at yet.
+      if (next(3) === 0) expect(pool.poolSlots(), `step ${step}`).toBe(recount());
+    }
+  });
+
   it('picks for a round exactly the workers the planner would take from the whole fleet', () => {
     // A small seeded generator, so a failure names the case that broke.
     let seed = 12345;

@@ -1,5 +1,6 @@
 import type { Timers, Clock } from '../clock';
 import { bestK } from '../fairshare/best-k';
+import { Heap } from '../heap';
 import { tieKey, workerBefore, workerTag, type FreeWorker } from '../fairshare/plan';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
@@ -33,6 +34,16 @@ interface KnownWorker {
   /** Leases granted after the poll they were planned for had been answered, for the next poll. */
   outbox: Assignment[];
   cancelOutboxTimer: (() => void) | null;
+  /** Whether its slots are in the pool size (it is live). */
+  counted: boolean;
+  /** Whether it has an entry in the liveness heap. */
+  checked: boolean;
+}
+
+/** A worker to look at again once `seenMs` falls out of the live window. */
+interface LivenessCheck {
+  worker: KnownWorker;
+  seenMs: number;
 }
 
 export interface WorkerPoolOptions {
@@ -57,8 +68,14 @@ export class WorkerPool {
   private readonly workers = new Map<string, KnownWorker>();
   /** Workers with an open poll, so a dispatch round does not walk the whole fleet. */
   private readonly waiters = new Set<KnownWorker>();
-  /** The pool size is read on every dispatch round; it is recounted at most this often. */
-  private slotsCache: { atMs: number; slots: number } | null = null;
+  /**
+   * Slots of live workers, kept up to date as workers are seen and as they fall silent,
+   * because every dispatch round reads it: recounting ten thousand workers each time (or
+   * each second of a simulated day) would cost more than the round.
+   */
+  private liveSlots = 0;
+  /** Each counted worker once, by when it was last seen: the next one that may fall silent on top. */
+  private readonly liveness = new Heap<LivenessCheck>((a, b) => a.seenMs < b.seenMs);
 
   private readonly liveWindowMs: number;
 
@@ -77,18 +94,33 @@ export class WorkerPool {
    */
   seen(workerId: string): void {
     const known = this.workers.get(workerId);
-    if (known) known.lastSeenMs = this.clock.nowMs();
+    if (known) this.markSeen(known);
+  }
+
+  /** The worker was heard from now: it is live, and is looked at again when that lapses. */
+  private markSeen(worker: KnownWorker): void {
+    worker.lastSeenMs = this.clock.nowMs();
+    if (!worker.counted) {
+      worker.counted = true;
+      this.liveSlots += worker.slots;
+    }
+    if (!worker.checked) {
+      worker.checked = true;
+      this.liveness.push({ worker, seenMs: worker.lastSeenMs });
+    }
   }
 
   /** Registers or refreshes a worker without waiting (on register and on every request). */
   touch(workerId: string, slots: number): void {
     const known = this.workers.get(workerId);
     if (known) {
+      if (known.counted) this.liveSlots += slots - known.slots;
       known.slots = slots;
-      known.lastSeenMs = this.clock.nowMs();
+      this.markSeen(known);
     } else {
-      this.workers.set(workerId, { id: workerId, slots, lastSeenMs: this.clock.nowMs(), waiter: null, tag: workerTag(workerId), reserved: 0, outbox: [], cancelOutboxTimer: null });
-      this.slotsCache = null;
+      const worker: KnownWorker = { id: workerId, slots, lastSeenMs: 0, waiter: null, tag: workerTag(workerId), reserved: 0, outbox: [], cancelOutboxTimer: null, counted: false, checked: false };
+      this.workers.set(workerId, worker);
+      this.markSeen(worker);
     }
   }
 
@@ -225,13 +257,28 @@ export class WorkerPool {
     return out;
   }
 
-  /** Slots of live workers: the pool the fair-share cap is a fraction of (recounted at most once a second). */
+  /**
+   * Slots of live workers: the pool the fair-share cap is a fraction of. Only workers whose
+   * last sighting has left the live window are looked at: one seen since goes back on the
+   * heap under its new time, one waiting in a poll stays live (answering the poll sees it
+   * again), and the rest leave the count.
+   */
   poolSlots(): number {
-    const nowMs = this.clock.nowMs();
-    if (this.slotsCache && nowMs - this.slotsCache.atMs < 1000 && nowMs >= this.slotsCache.atMs) return this.slotsCache.slots;
-    const slots = this.live().reduce((sum, w) => sum + w.slots, 0);
-    this.slotsCache = { atMs: nowMs, slots };
-    return slots;
+    const cutoff = this.clock.nowMs() - this.liveWindowMs;
+    for (let top = this.liveness.peek(); top && top.seenMs < cutoff; top = this.liveness.peek()) {
+      this.liveness.pop();
+      const worker = top.worker;
+      worker.checked = false;
+      if (this.workers.get(worker.id) !== worker) continue;
+      if (worker.lastSeenMs >= cutoff) {
+        worker.checked = true;
+        this.liveness.push({ worker, seenMs: worker.lastSeenMs });
+      } else if (!worker.waiter && worker.counted) {
+        worker.counted = false;
+        this.liveSlots -= worker.slots;
+      }
+    }
+    return this.liveSlots;
   }
 
   /** Drops workers silent for longer than the live window; returns their ids. */
@@ -242,7 +289,8 @@ export class WorkerPool {
       if (!w.waiter && w.lastSeenMs < cutoff && w.outbox.length === 0) {
         this.workers.delete(w.id);
         gone.push(w.id);
-        this.slotsCache = null;
+        if (w.counted) this.liveSlots -= w.slots;
+        w.counted = false;
       }
     }
     return gone;
@@ -259,7 +307,7 @@ export class WorkerPool {
     if (!waiter) return;
     worker.waiter = null;
     this.waiters.delete(worker);
-    worker.lastSeenMs = this.clock.nowMs();
+    this.markSeen(worker);
     waiter.cancelTimer();
     waiter.resolve(jobs);
   }

@@ -1,5 +1,4 @@
-import { capFor, nextSlotAfter, type Schedule } from '@fenceline/core';
-import { Heap } from '../engine/heap';
+import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
 

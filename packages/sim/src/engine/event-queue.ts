@@ -14,7 +14,7 @@ function before(a: Scheduled, b: Scheduled): boolean {
 }
 
 /**
- * The simulation's event queue: a binary min-heap like engine/heap.ts, specialised to
+ * The simulation's event queue: a binary min-heap like core's Heap, specialised to
  * events so the comparison is a plain function call rather than a closure, since every
  * event of a run passes through it twice.
  */

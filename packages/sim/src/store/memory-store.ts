@@ -2,6 +2,7 @@ import {
   DeposedLeaderError,
   FencelineError,
   ForgedFenceError,
+  Heap,
   LIMITS,
   LeaseLostError,
   NotFoundError,
@@ -47,7 +48,6 @@ import {
   type WorkerRow,
   type WriteOutcome,
 } from '@fenceline/core';
-import { Heap } from '../engine/heap';
 import type { StoreObserver, StoreWrite } from './records';
 
 /** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */

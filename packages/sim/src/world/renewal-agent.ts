@@ -1,5 +1,4 @@
-import { FencelineError, type LeaseRef, type RenewOutcome } from '@fenceline/core';
-import { Heap } from '../engine/heap';
+import { FencelineError, Heap, type LeaseRef, type RenewOutcome } from '@fenceline/core';
 import type { Simulation } from '../engine/simulation';
 import { SimProcess } from '../engine/process';
 import { callLabels, callOver, type CallLabels, type Link } from './link';

@@ -1,7 +1,7 @@
 /**
- * A binary min-heap over a caller-supplied order. The simulator keeps its event queue,
- * and the in-memory store keeps its due-DAG and lease-expiry indexes, in heaps, so every
- * hot operation is O(log n) no matter how many DAGs or jobs a scenario holds.
+ * A binary min-heap over a caller-supplied order. The worker pool keeps its liveness
+ * checks in one, and the simulator its in-memory store's due-DAG and lease-expiry indexes,
+ * so every hot operation is O(log n) however many workers, DAGs or jobs there are.
  */
 export class Heap<T> {
   private readonly items: T[] = [];
