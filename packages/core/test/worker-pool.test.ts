@@ -129,6 +129,37 @@ describe('WorkerPool', () => {
     }
   });
 
+  it('files every waiting worker under its unpromised free slots through polls, credits, reservations and answers', () => {
+    let seed = 4242;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const time = fakeTime();
+    const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
+    const sorted = (list: { workerId: string; free: number }[]) => list.map((w) => `${w.workerId}:${w.free}`).sort();
+    for (let step = 0; step < 3_000; step++) {
+      const id = `w${next(25)}`;
+      // Mostly polls, credits and reservations, so files of many workers build up and
+      // workers move between them; answers, hand-ups and time passing take them out.
+      const op = next(12);
+      if (op < 4) void pool.wait(id, 1 + next(4), next(5), 1 + next(60_000), () => undefined);
+      else if (op < 6) pool.credit(id, next(3));
+      else if (op < 8) pool.reserve(id, next(2));
+      else if (op < 10) pool.settle(id, next(2), next(6) === 0 ? [job(`j${step}`)] : []);
+      else if (op === 10) pool.cancel(id);
+      else if (next(3) === 0) pool.forget(id);
+      else time.advance(next(2_000));
+      const filed = pool.bestWaiting(Number.POSITIVE_INFINITY, step);
+      expect(sorted(filed), `step ${step}`).toEqual(sorted(pool.waiting()));
+      // Most free first, and each file's ranks 0, 1, 2, ... in the order given.
+      for (let i = 1; i < filed.length; i++) {
+        const [a, b] = [filed[i - 1]!, filed[i]!];
+        expect(a.free > b.free || (a.free === b.free && b.tie === a.tie! + 1)).toBe(true);
+      }
+    }
+  });
+
   it('picks for a round exactly the workers the planner would take from the whole fleet', () => {
     // A small seeded generator, so a failure names the case that broke.
     let seed = 12345;
@@ -153,7 +184,7 @@ describe('WorkerPool', () => {
       const input = { dags, poolSlots: 40, capFraction: 0.5, rotation: round, tieSalt: next(1_000_000) };
       const cap = Math.floor(0.5 * 40);
       const grantable = dags.reduce((n, d) => n + Math.min(d.ready.length, Math.max(0, cap - d.held)), 0);
-      const whole = planDispatch({ ...input, workers: pool.waiting() });
+      const whole = planDispatch({ ...input, workers: pool.bestWaiting(Number.POSITIVE_INFINITY, input.tieSalt) });
       const picked = planDispatch({ ...input, workers: pool.bestWaiting(grantable, input.tieSalt) });
       expect(picked.grants, `case ${round}`).toEqual(whole.grants);
       expect(pool.bestWaiting(grantable, input.tieSalt).length).toBeLessThanOrEqual(grantable);

@@ -1,7 +1,6 @@
 import type { Timers, Clock } from '../clock';
-import { bestK } from '../fairshare/best-k';
 import { Heap } from '../heap';
-import { tieKey, workerBefore, workerTag, type FreeWorker } from '../fairshare/plan';
+import { tieKey, type FreeWorker } from '../fairshare/plan';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
 export interface Assignment {
@@ -27,8 +26,6 @@ interface KnownWorker {
   slots: number;
   lastSeenMs: number;
   waiter: Waiter | null;
-  /** workerTag(id), computed once: each round's tie key is made from it. */
-  tag: number;
   /** Free slots promised to dispatch rounds whose grant statement is still out. */
   reserved: number;
   /** Leases granted after the poll they were planned for had been answered, for the next poll. */
@@ -38,6 +35,9 @@ interface KnownWorker {
   counted: boolean;
   /** Whether it has an entry in the liveness heap. */
   checked: boolean;
+  /** The free slots it is filed under among the waiting workers (0: not filed), and where. */
+  filedFree: number;
+  filedAt: number;
 }
 
 /** A worker to look at again once `seenMs` falls out of the live window. */
@@ -68,6 +68,11 @@ export class WorkerPool {
   private readonly workers = new Map<string, KnownWorker>();
   /** Workers with an open poll, so a dispatch round does not walk the whole fleet. */
   private readonly waiters = new Set<KnownWorker>();
+  /**
+   * Waiting workers filed by their free slots not yet promised to a round, so a round
+   * takes the G workers it can use without looking at the others (see bestWaiting).
+   */
+  private readonly byFree = new Map<number, KnownWorker[]>();
   /**
    * Slots of live workers, kept up to date as workers are seen and as they fall silent,
    * because every dispatch round reads it: recounting ten thousand workers each time (or
@@ -118,7 +123,7 @@ export class WorkerPool {
       known.slots = slots;
       this.markSeen(known);
     } else {
-      const worker: KnownWorker = { id: workerId, slots, lastSeenMs: 0, waiter: null, tag: workerTag(workerId), reserved: 0, outbox: [], cancelOutboxTimer: null, counted: false, checked: false };
+      const worker: KnownWorker = { id: workerId, slots, lastSeenMs: 0, waiter: null, reserved: 0, outbox: [], cancelOutboxTimer: null, counted: false, checked: false, filedFree: 0, filedAt: 0 };
       this.workers.set(workerId, worker);
       this.markSeen(worker);
     }
@@ -143,6 +148,7 @@ export class WorkerPool {
       });
       worker.waiter = { free, resolve, cancelTimer };
       this.waiters.add(worker);
+      this.file(worker);
       cancelled?.onCancel(() => {
         if (mine()) this.answer(worker, []);
       });
@@ -179,22 +185,50 @@ export class WorkerPool {
   }
 
   /**
-   * The `limit` waiting workers a dispatch round can use, for the dispatcher: the first in
-   * the planner's order (most free slots, then the round's tie key under `salt`), each
-   * with its tie key. A round that can grant G jobs never gives a slot to a worker outside
-   * the first G in that order (at most G - 1 of them have lost a slot when it hands out
-   * its last), so the plan is the one the whole list would give, while the round keeps G
-   * workers (bestK, one pass) and the planner heapifies G, not the whole fleet; the tie key
-   * is a few integer operations on a tag made once per worker, not a hash of its id.
+   * The `limit` waiting workers a dispatch round can use, in the planner's order, each with
+   * its tie key: most free slots first, and among equally free workers a rotation of their
+   * file that starts at a place drawn from `salt` (so nodes, and rounds, start at different
+   * workers and rarely fill one another's). The tie key is the worker's place in that
+   * rotation, so a round that lists every waiting worker (limit Infinity) gives each the
+   * same key. A round that can grant G jobs never gives a slot to a worker outside the
+   * first G in this order (at most G - 1 of them have lost a slot when it hands out its
+   * last), so the plan is the one the whole list would give, and a round costs O(G) plus
+   * the number of distinct free counts, however many workers wait.
    */
   bestWaiting(limit: number, salt: number): FreeWorker[] {
-    const candidates = function* (waiters: Set<KnownWorker>): Generator<FreeWorker & { tie: number }> {
-      for (const w of waiters) {
-        const free = (w.waiter?.free ?? 0) - w.reserved;
-        if (free > 0) yield { workerId: w.id, free, tie: tieKey(w.tag, salt) };
+    const out: FreeWorker[] = [];
+    if (limit <= 0) return out;
+    const counts = [...this.byFree.keys()].sort((a, b) => b - a);
+    for (const free of counts) {
+      const file = this.byFree.get(free)!;
+      const n = file.length;
+      const start = tieKey(free, salt) % n;
+      for (let rank = 0; rank < n && out.length < limit; rank++) out.push({ workerId: file[(start + rank) % n]!.id, free, tie: rank });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** Files a worker under its free slots not yet promised (or takes it out when it has none). */
+  private file(worker: KnownWorker): void {
+    const free = worker.waiter && this.workers.get(worker.id) === worker ? Math.max(0, worker.waiter.free - worker.reserved) : 0;
+    if (free === worker.filedFree) return;
+    if (worker.filedFree > 0) {
+      const file = this.byFree.get(worker.filedFree)!;
+      const last = file.pop()!;
+      if (last !== worker) {
+        file[worker.filedAt] = last;
+        last.filedAt = worker.filedAt;
       }
-    };
-    return bestK(candidates(this.waiters), limit, workerBefore);
+      if (file.length === 0) this.byFree.delete(worker.filedFree);
+    }
+    worker.filedFree = free;
+    if (free > 0) {
+      let file = this.byFree.get(free);
+      if (!file) this.byFree.set(free, (file = []));
+      worker.filedAt = file.length;
+      file.push(worker);
+    }
   }
 
   /**
@@ -203,7 +237,9 @@ export class WorkerPool {
    */
   reserve(workerId: string, n: number): void {
     const worker = this.workers.get(workerId);
-    if (worker) worker.reserved += n;
+    if (!worker) return;
+    worker.reserved += n;
+    this.file(worker);
   }
 
   /**
@@ -217,6 +253,7 @@ export class WorkerPool {
     const worker = this.workers.get(workerId);
     if (!worker) return false;
     worker.reserved = Math.max(0, worker.reserved - reserved);
+    this.file(worker);
     if (jobs.length === 0) return true;
     if (worker.waiter) {
       this.answer(worker, jobs);
@@ -240,6 +277,7 @@ export class WorkerPool {
     if (!waiter || n <= 0) return false;
     const worker = this.workers.get(workerId)!;
     waiter.free = Math.min(worker.slots, waiter.free + n);
+    this.file(worker);
     return true;
   }
 
@@ -307,6 +345,7 @@ export class WorkerPool {
     if (!waiter) return;
     worker.waiter = null;
     this.waiters.delete(worker);
+    this.file(worker);
     this.markSeen(worker);
     waiter.cancelTimer();
     waiter.resolve(jobs);
