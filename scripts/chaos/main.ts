@@ -156,7 +156,9 @@ async function main(): Promise<number> {
         const standing = [...Array(SCHEDULERS).keys()].map((i) => `scheduler-${i + 1}`).filter(alive);
         if (leaders.length === 0 || standing.length <= 1) return false;
         const victim = pick(leaders);
-        const led = shards.filter((s) => s.holder === victim).map((s) => s.shard);
+        // Each shard's epoch at the kill: any leader under a later epoch has taken over,
+        // the victim's own restarted process included (it comes back with a new token).
+        const led = new Map(shards.filter((s) => s.holder === victim).map((s) => [s.shard, s.epoch]));
         const i = Number(victim.split('-')[1]) - 1;
         const killedAt = Date.now();
         down.add(victim);
@@ -176,19 +178,19 @@ async function main(): Promise<number> {
     }
   }
 
-  async function watchFailover(shards: number[], victim: string, killedAt: number): Promise<void> {
-    const open = new Set(shards);
+  async function watchFailover(epochs: Map<number, number>, victim: string, killedAt: number): Promise<void> {
+    const open = new Set(epochs.keys());
     while (open.size > 0 && Date.now() - killedAt < 60_000) {
       const rows = await store.listShards().catch(() => []);
       for (const r of rows) {
-        if (open.has(r.shard) && r.holder && r.holder !== victim) {
+        if (open.has(r.shard) && r.holder && r.epoch > epochs.get(r.shard)!) {
           failovers.push({ shard: r.shard, ms: Date.now() - killedAt });
           open.delete(r.shard);
         }
       }
       await sleep(100);
     }
-    for (const s of open) violations.push(`I5: shard ${s} had no new leader 60 s after ${victim} was killed`);
+    for (const s of open) violations.push(`I5: shard ${s} had no leader under a new epoch 60 s after ${victim} was killed`);
   }
 
   // Faults off: let every paused process go, bring back the dead, stop new runs and drain.
