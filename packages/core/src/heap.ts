@@ -4,9 +4,16 @@
  * so every hot operation is O(log n) however many workers, DAGs or jobs there are.
  */
 export class Heap<T> {
-  private readonly items: T[] = [];
+  private readonly items: T[];
 
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
+  /** `initial` is taken over (not copied) and put in heap order in O(n). */
+  constructor(
+    private readonly before: (a: T, b: T) => boolean,
+    initial: T[] = [],
+  ) {
+    this.items = initial;
+    for (let i = (initial.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
 
   get size(): number {
     return this.items.length;
@@ -37,6 +44,11 @@ export class Heap<T> {
       this.siftDown(0);
     }
     return top;
+  }
+
+  /** Puts the top back in order after the caller made it come later (one sift, not a pop and a push). */
+  topChanged(): void {
+    if (this.items.length > 1) this.siftDown(0);
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 
 import { bestK } from './best-k';
+import { Heap } from '../heap';
 
 export interface ReadyJob {
   jobId: string;
@@ -150,57 +151,34 @@ interface HeapWorker {
 }
 
 /**
- * Free slots as a max-heap keyed by (free desc, tie asc, workerId asc): each grant goes to
- * the worker with the most free slots left, so load spreads instead of filling one worker;
- * `tie` (a salted hash of the id, or 0) decides between equally free workers.
+ * Free slots as a heap in (free desc, tie asc, workerId asc) order: each grant goes to the
+ * worker with the most free slots left, so load spreads instead of filling one worker;
+ * `tie` (given by the pool, else a salted hash of the id, or 0) decides between equally
+ * free workers.
  */
 class WorkerHeap {
-  private readonly heap: HeapWorker[] = [];
+  private readonly heap: Heap<HeapWorker>;
 
   constructor(workers: readonly FreeWorker[], tieSalt: number | undefined) {
+    const items: HeapWorker[] = [];
     for (const w of workers) {
-      if (w.free >= 1) this.heap.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
+      if (w.free >= 1) items.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
     }
-    for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
+    this.heap = new Heap(workerBefore, items);
   }
 
   get size(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   /** Takes one slot from the worker with the most free slots. */
   take(): string | undefined {
-    const top = this.heap[0];
+    const top = this.heap.peek();
     if (top === undefined) return undefined;
     top.free--;
-    if (top.free === 0) {
-      const last = this.heap.pop()!;
-      if (this.heap.length > 0) {
-        this.heap[0] = last;
-        this.siftDown(0);
-      }
-    } else {
-      this.siftDown(0);
-    }
+    if (top.free === 0) this.heap.pop();
+    else this.heap.topChanged();
     return top.workerId;
-  }
-
-  private before(a: HeapWorker, b: HeapWorker): boolean {
-    return workerBefore(a, b);
-  }
-
-  private siftDown(at: number): void {
-    const h = this.heap;
-    for (;;) {
-      const left = at * 2 + 1;
-      const right = left + 1;
-      let top = at;
-      if (left < h.length && this.before(h[left]!, h[top]!)) top = left;
-      if (right < h.length && this.before(h[right]!, h[top]!)) top = right;
-      if (top === at) return;
-      [h[at], h[top]] = [h[top]!, h[at]!];
-      at = top;
-    }
   }
 }
 
