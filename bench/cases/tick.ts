@@ -107,8 +107,8 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
           schedulerRssMb: { idleWithAllDags: round(rssIdle, 0), afterTicks: round(rssAfter, 0) },
         },
         notes: [
-          `The due query is read with limit ${DUE_BATCH} (FENCELINE_DUE_BATCH, the default), so 1,000 due DAGs take one read per tick; the p50/p99 is per read.`,
-          'The whole tick creates the runs of every due DAG at once: the node writes the runs of the due DAGs of all the shards it leads in one transaction (each shard under its own lead check), then starts them (inserts their jobs) in one statement. The scheduler times it itself (fenceline_tick_last_create_ms and fenceline_tick_last_start_ms in /metrics): from sending the due query to the last run created, and to the last run started.',
+          `The due query is read with limit ${DUE_BATCH} (FENCELINE_DUE_BATCH, the default); a full page makes the tick read the next one by key while this one's runs are created, and the p50/p99 is per read.`,
+          'The whole tick creates the runs of every due DAG at once: the node writes the runs of the due DAGs of all the shards it leads in statements of 500, side by side (each shard under its own lead check), then starts them (inserts their jobs) in batched statements. The scheduler times it itself (fenceline_tick_last_create_ms and fenceline_tick_last_start_ms in /metrics): from sending the due query to the last run created, and to the last run started.',
           `The scheduler holds no DAG in memory until it is due or has an active run, so its RSS does not grow with the number of DAGs (it was ${fmt(rssIdle)} MB right after start with ${fmt(total)} DAGs stored).`,
           'EXPLAIN ANALYZE of the due query follows.',
         ],
