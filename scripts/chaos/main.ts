@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { capFor, DEFAULTS, seededRandom, type Store } from '@fenceline/core';
+import { capFor, DEFAULTS, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
@@ -179,10 +179,18 @@ async function main(): Promise<number> {
   }
 
   async function watchFailover(epochs: Map<number, number>, victim: string, killedAt: number): Promise<void> {
+    // A read on a connection the soak just cut may fail, or hang: either counts as a failed read.
+    const readShards = (): Promise<ShardLeaseRow[] | null> => Promise.race([store.listShards().catch(() => null), sleep(2000).then(() => null)]);
     const open = new Set(epochs.keys());
+    let last: ShardLeaseRow[] = [];
+    let reads = 0;
+    let failedReads = 0;
     while (open.size > 0 && Date.now() - killedAt < 60_000) {
-      const rows = await store.listShards().catch(() => []);
-      for (const r of rows) {
+      const rows = await readShards();
+      reads++;
+      if (rows === null) failedReads++;
+      else last = rows;
+      for (const r of rows ?? []) {
         if (open.has(r.shard) && r.holder && r.epoch > epochs.get(r.shard)!) {
           failovers.push({ shard: r.shard, ms: Date.now() - killedAt });
           open.delete(r.shard);
@@ -190,7 +198,31 @@ async function main(): Promise<number> {
       }
       await sleep(100);
     }
-    for (const s of open) violations.push(`I5: shard ${s} had no leader under a new epoch 60 s after ${victim} was killed`);
+    // The polls above may all have failed (the soak cuts the database's connections): judge
+    // what is left by the store's own record of when each shard was taken, read with retries.
+    for (let attempt = 0; open.size > 0 && attempt < 10; attempt++) {
+      const rows = await readShards();
+      if (rows === null) {
+        failedReads++;
+        await sleep(1000);
+        continue;
+      }
+      last = rows;
+      for (const r of rows) {
+        const tookMs = r.acquiredAt ? r.acquiredAt.getTime() - killedAt : Number.POSITIVE_INFINITY;
+        if (open.has(r.shard) && r.holder && r.epoch > epochs.get(r.shard)! && tookMs <= 60_000) {
+          failovers.push({ shard: r.shard, ms: tookMs });
+          open.delete(r.shard);
+        }
+      }
+      break;
+    }
+    // What the last successful read showed, so a failure says whether leadership stood still or the reads failed.
+    const seen = (shard: number): string => {
+      const r = last.find((x) => x.shard === shard);
+      return r ? `holder ${r.holder ?? '-'} epoch ${r.epoch} (was ${epochs.get(shard)}) acquired ${r.acquiredAt?.toISOString() ?? '-'} expires ${r.expiresAt?.toISOString() ?? '-'}` : 'not read';
+    };
+    for (const s of open) violations.push(`I5: shard ${s} had no leader under a new epoch 60 s after ${victim} was killed at ${new Date(killedAt).toISOString()}; last read: ${seen(s)}; ${failedReads} of ${reads} reads failed`);
   }
 
   // Faults off: let every paused process go, bring back the dead, stop new runs and drain.

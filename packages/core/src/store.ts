@@ -34,10 +34,14 @@ export interface LeaseRef {
 export interface AcquireResult {
   token: LeaderToken;
   expiresAt: Date;
-  /** Who led before, when this call took the shard over (null when renewing our own or the shard was never led). */
+  /** Who led before, when this call took the shard over from another node (null otherwise). */
   previousHolder: string | null;
-  /** Why the shard changed hands: the old lease expired, was released, or there was none. */
-  reason: 'expired' | 'released' | 'new' | 'renewed';
+  /**
+   * Why the shard changed hands: the old lease expired, was released, or there was none;
+   * or it was this node id's own live lease, held by an earlier process of the same id
+   * (restarted) or dropped by this one, and is taken again under a new epoch.
+   */
+  reason: 'expired' | 'released' | 'new' | 'reclaimed';
 }
 
 export interface NewJob {

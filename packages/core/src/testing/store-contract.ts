@@ -398,10 +398,13 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
         expect(first).toMatchObject({ reason: 'new', previousHolder: null });
         expect(await store.acquireShard(shard, 'node-b', LONG_TTL_MS)).toBeNull();
-        const renewed = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
-        expect(renewed).toMatchObject({ reason: 'renewed', previousHolder: null, token: first!.token });
+        // The same node id taking its own live lease again (a restarted process) gets a new
+        // epoch: the earlier process's token must die with it.
+        const reclaimed = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+        expect(reclaimed).toMatchObject({ reason: 'reclaimed', previousHolder: null, token: { shard, nodeId: 'node-a', epoch: first!.token.epoch + 1 } });
         const row = (await store.listShards()).find((s) => s.shard === shard);
-        expect(row).toMatchObject({ holder: 'node-a', epoch: first!.token.epoch });
+        expect(row).toMatchObject({ holder: 'node-a', epoch: first!.token.epoch + 1 });
+        await expect(store.renewShard(first!.token, LONG_TTL_MS)).rejects.toMatchObject({ code: 'DEPOSED_LEADER' });
       });
 
       it('release lets another node take over at once with epoch + 1', async () => {

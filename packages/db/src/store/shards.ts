@@ -16,10 +16,12 @@ export async function initCluster(db: Executor, shardCount: number): Promise<{ s
 }
 
 /**
- * Takes or renews a shard in one statement. The upsert's WHERE lets it through only when
- * the shard is unheld, released or expired, or held live by this node; a live lease of
- * another node makes it return nothing. A renewal of our own live lease keeps the epoch;
- * anything else is a takeover and raises it, so every token issued before is dead. The
+ * Takes a shard in one statement. The upsert's WHERE lets it through only when the shard
+ * is unheld, released or expired, or held live under this node id; a live lease of
+ * another node makes it return nothing. Every take raises the epoch, so every token
+ * issued before is dead: a live lease under our own id belongs to an earlier process of
+ * the same id (restarted before its lease ran out) or to a leader this process dropped,
+ * and either may still hold the old token. Renewals go through renewShard. The
  * `prev` CTE reads the row as it was, to report who led before and why it changed hands
  * (under a race it may be a moment old; the decision itself is re-checked on the locked row).
  */
@@ -31,8 +33,8 @@ export async function acquireShard(db: Executor, shard: number, nodeId: string, 
           insert into shard_leases as l (shard, holder, epoch, expires_at, acquired_at)
           values (${shard}, ${nodeId}, 1, now() + ${msInterval(ttlMs)}, now())
           on conflict (shard) do update set
-            epoch = case when l.holder = excluded.holder and l.expires_at > now() then l.epoch else l.epoch + 1 end,
-            acquired_at = case when l.holder = excluded.holder and l.expires_at > now() then l.acquired_at else now() end,
+            epoch = l.epoch + 1,
+            acquired_at = now(),
             holder = excluded.holder,
             expires_at = excluded.expires_at
           where l.holder is null or l.holder = excluded.holder or l.expires_at <= now()
@@ -50,7 +52,7 @@ export async function acquireShard(db: Executor, shard: number, nodeId: string, 
   const expiresAt = toDate(row.expires_at);
   const prevHolder = (row.prev_holder as string | null) ?? null;
   if (row.had_row !== true) return { token, expiresAt, previousHolder: null, reason: 'new' };
-  if (prevHolder === nodeId && row.prev_live === true) return { token, expiresAt, previousHolder: null, reason: 'renewed' };
+  if (prevHolder === nodeId && row.prev_live === true) return { token, expiresAt, previousHolder: null, reason: 'reclaimed' };
   if (prevHolder === null) {
     // An unheld row with epoch 0 was never led; a later one was given up by releaseShard.
     return { token, expiresAt, previousHolder: null, reason: toNumber(row.prev_epoch) === 0 ? 'new' : 'released' };

@@ -269,20 +269,16 @@ export class MemoryStore implements Store {
     if (!(row.holder === null || row.holder === nodeId || !live)) return null;
     const prevHolder = row.holder;
     const prevEpoch = row.epoch;
-    const renewing = row.holder === nodeId && live;
-    if (!renewing) {
-      row.epoch += 1;
-      row.acquiredAtMs = now;
-    }
+    // Every take raises the epoch, our own live lease included (see the SQL store).
+    const reclaiming = row.holder === nodeId && live;
+    row.epoch += 1;
+    row.acquiredAtMs = now;
     row.holder = nodeId;
     row.expiresAtMs = now + ttlMs;
     const token = { shard, nodeId, epoch: row.epoch };
     const expiresAt = date(now + ttlMs);
-    if (renewing) {
-      this.emit({ op: 'shard:renewed', atMs: now, shard, nodeId, epoch: row.epoch, expiresAtMs: now + ttlMs });
-      return { token, expiresAt, previousHolder: null, reason: 'renewed' };
-    }
     this.emit({ op: 'shard:acquired', atMs: now, shard, nodeId, epoch: row.epoch, expiresAtMs: now + ttlMs });
+    if (reclaiming) return { token, expiresAt, previousHolder: null, reason: 'reclaimed' };
     if (prevHolder === null) return { token, expiresAt, previousHolder: null, reason: prevEpoch === 0 ? 'new' : 'released' };
     return { token, expiresAt, previousHolder: prevHolder, reason: 'expired' };
   }

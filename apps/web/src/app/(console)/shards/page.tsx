@@ -11,7 +11,7 @@ const REASONS: Record<string, string> = {
   new: 'first leader',
   expired: 'previous leader stopped renewing (crashed or stalled)',
   released: 'previous leader released it',
-  renewed: 'renewed',
+  reclaimed: 'the same node id took its own lease again (a restarted process), under a new epoch',
 };
 
 /** Ticks every 250 ms so lease countdowns move between polls. */
