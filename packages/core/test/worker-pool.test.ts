@@ -25,6 +25,15 @@ function fakeTime(): Clock & Timers & { advance(ms: number): void } {
   };
 }
 
+/** A small seeded generator of integers below n, so a failing case replays. */
+function seeded(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % n;
+  };
+}
+
 function job(jobId: string): Assignment {
   return { jobId, runId: '1', dagId: 'd', taskId: jobId, attempt: 1, fence: 1, leaseTtlMs: 60_000, renewIntervalMs: 20_000, task: { type: 'noop', config: {}, timeoutMs: 0 } };
 }
@@ -95,11 +104,7 @@ describe('WorkerPool', () => {
   });
 
   it('keeps the pool size equal to a recount of live workers through joins, polls, silence and expiry', () => {
-    let seed = 777;
-    const next = (n: number): number => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed % n;
-    };
+    const next = seeded(777);
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
     const recount = (): number => pool.live().reduce((n, w) => n + w.slots, 0);
@@ -130,11 +135,7 @@ describe('WorkerPool', () => {
   });
 
   it('files every waiting worker under its unpromised free slots through polls, credits, reservations and answers', () => {
-    let seed = 4242;
-    const next = (n: number): number => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed % n;
-    };
+    const next = seeded(4242);
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
     const sorted = (list: { workerId: string; free: number }[]) => list.map((w) => `${w.workerId}:${w.free}`).sort();
@@ -161,12 +162,7 @@ describe('WorkerPool', () => {
   });
 
   it('picks for a round exactly the workers the planner would take from the whole fleet', () => {
-    // A small seeded generator, so a failure names the case that broke.
-    let seed = 12345;
-    const next = (n: number): number => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed % n;
-    };
+    const next = seeded(12345);
     for (let round = 0; round < 200; round++) {
       const time = fakeTime();
       const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
