@@ -25,3 +25,25 @@ describe('migrations', () => {
     }
   });
 });
+
+describe('the version a DAG head names', () => {
+  it('must be stored: a head pointing at a missing version is refused at commit, and nothing is written', async () => {
+    const store = await openStore({ databaseUrl: database.url, max: 2, applicationName: 'version-key' });
+    try {
+      const sql = store.db.$client;
+      // Outside a transaction the statement is its own transaction, so the deferred check runs at its end.
+      await expect(sql`insert into dags (id, shard, current_version) values ('pinned', 0, 1)`).rejects.toThrow(/dags_current_version_fk/);
+      expect(await sql`select id from dags where id = 'pinned'`).toHaveLength(0);
+      await sql.begin(async (tx) => {
+        await tx`insert into dags (id, shard, current_version) values ('pinned', 0, 1)`;
+        await tx`insert into dag_versions (dag_id, version, spec) values ('pinned', 1, '{}'::jsonb)`;
+      });
+      const moved = sql`update dags set current_version = 2 where id = 'pinned'`;
+      await expect(moved).rejects.toThrow(/dags_current_version_fk/);
+      const [head] = await sql`select current_version from dags where id = 'pinned'`;
+      expect(head!.current_version).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -4,7 +4,9 @@ import type { DagSpec } from '@fenceline/core';
 
 /**
  * A DAG is a mutable head (`dags`) over immutable versions (`dag_versions`). Runs pin a
- * version, so editing a DAG never changes what an in-flight run executes.
+ * version, so editing a DAG never changes what an in-flight run executes. The head's
+ * (id, current_version) references dag_versions through dags_current_version_fk, a
+ * deferred key written by hand in migration 0003 (drizzle cannot declare one).
  */
 export const dags = pgTable(
   'dags',
