@@ -18,7 +18,7 @@ const DAY_MS = 86_400_000;
 export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
   const total = ctx.quick ? 2_000 : 100_000;
   const due = ctx.quick ? 100 : 1_000;
-  const reps = ctx.quick ? 1 : 5;
+  const reps = ctx.quick ? 1 : Number(process.env.BENCH_TICK_REPS ?? 5);
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);
     const storeNowMs = (await store.now()).getTime();

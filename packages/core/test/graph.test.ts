@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dependentsMap, downstreamClosure, layers, roots, topoOrder } from '../src/dag/graph';
+import { buildGraphIndex, dependentsMap, downstreamClosure, graphIndexOf, layers, roots, topoOrder } from '../src/dag/graph';
 import { parseDagSpec } from '../src/dag/validate';
 
 const diamond = parseDagSpec({
@@ -14,6 +14,20 @@ const diamond = parseDagSpec({
 });
 
 describe('graph', () => {
+  it('indexes a spec once per spec object, with each task\'s place in the spec', () => {
+    const g = graphIndexOf(diamond);
+    expect(graphIndexOf(diamond)).toBe(g);
+    expect(g).toEqual(buildGraphIndex(diamond));
+    for (const id of ['a', 'b', 'c', 'd', 'e']) expect(diamond.tasks[g.positions[g.indexOf.get(id)!]!]!.id).toBe(id);
+    // A raw spec with a duplicate id keeps the first occurrence, and its place.
+    const raw = { tasks: [{ id: 'x', dependsOn: [] }, { id: 'y', dependsOn: ['x'] }, { id: 'x', dependsOn: ['y'] }] };
+    const r = graphIndexOf(raw);
+    expect(r.ids).toEqual(['x', 'y']);
+    expect(r.positions).toEqual([0, 1]);
+    // Another object with the same content is indexed on its own.
+    expect(graphIndexOf({ ...diamond })).not.toBe(g);
+  });
+
   it('finds the roots in spec order', () => {
     expect(roots(diamond)).toEqual(['a', 'e']);
   });

@@ -24,6 +24,8 @@ export interface GraphIndex {
   deps: number[][];
   /** Tasks that depend on each task, in spec order. */
   dependents: number[][];
+  /** Where each task stands in `spec.tasks`. */
+  positions: number[];
 }
 
 export function buildGraphIndex(spec: GraphSpec): GraphIndex {
@@ -51,7 +53,25 @@ export function buildGraphIndex(spec: GraphSpec): GraphIndex {
       dependents[d]!.push(i);
     }
   }
-  return { ids, indexOf, deps, dependents };
+  return { ids, indexOf, deps, dependents, positions: taskOfIndex };
+}
+
+const indexes = new WeakMap<GraphSpec, GraphIndex>();
+
+/**
+ * The graph index of a spec that is no longer changed (a stored DAG version), built once
+ * and kept for as long as the spec object lives. A leader starts every run of a version
+ * from the same spec object, and looks a task up by id for every lease it grants: with
+ * a 20,000-task DAG, a scan of the task list per lease and an index per run added up.
+ * The index is shared, so its callers must not change it.
+ */
+export function graphIndexOf(spec: GraphSpec): GraphIndex {
+  let g = indexes.get(spec);
+  if (!g) {
+    g = buildGraphIndex(spec);
+    indexes.set(spec, g);
+  }
+  return g;
 }
 
 /** Tasks with no dependencies, in spec order: they are ready as soon as a run starts. */

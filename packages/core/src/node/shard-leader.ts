@@ -6,7 +6,7 @@ import type { DagSpec } from '../spec';
 import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
-import { downstreamClosure } from '../dag/graph';
+import { downstreamClosure, graphIndexOf } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
 import { LeaderWrites } from './leader-writes';
 
@@ -241,7 +241,11 @@ export class ShardLeader {
 
   /** What a worker needs to run a job of an active run. */
   taskOf(runId: string, taskId: string): { type: string; config: Record<string, unknown>; timeoutMs: number } | null {
-    const task = this.runs.get(runId)?.spec.tasks.find((t) => t.id === taskId);
+    const spec = this.runs.get(runId)?.spec;
+    if (!spec) return null;
+    const graph = graphIndexOf(spec);
+    const i = graph.indexOf.get(taskId);
+    const task = i === undefined ? undefined : spec.tasks[graph.positions[i]!];
     return task ? { type: task.type, config: task.config, timeoutMs: task.timeoutMs } : null;
   }
 

@@ -1,7 +1,7 @@
 import type { JobState } from '../model';
 import type { DagSpec } from '../spec';
 import type { NewJob } from '../store';
-import { buildGraphIndex, type GraphIndex } from '../dag/graph';
+import { graphIndexOf, type GraphIndex } from '../dag/graph';
 import { maxAttemptsOf } from './backoff';
 
 /**
@@ -9,7 +9,7 @@ import { maxAttemptsOf } from './backoff';
  * other task waits for its dependencies.
  */
 export function initialJobs(spec: DagSpec): NewJob[] {
-  const graph = buildGraphIndex(spec);
+  const graph = graphIndexOf(spec);
   return spec.tasks.map((task) => {
     const index = graph.indexOf.get(task.id);
     const isRoot = index === undefined || graph.deps[index]!.length === 0;
@@ -59,7 +59,7 @@ export class RunMachine {
   private readonly ready = new Set<number>();
 
   constructor(spec: DagSpec, states?: Map<string, JobState>) {
-    this.graph = buildGraphIndex(spec);
+    this.graph = graphIndexOf(spec);
     const n = this.graph.ids.length;
     this.states = new Array<JobState>(n);
     this.remaining = new Int32Array(n);
