@@ -1,3 +1,5 @@
+import { InvalidInputError } from './errors';
+
 /**
  * Every limit the product enforces, named in one place so the validator, the API,
  * the docs and the tests all quote the same numbers.
@@ -31,7 +33,16 @@ export const LIMITS = {
   maxRunsPerDagPerTick: 1_000,
   /** A job's result (output plus logs), in bytes of UTF-8 JSON. */
   maxResultBytes: 256 * 1024,
+  /** Ids in one getJobs read. */
+  maxJobsPerRead: 10_000,
 } as const;
+
+/** Refuses a getJobs read of more than LIMITS.maxJobsPerRead ids. */
+export function checkJobsPerRead(jobIds: readonly string[]): void {
+  if (jobIds.length > LIMITS.maxJobsPerRead) {
+    throw new InvalidInputError(`one read may ask for at most ${LIMITS.maxJobsPerRead} jobs, got ${jobIds.length}`, { jobs: jobIds.length, limit: LIMITS.maxJobsPerRead });
+  }
+}
 
 export const DEFAULTS = {
   capFraction: 0.3,

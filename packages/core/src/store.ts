@@ -223,6 +223,12 @@ export interface Store {
   listRuns(query: ListRunsQuery): Promise<RunRow[]>;
   listJobs(runId: string): Promise<JobRow[]>;
   getJob(jobId: string): Promise<JobRow>;
+  /**
+   * The jobs of these ids that exist, in id order, in one read (at most
+   * LIMITS.maxJobsPerRead ids): a leader re-reads every long-leased job it suspects on
+   * each reconciliation, and one read per job made that a query per running job.
+   */
+  getJobs(jobIds: string[]): Promise<JobRow[]>;
   getResult(jobId: string): Promise<ResultRow | null>;
 
   // ---- leader operations (epoch-checked) -----------------------------------------

@@ -2,6 +2,7 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
 import { TERMINAL_JOB_STATES } from '../model';
+import { LIMITS } from '../limits';
 import type { DagSpec } from '../spec';
 import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
@@ -382,7 +383,9 @@ export class ShardLeader {
    */
   async reconcile(): Promise<void> {
     const cutoff = this.deps.clock.nowMs() - this.deps.reconcileAfterMs;
-    for (const job of [...this.jobs.values()]) if (job.state === 'leased' && job.leasedAtMs < cutoff) await this.resync(job.id);
+    const stale: string[] = [];
+    for (const job of this.jobs.values()) if (job.state === 'leased' && job.leasedAtMs < cutoff) stale.push(job.id);
+    await this.resyncLeased(stale);
     for (const run of [...this.runs.values()]) await this.repair(run);
     const queued = await this.guard(() => this.deps.store.queuedRuns(this.token));
     for (const run of queued ?? []) await this.adoptQueued(run);
@@ -392,9 +395,36 @@ export class ShardLeader {
   async resync(jobId: string): Promise<void> {
     if (this.granting.has(jobId)) return;
     const row = await this.deps.store.getJob(jobId).catch(() => null);
-    const job = this.jobs.get(jobId);
+    if (row) await this.applyRead(row);
+  }
+
+  /**
+   * resync for leases held longer than a renewal should take, read together (a node with
+   * thousands of five-minute jobs running used to send a query per job on every
+   * reconciliation). A job whose lease this leader changed while the read was out is
+   * left for the next round: its row may predate that change.
+   */
+  private async resyncLeased(jobIds: string[]): Promise<void> {
+    for (let i = 0; i < jobIds.length; i += LIMITS.maxJobsPerRead) {
+      const asked = new Map<string, number>();
+      for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
+        const job = this.jobs.get(id);
+        if (job && !this.granting.has(id)) asked.set(id, job.fence);
+      }
+      if (asked.size === 0) continue;
+      const rows = await this.deps.store.getJobs([...asked.keys()]).catch(() => null);
+      for (const row of rows ?? []) {
+        const job = this.jobs.get(row.id);
+        if (job?.state === 'leased' && job.fence === asked.get(row.id)) await this.applyRead(row);
+      }
+    }
+  }
+
+  /** Brings the cached job in line with a row read from the store. */
+  private async applyRead(row: JobRow): Promise<void> {
+    const job = this.jobs.get(row.id);
     // A grant that started while we read answers for itself.
-    if (!row || !job || this.granting.has(jobId)) return;
+    if (!job || this.granting.has(row.id)) return;
     if (row.state === 'leased') {
       job.leasedAtMs = this.deps.clock.nowMs();
       this.setState(job, 'leased');

@@ -294,6 +294,21 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(await store.completeJobs([])).toEqual([]);
       });
 
+      it('getJobs reads many jobs at once, in id order, leaving out ids that name no job', async () => {
+        const one = await startedRun();
+        const two = await startedRun();
+        await grantOne(two.token, two.ready.id, 'w1');
+        const ids = [two.ready.id, '999999999998', one.waiting.id, 'not-an-id', one.ready.id, two.ready.id];
+        const got = await store.getJobs(ids);
+        const expected = [one.ready, one.waiting, two.ready].map((j) => j.id).sort((a, b) => Number(BigInt(a) - BigInt(b)));
+        expect(got.map((j) => j.id)).toEqual(expected);
+        // Each row is the job as getJob reads it.
+        for (const job of got) expect(job).toEqual(await store.getJob(job.id));
+        expect(got.find((j) => j.id === two.ready.id)).toMatchObject({ state: 'leased', holder: 'w1' });
+        expect(await store.getJobs([])).toEqual([]);
+        await refusedWith(store.getJobs(Array.from({ length: LIMITS.maxJobsPerRead + 1 }, (_, i) => String(i + 1))), 'INVALID_INPUT');
+      });
+
       it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
         await refusedWith(store.completeJob({ jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
         await refusedWith(store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');

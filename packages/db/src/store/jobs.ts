@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
+import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLeadMany } from './lead';
 import { isId, jobFromRow, resultFromRow, toId } from './rows';
@@ -66,6 +66,14 @@ export async function getJob(db: Executor, jobId: string): Promise<JobRow> {
   const row = isId(jobId) ? await firstRow(db, sql`select * from jobs where id = ${jobId}`) : undefined;
   if (!row) throw new NotFoundError(`job ${jobId} does not exist`, { jobId });
   return jobFromRow(row);
+}
+
+export async function getJobs(db: Executor, jobIds: string[]): Promise<JobRow[]> {
+  checkJobsPerRead(jobIds);
+  const ids = jobIds.filter(isId);
+  if (ids.length === 0) return [];
+  const result = await rows(db, sql`select * from jobs where id = any(${array(ids, 'bigint')}) order by id`);
+  return result.map(jobFromRow);
 }
 
 export async function getResult(db: Executor, jobId: string): Promise<ResultRow | null> {

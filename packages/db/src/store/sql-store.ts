@@ -111,6 +111,9 @@ export class SqlStore implements Store {
   getJob(jobId: string): Promise<JobRow> {
     return jobs.getJob(this.db, jobId);
   }
+  getJobs(jobIds: string[]): Promise<JobRow[]> {
+    return jobs.getJobs(this.db, jobIds);
+  }
   getResult(jobId: string): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
   }

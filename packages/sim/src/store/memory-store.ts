@@ -6,6 +6,7 @@ import {
   LIMITS,
   LeaseLostError,
   NotFoundError,
+  checkJobsPerRead,
   StaleFenceError,
   TooLargeError,
   canonicalJson,
@@ -448,6 +449,14 @@ export class MemoryStore implements Store {
     const job = this.jobs.get(jobId);
     if (!job) throw new NotFoundError(`job ${jobId} does not exist`, { jobId });
     return this.jobRow(job);
+  }
+
+  async getJobs(jobIds: string[]): Promise<JobRow[]> {
+    checkJobsPerRead(jobIds);
+    const found = new Set<string>();
+    for (const id of jobIds) if (this.jobs.has(id)) found.add(id);
+    // Job ids are decimal integers: shorter is smaller, as the SQL store orders them.
+    return [...found].sort((a, b) => a.length - b.length || compareIds(a, b)).map((id) => this.jobRow(this.jobs.get(id)!));
   }
 
   async getResult(jobId: string): Promise<ResultRow | null> {
