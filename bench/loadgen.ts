@@ -14,8 +14,9 @@ import { Agent, request } from 'node:http';
  *                                              once or evenly over the window, batched per
  *                                              node (renewMany); replies with each
  *                                              renewal's latency
- *   {cmd: 'idle', waitMs}                      every identity keeps one long poll open on
- *                                              every node (re-polling when answered), until
+ *   {cmd: 'idle', waitMs}                      every identity registers with every node and
+ *                                              keeps one long poll open on it (re-polling
+ *                                              when answered), until
  *   {cmd: 'stop'}
  */
 
@@ -142,22 +143,29 @@ async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ late
   return { latenciesMs: latencies, ok, refused, errors, firstSentMs: start, lastDoneMs: lastDone, requests };
 }
 
-function idle(waitMs: number): void {
+/**
+ * Registers every identity with every node, as apps/worker does (the worker rows are
+ * what the nodes' heartbeats keep fresh, and the idle case counts those writes), then
+ * starts the long polls. Resolves once every identity is registered, so the bench's
+ * measuring window holds no registrations.
+ */
+async function idle(waitMs: number): Promise<{ registered: number }> {
   idling = true;
-  for (const id of ids) {
-    for (let node = 0; node < urls.length; node++) {
-      void (async () => {
-        while (idling) {
-          try {
-            const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs }, pollAgent, waitMs + 30_000);
-            for (const j of jobs) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
-          } catch {
-            await new Promise((r) => setTimeout(r, 500));
-          }
+  const pairs = ids.flatMap((id) => urls.map((_, node) => ({ id, node })));
+  const registered = await Promise.all(pairs.map(({ id, node }) => call(node, 'register', { workerId: id, slots: 1 }, callAgent).then(() => 1, () => 0)));
+  for (const { id, node } of pairs) {
+    void (async () => {
+      while (idling) {
+        try {
+          const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs }, pollAgent, waitMs + 30_000);
+          for (const j of jobs) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+        } catch {
+          await new Promise((r) => setTimeout(r, 500));
         }
-      })();
-    }
+      }
+    })();
   }
+  return { registered: registered.reduce((a: number, b: number) => a + b, 0) };
 }
 
 process.on('message', (msg: { cmd: string; id: number } & Record<string, unknown>) => {
@@ -181,8 +189,7 @@ process.on('message', (msg: { cmd: string; id: number } & Record<string, unknown
       renew(msg.mode as 'burst' | 'spread', (msg.windowMs as number) ?? 0).then(reply, fail);
       break;
     case 'idle':
-      idle(msg.waitMs as number);
-      reply({ ok: true });
+      idle(msg.waitMs as number).then(reply, fail);
       break;
     case 'stop':
       idling = false;

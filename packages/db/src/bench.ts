@@ -274,6 +274,14 @@ export async function transactionCount(db: Executor): Promise<number> {
   return toNumber(r?.n ?? 0);
 }
 
+/** Row writes (inserts and updates) to the workers table so far, as the statistics collector has them. */
+export async function workerRowWrites(db: Executor): Promise<number> {
+  const r = (
+    await rows(db, sql`select pg_stat_force_next_flush(), (select n_tup_ins + n_tup_upd from pg_stat_user_tables where relname = 'workers') as n`)
+  )[0];
+  return toNumber(r?.n ?? 0);
+}
+
 /** Backends connected to this database (for their CPU from /proc) and how many are running a statement now. */
 export async function backends(db: Executor): Promise<{ pids: number[]; active: number }> {
   const result = await rows(

@@ -281,7 +281,12 @@ export class SchedulerNode {
 
   private async heartbeat(): Promise<void> {
     const ids = this.pool.live().map((w) => w.id);
-    if (ids.length > 0) await this.store.heartbeatWorkers(ids, this.nodeId);
+    // A row this node or another refreshed less than `skip` ago is left alone. It is then
+    // at most skip + one interval old when it is next written, which must stay inside the
+    // live window the console reads it with; short windows (tests) skip nothing.
+    const interval = this.config.workerHeartbeatIntervalMs;
+    const skip = Math.max(0, Math.min(interval, this.config.workerLiveWindowMs - 2 * interval));
+    if (ids.length > 0) await this.store.heartbeatWorkers(ids, this.nodeId, skip);
   }
 
   private async onNotice(n: StoreNotice): Promise<void> {

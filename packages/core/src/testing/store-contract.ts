@@ -871,6 +871,22 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(recent.map((w) => [w.id, w.nodeId])).toEqual([[a, 'n2']]);
       });
 
+      it('a heartbeat that skips recently seen workers writes only the stale ones', async () => {
+        const fresh = unique('worker');
+        const stale = unique('worker');
+        await store.registerWorker({ id: stale, slots: 1, nodeId: 'n1' });
+        await h.advanceMs(PAST_TTL_MS);
+        await store.registerWorker({ id: fresh, slots: 1, nodeId: 'n1' });
+        const before = new Map((await store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
+        await store.heartbeatWorkers([fresh, stale, unique('never-registered')], 'n2', SHORT_TTL_MS);
+        const after = new Map((await store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
+        // The fresh row is untouched, node included; the stale one is seen now, by n2.
+        expect(after.get(fresh)).toEqual(before.get(fresh));
+        expect(after.get(stale)!.nodeId).toBe('n2');
+        expect(after.get(stale)!.lastSeen.getTime()).toBeGreaterThan(before.get(stale)!.lastSeen.getTime());
+        expect((await store.listWorkers(SHORT_TTL_MS)).map((w) => w.id).filter((id) => id === fresh || id === stale).sort()).toEqual([fresh, stale].sort());
+      });
+
       it('appends events and reads them back in order', async () => {
         const type = unique('test:event');
         await store.appendEvents([

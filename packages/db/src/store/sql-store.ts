@@ -195,8 +195,8 @@ export class SqlStore implements Store {
   registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
     return workers.registerWorker(this.db, worker);
   }
-  heartbeatWorkers(workerIds: string[], nodeId: string | null): Promise<void> {
-    return workers.heartbeatWorkers(this.db, workerIds, nodeId);
+  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+    return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
   }
   listWorkers(withinMs: number): Promise<WorkerRow[]> {
     return workers.listWorkers(this.db, withinMs);

@@ -23,14 +23,17 @@ export async function registerWorker(
 /**
  * One statement for a whole batch of heartbeats. The rows are locked in id order first,
  * so two nodes heartbeating overlapping sets (a worker mid-reconnect) cannot deadlock.
- * A null nodeId leaves the recorded node as it is.
+ * A null nodeId leaves the recorded node as it is. Rows seen within `skipSeenWithinMs` are
+ * neither locked nor written; a row another node refreshes while this one waits for its
+ * lock is re-checked under the lock and skipped too.
  */
-export async function heartbeatWorkers(db: Executor, workerIds: string[], nodeId: string | null): Promise<void> {
+export async function heartbeatWorkers(db: Executor, workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
   if (workerIds.length === 0) return;
+  const stale = skipSeenWithinMs > 0 ? sql`and last_seen < now() - ${msInterval(skipSeenWithinMs)}` : sql``;
   await rows(
     db,
     sql`with locked as materialized (
-          select id from workers where id = any(${array(workerIds, 'text')}) order by id for update
+          select id from workers where id = any(${array(workerIds, 'text')}) ${stale} order by id for update
         )
         update workers w set last_seen = now(), node_id = coalesce(${nodeId}::text, w.node_id)
         from locked where w.id = locked.id`,

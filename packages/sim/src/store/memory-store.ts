@@ -866,11 +866,12 @@ export class MemoryStore implements Store {
     return { ...row };
   }
 
-  async heartbeatWorkers(workerIds: string[], nodeId: string | null): Promise<void> {
+  async heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
     const now = date(this.nowMs());
     for (const id of workerIds) {
       const row = this.workers.get(id);
       if (!row) continue;
+      if (skipSeenWithinMs > 0 && row.lastSeen.getTime() >= now.getTime() - skipSeenWithinMs) continue;
       row.lastSeen = now;
       if (nodeId !== null) row.nodeId = nodeId;
     }
