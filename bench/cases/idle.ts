@@ -42,7 +42,9 @@ export async function idleCost(ctx: BenchContext): Promise<CaseResult> {
         notes: [
           'The baseline is the schedulers\' own loops (tick and shard contention every second per node, shard renewals, reconciliation); idle workers add only the heartbeat (one statement for all workers every 15 s per node).',
           'Worker row writes: rows of the workers table inserted or updated per second with the workers connected (pg_stat_user_tables). Each node vouches for every worker polling it, but a row refreshed within the last heartbeat interval is not written again, so with 2 nodes each worker is written about once per 15 to 30 s rather than twice per 15 s.',
-          ctx.quick ? 'Quick runs measure 5 s windows, shorter than the 15 s heartbeat, so the added figure may read 0.' : 'Full runs measure 60 s windows, so the heartbeat is included.',
+          ctx.quick
+            ? `Quick runs measure ${windowMs / 1000} s windows 1 s after the registrations, so the registrations' statistics land in the window and the figures are a smoke test only.`
+            : 'Full runs measure 60 s windows, so the heartbeat is included.',
         ],
       };
     } finally {
