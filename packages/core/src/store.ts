@@ -179,7 +179,13 @@ export type StoreNotice =
       dagVersion?: number;
       scheduledAt?: string;
     }
-  | { kind: 'job-ended'; shard: number; jobId: string }
+  | {
+      kind: 'job-ended';
+      shard: number;
+      jobId: string;
+      /** Every job of the shard that ended, jobId included, when one notice tells of several (older senders send jobId alone). */
+      jobIds?: string[];
+    }
   | { kind: 'dag-changed'; shard: number; dagId: string };
 
 export interface Store {

@@ -301,7 +301,7 @@ export class SchedulerNode {
           : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);
     } else if (n.kind === 'job-ended') {
-      if (leader.hasJob(n.jobId)) await leader.resync(n.jobId);
+      await leader.resyncMany((n.jobIds ?? [n.jobId]).filter((id) => leader.hasJob(id)));
     }
   }
 
@@ -562,7 +562,7 @@ export class SchedulerNode {
     }
     await Promise.all([
       ...[...local].map(([leader, ended]) => leader.jobsEnded(ended).catch((err) => this.error('after-job-end', err))),
-      ...remote.map((row) => this.store.notify({ kind: 'job-ended', shard: row.shard, jobId: row.id }).catch((err) => this.error('after-job-end', err))),
+      ...endedNotices(remote).map((notice) => this.store.notify(notice).catch((err) => this.error('after-job-end', err))),
     ]);
   }
 
@@ -615,3 +615,28 @@ export class SchedulerNode {
   }
 }
 
+/**
+ * Job ends another node's leader must hear of, one notice per shard and per
+ * NOTICE_JOB_IDS jobs: after a failover, every result for a job delivered by the old
+ * leader comes through this node, and a notice (and a read on the far side) per job was a
+ * store round trip per job. NOTIFY payloads are limited to 8,000 bytes; 200 ids of up to
+ * 19 digits stay well inside it.
+ */
+const NOTICE_JOB_IDS = 200;
+
+export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): StoreNotice[] {
+  const byShard = new Map<number, string[]>();
+  for (const row of rows) {
+    const ids = byShard.get(row.shard);
+    if (ids) ids.push(row.id);
+    else byShard.set(row.shard, [row.id]);
+  }
+  const notices: StoreNotice[] = [];
+  for (const [shard, ids] of byShard) {
+    for (let i = 0; i < ids.length; i += NOTICE_JOB_IDS) {
+      const part = ids.slice(i, i + NOTICE_JOB_IDS);
+      notices.push({ kind: 'job-ended', shard, jobId: part[0]!, jobIds: part });
+    }
+  }
+  return notices;
+}

@@ -385,7 +385,7 @@ export class ShardLeader {
     const cutoff = this.deps.clock.nowMs() - this.deps.reconcileAfterMs;
     const stale: string[] = [];
     for (const job of this.jobs.values()) if (job.state === 'leased' && job.leasedAtMs < cutoff) stale.push(job.id);
-    await this.resyncLeased(stale);
+    await this.resyncMany(stale);
     for (const run of [...this.runs.values()]) await this.repair(run);
     const queued = await this.guard(() => this.deps.store.queuedRuns(this.token));
     for (const run of queued ?? []) await this.adoptQueued(run);
@@ -399,23 +399,25 @@ export class ShardLeader {
   }
 
   /**
-   * resync for leases held longer than a renewal should take, read together (a node with
-   * thousands of five-minute jobs running used to send a query per job on every
-   * reconciliation). A job whose lease this leader changed while the read was out is
-   * left for the next round: its row may predate that change.
+   * resync for many jobs, read together: the leases reconciliation suspects (a node with
+   * thousands of five-minute jobs running used to send a query per job each time), and
+   * the jobs another node's notice says ended. A job this leader changed while the read
+   * was out is left alone: its row may predate that change, and whatever changed it
+   * brought the cache up to date.
    */
-  private async resyncLeased(jobIds: string[]): Promise<void> {
+  async resyncMany(jobIds: string[]): Promise<void> {
     for (let i = 0; i < jobIds.length; i += LIMITS.maxJobsPerRead) {
-      const asked = new Map<string, number>();
+      const asked = new Map<string, { state: JobState; fence: number }>();
       for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
         const job = this.jobs.get(id);
-        if (job && !this.granting.has(id)) asked.set(id, job.fence);
+        if (job && !this.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });
       }
       if (asked.size === 0) continue;
       const rows = await this.deps.store.getJobs([...asked.keys()]).catch(() => null);
       for (const row of rows ?? []) {
         const job = this.jobs.get(row.id);
-        if (job?.state === 'leased' && job.fence === asked.get(row.id)) await this.applyRead(row);
+        const before = asked.get(row.id);
+        if (job && before && job.state === before.state && job.fence === before.fence) await this.applyRead(row);
       }
     }
   }

@@ -770,6 +770,10 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
           await eventually(() => seen.some((n) => n.kind === 'run-queued' && n.runId === run.id));
           await store.notify({ kind: 'job-ended', shard: 1, jobId: '42' });
           await eventually(() => seen.some((n) => n.kind === 'job-ended' && n.jobId === '42'));
+          // A notice of several jobs arrives with its whole list.
+          await store.notify({ kind: 'job-ended', shard: 1, jobId: '43', jobIds: ['43', '44', '45'] });
+          await eventually(() => seen.some((n) => n.kind === 'job-ended' && n.jobId === '43'));
+          expect(seen.find((n) => n.kind === 'job-ended' && n.jobId === '43')).toEqual({ kind: 'job-ended', shard: 1, jobId: '43', jobIds: ['43', '44', '45'] });
         } finally {
           await unsubscribe();
         }
