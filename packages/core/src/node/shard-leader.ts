@@ -285,13 +285,13 @@ export class ShardLeader {
       // commit). Keep counting the jobs as held, so the cap stays exact, until a re-read of
       // each says otherwise; reconciliation retries the re-read if the store is still away.
       for (const job of taken) job.leasedAtMs = 0;
-      await Promise.all(taken.map((job) => this.resync(job.id).catch(() => undefined)));
+      await this.resyncMany(taken.map((job) => job.id)).catch(() => undefined);
       throw err;
     }
     for (const job of taken) this.granting.delete(job.id);
     const byId = new Map(granted.map((g) => [g.jobId, g]));
     const nowMs = this.deps.clock.nowMs();
-    let refused = 0;
+    const refused: string[] = [];
     for (const job of taken) {
       const lease = byId.get(job.id);
       if (lease) {
@@ -307,12 +307,12 @@ export class ShardLeader {
         // The store refused: the job changed under us, its backoff has not passed by the
         // store's clock, or we were deposed. Put it back and re-read it.
         this.setState(job, 'ready');
-        refused++;
-        if (!this.deposed) await this.resync(job.id);
+        refused.push(job.id);
       }
     }
+    if (refused.length > 0 && !this.deposed) await this.resyncMany(refused);
     // A later round re-plans the refused jobs (and arms a wake-up for any future backoff).
-    if (refused > 0) this.deps.kick();
+    if (refused.length > 0) this.deps.kick();
     return granted;
   }
 
@@ -392,16 +392,11 @@ export class ShardLeader {
     for (const dagId of [...this.queued.keys()]) await this.startQueued(dagId);
   }
 
-  async resync(jobId: string): Promise<void> {
-    if (this.granting.has(jobId)) return;
-    const row = await this.deps.store.getJob(jobId).catch(() => null);
-    if (row) await this.applyRead(row);
-  }
-
   /**
-   * resync for many jobs, read together: the leases reconciliation suspects (a node with
-   * thousands of five-minute jobs running used to send a query per job each time), and
-   * the jobs another node's notice says ended. A job this leader changed while the read
+   * Re-reads jobs the cache may be wrong about, together: the leases reconciliation
+   * suspects (a node with thousands of five-minute jobs running used to send a query per
+   * job each time), the jobs another node's notice says ended, and the jobs of a grant or
+   * a promotion whose answer did not say what became of them. A job this leader changed while the read
    * was out is left alone: its row may predate that change, and whatever changed it
    * brought the cache up to date.
    */
@@ -455,7 +450,7 @@ export class ShardLeader {
     }
     // A job not moved was promoted already (by a write whose answer was lost); re-read it.
     const movedIds = new Set(moved);
-    for (const id of ids) if (!movedIds.has(id)) await this.resync(id);
+    await this.resyncMany(ids.filter((id) => !movedIds.has(id)));
   }
 
   private async skip(run: MemRun, taskIds: string[]): Promise<void> {
