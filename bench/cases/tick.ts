@@ -7,13 +7,19 @@ const SHARDS = 16;
 const DUE_BATCH = 1000;
 const DAY_MS = 86_400_000;
 
+/** How far ahead of now the on-time reps put the shared slot: past one look-ahead read. */
+const SLOT_AHEAD_MS = 3_500;
+
 /**
  * Case 4: 100,000 DAGs with daily schedules spread over the day, and 1,000 of them due at
  * once. Measures (a) the tick's due query, the part that must stay an index range scan,
  * run directly against the store under the real scheduler's leadership tokens; (b) the
- * whole tick in the real scheduler, as the scheduler times it (/metrics): from its due
- * query to the last run created, and to the last run started (its jobs inserted); and
- * (c) the scheduler's resident memory with every DAG loaded.
+ * whole tick in the real scheduler, twice over: on time (1,000 DAGs whose shared slot
+ * comes while the scheduler runs: the tick reads them ahead and creates their runs at the
+ * slot; timed in store time from the slot to the last run created and started), and
+ * catching up (1,000 DAGs made due in the past, as a new leader finds the slots its
+ * predecessor missed: timed by the scheduler from its due query to the last run created
+ * and started); and (c) the scheduler's resident memory with every DAG loaded.
  */
 export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
   const total = ctx.quick ? 2_000 : 100_000;
@@ -46,13 +52,47 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
       await sleep(ctx.quick ? 300 : 1_500);
       const rssIdle = rssMb(pid);
 
+      const catchUpReps = ctx.quick ? 1 : 2;
+      const sets = reps + catchUpReps;
+      // A fresh set of DAGs for each rep, so every tick creates new runs.
+      const setOf = (rep: number) => {
+        const idx = Array.from({ length: due }, (_, k) => (rep * due + k) * Math.floor(total / (due * sets)));
+        return { idx, ids: idx.map((i) => `daily-${String(i).padStart(6, '0')}`) };
+      };
+
+      // On time: the slot lies ahead, so the scheduler reads the DAGs before it comes.
+      const onTime: { statementLateMs: number; createLateMs: number; startLateMs: number; runs: number }[] = [];
+      const onTimeKeys = ['tick_on_time_runs_total', 'tick_on_time_last_runs', 'tick_on_time_last_create_late_ms', 'tick_on_time_last_start_late_ms'];
+      for (let rep = 0; rep < reps; rep++) {
+        const { ids } = setOf(rep);
+        const before = await schedulerMetrics(cluster, onTimeKeys);
+        const slot = new Date((await store.now()).getTime() + SLOT_AHEAD_MS);
+        await makeDue(store.db, ids, ids.map(() => slot));
+        const span = await until('the runs of the slot to be created and started', async () => {
+          const s = await runCreationSpan(store.db, ids, new Date(slot.getTime() - 60_000));
+          return s.count >= due && s.started >= due ? s : null;
+        }, 120_000, 50);
+        const after = await until('the node to report the slot', async () => {
+          const m = await schedulerMetrics(cluster, onTimeKeys);
+          return m.tick_on_time_runs_total! - (before.tick_on_time_runs_total ?? 0) >= due ? m : null;
+        }, 60_000, 50);
+        const tick = {
+          // runs.created_at is the creation statement's start (store time).
+          statementLateMs: span.last!.getTime() - slot.getTime(),
+          // The node's own timing: its creations answered (committed), and its starts answered.
+          createLateMs: after.tick_on_time_last_create_late_ms!,
+          startLateMs: after.tick_on_time_last_start_late_ms!,
+          runs: span.count,
+        };
+        onTime.push(tick);
+        ctx.log(`  on time ${rep + 1}: ${fmt(tick.runs)} runs of one slot; creation began ${fmt(tick.statementLateMs)} ms after it, the runs were created (committed) ${fmt(tick.createLateMs)} ms and started ${fmt(tick.startLateMs)} ms after it`);
+      }
+
       const fullTicks: { detectMs: number; createMs: number; startMs: number; runs: number }[] = [];
       const queryMs: number[] = [];
       const tickKeys = ['tick_runs_created_total', 'tick_last_runs', 'tick_last_create_ms', 'tick_last_start_ms'];
-      for (let rep = 0; rep < reps; rep++) {
-        // A fresh set of DAGs each time, so every tick creates new runs.
-        const idx = Array.from({ length: due }, (_, k) => (rep * due + k) * Math.floor(total / (due * reps)));
-        const ids = idx.map((i) => `daily-${String(i).padStart(6, '0')}`);
+      for (let rep = 0; rep < catchUpReps; rep++) {
+        const { idx, ids } = setOf(reps + rep);
         const nowMs = (await store.now()).getTime();
         const before = await schedulerMetrics(cluster, tickKeys);
         // Each DAG's most recent slot; catch-up 'latest' runs exactly that slot.
@@ -68,7 +108,7 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         }, 60_000, 50);
         const tick = { detectMs: span.first!.getTime() - t0.getTime(), createMs: after.tick_last_create_ms!, startMs: after.tick_last_start_ms!, runs: after.tick_last_runs! };
         fullTicks.push(tick);
-        ctx.log(`  rep ${rep + 1}: found ${fmt(tick.detectMs)} ms after due; the tick created ${fmt(tick.runs)} runs in ${fmt(tick.createMs)} ms and started them by ${fmt(tick.startMs)} ms`);
+        ctx.log(`  catching up ${rep + 1}: found ${fmt(tick.detectMs)} ms after due; the tick created ${fmt(tick.runs)} runs in ${fmt(tick.createMs)} ms and started them by ${fmt(tick.startMs)} ms`);
       }
       // The due query alone: make one fresh set due and read it repeatedly (reads do not move it).
       const idx = Array.from({ length: due }, (_, k) => k * Math.floor(total / due) + 1);
@@ -95,20 +135,28 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
 
       const create = fullTicks.map((t) => t.createMs);
       const start = fullTicks.map((t) => t.startMs);
+      const lateStatement = onTime.map((t) => t.statementLateMs);
+      const late = onTime.map((t) => t.createLateMs);
+      const lateStart = onTime.map((t) => t.startLateMs);
       return {
         name: 'tick at scale',
-        line: `${fmt(total)} DAGs, ${fmt(due)} due: due query (${fmt(DUE_BATCH)} rows) p50 ${fmt(percentile(queryMs, 50), 1)} / p99 ${fmt(percentile(queryMs, 99), 1)} ms; whole tick creating ${fmt(due)} runs median ${fmt(percentile(create, 50))} / max ${fmt(Math.max(...create))} ms, to the last run started median ${fmt(percentile(start, 50))} / max ${fmt(Math.max(...start))} ms; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
+        line:
+          `${fmt(total)} DAGs, ${fmt(due)} due at once: due query (${fmt(DUE_BATCH)} rows) p50 ${fmt(percentile(queryMs, 50), 1)} / p99 ${fmt(percentile(queryMs, 99), 1)} ms; ` +
+          `on time, ${fmt(due)} runs of one slot: creation began median ${fmt(percentile(lateStatement, 50))} / max ${fmt(Math.max(...lateStatement))} ms after the slot, all created median ${fmt(percentile(late, 50))} / max ${fmt(Math.max(...late))} ms and started median ${fmt(percentile(lateStart, 50))} / max ${fmt(Math.max(...lateStart))} ms after it; ` +
+          `catching up, the whole tick creating ${fmt(due)} runs median ${fmt(percentile(create, 50))} / max ${fmt(Math.max(...create))} ms, to the last run started median ${fmt(percentile(start, 50))} / max ${fmt(Math.max(...start))} ms; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
         figures: {
           dags: total,
           due,
           reps,
           dueQueryMs: { p50: round(percentile(queryMs, 50), 2), p99: round(percentile(queryMs, 99), 2), max: round(Math.max(...queryMs), 2) },
+          onTime,
           fullTicks,
           schedulerRssMb: { idleWithAllDags: round(rssIdle, 0), afterTicks: round(rssAfter, 0) },
         },
         notes: [
           `The due query is read with limit ${DUE_BATCH} (FENCELINE_DUE_BATCH, the default); a full page makes the tick read the next one by key while this one's runs are created, and the p50/p99 is per read.`,
-          'The whole tick creates the runs of every due DAG at once: the node writes the runs of the due DAGs of all the shards it leads in statements of 500, side by side (each shard under its own lead check), then starts them (inserts their jobs) in batched statements. The scheduler times it itself (fenceline_tick_last_create_ms and fenceline_tick_last_start_ms in /metrics): from sending the due query to the last run created, and to the last run started.',
+          `On time: ${fmt(due)} DAGs get one shared slot ${fmt(SLOT_AHEAD_MS)} ms ahead while the scheduler runs. Its tick reads DAGs due within the look-ahead (FENCELINE_TICK_LOOKAHEAD_MS, 2,000 ms by default), holds them, and creates their runs when the slot comes by its estimate of the store's clock; the store refuses a run before its slot. Over ${fmt(reps)} slots: when the creation began is runs.created_at minus the slot (store time; created_at is the creation statement's start); created and started are the node's own timing (fenceline_tick_on_time_last_create_late_ms and ..._start_late_ms): from the slot, by its estimate of the store clock, to its creation statements answered (the runs committed) and to its start statements answered (every run's jobs inserted, ready to lease).`,
+          `Catching up: ${fmt(due)} DAGs are made due in the past, as a new leader finds the slots its predecessor missed; "found" is the first run's creation after that (up to one tick interval, 1 s). The whole tick creates the runs of every due DAG at once: the node writes the runs of the due DAGs of all the shards it leads in statements of 500, side by side (each shard under its own lead check), then starts them (inserts their jobs) in batched statements. The scheduler times it itself (fenceline_tick_last_create_ms and fenceline_tick_last_start_ms in /metrics): from sending the due query to the last run created, and to the last run started, ${fmt(catchUpReps)} ticks.`,
           `The scheduler holds no DAG in memory until it is due or has an active run, so its RSS does not grow with the number of DAGs (it was ${fmt(rssIdle)} MB right after start with ${fmt(total)} DAGs stored).`,
           'EXPLAIN ANALYZE of the due query follows.',
         ],

@@ -45,6 +45,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       workerHeartbeatIntervalMs: int(env, 'FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS', d.workerHeartbeatIntervalMs),
       reconcileIntervalMs: int(env, 'FENCELINE_RECONCILE_INTERVAL_MS', d.reconcileIntervalMs),
       dueBatch: int(env, 'FENCELINE_DUE_BATCH', d.dueBatch),
+      tickLookaheadMs: int(env, 'FENCELINE_TICK_LOOKAHEAD_MS', d.tickLookaheadMs),
       renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs),
       dispatchRoundsInFlight: Math.max(1, int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight)),
       outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs),

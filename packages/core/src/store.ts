@@ -241,13 +241,17 @@ export interface Store {
   /**
    * DAGs of the given shards whose next_run_at is due (store time), not paused; by index,
    * in (next_run_at, id) order. With `after`, the page starts past that key, so a tick can
-   * read its next page while the runs of this one are still being created.
+   * read its next page while the runs of this one are still being created. With
+   * `horizonMs`, DAGs due within that long after now are read too (a leader reads the DAGs
+   * about to come due so it can create their runs on their slot rather than up to a tick
+   * later); creating their runs still waits until they are due.
    */
-  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }>;
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }>;
   /**
    * Inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO NOTHING) and moves
    * next_run_at from `expectedNextRunAt` to `nextRunAt`, in one transaction. Returns only
-   * the runs it created. If next_run_at is no longer `expectedNextRunAt` nothing is written.
+   * the runs it created. If next_run_at is no longer `expectedNextRunAt`, or is still after
+   * the store's now (a run is never created before its DAG is due), nothing is written.
    */
   createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]>;
   /**

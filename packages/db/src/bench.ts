@@ -102,16 +102,24 @@ export async function storeNow(db: Executor): Promise<Date> {
   return toDate((await rows(db, sql`select clock_timestamp() as now`))[0]?.now);
 }
 
-/** When the runs of these DAGs were created (store time), for the tick's run-creation span. */
-export async function runCreationSpan(db: Executor, dagIds: string[], after: Date): Promise<{ count: number; first: Date | null; last: Date | null }> {
+/**
+ * When the runs of these DAGs were created and started (store time), for the tick's
+ * run-creation span: `started` counts the runs whose jobs were inserted.
+ */
+export async function runCreationSpan(
+  db: Executor,
+  dagIds: string[],
+  after: Date,
+): Promise<{ count: number; first: Date | null; last: Date | null; started: number; lastStarted: Date | null }> {
   const r = (
     await rows(
       db,
-      sql`select count(*) as n, min(created_at) as first, max(created_at) as last from runs
+      sql`select count(*) as n, min(created_at) as first, max(created_at) as last, count(started_at) as started, max(started_at) as last_started from runs
           where dag_id = any(${array(dagIds, 'text')}) and created_at >= ${after.toISOString()}::timestamptz`,
     )
   )[0];
-  return { count: toNumber(r?.n ?? 0), first: r?.first ? toDate(r.first) : null, last: r?.last ? toDate(r.last) : null };
+  const at = (v: unknown): Date | null => (v ? toDate(v) : null);
+  return { count: toNumber(r?.n ?? 0), first: at(r?.first), last: at(r?.last), started: toNumber(r?.started ?? 0), lastStarted: at(r?.last_started) };
 }
 
 // ---- store ceiling ----------------------------------------------------------------------

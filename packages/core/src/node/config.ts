@@ -21,6 +21,12 @@ export interface NodeConfig {
   reconcileIntervalMs: number;
   /** Due DAGs read per tick. */
   dueBatch: number;
+  /**
+   * How far ahead a tick reads DAGs about to come due, to create their runs on their slot
+   * rather than at the next tick; 0 reads only what is already due. At least one tick
+   * interval, so every slot is read before it comes.
+   */
+  tickLookaheadMs: number;
   /** Window in which renewals from many workers are gathered into one statement. */
   renewBatchWindowMs: number;
   /**
@@ -48,6 +54,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   workerHeartbeatIntervalMs: 15_000,
   reconcileIntervalMs: 10_000,
   dueBatch: 1000,
+  tickLookaheadMs: 2 * DEFAULTS.tickIntervalMs,
   renewBatchWindowMs: 20,
   dispatchRoundsInFlight: 2,
   outboxHoldMs: 5_000,

@@ -2,12 +2,13 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
-import type { CompleteItem, DuePageKey, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, DueDag, DuePageKey, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { LeaderWrites } from './leader-writes';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
+import { UpcomingSlots } from './upcoming-slots';
 import { WorkerPool, type Assignment } from './worker-pool';
 
 export interface NodeDeps {
@@ -53,6 +54,9 @@ export class SchedulerNode {
   private readonly nodeSalt: number;
   private stopped = false;
   private storeOffsetMs = 0;
+  /** The last due read's round trip: how far off the store clock estimate may be. */
+  private dueReadRttMs = 0;
+  private readonly upcoming: UpcomingSlots;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -83,6 +87,11 @@ export class SchedulerNode {
     this.writes = new LeaderWrites(this.store, this.timers);
     // A dispatch round asks every leader to grant at once; their statements become one.
     this.grantBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 1024, maxInFlight: 4 }, (items) => this.store.grantLeasesMany(items, this.config.leaseTtlMs));
+    this.upcoming = new UpcomingSlots(
+      this.timers,
+      (storeMs) => storeMs - this.storeNowMs(),
+      (dueMs, dags) => this.releaseUpcoming(dueMs, dags),
+    );
   }
 
   async start(): Promise<void> {
@@ -106,6 +115,7 @@ export class SchedulerNode {
     this.stopped = true;
     for (const cancel of this.cancels) cancel();
     this.retryTimer?.cancel();
+    this.upcoming.clear();
     for (const w of this.pool.live()) this.pool.cancel(w.id);
     for (const leader of this.leaders.values()) {
       await this.store.releaseShard(leader.token).catch(() => undefined);
@@ -220,6 +230,11 @@ export class SchedulerNode {
    * full page means there may be more: the next page is read (by key, past this one) while
    * this page's runs are being created, and at most one page's creations are left in
    * flight while the next is read, so a burst of due DAGs is held a page or two at a time.
+   *
+   * The read also returns the DAGs due within the look-ahead (config.tickLookaheadMs);
+   * those are held until their slot and their runs created then (releaseUpcoming), so a
+   * run is created on its slot instead of at the first tick after it. What is already due
+   * when read, such as every slot a new leader's first tick finds missed, is created at once.
    */
   private async tick(): Promise<void> {
     const tokens = this.loadedLeaders().map((l) => l.token);
@@ -232,17 +247,24 @@ export class SchedulerNode {
     let creating: Promise<void> = Promise.resolve();
     for (;;) {
       const sentMs = this.clock.nowMs();
-      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after);
+      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, this.config.tickLookaheadMs);
       // Half the round trip is the best guess of when the store read its clock.
       const localMs = this.clock.nowMs();
       this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
+      this.dueReadRttMs = localMs - sentMs;
+      const dueNow: DueDag[] = [];
+      for (const due of dags) {
+        if (this.upcoming.has(due)) continue;
+        if (due.nextRunAt.getTime() > now.getTime()) this.upcoming.hold(due);
+        else dueNow.push(due);
+      }
       // The page before this one must be written before another is read.
       await creating;
       // Due DAGs are independent of each other: all are worked on at once, and the node
       // gathers their writes into a few statements for all its shards. Starting the runs
       // (inserting their jobs) goes on meanwhile.
       creating = Promise.all(
-        dags.map(async (due) => {
+        dueNow.map(async (due) => {
           const leader = this.leaders.get(due.shard);
           if (!leader) return;
           const made = await leader.createRuns(due, now.getTime()).catch((e) => (this.error('tick', e), 0));
@@ -265,6 +287,46 @@ export class SchedulerNode {
       this.metrics.set('tick_last_start_ms', this.clock.nowMs() - startedMs);
       this.metrics.inc('tick_runs_created_total', created);
     });
+  }
+
+  /**
+   * Creates the runs of DAGs held since a tick read them ahead, now that their slot has
+   * come by this node's estimate of the store's clock. The store refuses a DAG that is not
+   * due by its own clock, so an estimate a little ahead costs a retry half a round trip
+   * later, not an early run; a DAG that still gets nothing (it was edited, paused or its
+   * shard lost meanwhile) is left to the regular tick, which reads the store afresh.
+   */
+  private async releaseUpcoming(dueMs: number, dags: DueDag[]): Promise<void> {
+    let created = 0;
+    const starts: Promise<void>[] = [];
+    let pending = dags;
+    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise<void>((resolve) => this.timers.after(Math.max(5, Math.ceil(this.dueReadRttMs / 2) + 2), resolve));
+      if (this.stopped) return;
+      const missed: DueDag[] = [];
+      await Promise.all(
+        pending.map(async (due) => {
+          const leader = this.leaders.get(due.shard);
+          if (!leader || !leader.loaded || leader.isDeposed()) return;
+          // Planned at the slot itself: a later slot that comes due meanwhile is the tick's.
+          const made = await leader.createRuns(due, dueMs).catch((e) => (this.error('tick', e), 0));
+          created += made;
+          if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
+          else missed.push(due);
+        }),
+      );
+      pending = missed;
+    }
+    if (created === 0) return;
+    // Timed against the slot, in the node's estimate of store time: how late the last run
+    // was created, and how late the last of them was started (its jobs ready to lease).
+    const createdLateMs = this.storeNowMs() - dueMs;
+    await Promise.all(starts);
+    this.metrics.set('tick_on_time_last_runs', created);
+    this.metrics.set('tick_on_time_last_create_late_ms', createdLateMs);
+    this.metrics.set('tick_on_time_last_start_late_ms', this.storeNowMs() - dueMs);
+    this.metrics.inc('tick_on_time_runs_total', created);
+    this.metrics.inc('tick_runs_created_total', created);
   }
 
   private async sweep(): Promise<void> {

@@ -22,6 +22,13 @@ export interface StoreHarness {
   teardown(): Promise<void>;
 }
 
+/**
+ * The gap between the slot a test creates a run for and the next_run_at it moves to. The
+ * store compares and sets next_run_at without checking it is a slot of the schedule, and
+ * a run is created only once its slot is due, so tests move by a few milliseconds rather
+ * than wait a schedule period.
+ */
+const DUE_STEP_MS = 10;
 /** Many shards, so each test can own a few without meeting another test's leader. */
 const SHARD_COUNT = 4096;
 /** A lease that expires within a test. */
@@ -106,6 +113,12 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     afterEach(async () => {
       await h.teardown();
     });
+
+    /** Waits (advances store time) until every one of these store times has passed. */
+    async function untilDue(atMs: number[]): Promise<void> {
+      const waitMs = Math.max(...atMs) - (await store.now()).getTime() + 5;
+      if (waitMs > 0) await h.advanceMs(waitMs);
+    }
 
     /** Leads a fresh shard with a new node. */
     async function leadFreshShard(ttlMs = LONG_TTL_MS, prefix = 'dag'): Promise<{ token: LeaderToken; dagId: string }> {
@@ -457,7 +470,8 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('a write under an old epoch is refused with DeposedLeaderError and writes nothing', async () => {
         const { token: old, dagId } = await leadFreshShard(LONG_TTL_MS, 'deposed');
-        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        // A one-second period: the slot is due (store time) before the runs are created.
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const run = await store.triggerRun(dagId);
         const jobs = await store.startRun(old, run.id, newJobs());
         const ready = jobs.find((j) => j.taskId === 'a')!;
@@ -482,7 +496,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await refusedWith(store.loadShard(old), 'DEPOSED_LEADER');
         const slot = dag.nextRunAt!;
         await refusedWith(
-          store.createScheduledRuns(old, dagId, slot, [slot], new Date(slot.getTime() + 60_000)),
+          store.createScheduledRuns(old, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS)),
           'DEPOSED_LEADER',
         );
 
@@ -497,31 +511,68 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
         // The new leader's token does what the old one could not.
         const now = taken!.token;
+        await untilDue([slot.getTime()]);
         expect(await store.sweepExpired(now, 100)).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w1' })]);
         expect(await store.promoteJobs(now, [waiting.id])).toEqual([waiting.id]);
         expect(await store.startRun(now, queued.id, newJobs())).toHaveLength(2);
-        expect(await store.createScheduledRuns(now, dagId, slot, [slot], new Date(slot.getTime() + 60_000))).toHaveLength(1);
+        expect(await store.createScheduledRuns(now, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS))).toHaveLength(1);
       });
     });
 
     describe('ticks and runs', () => {
-      async function intervalDag(everyMs = 60_000) {
+      /**
+       * A DAG whose first slot, and the next_run_at values the tests move it to after it,
+       * are due: runs are never created before their slot (store time).
+       */
+      async function intervalDag() {
         const { token, dagId } = await leadFreshShard();
-        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs } }), SHARD_COUNT);
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const dag = await store.getDag(dagId);
         expect(dag.nextRunAt).toBeInstanceOf(Date);
+        await untilDue([dag.nextRunAt!.getTime() + 2 * DUE_STEP_MS]);
         return { token, dagId, slot: dag.nextRunAt! };
       }
 
+      it('creates no run before its slot: a DAG not yet due is left as it is', async () => {
+        const { token, dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        const slot = (await store.getDag(dagId)).nextRunAt!;
+        const next = new Date(slot.getTime() + 60_000);
+        expect(await store.createScheduledRuns(token, dagId, slot, [slot], next)).toEqual([]);
+        expect(await store.createScheduledRunsAcross([{ token, items: [{ dagId, expectedNextRunAt: slot, slots: [slot], nextRunAt: next }] }])).toEqual([[[]]]);
+        expect((await store.getDag(dagId)).nextRunAt).toEqual(slot);
+        expect(await store.listRuns({ dagId })).toEqual([]);
+      });
+
+      it('dueDags with a horizon also returns the DAGs due within it, and only those', async () => {
+        const { token, dagId } = await leadFreshShard(LONG_TTL_MS, 'ahead');
+        let k = 0;
+        let far = `${dagId}y${k}`;
+        while (shardOf(far, SHARD_COUNT) !== token.shard) far = `${dagId}y${++k}`;
+        let near = `${dagId}z${k}`;
+        while (shardOf(near, SHARD_COUNT) !== token.shard) near = `${dagId}z${++k}`;
+        // Anchored on store time, so the near DAG is due in about 30 s and the far one in
+        // about an hour whatever the time of day.
+        const nowMs = (await store.now()).getTime();
+        const anchored = (aheadMs: number) => ({ kind: 'interval' as const, everyMs: 86_400_000, anchor: new Date(nowMs + aheadMs).toISOString() });
+        await store.putDag(spec(near, { schedule: anchored(30_000) }), SHARD_COUNT);
+        await store.putDag(spec(far, { schedule: anchored(3_600_000) }), SHARD_COUNT);
+        expect((await store.dueDags([token], 100)).dags).toEqual([]);
+        const ahead = await store.dueDags([token], 100, undefined, 120_000);
+        expect(ahead.dags.map((d) => d.id)).toEqual([near]);
+        expect(ahead.dags[0]!.nextRunAt.getTime()).toBeGreaterThan(ahead.now.getTime());
+        expect((await store.dueDags([token], 100, undefined, 2 * 3_600_000)).dags.map((d) => d.id)).toEqual([near, far]);
+      });
+
       it('a tick run twice creates one run per (dag, scheduled_at)', async () => {
         const { token, dagId, slot } = await intervalDag();
-        const next = new Date(slot.getTime() + 60_000);
+        const next = new Date(slot.getTime() + DUE_STEP_MS);
         const created = await store.createScheduledRuns(token, dagId, slot, [slot], next);
         expect(created).toEqual([expect.objectContaining({ dagId, scheduledAt: slot, trigger: 'schedule', state: 'queued', dagVersion: 1 })]);
         // The same tick again: next_run_at has moved, so the compare-and-set writes nothing.
         expect(await store.createScheduledRuns(token, dagId, slot, [slot], next)).toEqual([]);
         // A later tick whose catch-up overlaps an existing slot creates only the new one.
-        const after = new Date(next.getTime() + 60_000);
+        const after = new Date(next.getTime() + DUE_STEP_MS);
         const second = await store.createScheduledRuns(token, dagId, next, [slot, next], after);
         expect(second.map((r) => r.scheduledAt)).toEqual([next]);
         expect((await store.getDag(dagId)).nextRunAt).toEqual(after);
@@ -532,7 +583,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('two leaders racing create one run per (dag, scheduled_at)', async () => {
         const { token, dagId, slot } = await intervalDag();
-        const next = new Date(slot.getTime() + 60_000);
+        const next = new Date(slot.getTime() + DUE_STEP_MS);
         // Two ticks of one leader in flight at once.
         const racing = await Promise.all([
           store.createScheduledRuns(token, dagId, slot, [slot], next),
@@ -542,7 +593,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         // A failover: the new leader's first tick re-covers the slot the old one already ran.
         await store.releaseShard(token);
         const successor = await store.acquireShard(token.shard, unique('node'), LONG_TTL_MS);
-        const after = new Date(next.getTime() + 60_000);
+        const after = new Date(next.getTime() + DUE_STEP_MS);
         const both = await Promise.allSettled([
           store.createScheduledRuns(token, dagId, next, [slot, next], after),
           store.createScheduledRuns(successor!.token, dagId, next, [slot, next], after),
@@ -659,9 +710,10 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
           const candidate = `${dagId}-m${k}`;
           if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
         }
-        for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const slots = await Promise.all(ids.map(async (id) => (await store.getDag(id)).nextRunAt!));
-        const items = ids.map((id, i) => ({ dagId: id, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + 60_000) }));
+        await untilDue(slots.map((d) => d.getTime()));
+        const items = ids.map((id, i) => ({ dagId: id, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + DUE_STEP_MS) }));
         // The third item's expectation is wrong (its next_run_at is elsewhere), and the
         // first DAG is named twice: it is written once, for its first item.
         items[2] = { ...items[2]!, expectedNextRunAt: new Date(slots[2]!.getTime() - 1) };
@@ -698,9 +750,10 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       it('writes for several leaders in one call, each group under its own token and in its own shard', async () => {
         // Fresh shards (and fresh DAGs) per leader; the third leader is deposed before the calls.
         const leaders = [await leadFreshShard(), await leadFreshShard(), await leadFreshShard()];
-        for (const l of leaders) await store.putDag(spec(l.dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
+        for (const l of leaders) await store.putDag(spec(l.dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const slots = await Promise.all(leaders.map(async (l) => (await store.getDag(l.dagId)).nextRunAt!));
-        const item = (i: number) => ({ dagId: leaders[i]!.dagId, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + 60_000) });
+        await untilDue(slots.map((d) => d.getTime()));
+        const item = (i: number) => ({ dagId: leaders[i]!.dagId, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + DUE_STEP_MS) });
         await store.releaseShard(leaders[2]!.token);
         const [one, two, three] = leaders.map((l) => l.token) as [LeaderToken, LeaderToken, LeaderToken];
 

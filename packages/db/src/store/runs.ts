@@ -68,9 +68,12 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
             ${array(unique.map((u) => u.item.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[], ${array(unique.map((u) => u.g + 1), 'int')})
             as i(dag_id, expected, next_run_at, g)
         ),
+        -- Never before its slot: the due check is on the input's expected next_run_at (equal
+        -- to the row's), since on the row's column it would tempt the planner into a range
+        -- scan of the next_run_at index joined to the input by a filter, 200 ms for 500 DAGs.
         locked as materialized (
           select d.id from dags d join i on i.dag_id = d.id join lead on lead.g = i.g
-          where d.shard = lead.shard and not d.paused and d.next_run_at = i.expected
+          where d.shard = lead.shard and not d.paused and d.next_run_at = i.expected and i.expected <= now()
           order by d.id
           for update of d
         ),

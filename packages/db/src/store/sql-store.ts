@@ -118,8 +118,8 @@ export class SqlStore implements Store {
     return jobs.getResult(this.db, jobId);
   }
 
-  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
-    return tick.dueDags(this.db, tokens, limit, after);
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }> {
+    return tick.dueDags(this.db, tokens, limit, after, horizonMs);
   }
   async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
     return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;

@@ -9,7 +9,9 @@ export async function now(db: Executor): Promise<Date> {
 }
 
 /** The due query itself, also explained by the tick bench so its report shows the plan production runs. */
-export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePageKey): SQL {
+export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs = 0): SQL {
+  const horizon = Math.max(0, Math.floor(horizonMs));
+  const until = horizon > 0 ? sql`now() + ${horizon} * interval '1 millisecond'` : sql`now()`;
   const past = after ? sql`and (d.next_run_at, d.id) > (${after.nextRunAt.toISOString()}::timestamptz, ${after.id}::text)` : sql``;
   return sql`with led as (
           select l.shard from shard_leases l
@@ -21,7 +23,7 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
         due as (
           select d.id, d.shard, d.current_version, v.spec, d.next_run_at
           from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
-          where d.shard in (select shard from led) and not d.paused and d.next_run_at is not null and d.next_run_at <= now()
+          where d.shard in (select shard from led) and not d.paused and d.next_run_at is not null and d.next_run_at <= ${until}
             ${past}
           order by d.next_run_at, d.id
           limit ${Math.max(0, Math.floor(limit))}
@@ -34,9 +36,10 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
  * on (shard, next_run_at). A token that no longer leads contributes nothing rather than
  * failing the whole call: a node that leads several shards keeps ticking the others while
  * it notices the loss, and any write for a lost shard is refused by its own lead check.
+ * With `horizonMs`, DAGs due within that long are read as well.
  */
-export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
-  const result = await rows(db, dueDagsQuery(tokens, limit, after));
+export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }> {
+  const result = await rows(db, dueDagsQuery(tokens, limit, after, horizonMs));
   const storeNow = toDate(result[0]?.now);
   const dags = result
     .filter((r) => r.id !== null && r.id !== undefined)

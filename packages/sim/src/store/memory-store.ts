@@ -466,8 +466,9 @@ export class MemoryStore implements Store {
 
   // ---- leader operations -------------------------------------------------------------------
 
-  async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey): Promise<{ now: Date; dags: DueDag[] }> {
+  async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs = 0): Promise<{ now: Date; dags: DueDag[] }> {
     const now = this.nowMs();
+    const until = now + Math.max(0, Math.floor(horizonMs));
     const max = Math.max(0, Math.floor(limit));
     const found: MemDag[] = [];
     const seen = new Set<string>();
@@ -477,7 +478,7 @@ export class MemoryStore implements Store {
       if (!heap) continue;
       this.pruneDue(heap);
       heap.walkWhile((e) => {
-        if (e.atMs > now) return false;
+        if (e.atMs > until) return false;
         const dag = this.dags.get(e.id);
         if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !seen.has(dag.id) && (!after || pastKey(dag, after))) {
           seen.add(dag.id);
@@ -506,7 +507,7 @@ export class MemoryStore implements Store {
       if (seen.has(dagId)) return [];
       seen.add(dagId);
       const dag = this.dags.get(dagId);
-      if (!dag || dag.shard !== token.shard || dag.paused || dag.nextRunAtMs !== expectedNextRunAt.getTime()) return [];
+      if (!dag || dag.shard !== token.shard || dag.paused || dag.nextRunAtMs !== expectedNextRunAt.getTime() || dag.nextRunAtMs > now) return [];
       dag.nextRunAtMs = nextRunAt === null ? null : nextRunAt.getTime();
       this.indexDue(dag);
       this.emit({ op: 'dag:next-run', atMs: now, dagId, token, nextRunAtMs: dag.nextRunAtMs });
