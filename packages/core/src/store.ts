@@ -107,7 +107,17 @@ export interface ScheduledRunsItem {
   expectedNextRunAt: Date;
   slots: Date[];
   nextRunAt: Date | null;
+  /**
+   * Start the run in the same write: with exactly one slot, and only if the DAG is still
+   * at `version`, the run is created running with these jobs inserted (a leader asks when
+   * the DAG has room under its max active runs and nothing queued ahead). Otherwise, or
+   * without it, the run is created queued.
+   */
+  start?: { version: number; jobs: NewJob[] };
 }
+
+/** A run a tick created: `jobs` is set when it was created running (ScheduledRunsItem.start). */
+export type CreatedRun = RunRow & { jobs?: JobRow[] };
 
 /** The items one leader writes in a multi-shard statement, under its own token. */
 export interface LeaderGroup<T> {
@@ -259,7 +269,7 @@ export interface Store {
    * decided on its own (a moved next_run_at writes nothing for that DAG). Returns the
    * runs created per item, in order; a DAG named twice is written for its first item only.
    */
-  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]>;
+  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]>;
   /** Everything a new leader needs to take over a shard's in-memory state. */
   loadShard(token: LeaderToken): Promise<ShardSnapshot>;
   /** Queued runs of the shard (for runs queued by triggers the leader was not told of). */
@@ -296,7 +306,7 @@ export interface Store {
   // results or as the DeposedLeaderError of its token. A node leading many shards so pays
   // one commit per step of a tick or of a batch of results, not one per shard.
   /** createScheduledRunsMany for several tokens; a DAG named twice anywhere is written for its first item only. */
-  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]>;
+  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]>;
   /** startRuns for several tokens. */
   startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
   /** promoteJobs for several tokens: per group, the ids it moved. */

@@ -2,7 +2,7 @@ import type { Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DagSpec } from '../spec';
-import type { LeaderGroup, LeaderToken, NewJob, ScheduledRunsItem, Store } from '../store';
+import type { CreatedRun, LeaderGroup, LeaderToken, NewJob, ScheduledRunsItem, Store } from '../store';
 import { Batcher, type BatcherOptions } from './batcher';
 
 type StartItem = { runId: string; jobs: NewJob[] };
@@ -19,7 +19,7 @@ type FinishItem = { runId: string; state: 'succeeded' | 'failed' };
  * against its own token, in its own shard (the store's `...Across` operations).
  */
 export class LeaderWrites {
-  private readonly create: AcrossBatcher<ScheduledRunsItem, RunRow[]>;
+  private readonly create: AcrossBatcher<ScheduledRunsItem, CreatedRun[]>;
   private readonly start: AcrossBatcher<StartItem, JobRow[]>;
   private readonly promoteBatch: AcrossBatcher<string, boolean>;
   private readonly skipBatch: AcrossBatcher<string, boolean>;
@@ -55,8 +55,8 @@ export class LeaderWrites {
     return this.specs.submit({ dagId, version });
   }
 
-  /** The runs created for a due DAG (none if its next_run_at had moved). */
-  createRuns(token: LeaderToken, item: ScheduledRunsItem): Promise<RunRow[]> {
+  /** The runs created for a due DAG (none if its next_run_at had moved), started ones with their jobs. */
+  createRuns(token: LeaderToken, item: ScheduledRunsItem): Promise<CreatedRun[]> {
     return this.create.submit(token, item);
   }
 

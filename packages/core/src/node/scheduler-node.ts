@@ -8,6 +8,7 @@ import { LeaderWrites } from './leader-writes';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
+import { StoreClockEstimate } from './store-clock';
 import { UpcomingSlots } from './upcoming-slots';
 import { WorkerPool, type Assignment } from './worker-pool';
 
@@ -53,9 +54,7 @@ export class SchedulerNode {
   /** This node's part of the planner's tie-break between equally free workers. */
   private readonly nodeSalt: number;
   private stopped = false;
-  private storeOffsetMs = 0;
-  /** The last due read's round trip: how far off the store clock estimate may be. */
-  private dueReadRttMs = 0;
+  private readonly storeClock = new StoreClockEstimate();
   private readonly upcoming: UpcomingSlots;
 
   constructor(private readonly deps: NodeDeps) {
@@ -204,7 +203,7 @@ export class SchedulerNode {
 
   /** The store's clock as this node estimates it (offset measured on every tick). */
   storeNowMs(): number {
-    return this.clock.nowMs() + this.storeOffsetMs;
+    return this.clock.nowMs() + this.storeClock.offsetMs;
   }
 
   private hasReadyWork(): boolean {
@@ -248,10 +247,7 @@ export class SchedulerNode {
     for (;;) {
       const sentMs = this.clock.nowMs();
       const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, this.config.tickLookaheadMs);
-      // Half the round trip is the best guess of when the store read its clock.
-      const localMs = this.clock.nowMs();
-      this.storeOffsetMs = Math.round(now.getTime() - (sentMs + localMs) / 2);
-      this.dueReadRttMs = localMs - sentMs;
+      this.storeClock.sample(sentMs, now.getTime(), this.clock.nowMs());
       const dueNow: DueDag[] = [];
       for (const due of dags) {
         if (this.upcoming.has(due)) continue;
@@ -301,7 +297,7 @@ export class SchedulerNode {
     const starts: Promise<void>[] = [];
     let pending = dags;
     for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise<void>((resolve) => this.timers.after(Math.max(5, Math.ceil(this.dueReadRttMs / 2) + 2), resolve));
+      if (attempt > 0) await new Promise<void>((resolve) => this.timers.after(Math.max(5, Math.ceil(this.storeClock.rttMs / 2) + 2), resolve));
       if (this.stopped) return;
       const missed: DueDag[] = [];
       await Promise.all(

@@ -4,7 +4,7 @@ import type { JobRow, JobState, RunRow } from '../model';
 import { TERMINAL_JOB_STATES } from '../model';
 import { LIMITS } from '../limits';
 import type { DagSpec } from '../spec';
-import type { DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
+import type { CreatedRun, DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure, graphIndexOf } from '../dag/graph';
@@ -129,21 +129,43 @@ export class ShardLeader {
 
   /**
    * Creates the runs of one due DAG (the node reads due DAGs for all its shards at once)
-   * and returns how many it created; starting them is the caller's next step
-   * (startQueued), so a tick can read its next page of due DAGs meanwhile.
+   * and returns how many it created. A single run of a DAG with room under its max active
+   * runs and nothing queued ahead is created running, its jobs inserted in the same write;
+   * anything else is queued, and starting it is the caller's next step (startQueued), so a
+   * tick can read its next page of due DAGs meanwhile.
    */
   async createRuns(due: DueDag, nowMs: number): Promise<number> {
-    this.specCache.set(`${due.id}@${due.version}`, due.spec);
+    const dagId = due.id;
+    this.specCache.set(`${dagId}@${due.version}`, due.spec);
     const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
     const slots = plan.slotsMs.map((ms) => new Date(ms));
     const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
-    const created = await this.guard(() => this.writes.createRuns(this.token, { dagId: due.id, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next }));
-    if (!created) return 0;
-    for (const run of created) {
-      this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
-      this.enqueue(run);
+    // Starting in the creating write holds the DAG's start lock, so a trigger's start
+    // cannot take the same room under max active runs meanwhile.
+    const startNow = slots.length === 1 && !this.starting.has(dagId) && !this.queued.has(dagId) && this.activeRuns(dagId) < due.spec.maxActiveRuns;
+    if (startNow) this.starting.add(dagId);
+    let created: CreatedRun[] | null;
+    try {
+      const start = startNow ? { version: due.version, jobs: initialJobs(due.spec) } : undefined;
+      created = await this.guard(() => this.writes.createRuns(this.token, { dagId, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next, start }));
+      if (!created) return 0;
+      for (const run of created) {
+        this.deps.emit({ type: 'run:created', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
+        if (run.state === 'running' && run.jobs && !this.deposed) {
+          const { jobs, ...row } = run;
+          const adopted = this.adoptRun(row, due.spec, jobs);
+          this.deps.emit({ type: 'run:started', shard: this.shard, dagId, runId: run.id, epoch: this.token.epoch, data: { jobs: jobs.length } });
+          await this.maybeFinish(adopted);
+        } else if (run.state === 'queued') {
+          this.enqueue(run);
+        }
+      }
+    } finally {
+      if (startNow) this.starting.delete(dagId);
     }
-    if (plan.skipped > 0) this.deps.emit({ type: 'run:created', shard: this.shard, dagId: due.id, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    if (plan.skipped > 0) this.deps.emit({ type: 'run:created', shard: this.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    // A start asked for while this write was out waited for it (see startQueued).
+    if (this.restart.has(dagId)) void this.startQueued(dagId).catch(() => undefined);
     return created.length;
   }
 

@@ -4,7 +4,7 @@ import type { FencelineError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DagSpecInput } from '../spec';
 import { LIMITS } from '../limits';
-import type { DuePageKey, LeaderToken, NewJob, Store, StoreNotice } from '../store';
+import type { CreatedRun, DuePageKey, LeaderToken, NewJob, Store, StoreNotice } from '../store';
 
 /**
  * The Store contract as behaviours, exercised only through the Store interface so the SQL
@@ -532,6 +532,53 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await untilDue([dag.nextRunAt!.getTime() + 2 * DUE_STEP_MS]);
         return { token, dagId, slot: dag.nextRunAt! };
       }
+
+      it('creates a run already started when asked: its jobs in the same write, only at the expected version and for one slot', async () => {
+        const { token, dagId } = await leadFreshShard();
+        const ids = [dagId];
+        for (let k = 0; ids.length < 4; k++) {
+          const candidate = `${dagId}-s${k}`;
+          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
+        }
+        for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
+        const slots = await Promise.all(ids.map(async (id) => (await store.getDag(id)).nextRunAt!));
+        await untilDue(slots.map((d) => d.getTime() + DUE_STEP_MS));
+        const start = { version: 1, jobs: newJobs() };
+        const item = (i: number) => ({ dagId: ids[i]!, expectedNextRunAt: slots[i]!, slots: [slots[i]!], nextRunAt: new Date(slots[i]!.getTime() + 2 * DUE_STEP_MS) });
+        const created = await store.createScheduledRunsAcross([
+          {
+            token,
+            items: [
+              // Started: one slot, the DAG at version 1.
+              { ...item(0), start },
+              // Queued: the DAG is at version 1, not 2.
+              { ...item(1), start: { ...start, version: 2 } },
+              // Queued: two slots are never started in the creating write.
+              { ...item(2), slots: [slots[2]!, new Date(slots[2]!.getTime() + DUE_STEP_MS)], start },
+              // Queued: nothing asked.
+              item(3),
+            ],
+          },
+        ]);
+        const [started, wrongVersion, twoSlots, plain] = created[0] as CreatedRun[][];
+        expect(started).toHaveLength(1);
+        expect(started![0]).toMatchObject({ dagId: ids[0], state: 'running', scheduledAt: slots[0] });
+        expect(started![0]!.startedAt).toBeInstanceOf(Date);
+        expect(started![0]!.jobs!.map((j) => [j.taskId, j.state, j.runId, j.fence]).sort()).toEqual([
+          ['a', 'ready', started![0]!.id, 0],
+          ['b', 'waiting', started![0]!.id, 0],
+        ]);
+        expect((await store.listJobs(started![0]!.id)).map((j) => j.id).sort()).toEqual(started![0]!.jobs!.map((j) => j.id).sort());
+        expect(await store.getRun(started![0]!.id)).toMatchObject({ state: 'running' });
+        for (const list of [wrongVersion!, plain!]) {
+          expect(list.map((r) => [r.state, r.jobs])).toEqual([['queued', undefined]]);
+          expect(await store.listJobs(list[0]!.id)).toEqual([]);
+        }
+        expect(twoSlots!.map((r) => r.state)).toEqual(['queued', 'queued']);
+        // The started run's jobs lease like any other.
+        const ready = started![0]!.jobs!.find((j) => j.taskId === 'a')!;
+        expect((await store.grantLeases(token, [{ jobId: ready.id, workerId: 'w1' }], LONG_TTL_MS)).map((g) => g.jobId)).toEqual([ready.id]);
+      });
 
       it('creates no run before its slot: a DAG not yet due is left as it is', async () => {
         const { token, dagId } = await leadFreshShard();

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem } from '@fenceline/core';
+import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
@@ -41,9 +41,14 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
  * racing across a failover, create one run per (dag, scheduled_at). Runs pin the DAG's
  * current version. A paused DAG, a DAG outside its group's shard or a moved next_run_at
  * writes nothing for that DAG. DAG rows are locked in id order, so two batches that
- * overlap cannot deadlock.
+ * overlap cannot deadlock. No DAG is written before it is due by the store's clock.
+ *
+ * An item with `start` and one slot whose DAG is still at that version gets its run
+ * created running, its jobs inserted from the run row the insert returned (as
+ * startRunsAcross does), so a slot's jobs are ready to lease one statement after the slot
+ * rather than two.
  */
-export async function createScheduledRunsAcross(db: Executor, groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
+export async function createScheduledRunsAcross(db: Executor, groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
   for (const item of groups.flatMap((g) => g.items)) {
     if (item.slots.length > LIMITS.maxRunsPerDagPerTick) {
       throw new InvalidInputError(`one tick may create at most ${LIMITS.maxRunsPerDagPerTick} runs of a DAG, got ${item.slots.length} slots`, {
@@ -52,21 +57,43 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
         limit: LIMITS.maxRunsPerDagPerTick,
       });
     }
+    if (item.start && item.start.jobs.length > LIMITS.maxTasksPerDag) {
+      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${item.start.jobs.length}`, { dagId: item.dagId, jobs: item.start.jobs.length });
+    }
   }
   const tokens = groups.map((g) => g.token);
-  const out: RunRow[][][] = groups.map((g) => g.items.map(() => []));
+  const out: CreatedRun[][][] = groups.map((g) => g.items.map(() => []));
   if (groups.length === 0) return [];
   // A DAG named twice is written for its first item only.
   const first = firstOccurrences(groups, (item) => item.dagId);
   const unique = [...first.values()];
   const slots = unique.flatMap((u) => u.item.slots.map((slot) => ({ dagId: u.item.dagId, slot })));
+  // Only a single-slot item starts its run; the version it was planned with travels along.
+  const startVersion = unique.map((u) => (u.item.start && u.item.slots.length === 1 ? u.item.start.version : null));
+  const payload = JSON.stringify(
+    unique.flatMap((u, k) =>
+      startVersion[k] === null
+        ? []
+        : u.item.start!.jobs.map((j) => ({
+            dag_id: u.item.dagId,
+            task_id: j.taskId,
+            state: j.state,
+            max_attempts: j.maxAttempts,
+            priority: j.priority,
+            retry_backoff_ms: j.retryBackoffMs,
+            retry_backoff_max_ms: j.retryBackoffMaxMs,
+            timeout_ms: j.timeoutMs,
+          })),
+    ),
+  );
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
         i as (
           select * from unnest(${array(unique.map((u) => u.item.dagId), 'text')}, ${array(unique.map((u) => u.item.expectedNextRunAt.toISOString()), 'text')}::timestamptz[],
-            ${array(unique.map((u) => u.item.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[], ${array(unique.map((u) => u.g + 1), 'int')})
-            as i(dag_id, expected, next_run_at, g)
+            ${array(unique.map((u) => u.item.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[], ${array(unique.map((u) => u.g + 1), 'int')},
+            ${array(startVersion, 'int')})
+            as i(dag_id, expected, next_run_at, g, start_version)
         ),
         -- Never before its slot: the due check is on the input's expected next_run_at (equal
         -- to the row's), since on the row's column it would tempt the planner into a range
@@ -80,21 +107,34 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
         moved as (
           update dags d set next_run_at = i.next_run_at
           from i where d.id = i.dag_id and d.id in (select id from locked)
-          returning d.id, d.current_version, d.shard
+          returning d.id, d.current_version, d.shard, coalesce(d.current_version = i.start_version, false) as start
         ),
         s as (select * from unnest(${array(slots.map((p) => p.dagId), 'text')}, ${array(slots.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)),
         w as (
-          insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
-          select m.id, m.current_version, m.shard, s.slot, 'schedule', 'queued'
+          insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, started_at)
+          select m.id, m.current_version, m.shard, s.slot, 'schedule',
+            case when m.start then 'running' else 'queued' end, case when m.start then now() end
           from moved m join s on s.dag_id = m.id
           on conflict (dag_id, scheduled_at) do nothing
           returning ${RUN_COLUMNS}
-        )
-        ${selectWithLeadMany()}`,
+        ),
+        j as (
+          insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
+          select w.id, w.dag_id, w.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
+            case when t.state = 'ready' then now() end
+          from w join json_to_recordset(${payload}::json) as t(dag_id text, task_id text, state text, max_attempts int, priority int,
+            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on t.dag_id = w.dag_id
+          where w.state = 'running'
+          returning *
+        ),
+        jr as (select run_id, json_agg(j order by j.id) as jobs from j group by run_id)
+        select (select coalesce(array_agg(g), '{}') from lead) as led, w.*, jr.jobs
+        from (select 1) as one left join w on true left join jr on jr.run_id = w.id`,
   );
   for (const row of result) {
     if (row.id === null || row.id === undefined) continue;
-    const run = runFromRow(row);
+    const run: CreatedRun = runFromRow(row);
+    if (run.state === 'running') run.jobs = ((row.jobs as Record<string, unknown>[] | null) ?? []).map(jobFromRow);
     const at = first.get(run.dagId)!;
     out[at.g]![at.i]!.push(run);
   }
@@ -103,7 +143,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
 }
 
 /** createScheduledRunsAcross for one token: a deposed leader's call throws. */
-export async function createScheduledRunsMany(db: Executor, token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+export async function createScheduledRunsMany(db: Executor, token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
   if (items.length === 0) return [];
   return onlyGroup(await createScheduledRunsAcross(db, [{ token, items }]));
 }

@@ -1,4 +1,5 @@
 import type {
+  CreatedRun,
   AcquireResult,
   CompleteItem,
   DagRow,
@@ -124,7 +125,7 @@ export class SqlStore implements Store {
   async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
     return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
   }
-  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
     return runs.createScheduledRunsMany(this.db, token, items);
   }
   loadShard(token: LeaderToken): Promise<ShardSnapshot> {
@@ -157,7 +158,7 @@ export class SqlStore implements Store {
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     return leases.grantLeasesMany(this.db, items, ttlMs);
   }
-  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
+  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     return runs.createScheduledRunsAcross(this.db, groups);
   }
   startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {

@@ -41,6 +41,7 @@ import {
   type RunState,
   type LeaderGroup,
   type ScheduledRunsItem,
+  type CreatedRun,
   type ShardLeaseRow,
   type ShardSnapshot,
   type Store,
@@ -498,11 +499,11 @@ export class MemoryStore implements Store {
     return (await this.createScheduledRunsMany(token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
   }
 
-  async createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<RunRow[][]> {
+  async createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'createScheduledRuns');
     const seen = new Set<string>();
-    return items.map(({ dagId, expectedNextRunAt, slots, nextRunAt }) => {
+    return items.map(({ dagId, expectedNextRunAt, slots, nextRunAt, start }) => {
       // A DAG named twice is written for its first item only, as in one SQL statement.
       if (seen.has(dagId)) return [];
       seen.add(dagId);
@@ -517,7 +518,16 @@ export class MemoryStore implements Store {
         if (this.slotTaken(dagId, at)) continue;
         created.push(this.insertRun(dag, at, 'schedule', token));
       }
-      return created.sort((a, b) => a.scheduledAtMs - b.scheduledAtMs).map((r) => this.runRow(r));
+      // A single-slot item may start its run in the same write, if the DAG is still at the
+      // version the leader planned with (as in the SQL statement).
+      const startWith = start && slots.length === 1 && dag.version === start.version ? start.jobs : null;
+      return created
+        .sort((a, b) => a.scheduledAtMs - b.scheduledAtMs)
+        .map((r): CreatedRun => {
+          if (!startWith) return this.runRow(r);
+          const jobs = this.startOne(token, r.id, startWith, now);
+          return { ...this.runRow(r), jobs };
+        });
     });
   }
 
@@ -649,8 +659,8 @@ export class MemoryStore implements Store {
   // one synchronous pass, so they are as atomic as one SQL statement and a subclass that
   // bends a single-token method bends its multi-leader form too. As in one statement, an
   // item named twice anywhere in the call counts for its first occurrence only.
-  async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(RunRow[][] | DeposedLeaderError)[]> {
-    return this.acrossPerItem(groups, (i) => i.dagId, [] as RunRow[], (token, items) => this.createScheduledRunsMany(token, items));
+  async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
+    return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createScheduledRunsMany(token, items));
   }
 
   async startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {

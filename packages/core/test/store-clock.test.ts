@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { StoreClockEstimate } from '../src/node/store-clock';
+
+describe('StoreClockEstimate', () => {
+  it('takes the midpoint of a round trip, and keeps the shortest round trip of the recent samples', () => {
+    const est = new StoreClockEstimate(3);
+    // The store runs 100 ms ahead. A short read: sent at 0, store read at 102, back at 4.
+    est.sample(0, 102, 4);
+    expect(est.offsetMs).toBe(100);
+    expect(est.rttMs).toBe(4);
+    // A long read whose store time was taken near its start: midpoint 1,020, store 1,101.
+    est.sample(1_000, 1_101, 1_040);
+    expect(est.offsetMs).toBe(100);
+    // Once the short sample has aged out, the best of what is left is used.
+    est.sample(2_000, 2_103, 2_010);
+    est.sample(3_000, 3_104, 3_006);
+    expect(est.offsetMs).toBe(101);
+    expect(est.rttMs).toBe(6);
+  });
+});
