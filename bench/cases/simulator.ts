@@ -17,7 +17,7 @@ export async function simulatorSpeed(ctx: BenchContext): Promise<CaseResult> {
   }
   const jsonPath = join(tmpdir(), `fenceline-bench-sim-${process.pid}.json`);
   const started = performance.now();
-  const { code, stdout, stderr, timedOut } = await run(['--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/main.ts'), 'mission-day', '--json', jsonPath], budgetMs);
+  const { code, stdout, stderr, timedOut } = await run(['--max-semi-space-size=64', '--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/main.ts'), 'mission-day', '--json', jsonPath], budgetMs);
   const wallMs = performance.now() - started;
   if (!timedOut && existsSync(jsonPath)) {
     const report = JSON.parse(readFileSync(jsonPath, 'utf8')) as { runs: { events: number; wallMs: number; eventsPerSecond: number; virtualMs: number; outcome: string }[] };
