@@ -63,8 +63,10 @@ function leaderCrash(r: WorldResult): Figures {
   const crash = r.notes.leaderCrash;
   if (!crash) return { crashed: false };
   const takeover = r.metrics.leaderChanges.find((c) => c.shard === crash.shard && c.atMs >= crash.atMs && c.nodeId !== crash.nodeId);
-  // The runs of the tick the leader died in: slots due at or before the crash whose run
-  // was created after it, necessarily by the new leader's first ticks.
+  // The runs of the tick the leader missed: slots due before the takeover (the one it died
+  // in the middle of, or one that came while the shard had no leader) whose run was
+  // created after the crash, necessarily by the new leader's first ticks.
+  const missedUntilMs = takeover?.atMs ?? crash.atMs;
   let missedSlotRuns = 0;
   let duplicateRuns = 0;
   const seen = new Set<string>();
@@ -72,7 +74,7 @@ function leaderCrash(r: WorldResult): Figures {
     const key = `${run.dagId}@${run.scheduledAtMs}`;
     if (seen.has(key)) duplicateRuns++;
     seen.add(key);
-    if (run.shard === crash.shard && run.trigger === 'schedule' && run.createdAtMs > crash.atMs && run.scheduledAtMs <= crash.atMs) missedSlotRuns++;
+    if (run.shard === crash.shard && run.trigger === 'schedule' && run.createdAtMs > crash.atMs && run.scheduledAtMs <= missedUntilMs) missedSlotRuns++;
   }
   const disturbed = crash.leasedAtCrash.filter((j) => {
     const result = r.store.resultOf(j.jobId);
