@@ -35,6 +35,8 @@ export const LIMITS = {
   maxResultBytes: 256 * 1024,
   /** Ids in one getJobs read. */
   maxJobsPerRead: 10_000,
+  /** Slot instants one due read may leave out (DueReadOptions.skipSlots). */
+  maxSkippedSlots: 1_000,
 } as const;
 
 /** Refuses a getJobs read of more than LIMITS.maxJobsPerRead ids. */
@@ -42,6 +44,17 @@ export function checkJobsPerRead(jobIds: readonly string[]): void {
   if (jobIds.length > LIMITS.maxJobsPerRead) {
     throw new InvalidInputError(`one read may ask for at most ${LIMITS.maxJobsPerRead} jobs, got ${jobIds.length}`, { jobs: jobIds.length, limit: LIMITS.maxJobsPerRead });
   }
+}
+
+/** The slot instants a due read leaves out, refused past LIMITS.maxSkippedSlots or when not valid dates. */
+export function checkSkippedSlots(slots: readonly Date[]): readonly Date[] {
+  if (slots.length > LIMITS.maxSkippedSlots) {
+    throw new InvalidInputError(`one due read may leave out at most ${LIMITS.maxSkippedSlots} slots, got ${slots.length}`, { slots: slots.length, limit: LIMITS.maxSkippedSlots });
+  }
+  for (const slot of slots) {
+    if (!(slot instanceof Date) || Number.isNaN(slot.getTime())) throw new InvalidInputError('a skipped slot must be a valid Date', { slot: String(slot) });
+  }
+  return slots;
 }
 
 export const DEFAULTS = {

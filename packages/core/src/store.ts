@@ -133,6 +133,23 @@ export interface DueDag {
   nextRunAt: Date;
 }
 
+/** How a leader reads ahead of the DAGs already due (Store.dueDags). */
+export interface DueReadOptions {
+  /**
+   * DAGs due within this long after now are read too: a leader reads the DAGs about to
+   * come due so it can create their runs on their slot rather than up to a tick later.
+   * Creating their runs still waits until they are due.
+   */
+  horizonMs?: number;
+  /**
+   * DAGs whose next_run_at is one of these instants are left out: the leader holds those
+   * slots already (or is creating their runs), and reading 100,000 DAGs of a midnight slot
+   * again every tick until their runs exist would cost a read of them all each time. At
+   * most LIMITS.maxSkippedSlots instants.
+   */
+  skipSlots?: Date[];
+}
+
 /** Where a page of due DAGs ended: the next page starts after this (next_run_at, id). */
 export interface DuePageKey {
   nextRunAt: Date;
@@ -251,12 +268,10 @@ export interface Store {
   /**
    * DAGs of the given shards whose next_run_at is due (store time), not paused; by index,
    * in (next_run_at, id) order. With `after`, the page starts past that key, so a tick can
-   * read its next page while the runs of this one are still being created. With
-   * `horizonMs`, DAGs due within that long after now are read too (a leader reads the DAGs
-   * about to come due so it can create their runs on their slot rather than up to a tick
-   * later); creating their runs still waits until they are due.
+   * read its next page while the runs of this one are still being created. See
+   * DueReadOptions for reading ahead.
    */
-  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }>;
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }>;
   /**
    * Inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO NOTHING) and moves
    * next_run_at from `expectedNextRunAt` to `nextRunAt`, in one transaction. Returns only

@@ -1,4 +1,4 @@
-import type { DueDag, DuePageKey, Grant, GrantedLease, LeaderToken, LeaseRef, SweptJob } from '@fenceline/core';
+import type { DueDag, DuePageKey, DueReadOptions, Grant, GrantedLease, LeaderToken, LeaseRef, SweptJob } from '@fenceline/core';
 import { MemoryStore, type MemJob } from '../src/store/memory-store';
 
 /**
@@ -36,8 +36,8 @@ export class NoUniqueRunStore extends MemoryStore {
 
 /** I5: its due-DAG query never finds the DAGs of shard 0. */
 export class BlindTickStore extends MemoryStore {
-  override async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }> {
-    const result = await super.dueDags(tokens, limit, after, horizonMs);
+  override async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }> {
+    const result = await super.dueDags(tokens, limit, after, options);
     return { now: result.now, dags: result.dags.filter((d) => d.shard !== 0) };
   }
 }

@@ -1,6 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
+import { LIMITS } from '../limits';
 import type { JobRow, RunRow } from '../model';
 import type { CompleteItem, DueDag, DuePageKey, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
@@ -246,7 +247,8 @@ export class SchedulerNode {
     let creating: Promise<void> = Promise.resolve();
     for (;;) {
       const sentMs = this.clock.nowMs();
-      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, this.config.tickLookaheadMs);
+      const skipSlots = this.upcoming.heldInstants(LIMITS.maxSkippedSlots);
+      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, { horizonMs: this.config.tickLookaheadMs, skipSlots });
       this.storeClock.sample(sentMs, now.getTime(), this.clock.nowMs());
       const dueNow: DueDag[] = [];
       for (const due of dags) {

@@ -12,6 +12,8 @@ import type { DueDag } from '../store';
 export class UpcomingSlots {
   private readonly held = new Set<string>();
   private readonly groups = new Map<number, { dags: DueDag[]; cancel: () => void }>();
+  /** Slot instants with a group waiting or being released. */
+  private readonly instants = new Set<number>();
 
   /**
    * @param delayUntil local milliseconds from now until a store time (the node's estimate
@@ -48,9 +50,21 @@ export class UpcomingSlots {
         .catch(() => undefined)
         .finally(() => {
           for (const d of dags) this.held.delete(keyOf(d));
+          // A group for this instant made after the release began keeps it listed.
+          if (!this.groups.has(dueMs)) this.instants.delete(dueMs);
         });
     });
     this.groups.set(dueMs, { dags, cancel });
+    this.instants.add(dueMs);
+  }
+
+  /**
+   * The slot instants held or being released, at most `max` of them (the earliest): a tick
+   * leaves DAGs at these instants out of its read. A DAG at such an instant that is not
+   * held (new, or in a shard led only since) is read once its instant is released.
+   */
+  heldInstants(max: number): Date[] {
+    return [...this.instants].sort((a, b) => a - b).slice(0, max).map((ms) => new Date(ms));
   }
 
   /** How many DAGs are held or being released. */
@@ -63,6 +77,7 @@ export class UpcomingSlots {
     for (const group of this.groups.values()) group.cancel();
     this.groups.clear();
     this.held.clear();
+    this.instants.clear();
   }
 }
 

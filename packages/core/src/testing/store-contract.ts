@@ -591,7 +591,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(await store.listRuns({ dagId })).toEqual([]);
       });
 
-      it('dueDags with a horizon also returns the DAGs due within it, and only those', async () => {
+      it('dueDags with a horizon also returns the DAGs due within it, and only those, leaving out skipped slots', async () => {
         const { token, dagId } = await leadFreshShard(LONG_TTL_MS, 'ahead');
         let k = 0;
         let far = `${dagId}y${k}`;
@@ -605,10 +605,16 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await store.putDag(spec(near, { schedule: anchored(30_000) }), SHARD_COUNT);
         await store.putDag(spec(far, { schedule: anchored(3_600_000) }), SHARD_COUNT);
         expect((await store.dueDags([token], 100)).dags).toEqual([]);
-        const ahead = await store.dueDags([token], 100, undefined, 120_000);
+        const ahead = await store.dueDags([token], 100, undefined, { horizonMs: 120_000 });
         expect(ahead.dags.map((d) => d.id)).toEqual([near]);
         expect(ahead.dags[0]!.nextRunAt.getTime()).toBeGreaterThan(ahead.now.getTime());
-        expect((await store.dueDags([token], 100, undefined, 2 * 3_600_000)).dags.map((d) => d.id)).toEqual([near, far]);
+        const all = await store.dueDags([token], 100, undefined, { horizonMs: 2 * 3_600_000 });
+        expect(all.dags.map((d) => d.id)).toEqual([near, far]);
+        // A slot the leader holds already is left out of the read; the others are not.
+        const nearSlot = all.dags[0]!.nextRunAt;
+        const skipping = await store.dueDags([token], 100, undefined, { horizonMs: 2 * 3_600_000, skipSlots: [nearSlot, new Date(nearSlot.getTime() + 1)] });
+        expect(skipping.dags.map((d) => d.id)).toEqual([far]);
+        await refusedWith(store.dueDags([token], 100, undefined, { skipSlots: Array.from({ length: LIMITS.maxSkippedSlots + 1 }, (_, i) => new Date(i)) }), 'INVALID_INPUT');
       });
 
       it('a tick run twice creates one run per (dag, scheduled_at)', async () => {

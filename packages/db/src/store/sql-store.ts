@@ -1,5 +1,6 @@
 import type {
   CreatedRun,
+  DueReadOptions,
   AcquireResult,
   CompleteItem,
   DagRow,
@@ -119,8 +120,8 @@ export class SqlStore implements Store {
     return jobs.getResult(this.db, jobId);
   }
 
-  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }> {
-    return tick.dueDags(this.db, tokens, limit, after, horizonMs);
+  dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }> {
+    return tick.dueDags(this.db, tokens, limit, after, options);
   }
   async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
     return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;

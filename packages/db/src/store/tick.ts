@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { DagSpec, DueDag, DuePageKey, LeaderToken, ShardSnapshot } from '@fenceline/core';
+import { checkSkippedSlots, type DagSpec, type DueDag, type DuePageKey, type DueReadOptions, type LeaderToken, type ShardSnapshot } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { deposed } from './lead';
 import { jobFromRow, runFromRow, toDate, toNumber } from './rows';
@@ -9,9 +9,11 @@ export async function now(db: Executor): Promise<Date> {
 }
 
 /** The due query itself, also explained by the tick bench so its report shows the plan production runs. */
-export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs = 0): SQL {
-  const horizon = Math.max(0, Math.floor(horizonMs));
+export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePageKey, options: DueReadOptions = {}): SQL {
+  const horizon = Math.max(0, Math.floor(options.horizonMs ?? 0));
   const until = horizon > 0 ? sql`now() + ${horizon} * interval '1 millisecond'` : sql`now()`;
+  const skip = checkSkippedSlots(options.skipSlots ?? []);
+  const skipped = skip.length > 0 ? sql`and d.next_run_at <> all(${array(skip.map((d) => d.toISOString()), 'timestamptz')})` : sql``;
   const past = after ? sql`and (d.next_run_at, d.id) > (${after.nextRunAt.toISOString()}::timestamptz, ${after.id}::text)` : sql``;
   return sql`with led as (
           select l.shard from shard_leases l
@@ -23,7 +25,7 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
         due as (
           select d.id, d.shard, d.current_version, v.spec, d.next_run_at
           from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
-          where d.shard in (select shard from led) and not d.paused and d.next_run_at is not null and d.next_run_at <= ${until}
+          where d.shard in (select shard from led) and not d.paused and d.next_run_at is not null and d.next_run_at <= ${until} ${skipped}
             ${past}
           order by d.next_run_at, d.id
           limit ${Math.max(0, Math.floor(limit))}
@@ -36,10 +38,10 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
  * on (shard, next_run_at). A token that no longer leads contributes nothing rather than
  * failing the whole call: a node that leads several shards keeps ticking the others while
  * it notices the loss, and any write for a lost shard is refused by its own lead check.
- * With `horizonMs`, DAGs due within that long are read as well.
+ * With a horizon, DAGs due within it are read as well; DAGs at skipped slots are not.
  */
-export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs?: number): Promise<{ now: Date; dags: DueDag[] }> {
-  const result = await rows(db, dueDagsQuery(tokens, limit, after, horizonMs));
+export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }> {
+  const result = await rows(db, dueDagsQuery(tokens, limit, after, options));
   const storeNow = toDate(result[0]?.now);
   const dags = result
     .filter((r) => r.id !== null && r.id !== undefined)

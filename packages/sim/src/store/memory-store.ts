@@ -24,6 +24,8 @@ import {
   type DagVersionRow,
   type DueDag,
   type DuePageKey,
+  type DueReadOptions,
+  checkSkippedSlots,
   type EventRow,
   type Grant,
   type GrantedLease,
@@ -467,9 +469,10 @@ export class MemoryStore implements Store {
 
   // ---- leader operations -------------------------------------------------------------------
 
-  async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, horizonMs = 0): Promise<{ now: Date; dags: DueDag[] }> {
+  async dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options: DueReadOptions = {}): Promise<{ now: Date; dags: DueDag[] }> {
     const now = this.nowMs();
-    const until = now + Math.max(0, Math.floor(horizonMs));
+    const until = now + Math.max(0, Math.floor(options.horizonMs ?? 0));
+    const skip = new Set(checkSkippedSlots(options.skipSlots ?? []).map((d) => d.getTime()));
     const max = Math.max(0, Math.floor(limit));
     const found: MemDag[] = [];
     const seen = new Set<string>();
@@ -481,7 +484,7 @@ export class MemoryStore implements Store {
       heap.walkWhile((e) => {
         if (e.atMs > until) return false;
         const dag = this.dags.get(e.id);
-        if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !seen.has(dag.id) && (!after || pastKey(dag, after))) {
+        if (dag && !dag.paused && dag.nextRunAtMs === e.atMs && dag.shard === token.shard && !skip.has(e.atMs) && !seen.has(dag.id) && (!after || pastKey(dag, after))) {
           seen.add(dag.id);
           found.push(dag);
         }
