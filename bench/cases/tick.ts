@@ -23,7 +23,7 @@ const SLOT_AHEAD_MS = 3_500;
  */
 export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
   const total = ctx.quick ? 2_000 : 100_000;
-  const due = ctx.quick ? 100 : 1_000;
+  const due = ctx.quick ? 100 : Number(process.env.BENCH_TICK_DUE ?? 1_000);
   const reps = ctx.quick ? 1 : Number(process.env.BENCH_TICK_REPS ?? 5);
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);

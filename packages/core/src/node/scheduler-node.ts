@@ -245,9 +245,11 @@ export class SchedulerNode {
     const starts: Promise<void>[] = [];
     let after: DuePageKey | undefined;
     let creating: Promise<void> = Promise.resolve();
+    // Slots held since an earlier tick are left out of the read; a slot this tick starts
+    // holding on one page must still be read on the next.
+    const skipSlots = this.upcoming.heldInstants(LIMITS.maxSkippedSlots);
     for (;;) {
       const sentMs = this.clock.nowMs();
-      const skipSlots = this.upcoming.heldInstants(LIMITS.maxSkippedSlots);
       const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, { horizonMs: this.config.tickLookaheadMs, skipSlots });
       this.storeClock.sample(sentMs, now.getTime(), this.clock.nowMs());
       const dueNow: DueDag[] = [];
