@@ -6,7 +6,8 @@ import type { ScenarioFile } from '../src/scenario/run';
 /**
  * 60 DAGs with one-minute schedules, half sharing their slots and half spread over the
  * minute, on a healthy cluster. With the tick's look-ahead a run is created on its slot;
- * without it, at the first tick after the slot (ticks are a second apart).
+ * without it, at the first tick after the slot (ticks are a second apart). Due DAGs are
+ * read 10 a page, so a shared slot spans pages of one tick's read.
  */
 function minutely(tickLookaheadMs: number): ScenarioFile {
   return {
@@ -15,7 +16,7 @@ function minutely(tickLookaheadMs: number): ScenarioFile {
     seed: 7,
     faultPhaseMs: 12 * 60_000,
     livenessMs: 2 * 60_000,
-    cluster: { nodes: 2, shardCount: 8, capFraction: 0.3, node: { tickLookaheadMs } },
+    cluster: { nodes: 2, shardCount: 8, capFraction: 0.3, node: { tickLookaheadMs, dueBatch: 10 } },
     workers: { count: 40, slots: 2, pollWaitMs: 25_000 },
     load: [
       { name: 'aligned', count: 30, tasks: 1, shape: 'independent', durationMs: 5_000, everyMs: 60_000, phase: 'aligned' },
