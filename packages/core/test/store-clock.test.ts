@@ -17,4 +17,18 @@ describe('StoreClockEstimate', () => {
     expect(est.offsetMs).toBe(101);
     expect(est.rttMs).toBe(6);
   });
+
+  it('drops its samples when a clock is stepped, rather than trusting the old offset', () => {
+    const est = new StoreClockEstimate();
+    est.sample(0, 102, 4); // offset 100, round trip 4
+    est.sample(1_000, 1_120, 1_040); // a slow read, still consistent: offset 100 in [80, 120]
+    expect(est.offsetMs).toBe(100);
+    // The local clock steps back 5 s: the store now reads 5,100 ms ahead of it.
+    est.sample(2_000, 7_110, 2_020);
+    expect(est.offsetMs).toBe(5_100);
+    expect(est.rttMs).toBe(20);
+    est.sample(3_000, 8_102, 3_004);
+    expect(est.offsetMs).toBe(5_100);
+    expect(est.rttMs).toBe(4);
+  });
 });
