@@ -114,6 +114,16 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       await h.teardown();
     });
 
+    /** `dagId` and more DAG ids in its shard, `${dagId}${tag}<k>` searched until they land there. */
+    function idsInShard(dagId: string, shard: number, count: number, tag: string): string[] {
+      const ids = [dagId];
+      for (let k = 0; ids.length < count; k++) {
+        const candidate = `${dagId}${tag}${k}`;
+        if (shardOf(candidate, SHARD_COUNT) === shard) ids.push(candidate);
+      }
+      return ids;
+    }
+
     /** Waits (advances store time) until every one of these store times has passed. */
     async function untilDue(atMs: number[]): Promise<void> {
       const waitMs = Math.max(...atMs) - (await store.now()).getTime() + 5;
@@ -535,11 +545,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('creates a run already started when asked: its jobs in the same write, only at the expected version and for one slot', async () => {
         const { token, dagId } = await leadFreshShard();
-        const ids = [dagId];
-        for (let k = 0; ids.length < 4; k++) {
-          const candidate = `${dagId}-s${k}`;
-          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
-        }
+        const ids = idsInShard(dagId, token.shard, 4, '-s');
         for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const slots = await Promise.all(ids.map(async (id) => (await store.getDag(id)).nextRunAt!));
         await untilDue(slots.map((d) => d.getTime() + DUE_STEP_MS));
@@ -593,11 +599,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('dueDags with a horizon also returns the DAGs due within it, and only those, leaving out skipped slots', async () => {
         const { token, dagId } = await leadFreshShard(LONG_TTL_MS, 'ahead');
-        let k = 0;
-        let far = `${dagId}y${k}`;
-        while (shardOf(far, SHARD_COUNT) !== token.shard) far = `${dagId}y${++k}`;
-        let near = `${dagId}z${k}`;
-        while (shardOf(near, SHARD_COUNT) !== token.shard) near = `${dagId}z${++k}`;
+        const [, near, far] = idsInShard(dagId, token.shard, 3, 'n') as [string, string, string];
         // Anchored on store time, so the near DAG is due in about 30 s and the far one in
         // about an hour whatever the time of day.
         const nowMs = (await store.now()).getTime();
@@ -677,11 +679,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
       it('dueDags pages by (next_run_at, id): the pages together are the whole list, in order, each DAG once', async () => {
         const { token, dagId } = await leadFreshShard(LONG_TTL_MS, 'page');
-        const ids = [dagId];
-        for (let k = 0; ids.length < 5; k++) {
-          const candidate = `${dagId}x${k}`;
-          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
-        }
+        const ids = idsInShard(dagId, token.shard, 5, 'x');
         // Two periods, so the order mixes next_run_at and id ties.
         for (const [i, id] of ids.entries()) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: i % 2 === 0 ? 1_000 : 1_500 } }), SHARD_COUNT);
         await h.advanceMs(1_600);
@@ -758,11 +756,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
       it('creates, starts and finishes the runs of many DAGs in one call each, deciding every item on its own', async () => {
         const { token, dagId } = await leadFreshShard();
         // More DAGs in the same shard: ids are searched until they land there.
-        const ids = [dagId];
-        for (let k = 0; ids.length < 3; k++) {
-          const candidate = `${dagId}-m${k}`;
-          if (shardOf(candidate, SHARD_COUNT) === token.shard) ids.push(candidate);
-        }
+        const ids = idsInShard(dagId, token.shard, 3, '-m');
         for (const id of ids) await store.putDag(spec(id, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
         const slots = await Promise.all(ids.map(async (id) => (await store.getDag(id)).nextRunAt!));
         await untilDue(slots.map((d) => d.getTime()));

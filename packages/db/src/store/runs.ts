@@ -1,10 +1,49 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
+
+/**
+ * New jobs as one json parameter, each tagged with the run (`run_id`) or DAG (`dag_id`) it
+ * belongs to: a DAG can have 20,000 tasks (json, not jsonb: it is read once, row by row, so
+ * building a jsonb tree of it first is wasted work).
+ */
+function jobsPayload<K extends 'run_id' | 'dag_id'>(key: K, lists: { key: string; jobs: NewJob[] }[]): string {
+  return JSON.stringify(
+    lists.flatMap((l) =>
+      l.jobs.map((j) => ({
+        [key]: l.key,
+        task_id: j.taskId,
+        state: j.state,
+        max_attempts: j.maxAttempts,
+        priority: j.priority,
+        retry_backoff_ms: j.retryBackoffMs,
+        retry_backoff_max_ms: j.retryBackoffMaxMs,
+        timeout_ms: j.timeoutMs,
+      })),
+    ),
+  );
+}
+
+/**
+ * Inserts the jobs of `payload` (jobsPayload) for the runs of `runs`, a CTE or table with
+ * columns id, dag_id and shard, matched on `key` (the payload's run_id to id, or its
+ * dag_id to dag_id), keeping only the run rows `where` accepts. Returns the job rows.
+ */
+function insertJobs(runs: SQL, payload: string, key: 'run_id' | 'dag_id', where: SQL = sql``): SQL {
+  const keyColumn = key === 'run_id' ? sql`run_id bigint` : sql`dag_id text`;
+  const match = key === 'run_id' ? sql`t.run_id = r.id` : sql`t.dag_id = r.dag_id`;
+  return sql`insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
+          select r.id, r.dag_id, r.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
+            case when t.state = 'ready' then now() end
+          from ${runs} r join json_to_recordset(${payload}::json) as t(${keyColumn}, task_id text, state text, max_attempts int, priority int,
+            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on ${match}
+          ${where}
+          returning *`;
+}
 
 /**
  * Queues a manual run at store time now and tells the shard's leader, in one statement
@@ -70,21 +109,9 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
   const slots = unique.flatMap((u) => u.item.slots.map((slot) => ({ dagId: u.item.dagId, slot })));
   // Only a single-slot item starts its run; the version it was planned with travels along.
   const startVersion = unique.map((u) => (u.item.start && u.item.slots.length === 1 ? u.item.start.version : null));
-  const payload = JSON.stringify(
-    unique.flatMap((u, k) =>
-      startVersion[k] === null
-        ? []
-        : u.item.start!.jobs.map((j) => ({
-            dag_id: u.item.dagId,
-            task_id: j.taskId,
-            state: j.state,
-            max_attempts: j.maxAttempts,
-            priority: j.priority,
-            retry_backoff_ms: j.retryBackoffMs,
-            retry_backoff_max_ms: j.retryBackoffMaxMs,
-            timeout_ms: j.timeoutMs,
-          })),
-    ),
+  const payload = jobsPayload(
+    'dag_id',
+    unique.flatMap((u, k) => (startVersion[k] === null ? [] : [{ key: u.item.dagId, jobs: u.item.start!.jobs }])),
   );
   const result = await rows(
     db,
@@ -118,15 +145,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
           on conflict (dag_id, scheduled_at) do nothing
           returning ${RUN_COLUMNS}
         ),
-        j as (
-          insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
-          select w.id, w.dag_id, w.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
-            case when t.state = 'ready' then now() end
-          from w join json_to_recordset(${payload}::json) as t(dag_id text, task_id text, state text, max_attempts int, priority int,
-            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on t.dag_id = w.dag_id
-          where w.state = 'running'
-          returning *
-        ),
+        j as (${insertJobs(sql`w`, payload, 'dag_id', sql`where r.state = 'running'`)}),
         jr as (select run_id, json_agg(j order by j.id) as jobs from j group by run_id)
         select (select coalesce(array_agg(g), '{}') from lead) as led, w.*, jr.jobs
         from (select 1) as one left join w on true left join jr on jr.run_id = w.id`,
@@ -164,8 +183,7 @@ export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunR
  * the shards of one or more leaders: the jobs are inserted from the run rows the update
  * returned, so a run that was not queued, lies outside its group's shard or whose group
  * failed its lead check inserts no job either. The job lists travel as one json
- * parameter because a DAG can have 20,000 tasks (json, not jsonb: it is read once, row by
- * row, so building a jsonb tree of it first is wasted work).
+ * parameter (jobsPayload).
  */
 export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
   for (const { runId, jobs } of groups.flatMap((g) => g.items)) {
@@ -178,19 +196,9 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
   const out: JobRow[][][] = groups.map((g) => g.items.map(() => []));
   // A run named twice starts once, for its first item.
   const first = firstOccurrences(groups, (item) => item.runId, isId);
-  const payload = JSON.stringify(
-    [...first].flatMap(([runId, { item }]) =>
-      item.jobs.map((j) => ({
-        run_id: runId,
-        task_id: j.taskId,
-        state: j.state,
-        max_attempts: j.maxAttempts,
-        priority: j.priority,
-        retry_backoff_ms: j.retryBackoffMs,
-        retry_backoff_max_ms: j.retryBackoffMaxMs,
-        timeout_ms: j.timeoutMs,
-      })),
-    ),
+  const payload = jobsPayload(
+    'run_id',
+    [...first].map(([runId, { item }]) => ({ key: runId, jobs: item.jobs })),
   );
   const result = await rows(
     db,
@@ -202,15 +210,7 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
           where u.id = r.id and u.shard = lead.shard and u.state = 'queued'
           returning u.id, u.dag_id, u.shard
         ),
-        w as (
-          insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
-          select s.id, s.dag_id, s.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
-            case when t.state = 'ready' then now() end
-          from started s
-          join json_to_recordset(${payload}::json) as t(run_id bigint, task_id text, state text, max_attempts int, priority int,
-            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on t.run_id = s.id
-          returning *
-        )
+        w as (${insertJobs(sql`started`, payload, 'run_id')})
         ${selectWithLeadMany()} order by w.id`,
   );
   for (const row of result) {
