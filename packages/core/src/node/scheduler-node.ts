@@ -265,11 +265,7 @@ export class SchedulerNode {
       // (inserting their jobs) goes on meanwhile.
       creating = Promise.all(
         dueNow.map(async (due) => {
-          const leader = this.leaders.get(due.shard);
-          if (!leader) return;
-          const made = await leader.createRuns(due, now.getTime()).catch((e) => (this.error('tick', e), 0));
-          created += made;
-          if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
+          created += await this.createFor(due, now.getTime(), starts);
         }),
       ).then(() => undefined);
       if (dags.length < this.config.dueBatch) break;
@@ -306,13 +302,10 @@ export class SchedulerNode {
       const missed: DueDag[] = [];
       await Promise.all(
         pending.map(async (due) => {
-          const leader = this.leaders.get(due.shard);
-          if (!leader || !leader.loaded || leader.isDeposed()) return;
           // Planned at the slot itself: a later slot that comes due meanwhile is the tick's.
-          const made = await leader.createRuns(due, dueMs).catch((e) => (this.error('tick', e), 0));
+          const made = await this.createFor(due, dueMs, starts);
           created += made;
-          if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
-          else missed.push(due);
+          if (made === 0) missed.push(due);
         }),
       );
       pending = missed;
@@ -327,6 +320,19 @@ export class SchedulerNode {
     this.metrics.set('tick_on_time_last_start_late_ms', this.storeNowMs() - dueMs);
     this.metrics.inc('tick_on_time_runs_total', created);
     this.metrics.inc('tick_runs_created_total', created);
+  }
+
+  /**
+   * Creates one due DAG's runs through the leader of its shard, planned as of `planAtMs`,
+   * and starts whatever they left queued (adding that to `starts`). Returns how many runs
+   * it made: none when the shard is not led here or the store refused.
+   */
+  private async createFor(due: DueDag, planAtMs: number, starts: Promise<void>[]): Promise<number> {
+    const leader = this.leaders.get(due.shard);
+    if (!leader || !leader.loaded || leader.isDeposed()) return 0;
+    const made = await leader.createRuns(due, planAtMs).catch((e) => (this.error('tick', e), 0));
+    if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
+    return made;
   }
 
   private async sweep(): Promise<void> {

@@ -1,8 +1,7 @@
 import type {
-  CreatedRun,
-  DueReadOptions,
   AcquireResult,
   CompleteItem,
+  CreatedRun,
   DagRow,
   DagSpecInput,
   DagVersionRow,
@@ -10,6 +9,7 @@ import type {
   LeaderGroup,
   DueDag,
   DuePageKey,
+  DueReadOptions,
   EventRow,
   Grant,
   GrantedLease,
