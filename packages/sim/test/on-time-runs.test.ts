@@ -29,6 +29,9 @@ function minutely(tickLookaheadMs: number): ScenarioFile {
 async function lateness(tickLookaheadMs: number): Promise<number[]> {
   const world = await runWorld(resolveScenario(minutely(tickLookaheadMs)));
   expect(world.outcome).toBe('ok');
+  // The nodes count every scheduled run they created, on time or catching up.
+  const scheduled = [...world.store.allRuns()].filter((r) => r.trigger === 'schedule').length;
+  expect(world.nodeMetrics.tick_runs_created_total).toBe(scheduled);
   // The first minute is the cluster electing its leaders; slots after it are steady state.
   return [...world.store.allRuns()]
     .filter((r) => r.trigger === 'schedule' && r.scheduledAtMs >= world.startMs + 60_000)

@@ -265,7 +265,10 @@ export class SchedulerNode {
       // (inserting their jobs) goes on meanwhile.
       creating = Promise.all(
         dueNow.map(async (due) => {
-          created += await this.createFor(due, now.getTime(), starts);
+          // Awaited first: `created += await ...` would read `created` before the wait and
+          // lose the counts of the DAGs created meanwhile.
+          const made = await this.createFor(due, now.getTime(), starts);
+          created += made;
         }),
       ).then(() => undefined);
       if (dags.length < this.config.dueBatch) break;
