@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobRow, RunRow } from '@fenceline/core';
+import { LIMITS, type JobRow, type RunRow } from '@fenceline/core';
+import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
 import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
 
@@ -49,6 +50,26 @@ describe('cluster: two schedulers and three workers', () => {
     const flaky = flakyJobs.find((j) => j.taskId === 'call-flaky-service')!;
     expect(flaky.attempt).toBe(3);
     expect(flaky.fence).toBeGreaterThanOrEqual(3);
+  });
+
+  it('fails a run that can never start, with its reason, and runs everything else', async () => {
+    // A version with more tasks than a run may hold, written around the API (as one stored
+    // before the limit was lowered would be): the store refuses to start its runs.
+    const tasks = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ id: `t${k}`, type: 'noop' }));
+    await seedBenchDags(f.store.db, [{ id: 'too-wide', nextRunAt: null, spec: benchSpec('too-wide', { tasks }) }], SHARDS);
+    await f.store.putDag({ id: 'beside-too-wide', tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
+    const [first, second, beside] = [await f.store.triggerRun('too-wide'), await f.store.triggerRun('too-wide'), await f.store.triggerRun('beside-too-wide')];
+    for (const run of [first, second]) {
+      const settled = await eventually(`run ${run.id} to fail`, () => runSettled(f, run.id), 60_000);
+      expect(settled).toMatchObject({ state: 'failed', startedAt: null });
+      expect(await f.store.listJobs(run.id)).toEqual([]);
+      const events = await eventually(`the failure of run ${run.id} to be logged`, async () => {
+        const list = await f.store.listEvents({ runId: run.id, type: 'run:finished' });
+        return list.length > 0 ? list : null;
+      }, 10_000);
+      expect(events[0]!.data).toMatchObject({ state: 'failed', reason: expect.stringContaining(`at most ${LIMITS.maxTasksPerDag}`) });
+    }
+    expect((await eventually('the run beside them to finish', () => runSettled(f, beside.id), 60_000)).state).toBe('succeeded');
   });
 
   it('creates runs from a schedule on its own', async () => {

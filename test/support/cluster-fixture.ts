@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { DagSpecInput, Store } from '@fenceline/core';
-import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import type { DagSpecInput } from '@fenceline/core';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep, type ClusterOptions } from '../../scripts/cluster';
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -13,7 +13,8 @@ export const FAST_ENV = { ...FAST_TTL_ENV, FENCELINE_LOG_LEVEL: 'info' };
 
 export interface Fixture {
   cluster: Cluster;
-  store: Store;
+  /** The SQL store itself, so a test can also write around the API (as an older release or an operator would). */
+  store: SqlStore;
   databaseUrl: string;
   stop(): Promise<void>;
 }

@@ -46,6 +46,15 @@ export function checkJobsPerRead(jobIds: readonly string[]): void {
   }
 }
 
+/** A run's jobs are its DAG version's tasks: a run to start with more than LIMITS.maxTasksPerDag jobs is refused. */
+export function checkJobsPerRun(runs: readonly { runId: string; jobs: readonly unknown[] }[]): void {
+  for (const { runId, jobs } of runs) {
+    if (jobs.length > LIMITS.maxTasksPerDag) {
+      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length, limit: LIMITS.maxTasksPerDag });
+    }
+  }
+}
+
 /** The slot instants a due read leaves out, refused past LIMITS.maxSkippedSlots or when not valid dates. */
 export function checkSkippedSlots(slots: readonly Date[]): readonly Date[] {
   if (slots.length > LIMITS.maxSkippedSlots) {

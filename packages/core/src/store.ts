@@ -297,7 +297,10 @@ export interface Store {
   promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]>;
   /** waiting|ready -> upstream_failed (a dependency failed); returns the ids it moved. */
   markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]>;
-  /** running -> succeeded|failed; false if the run was not running. */
+  /**
+   * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
+   * one whose DAG version has more tasks than a run may hold); false if the run did not move.
+   */
   finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean>;
   /** finishRun for many runs in one statement; per item whether it moved (a run named twice moves once). */
   finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]>;

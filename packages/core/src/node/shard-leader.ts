@@ -195,7 +195,12 @@ export class ShardLeader {
           if (!spec) break;
           if (this.activeRuns(dagId) >= spec.maxActiveRuns) break;
           this.queued.get(dagId)!.shift();
-          const rows = await this.guard(() => this.writes.startRun(this.token, { runId: next.id, jobs: initialJobs(spec) }));
+          const jobs = initialJobs(spec);
+          if (jobs.length > LIMITS.maxTasksPerDag) {
+            await this.failUnstartable(next, jobs.length);
+            continue;
+          }
+          const rows = await this.guard(() => this.writes.startRun(this.token, { runId: next.id, jobs }));
           if (!rows) break;
           if (rows.length === 0) continue;
           const started = { ...next, state: 'running' as const };
@@ -209,6 +214,20 @@ export class ShardLeader {
       if ((this.queued.get(dagId)?.length ?? 0) === 0) this.queued.delete(dagId);
     }
     this.deps.kick();
+  }
+
+  /**
+   * Fails a queued run that can never start: its DAG version has more tasks than a run may
+   * hold (a version stored before the limit was lowered, or written around the API). The
+   * store refuses such a start, and as one item of a batch of starts it would fail the
+   * whole batch, every time reconciliation retried it; failed, it says why and lets the
+   * DAG's later runs start.
+   */
+  private async failUnstartable(run: RunRow, jobs: number): Promise<void> {
+    const failed = await this.guard(() => this.writes.finishRun(this.token, { runId: run.id, state: 'failed' }));
+    if (!failed) return;
+    const reason = `the run has ${jobs} jobs; a run may hold at most ${LIMITS.maxTasksPerDag}`;
+    this.deps.emit({ type: 'run:finished', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { state: 'failed', reason } });
   }
 
   // ---- dispatch ----------------------------------------------------------------

@@ -859,6 +859,28 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect(await store.finishRunsAcross([])).toEqual([]);
       });
 
+      it('refuses to start a run with more jobs than a run may hold, and fails such a run from the queue', async () => {
+        const { token, dagId } = await leadFreshShard();
+        await store.putDag(spec(dagId), SHARD_COUNT);
+        const [big, small] = [await store.triggerRun(dagId), await store.triggerRun(dagId)];
+        const template = newJobs()[0]!;
+        const tooMany = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ ...template, taskId: `t${k}` }));
+        // Refused as a whole, before anything is written: the run beside it stays queued too.
+        const refused = await refusedWith(store.startRuns(token, [{ runId: small.id, jobs: newJobs() }, { runId: big.id, jobs: tooMany }]), 'INVALID_INPUT');
+        expect(refused.message).toContain(`at most ${LIMITS.maxTasksPerDag} jobs`);
+        await refusedWith(store.startRunsAcross([{ token, items: [{ runId: big.id, jobs: tooMany }] }]), 'INVALID_INPUT');
+        expect((await store.getRun(small.id)).state).toBe('queued');
+        expect((await store.getRun(big.id)).state).toBe('queued');
+
+        // A queued run may fail (it can never start), but not succeed.
+        expect(await store.finishRuns(token, [{ runId: big.id, state: 'succeeded' }])).toEqual([false]);
+        expect(await store.finishRuns(token, [{ runId: big.id, state: 'failed' }])).toEqual([true]);
+        expect(await store.getRun(big.id)).toMatchObject({ state: 'failed', startedAt: null });
+        expect((await store.getRun(big.id)).endedAt).toBeInstanceOf(Date);
+        expect(await store.finishRuns(token, [{ runId: big.id, state: 'failed' }])).toEqual([false]);
+        expect((await store.startRuns(token, [{ runId: small.id, jobs: newJobs() }]))[0]).toHaveLength(2);
+      });
+
       it('triggerRun queues a manual run and notifies subscribers', async () => {
         const { dagId } = await leadFreshShard();
         await store.putDag(spec(dagId), SHARD_COUNT);

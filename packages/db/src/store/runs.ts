@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun } from '@fenceline/core';
+import { checkJobsPerRun, InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
@@ -186,11 +186,7 @@ export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunR
  * parameter (jobsPayload).
  */
 export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
-  for (const { runId, jobs } of groups.flatMap((g) => g.items)) {
-    if (jobs.length > LIMITS.maxTasksPerDag) {
-      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length });
-    }
-  }
+  checkJobsPerRun(groups.flatMap((g) => g.items));
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
   const out: JobRow[][][] = groups.map((g) => g.items.map(() => []));
@@ -245,7 +241,8 @@ export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId
         w as (
           update runs r set state = i.state, ended_at = now()
           from i join lead on lead.g = i.g
-          where r.id = i.run_id and r.shard = lead.shard and r.state = 'running'
+          where r.id = i.run_id and r.shard = lead.shard
+            and (r.state = 'running' or (r.state = 'queued' and i.state = 'failed'))
           returning r.id
         )
         ${selectWithLeadMany()}`,

@@ -7,6 +7,7 @@ import {
   LeaseLostError,
   NotFoundError,
   checkJobsPerRead,
+  checkJobsPerRun,
   StaleFenceError,
   TooLargeError,
   canonicalJson,
@@ -567,6 +568,7 @@ export class MemoryStore implements Store {
   }
 
   async startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+    checkJobsPerRun(items);
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'startRun');
     // A run named twice starts once: its second item finds it running already.
@@ -631,7 +633,8 @@ export class MemoryStore implements Store {
     if (!this.leads(token, now)) throw this.deposed(token, 'finishRun');
     return items.map(({ runId, state }) => {
       const run = this.runs.get(runId);
-      if (!run || run.shard !== token.shard || run.state !== 'running') return false;
+      if (!run || run.shard !== token.shard) return false;
+      if (run.state !== 'running' && !(run.state === 'queued' && state === 'failed')) return false;
       run.state = state;
       run.endedAtMs = now;
       this.activeRunsByShard.get(run.shard)?.delete(run.id);
@@ -667,6 +670,8 @@ export class MemoryStore implements Store {
   }
 
   async startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+    // Refused before any group starts, as the one SQL statement is.
+    checkJobsPerRun(groups.flatMap((g) => g.items));
     return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRuns(token, items));
   }
 
