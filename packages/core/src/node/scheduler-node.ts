@@ -1,16 +1,14 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
-import { LIMITS } from '../limits';
 import type { JobRow, RunRow } from '../model';
-import type { CompleteItem, DueDag, DuePageKey, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
+import { DueRuns } from './due-runs';
 import { LeaderWrites } from './leader-writes';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
-import { StoreClockEstimate } from './store-clock';
-import { UpcomingSlots } from './upcoming-slots';
 import { WorkerPool, type Assignment } from './worker-pool';
 
 export interface NodeDeps {
@@ -55,8 +53,7 @@ export class SchedulerNode {
   /** This node's part of the planner's tie-break between equally free workers. */
   private readonly nodeSalt: number;
   private stopped = false;
-  private readonly storeClock = new StoreClockEstimate();
-  private readonly upcoming: UpcomingSlots;
+  private readonly dueRuns: DueRuns;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -87,11 +84,19 @@ export class SchedulerNode {
     this.writes = new LeaderWrites(this.store, this.timers);
     // A dispatch round asks every leader to grant at once; their statements become one.
     this.grantBatcher = new Batcher(this.timers, { windowMs: 0, maxBatch: 1024, maxInFlight: 4 }, (items) => this.store.grantLeasesMany(items, this.config.leaseTtlMs));
-    this.upcoming = new UpcomingSlots(
-      this.timers,
-      (storeMs) => storeMs - this.storeNowMs(),
-      (dueMs, dags) => this.releaseUpcoming(dueMs, dags),
-    );
+    this.dueRuns = new DueRuns({
+      store: this.store,
+      clock: this.clock,
+      timers: this.timers,
+      config: this.config,
+      metrics: this.metrics,
+      leaders: () => this.loadedLeaders(),
+      leaderOf: (shard) => {
+        const leader = this.leaders.get(shard);
+        return leader && leader.loaded && !leader.isDeposed() ? leader : undefined;
+      },
+      onError: (where, err) => this.error(where, err),
+    });
   }
 
   async start(): Promise<void> {
@@ -101,12 +106,12 @@ export class SchedulerNode {
     await this.contend();
     this.loop('renew-leadership', this.config.shardRenewIntervalMs, () => this.renewLeadership());
     this.loop('acquire-leadership', this.config.tickIntervalMs, () => this.contend());
-    this.loop('tick', this.config.tickIntervalMs, () => this.tick());
+    this.loop('tick', this.config.tickIntervalMs, () => this.dueRuns.tick());
     this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
     this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
     this.loop('heartbeat', this.config.workerHeartbeatIntervalMs, () => this.heartbeat());
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
-    await this.tick();
+    await this.dueRuns.tick();
   }
 
   /** Graceful stop: releases every shard so a standby takes over at once. */
@@ -115,7 +120,7 @@ export class SchedulerNode {
     this.stopped = true;
     for (const cancel of this.cancels) cancel();
     this.retryTimer?.cancel();
-    this.upcoming.clear();
+    this.dueRuns.stop();
     for (const w of this.pool.live()) this.pool.cancel(w.id);
     for (const leader of this.leaders.values()) {
       await this.store.releaseShard(leader.token).catch(() => undefined);
@@ -204,7 +209,7 @@ export class SchedulerNode {
 
   /** The store's clock as this node estimates it (offset measured on every tick). */
   storeNowMs(): number {
-    return this.clock.nowMs() + this.storeClock.offsetMs;
+    return this.dueRuns.storeNowMs();
   }
 
   private hasReadyWork(): boolean {
@@ -223,120 +228,7 @@ export class SchedulerNode {
     this.emit({ type: 'leader:deposed', shard, epoch: leader.token.epoch, nodeId: this.nodeId, data: { why } });
   }
 
-  // ---- ticks, sweeps, reconciliation ------------------------------------------------
-
-  /**
-   * Asks the store which DAGs of our shards are due (by index), and creates their runs. A
-   * full page means there may be more: the next page is read (by key, past this one) while
-   * this page's runs are being created, and at most one page's creations are left in
-   * flight while the next is read, so a burst of due DAGs is held a page or two at a time.
-   *
-   * The read also returns the DAGs due within the look-ahead (config.tickLookaheadMs);
-   * those are held until their slot and their runs created then (releaseUpcoming), so a
-   * run is created on its slot instead of at the first tick after it. What is already due
-   * when read, such as every slot a new leader's first tick finds missed, is created at once.
-   */
-  private async tick(): Promise<void> {
-    const tokens = this.loadedLeaders().map((l) => l.token);
-    if (tokens.length === 0) return;
-    this.metrics.inc('ticks_total');
-    const startedMs = this.clock.nowMs();
-    let created = 0;
-    const starts: Promise<void>[] = [];
-    let after: DuePageKey | undefined;
-    let creating: Promise<void> = Promise.resolve();
-    // Slots held since an earlier tick are left out of the read; a slot this tick starts
-    // holding on one page must still be read on the next.
-    const skipSlots = this.upcoming.heldInstants(LIMITS.maxSkippedSlots);
-    for (;;) {
-      const sentMs = this.clock.nowMs();
-      const { now, dags } = await this.store.dueDags(tokens, this.config.dueBatch, after, { horizonMs: this.config.tickLookaheadMs, skipSlots });
-      this.storeClock.sample(sentMs, now.getTime(), this.clock.nowMs());
-      const dueNow: DueDag[] = [];
-      for (const due of dags) {
-        if (this.upcoming.has(due)) continue;
-        if (due.nextRunAt.getTime() > now.getTime()) this.upcoming.hold(due);
-        else dueNow.push(due);
-      }
-      // The page before this one must be written before another is read.
-      await creating;
-      // Due DAGs are independent of each other: all are worked on at once, and the node
-      // gathers their writes into a few statements for all its shards. Starting the runs
-      // (inserting their jobs) goes on meanwhile.
-      creating = Promise.all(
-        dueNow.map(async (due) => {
-          // Awaited first: `created += await ...` would read `created` before the wait and
-          // lose the counts of the DAGs created meanwhile.
-          const made = await this.createFor(due, now.getTime(), starts);
-          created += made;
-        }),
-      ).then(() => undefined);
-      if (dags.length < this.config.dueBatch) break;
-      const last = dags[dags.length - 1]!;
-      after = { nextRunAt: last.nextRunAt, id: last.id };
-    }
-    await creating;
-    if (created === 0) return;
-    // A tick that made runs is timed twice: to its last run created (the tick proper), and
-    // to its last run started (its jobs inserted, ready to lease), without holding the loop.
-    const createdMs = this.clock.nowMs() - startedMs;
-    void Promise.all(starts).then(() => {
-      this.metrics.set('tick_last_runs', created);
-      this.metrics.set('tick_last_create_ms', createdMs);
-      this.metrics.set('tick_last_start_ms', this.clock.nowMs() - startedMs);
-      this.metrics.inc('tick_runs_created_total', created);
-    });
-  }
-
-  /**
-   * Creates the runs of DAGs held since a tick read them ahead, now that their slot has
-   * come by this node's estimate of the store's clock. The store refuses a DAG that is not
-   * due by its own clock, so an estimate a little ahead costs a retry half a round trip
-   * later, not an early run; a DAG that still gets nothing (it was edited, paused or its
-   * shard lost meanwhile) is left to the regular tick, which reads the store afresh.
-   */
-  private async releaseUpcoming(dueMs: number, dags: DueDag[]): Promise<void> {
-    let created = 0;
-    const starts: Promise<void>[] = [];
-    let pending = dags;
-    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise<void>((resolve) => this.timers.after(Math.max(5, Math.ceil(this.storeClock.rttMs / 2) + 2), resolve));
-      if (this.stopped) return;
-      const missed: DueDag[] = [];
-      await Promise.all(
-        pending.map(async (due) => {
-          // Planned at the slot itself: a later slot that comes due meanwhile is the tick's.
-          const made = await this.createFor(due, dueMs, starts);
-          created += made;
-          if (made === 0) missed.push(due);
-        }),
-      );
-      pending = missed;
-    }
-    if (created === 0) return;
-    // Timed against the slot, in the node's estimate of store time: how late the last run
-    // was created, and how late the last of them was started (its jobs ready to lease).
-    const createdLateMs = this.storeNowMs() - dueMs;
-    await Promise.all(starts);
-    this.metrics.set('tick_on_time_last_runs', created);
-    this.metrics.set('tick_on_time_last_create_late_ms', createdLateMs);
-    this.metrics.set('tick_on_time_last_start_late_ms', this.storeNowMs() - dueMs);
-    this.metrics.inc('tick_on_time_runs_total', created);
-    this.metrics.inc('tick_runs_created_total', created);
-  }
-
-  /**
-   * Creates one due DAG's runs through the leader of its shard, planned as of `planAtMs`,
-   * and starts whatever they left queued (adding that to `starts`). Returns how many runs
-   * it made: none when the shard is not led here or the store refused.
-   */
-  private async createFor(due: DueDag, planAtMs: number, starts: Promise<void>[]): Promise<number> {
-    const leader = this.leaders.get(due.shard);
-    if (!leader || !leader.loaded || leader.isDeposed()) return 0;
-    const made = await leader.createRuns(due, planAtMs).catch((e) => (this.error('tick', e), 0));
-    if (made > 0) starts.push(leader.startQueued(due.id).catch((e) => this.error('tick', e)));
-    return made;
-  }
+  // ---- sweeps, reconciliation (the tick is DueRuns) ------------------------------------
 
   private async sweep(): Promise<void> {
     for (const leader of this.loadedLeaders()) {
