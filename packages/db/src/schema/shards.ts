@@ -2,9 +2,10 @@ import { sql } from 'drizzle-orm';
 import { bigint, check, integer, pgTable, smallint, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
- * Shard leadership is a lease with an epoch. Taking a shard over raises the epoch; every
- * leader write locks this row FOR SHARE and checks the epoch in the same statement, so a
- * takeover waits for in-flight leader writes and a deposed leader writes nothing.
+ * Shard leadership is a lease with an epoch. Taking a shard over locks this row FOR UPDATE
+ * and raises the epoch; every leader write locks it FOR KEY SHARE and checks the epoch in
+ * the same statement, so a takeover waits for in-flight leader writes, a deposed leader
+ * writes nothing, and the leader's renewals (which only move the expiry) wait for nobody.
  */
 export const shardLeases = pgTable('shard_leases', {
   shard: integer('shard').primaryKey(),

@@ -6,16 +6,20 @@ import { array, type RawRow } from './db';
  * The leadership check every leader write makes in the same statement as the write.
  *
  * `lead` selects the shard's lease row only if the token's node still holds it under the
- * token's epoch and the lease is live by the store's clock, and locks it FOR SHARE. The
- * lock is the point: a takeover is an UPDATE of that row, so it waits until in-flight
- * leader writes commit, and a leader write that starts after a takeover re-reads the row
- * and finds the new epoch. Either way no write of a deposed leader lands (invariant I8).
+ * token's epoch and the lease is live by the store's clock, and locks it FOR KEY SHARE.
+ * The lock is the point: a takeover (acquireShard) locks that row FOR UPDATE before it
+ * raises the epoch, so it waits until in-flight leader writes commit, and a leader write
+ * that starts after a takeover re-reads the row and finds the new epoch. Either way no
+ * write of a deposed leader lands (invariant I8). KEY SHARE rather than SHARE so that the
+ * leader's own renewal, an UPDATE of the expiry alone, neither waits for its writes nor
+ * makes them wait: with several leader statements in flight at all times, a renewal
+ * behind FOR SHARE locks could wait as long as the load lasted.
  */
 export function leadCte(token: LeaderToken): SQL {
   return sql`lead as (
     select shard from shard_leases
     where shard = ${token.shard} and holder = ${token.nodeId} and epoch = ${token.epoch} and expires_at > now()
-    for share
+    for key share
   )`;
 }
 
@@ -47,7 +51,7 @@ export function deposed(token: LeaderToken, operation: string): DeposedLeaderErr
 /**
  * The lead check of a statement that writes for several leaders at once. `t` numbers the
  * tokens (`g`, from 1, in the order given) and `lead` keeps those still leading, with their
- * shard, locking each lease row FOR SHARE as `leadCte` does. Items carry the number of
+ * shard, locking each lease row FOR KEY SHARE as `leadCte` does. Items carry the number of
  * their group, so each lands only through its own token and only in that token's shard.
  */
 export function leadManyCte(tokens: LeaderToken[]): SQL {
@@ -58,7 +62,7 @@ export function leadManyCte(tokens: LeaderToken[]): SQL {
   lead as (
     select t.g, s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch
     where s.expires_at > now()
-    for share of s
+    for key share of s
   )`;
 }
 

@@ -75,7 +75,7 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
 /**
  * The tick's write for many due DAGs, in one statement, for the shards of one or more
  * leaders: the compare-and-set of each DAG's next_run_at (under its group's lead check,
- * whose FOR SHARE lock lasts to commit), and one queued run per slot of each DAG that
+ * whose FOR KEY SHARE lock lasts to commit), and one queued run per slot of each DAG that
  * moved, made from the moved rows themselves. ON CONFLICT DO NOTHING makes a tick that runs twice, or two leaders
  * racing across a failover, create one run per (dag, scheduled_at). Runs pin the DAG's
  * current version. A paused DAG, a DAG outside its group's shard or a moved next_run_at

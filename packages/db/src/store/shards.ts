@@ -24,14 +24,21 @@ export async function initCluster(db: Executor, shardCount: number): Promise<{ s
  * and either may still hold the old token. Renewals go through renewShard. The
  * `prev` CTE reads the row as it was, to report who led before and why it changed hands
  * (under a race it may be a moment old; the decision itself is re-checked on the locked row).
+ * The row is locked FOR UPDATE first: see leadCte for why the takeover must wait for the
+ * writes in flight under the old epoch.
  */
 export async function acquireShard(db: Executor, shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
   const row = await firstRow(
     db,
     sql`with prev as (select holder, epoch, expires_at > now() as live from shard_leases where shard = ${shard}),
+        locked as materialized (select shard from shard_leases where shard = ${shard} for update),
         up as (
           insert into shard_leases as l (shard, holder, epoch, expires_at, acquired_at)
-          values (${shard}, ${nodeId}, 1, now() + ${msInterval(ttlMs)}, now())
+          select ${shard}, ${nodeId}, 1, now() + ${msInterval(ttlMs)}, now()
+          -- Evaluated first, so the row is locked FOR UPDATE before the epoch moves: that
+          -- waits for every in-flight leader write, whose lead check holds FOR KEY SHARE
+          -- (lead.ts), which the upsert's own lock would not wait for.
+          where (select count(*) from locked) >= 0
           on conflict (shard) do update set
             epoch = l.epoch + 1,
             acquired_at = now(),
