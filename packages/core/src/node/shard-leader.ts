@@ -10,6 +10,14 @@ import { planTick } from '../schedule/tick';
 import { downstreamClosure, graphIndexOf } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
 import { LeaderWrites } from './leader-writes';
+import { SpecCache } from './spec-cache';
+
+/**
+ * DAG versions a leader keeps read (most recently used first). A shard of the mission's
+ * 100,000 DAGs on 16 shards holds about 6,000; a version not kept is read again, in a
+ * batch with others, when its DAG next runs.
+ */
+const SPECS_PER_SHARD = 1_000;
 
 /** A job of an active run, as the leader keeps it in memory. */
 interface MemJob {
@@ -73,7 +81,7 @@ export class ShardLeader {
   /** Jobs leased right now, per DAG: the fair-share count, kept as sets so it cannot drift. */
   private readonly leased = new Map<string, Set<string>>();
   private readonly capFraction = new Map<string, number | undefined>();
-  private readonly specCache = new Map<string, DagSpec>();
+  private readonly specCache = new SpecCache(SPECS_PER_SHARD);
   private readonly starting = new Set<string>();
   /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
   private readonly granting = new Set<string>();
