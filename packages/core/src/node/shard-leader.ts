@@ -617,7 +617,12 @@ export class ShardLeader {
   private forgetRun(row: RunRow): void {
     const active = this.runsByDag.get(row.dagId);
     active?.delete(row.id);
-    if (active?.size === 0) this.runsByDag.delete(row.dagId);
+    if (active?.size === 0) {
+      // A DAG with no active run has no job here either: what is kept per DAG goes with it,
+      // or a leader would keep an entry for every DAG it ever ran.
+      this.runsByDag.delete(row.dagId);
+      this.capFraction.delete(row.dagId);
+    }
   }
 
   private async specFor(dagId: string, version: number): Promise<DagSpec | null> {
