@@ -70,6 +70,22 @@ describe('cluster: two schedulers and three workers', () => {
       expect(events[0]!.data).toMatchObject({ state: 'failed', reason: expect.stringContaining(`at most ${LIMITS.maxTasksPerDag}`) });
     }
     expect((await eventually('the run beside them to finish', () => runSettled(f, beside.id), 60_000)).state).toBe('succeeded');
+
+    // The same on a schedule: a tick creates both DAGs' runs in one write, which must not
+    // try to start the one that cannot start (the store would refuse the whole write).
+    const schedule = { kind: 'interval', everyMs: 3_600_000 };
+    const due = new Date(Date.now() - 1_000);
+    await seedBenchDags(
+      f.store.db,
+      [
+        { id: 'too-wide-scheduled', nextRunAt: due, spec: benchSpec('too-wide-scheduled', { tasks, schedule }) },
+        { id: 'beside-too-wide-scheduled', nextRunAt: due, spec: benchSpec('beside-too-wide-scheduled', { tasks: [{ id: 'only', type: 'noop' }], schedule }) },
+      ],
+      SHARDS,
+    );
+    const scheduledRun = async (dagId: string) => (await f.store.listRuns({ dagId, limit: 10 })).find((r) => r.state === 'succeeded' || r.state === 'failed') ?? null;
+    expect(await eventually('the scheduled run that cannot start to fail', () => scheduledRun('too-wide-scheduled'), 60_000)).toMatchObject({ state: 'failed', trigger: 'schedule', startedAt: null });
+    expect(await eventually('the scheduled run beside it to succeed', () => scheduledRun('beside-too-wide-scheduled'), 60_000)).toMatchObject({ state: 'succeeded', trigger: 'schedule' });
   });
 
   it('creates runs from a schedule on its own', async () => {

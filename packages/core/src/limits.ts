@@ -46,12 +46,21 @@ export function checkJobsPerRead(jobIds: readonly string[]): void {
   }
 }
 
-/** A run's jobs are its DAG version's tasks: a run to start with more than LIMITS.maxTasksPerDag jobs is refused. */
-export function checkJobsPerRun(runs: readonly { runId: string; jobs: readonly unknown[] }[]): void {
-  for (const { runId, jobs } of runs) {
-    if (jobs.length > LIMITS.maxTasksPerDag) {
-      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs.length}`, { runId, jobs: jobs.length, limit: LIMITS.maxTasksPerDag });
-    }
+/**
+ * Why a run of `jobs` jobs can never start, or null if it can: a run's jobs are its DAG
+ * version's tasks, at most LIMITS.maxTasksPerDag. The stores refuse such a start with this
+ * message (checkJobsPerRun), and a leader fails such a run with it as the reason rather
+ * than send it into a batch the store would refuse whole.
+ */
+export function jobsPerRunRefusal(jobs: number): string | null {
+  return jobs > LIMITS.maxTasksPerDag ? `a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${jobs}` : null;
+}
+
+/** Refuses, before anything is written, a start of any run with more jobs than a run may hold. */
+export function checkJobsPerRun(runs: readonly { jobs: readonly unknown[]; runId?: string; dagId?: string }[]): void {
+  for (const { jobs, ...which } of runs) {
+    const refusal = jobsPerRunRefusal(jobs.length);
+    if (refusal) throw new InvalidInputError(refusal, { ...which, jobs: jobs.length, limit: LIMITS.maxTasksPerDag });
   }
 }
 

@@ -2,7 +2,7 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
 import { TERMINAL_JOB_STATES } from '../model';
-import { LIMITS } from '../limits';
+import { jobsPerRunRefusal, LIMITS } from '../limits';
 import type { DagSpec } from '../spec';
 import type { CreatedRun, DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
 import { initialJobs, RunMachine } from '../run/machine';
@@ -150,11 +150,14 @@ export class ShardLeader {
     const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
     // Starting in the creating write holds the DAG's start lock, so a trigger's start
     // cannot take the same room under max active runs meanwhile.
-    const startNow = slots.length === 1 && !this.starting.has(dagId) && !this.queued.has(dagId) && this.activeRuns(dagId) < due.spec.maxActiveRuns;
+    // A run that can never start is created queued, and startQueued fails it with its reason.
+    const jobs = slots.length === 1 ? initialJobs(due.spec) : [];
+    const startNow =
+      slots.length === 1 && !this.starting.has(dagId) && !this.queued.has(dagId) && this.activeRuns(dagId) < due.spec.maxActiveRuns && jobsPerRunRefusal(jobs.length) === null;
     if (startNow) this.starting.add(dagId);
     let created: CreatedRun[] | null;
     try {
-      const start = startNow ? { version: due.version, jobs: initialJobs(due.spec) } : undefined;
+      const start = startNow ? { version: due.version, jobs } : undefined;
       created = await this.guard(() => this.writes.createRuns(this.token, { dagId, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next, start }));
       if (!created) return 0;
       for (const run of created) {
@@ -204,8 +207,9 @@ export class ShardLeader {
           if (this.activeRuns(dagId) >= spec.maxActiveRuns) break;
           this.queued.get(dagId)!.shift();
           const jobs = initialJobs(spec);
-          if (jobs.length > LIMITS.maxTasksPerDag) {
-            await this.failUnstartable(next, jobs.length);
+          const refusal = jobsPerRunRefusal(jobs.length);
+          if (refusal) {
+            await this.failUnstartable(next, refusal);
             continue;
           }
           const rows = await this.guard(() => this.writes.startRun(this.token, { runId: next.id, jobs }));
@@ -227,14 +231,13 @@ export class ShardLeader {
   /**
    * Fails a queued run that can never start: its DAG version has more tasks than a run may
    * hold (a version stored before the limit was lowered, or written around the API). The
-   * store refuses such a start, and as one item of a batch of starts it would fail the
-   * whole batch, every time reconciliation retried it; failed, it says why and lets the
-   * DAG's later runs start.
+   * store refuses such a start, and as one item of a batch of starts or of a tick's
+   * creations it would fail the whole batch, every time it was retried; failed, it says
+   * why and lets the DAG's later runs start.
    */
-  private async failUnstartable(run: RunRow, jobs: number): Promise<void> {
+  private async failUnstartable(run: RunRow, reason: string): Promise<void> {
     const failed = await this.guard(() => this.writes.finishRun(this.token, { runId: run.id, state: 'failed' }));
     if (!failed) return;
-    const reason = `the run has ${jobs} jobs; a run may hold at most ${LIMITS.maxTasksPerDag}`;
     this.deps.emit({ type: 'run:finished', shard: this.shard, dagId: run.dagId, runId: run.id, epoch: this.token.epoch, data: { state: 'failed', reason } });
   }
 

@@ -879,6 +879,16 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         expect((await store.getRun(big.id)).endedAt).toBeInstanceOf(Date);
         expect(await store.finishRuns(token, [{ runId: big.id, state: 'failed' }])).toEqual([false]);
         expect((await store.startRuns(token, [{ runId: small.id, jobs: newJobs() }]))[0]).toHaveLength(2);
+
+        // A tick's write that would start such a run is refused whole, too, writing nothing.
+        const { token: scheduledToken, dagId: scheduled } = await leadFreshShard();
+        await store.putDag(spec(scheduled, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
+        const slot = (await store.getDag(scheduled)).nextRunAt!;
+        await untilDue([slot.getTime()]);
+        const item = { dagId: scheduled, expectedNextRunAt: slot, slots: [slot], nextRunAt: new Date(slot.getTime() + DUE_STEP_MS), start: { version: 1, jobs: tooMany } };
+        await refusedWith(store.createScheduledRunsMany(scheduledToken, [item]), 'INVALID_INPUT');
+        expect((await store.getDag(scheduled)).nextRunAt).toEqual(slot);
+        expect(await store.listRuns({ dagId: scheduled, limit: 10 })).toEqual([]);
       });
 
       it('triggerRun queues a manual run and notifies subscribers', async () => {

@@ -96,9 +96,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
         limit: LIMITS.maxRunsPerDagPerTick,
       });
     }
-    if (item.start && item.start.jobs.length > LIMITS.maxTasksPerDag) {
-      throw new InvalidInputError(`a run may have at most ${LIMITS.maxTasksPerDag} jobs, got ${item.start.jobs.length}`, { dagId: item.dagId, jobs: item.start.jobs.length });
-    }
+    if (item.start) checkJobsPerRun([{ dagId: item.dagId, jobs: item.start.jobs }]);
   }
   const tokens = groups.map((g) => g.token);
   const out: CreatedRun[][][] = groups.map((g) => g.items.map(() => []));

@@ -504,6 +504,7 @@ export class MemoryStore implements Store {
   }
 
   async createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
+    checkJobsPerRun(items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : [])));
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'createScheduledRuns');
     const seen = new Set<string>();
@@ -666,6 +667,8 @@ export class MemoryStore implements Store {
   // bends a single-token method bends its multi-leader form too. As in one statement, an
   // item named twice anywhere in the call counts for its first occurrence only.
   async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
+    // Refused before any group writes, as the one SQL statement is.
+    checkJobsPerRun(groups.flatMap((g) => g.items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : []))));
     return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createScheduledRunsMany(token, items));
   }
 
