@@ -79,7 +79,8 @@ export class Cluster {
   }
 
   async start(): Promise<void> {
-    // One at a time: the first node takes every shard, the others stand by.
+    // One at a time: the first node takes every shard, and once workers poll them all the
+    // nodes share the shards out (planShardShare).
     for (let i = 0; i < this.opts.schedulers; i++) {
       this.startScheduler(i);
       await waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000);

@@ -91,3 +91,13 @@ export const DEFAULTS = {
   lateGraceMs: 2 * 60 * 1000,
   maxActiveRuns: 1,
 } as const;
+
+/** The inputs of a store's contentionView: a node id of 1 to 200 characters and a live window of 1 ms to a day. */
+export function checkContention(nodeId: string, liveWindowMs: number): void {
+  if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > 200) {
+    throw new InvalidInputError('a node id must be a string of 1 to 200 characters', { nodeId: String(nodeId).slice(0, 200) });
+  }
+  if (!Number.isInteger(liveWindowMs) || liveWindowMs < 1 || liveWindowMs > 86_400_000) {
+    throw new InvalidInputError(`a node live window must be an integer from 1 to 86400000 ms, got ${liveWindowMs}`, { liveWindowMs });
+  }
+}

@@ -215,6 +215,13 @@ export type StoreNotice =
     }
   | { kind: 'dag-changed'; shard: number; dagId: string };
 
+/** What a scheduler node contends from: the shard leases and the nodes alive, read at store time `now`. */
+export interface ContentionView {
+  now: Date;
+  shards: ShardLeaseRow[];
+  nodes: string[];
+}
+
 export interface Store {
   /** The store's clock. */
   now(): Promise<Date>;
@@ -234,6 +241,16 @@ export interface Store {
   /** Gives the shard up at once so a standby can take it on its next attempt. */
   releaseShard(token: LeaderToken): Promise<void>;
   listShards(): Promise<ShardLeaseRow[]>;
+  /**
+   * Returns every shard's lease with the ids of the nodes seen serving within
+   * `liveWindowMs`, in byte order, in one call; a `serving` node (one that workers poll) is
+   * first stamped as seen at store time now and is always listed, one that is not leaves
+   * its stamp to age out. Each node contends for shards and shares them out from this once
+   * a tick. Throws InvalidInputError for an empty node id or a window outside 1 ms to a day.
+   */
+  contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView>;
+  /** Forgets the node's presence at once (a graceful stop), so the others share out its shards without waiting for it to age out. */
+  leaveCluster(nodeId: string): Promise<void>;
 
   // ---- DAGs (operator writes; validated) ------------------------------------
   /**

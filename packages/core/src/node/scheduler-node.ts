@@ -6,6 +6,7 @@ import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, Renew
 import { Batcher } from './batcher';
 import { DueRuns } from './due-runs';
 import { LeaderWrites } from './leader-writes';
+import { planShardShare } from './shard-share';
 import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
@@ -122,10 +123,10 @@ export class SchedulerNode {
     this.retryTimer?.cancel();
     this.dueRuns.stop();
     for (const w of this.pool.live()) this.pool.cancel(w.id);
-    for (const leader of this.leaders.values()) {
-      await this.store.releaseShard(leader.token).catch(() => undefined);
-      this.emit({ type: 'leader:released', shard: leader.shard, epoch: leader.token.epoch, nodeId: this.nodeId });
-    }
+    // Leave first: a node that still counted this one would take its shards only at the
+    // grace, not on its next tick.
+    await this.store.leaveCluster(this.nodeId).catch(() => undefined);
+    for (const leader of [...this.leaders.values()]) await this.handOff(leader, 'stop');
     this.leaders.clear();
     await this.flushEvents().catch(() => undefined);
     await this.unsubscribe?.().catch(() => undefined);
@@ -151,7 +152,7 @@ export class SchedulerNode {
         try {
           await this.store.renewShard(leader.token, this.config.shardLeaseTtlMs);
         } catch (err) {
-          if (err instanceof DeposedLeaderError) this.depose(leader.shard, 'renewal refused');
+          if (err instanceof DeposedLeaderError) this.depose(leader, 'renewal refused');
           else this.error('renew-leadership', err);
         }
       }),
@@ -159,22 +160,57 @@ export class SchedulerNode {
   }
 
   /**
-   * Tries to take any shard whose lease has run out. One cheap read per tick finds them,
-   * so a standby takes over within the shard lease TTL plus one tick.
+   * Once a tick: stamps this node alive, takes shards whose lease ran out as its share of
+   * them allows (planShardShare), and gives shards up when another live node is short of
+   * its share. One read finds everything, so a standby takes over within the shard lease
+   * TTL plus one tick, and a node that joins gets its share within a tick or two.
    */
   private async contend(): Promise<void> {
     if (this.stopped) return;
-    const nowMs = this.storeNowMs();
-    const shards = await this.store.listShards();
-    const byShard = new Map(shards.map((s) => [s.shard, s]));
-    for (let shard = 0; shard < this.config.shardCount; shard++) {
+    // A node no worker polls could lead shards only for their jobs to wait.
+    const serving = this.pool.poolSlots() > 0;
+    const view = await this.store.contentionView(this.nodeId, this.nodeLiveWindowMs(), serving);
+    if (this.stopped) return;
+    const plan = planShardShare({
+      nodeId: this.nodeId,
+      serving,
+      shardCount: this.config.shardCount,
+      led: [...this.leaders.keys()],
+      shards: view.shards,
+      nodes: view.nodes,
+      nowMs: view.now.getTime(),
+      graceMs: 3 * this.config.tickIntervalMs,
+    });
+    for (const shard of plan.acquire) {
       if (this.leaders.has(shard) || this.stopped) continue;
-      const row = byShard.get(shard);
-      // Skip shards another node clearly still holds; the acquire itself is conditional anyway.
-      if (row?.holder && row.holder !== this.nodeId && row.expiresAt && row.expiresAt.getTime() > nowMs + 250) continue;
       const got = await this.store.acquireShard(shard, this.nodeId, this.config.shardLeaseTtlMs);
       if (got) this.lead(got.token, got.previousHolder, got.reason);
     }
+    for (const shard of plan.release) {
+      const leader = this.leaders.get(shard);
+      if (leader && !this.stopped) await this.handOff(leader, 'share');
+    }
+  }
+
+  /**
+   * A node counts as alive while it stamped itself within three ticks. Short, so a crashed
+   * node stops counting well before its shard leases run out and the survivors' shares
+   * already include its shards when they come free.
+   */
+  private nodeLiveWindowMs(): number {
+    return Math.max(1, 3 * this.config.tickIntervalMs);
+  }
+
+  /**
+   * Stops leading a shard and releases its lease at once, so another node takes it on its
+   * next tick. The leader's writes still in flight are refused by the store's epoch check
+   * once the shard changes hands; jobs already leased run on untouched.
+   */
+  private async handOff(leader: ShardLeader, reason: string): Promise<void> {
+    if (this.leaders.get(leader.shard) === leader) this.leaders.delete(leader.shard);
+    this.metrics.inc('leader_handoffs_total');
+    await this.store.releaseShard(leader.token).catch((e) => this.error('release', e));
+    this.emit({ type: 'leader:released', shard: leader.shard, epoch: leader.token.epoch, nodeId: this.nodeId, data: { reason } });
   }
 
   /** Starts leading a shard; its state loads in the background while renewals go on. */
@@ -186,7 +222,8 @@ export class SchedulerNode {
       token,
       emit: (e) => this.emit(e),
       kick: () => this.kick(),
-      onDeposed: (shard) => this.depose(shard, 'write refused'),
+      // Only this leader: after a hand-off the shard may be led again by a newer leader here.
+      onDeposed: () => this.depose(leader, 'write refused'),
       reconcileAfterMs: this.config.leaseTtlMs + this.config.renewIntervalMs,
       writes: this.writes,
       grantLeases: async (t, grants) => {
@@ -220,9 +257,9 @@ export class SchedulerNode {
     return [...this.leaders.values()].filter((l) => l.loaded && !l.isDeposed());
   }
 
-  private depose(shard: number, why: string): void {
-    const leader = this.leaders.get(shard);
-    if (!leader) return;
+  private depose(leader: ShardLeader, why: string): void {
+    const shard = leader.shard;
+    if (this.leaders.get(shard) !== leader) return;
     this.leaders.delete(shard);
     this.metrics.inc('leader_deposed_total');
     this.emit({ type: 'leader:deposed', shard, epoch: leader.token.epoch, nodeId: this.nodeId, data: { why } });

@@ -454,6 +454,51 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
         await refusedWith(store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
       });
 
+      it('contentionView stamps a serving node alive and lists the serving nodes with every shard lease; leaveCluster forgets a node at once', async () => {
+        const a = unique('node-a');
+        const b = unique('node-b');
+        const { shard } = dagIdInFreshShard('lead');
+        const held = await store.acquireShard(shard, a, LONG_TTL_MS);
+        const first = await store.contentionView(a, MEDIUM_TTL_MS, true);
+        expect(first.nodes).toContain(a);
+        expect(first.nodes).not.toContain(b);
+        expect(first.shards.find((s) => s.shard === shard)).toMatchObject({ holder: a, epoch: held!.token.epoch });
+        expect(Math.abs(first.now.getTime() - (await store.now()).getTime())).toBeLessThan(5_000);
+        const seenByB = await store.contentionView(b, MEDIUM_TTL_MS, true);
+        expect(seenByB.nodes).toEqual(expect.arrayContaining([a, b]));
+        expect(seenByB.nodes).toEqual([...seenByB.nodes].sort());
+        // A stays listed only as long as it keeps stamping itself.
+        await h.advanceMs(PAST_MEDIUM_TTL_MS);
+        const later = await store.contentionView(b, MEDIUM_TTL_MS, true);
+        expect(later.nodes).toContain(b);
+        expect(later.nodes).not.toContain(a);
+        await store.contentionView(a, MEDIUM_TTL_MS, true);
+        expect((await store.contentionView(b, MEDIUM_TTL_MS, true)).nodes).toContain(a);
+        await store.leaveCluster(a);
+        expect((await store.contentionView(b, MEDIUM_TTL_MS, true)).nodes).not.toContain(a);
+      });
+
+      it('a node that serves no workers reads the view without being listed, even by itself', async () => {
+        const a = unique('node-a');
+        const b = unique('node-b');
+        const own = await store.contentionView(a, LONG_TTL_MS, false);
+        expect(own.nodes).not.toContain(a);
+        expect((await store.contentionView(b, LONG_TTL_MS, true)).nodes).not.toContain(a);
+        // Once it serves it is listed; when it stops serving it is no longer listed by itself.
+        await store.contentionView(a, LONG_TTL_MS, true);
+        expect((await store.contentionView(b, LONG_TTL_MS, true)).nodes).toContain(a);
+        expect((await store.contentionView(a, LONG_TTL_MS, false)).nodes).not.toContain(a);
+      });
+
+      it('contentionView refuses an empty node id or a bad window and stamps nothing', async () => {
+        const b = unique('node-b');
+        await refusedWith(store.contentionView('', 1_000, true), 'INVALID_INPUT');
+        await refusedWith(store.contentionView(b, 0, true), 'INVALID_INPUT');
+        await refusedWith(store.contentionView(b, 1.5, true), 'INVALID_INPUT');
+        const c = unique('node-c');
+        expect((await store.contentionView(c, LONG_TTL_MS, true)).nodes).not.toContain(b);
+      });
+
       it('renewShard moves the expiry; after it lapses another node takes over with epoch + 1', async () => {
         const { shard } = dagIdInFreshShard('lead');
         const first = await store.acquireShard(shard, 'node-a', LONG_TTL_MS);

@@ -1,15 +1,15 @@
 import { createInsertSchema, createSelectSchema } from 'drizzle-zod';
-import { clusterConfig, shardLeases } from './shards';
+import { clusterConfig, schedulerNodes, shardLeases } from './shards';
 import { dags, dagVersions } from './dags';
 import { jobs, runs } from './runs';
 import { results } from './results';
 import { workers } from './workers';
 import { events } from './events';
 
-export { clusterConfig, shardLeases, dags, dagVersions, jobs, runs, results, workers, events };
+export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
-export const schema = { clusterConfig, shardLeases, dags, dagVersions, runs, jobs, results, workers, events };
+export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events };
 
 // Zod schemas derived from the tables, for inputs that mirror a row (the console's
 // forms, an import tool). The store's own inputs are typed by the Store interface.

@@ -25,3 +25,14 @@ export const clusterConfig = pgTable(
   },
   (t) => [check('cluster_config_single_row', sql`${t.id} = 1`), check('cluster_config_shard_count_check', sql`${t.shardCount} > 0`)],
 );
+
+/**
+ * Scheduler nodes seen alive: each node stamps its row once a tick when it reads the
+ * shard leases, so a node that leads nothing yet is still counted when the nodes share
+ * the shards out. A graceful stop deletes the row; a crashed node's row simply ages out.
+ */
+export const schedulerNodes = pgTable('scheduler_nodes', {
+  id: text('id').primaryKey(),
+  lastSeen: timestamp('last_seen', { withTimezone: true, precision: 6, mode: 'date' }).notNull(),
+  startedAt: timestamp('started_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
+});

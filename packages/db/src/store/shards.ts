@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { AcquireResult, LeaderToken, ShardLeaseRow } from '@fenceline/core';
+import { checkContention, type AcquireResult, type ContentionView, type LeaderToken, type ShardLeaseRow } from '@fenceline/core';
 import { firstRow, msInterval, rows, type Executor } from './db';
 import { deposed } from './lead';
 import { shardLeaseFromRow, toDate, toNumber } from './rows';
@@ -94,4 +94,41 @@ export async function releaseShard(db: Executor, token: LeaderToken): Promise<vo
 export async function listShards(db: Executor): Promise<ShardLeaseRow[]> {
   const result = await rows(db, sql`select shard, holder, epoch, expires_at, acquired_at from shard_leases order by shard`);
   return result.map(shardLeaseFromRow);
+}
+
+/**
+ * One statement per tick and node: stamps a serving node's presence (a row refreshed
+ * within the last tenth of the window is left alone) and reads every shard lease with the
+ * nodes serving. The node's own row is listed by what it says now, not by its stamp.
+ */
+export async function contentionView(db: Executor, nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
+  checkContention(nodeId, liveWindowMs);
+  const result = await rows(
+    db,
+    sql`with stamp as (
+          insert into scheduler_nodes as n (id, last_seen) select ${nodeId}, now() where ${serving}
+          on conflict (id) do update set last_seen = now()
+          where n.last_seen < now() - ${msInterval(Math.floor(liveWindowMs / 10))}
+          returning id
+        ),
+        alive as (
+          select coalesce(array_agg(id order by id collate "C"), '{}') as ids from (
+            select id from scheduler_nodes where last_seen > now() - ${msInterval(liveWindowMs)} and id <> ${nodeId}
+            union all select ${nodeId}::text where ${serving}
+          ) a
+        )
+        select now() as now, (select ids from alive) as nodes, (select count(*) from stamp) as stamped, s.shard, s.holder, s.epoch, s.expires_at, s.acquired_at
+        from (select 1) as one left join shard_leases s on true
+        order by s.shard`,
+  );
+  const first = result[0];
+  return {
+    now: toDate(first?.now),
+    nodes: ((first?.nodes as string[] | null) ?? []).map(String),
+    shards: result.filter((r) => r.shard !== null && r.shard !== undefined).map(shardLeaseFromRow),
+  };
+}
+
+export async function leaveCluster(db: Executor, nodeId: string): Promise<void> {
+  await rows(db, sql`delete from scheduler_nodes where id = ${nodeId}`);
 }

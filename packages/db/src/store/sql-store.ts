@@ -1,4 +1,5 @@
 import type {
+  ContentionView,
   AcquireResult,
   CompleteItem,
   CreatedRun,
@@ -74,6 +75,12 @@ export class SqlStore implements Store {
   }
   listShards(): Promise<ShardLeaseRow[]> {
     return shards.listShards(this.db);
+  }
+  contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
+    return shards.contentionView(this.db, nodeId, liveWindowMs, serving);
+  }
+  leaveCluster(nodeId: string): Promise<void> {
+    return shards.leaveCluster(this.db, nodeId);
   }
 
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {

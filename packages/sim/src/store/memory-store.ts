@@ -6,6 +6,7 @@ import {
   LIMITS,
   LeaseLostError,
   NotFoundError,
+  checkContention,
   checkJobsPerRead,
   checkJobsPerRun,
   StaleFenceError,
@@ -18,6 +19,7 @@ import {
   specsEqual,
   utf8ByteLength,
   type AcquireResult,
+  type ContentionView,
   type CompleteItem,
   type DagRow,
   type DagSpec,
@@ -165,6 +167,8 @@ export class MemoryStore implements Store {
   private readonly eventLogLimit: number;
   private shardCount: number | null = null;
   private readonly shards = new Map<number, MemShard>();
+  /** Scheduler nodes' last presence stamp, store time. */
+  private readonly nodesSeen = new Map<string, number>();
   private readonly dags = new Map<string, MemDag>();
   private readonly versions = new Map<string, DagVersionRow[]>();
   private readonly dueIndex = new Map<number, Heap<IndexEntry>>();
@@ -304,6 +308,19 @@ export class MemoryStore implements Store {
     row.holder = null;
     row.expiresAtMs = now;
     this.emit({ op: 'shard:released', atMs: now, shard: token.shard, nodeId: token.nodeId, epoch: token.epoch });
+  }
+
+  async contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
+    checkContention(nodeId, liveWindowMs);
+    const now = this.nowMs();
+    const last = this.nodesSeen.get(nodeId);
+    if (serving && (last === undefined || last < now - Math.floor(liveWindowMs / 10))) this.nodesSeen.set(nodeId, now);
+    const nodes = [...this.nodesSeen].filter(([id, seen]) => (id === nodeId ? serving : seen > now - liveWindowMs)).map(([id]) => id);
+    return { now: date(now), nodes: nodes.sort(), shards: await this.listShards() };
+  }
+
+  async leaveCluster(nodeId: string): Promise<void> {
+    this.nodesSeen.delete(nodeId);
   }
 
   async listShards(): Promise<ShardLeaseRow[]> {
