@@ -27,7 +27,7 @@ export interface CaseResult {
   details?: string;
 }
 
-/** A fresh database for one case, dropped afterwards, so cases never see each other's rows. */
+/** A fresh database for one case, dropped afterwards (kept with BENCH_KEEP_DB=1, for queries after the run), so cases never see each other's rows. */
 export async function withDatabase<T>(fn: (db: { url: string; store: SqlStore }) => Promise<T>, max = 10): Promise<T> {
   const name = `fenceline_bench_${randomBytes(4).toString('hex')}`;
   const url = await createDatabase(ADMIN_URL, name);
@@ -36,7 +36,8 @@ export async function withDatabase<T>(fn: (db: { url: string; store: SqlStore })
     return await fn({ url, store });
   } finally {
     await store.close().catch(() => undefined);
-    await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+    if (!process.env.BENCH_KEEP_DB) await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+    else console.log(`kept database ${name}`);
   }
 }
 

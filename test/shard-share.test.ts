@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '@fenceline/core';
+import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 
 /** The fixture fixes the cluster's shard count at FAST_ENV's before any node starts. */
@@ -29,9 +30,9 @@ function dagIn(shard: number, prefix: string): string {
 describe('cluster: scheduler nodes share the shards', () => {
   let f: Fixture;
   beforeAll(async () => {
-    // The nodes start one after the other, so the first leads every shard before the
-    // second is up; the worker polls both.
-    f = await startFixture({ schedulers: 2, workers: 1 });
+    // Sharing is off by default. The nodes start one after the other, so the first leads
+    // every shard before the second is up; the worker polls both.
+    f = await startFixture({ schedulers: 2, workers: 1, env: { ...FAST_ENV, FENCELINE_SHARE_SHARDS: 'on' } });
   }, 60_000);
   afterAll(async () => f?.stop());
 
@@ -60,7 +61,10 @@ describe('cluster: scheduler nodes share the shards', () => {
 
     // One DAG in every shard: each node runs the runs of the shards it now leads.
     const ids = Array.from({ length: SHARDS }, (_, shard) => dagIn(shard, 'shared'));
-    for (const id of ids) await f.store.putDag({ id, tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }] }, SHARDS);
+    // Forty jobs each, through a worker of four slots: both nodes keep filling its slots at
+    // once, the race in which a worker that cut one node's poll lost the answer on the wire.
+    const tasks = Array.from({ length: 40 }, (_, k) => ({ id: `t${k}`, type: 'noop' }));
+    for (const id of ids) await f.store.putDag({ id, tasks }, SHARDS);
     for (const id of ids) await f.store.triggerRun(id);
     await eventually(
       'a run of every shard to succeed',
@@ -74,6 +78,15 @@ describe('cluster: scheduler nodes share the shards', () => {
       },
       30_000,
     );
+    // No answer was lost: no lease ran out unrun. (A lease handed back at once, when both
+    // nodes filled the same free slot, is fine.) The nodes write their events within a second.
+    await sleep(1_500);
+    const expired = await f.store.listEvents({ type: 'lease:expired', limit: 500 });
+    expect(expired.filter((e) => e.dagId && ids.includes(e.dagId)).map((e) => `${e.dagId} job ${e.jobId}`)).toEqual([]);
+    for (const id of ids) {
+      const [run] = await f.store.listRuns({ dagId: id, limit: 1 });
+      expect(await f.store.listJobs(run!.id)).toHaveLength(40);
+    }
     await eventually(
       'both nodes to have started runs',
       async () => {

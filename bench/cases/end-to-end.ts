@@ -100,11 +100,18 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
     try {
       await cluster.start();
       await until('workers to register', async () => (await store.listWorkers(60_000)).length >= workers, 60_000);
+      // FENCELINE_SHARE_SHARDS=on (an A/B): the nodes share the shards out once workers poll them; measure with both leading.
+      if (process.env.FENCELINE_SHARE_SHARDS === 'on') await until('both nodes to lead half the shards', async () => {
+        const now = Date.now();
+        const led = (await store.listShards()).filter((s) => s.holder && s.expiresAt && s.expiresAt.getTime() > now).map((s) => s.holder);
+        return led.length === SHARDS && led.filter((h) => h === 'scheduler-1').length === SHARDS / 2;
+      }, 60_000);
       await sleep(500);
       ctx.log(`  cluster up: 2 schedulers, ${workers} workers x ${slots} slots`);
       const widePhase = await phase(ctx, store, cluster, 'wide', wideIds, wide.dags * wide.width);
       const smallPhase = await phase(ctx, store, cluster, 'small', smallIds, small.dags * 3);
-      const rate = Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
+      // BENCH_E2E_PACED_RATE sets the paced phase's rate (jobs/s) instead, to draw latency against load.
+      const rate = Number(process.env.BENCH_E2E_PACED_RATE ?? 0) || Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
       const paced = await pacedPhase(ctx, store, cluster, pacedIds, rate, ctx.quick ? 2 : 15);
       const best = Math.max(widePhase.jobsPerSec, smallPhase.jobsPerSec);
       return {
@@ -180,6 +187,8 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
 /** Single-job runs triggered every 50 ms at `rate` jobs/s for `seconds`, then their dispatch latency. */
 async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number) {
   const after = await maxRunId(store.db);
+  const pg = (await backends(store.db)).pids;
+  const cpu0 = cpuSnapshot(cluster, pg);
   const counters0 = await dispatchCounters(cluster);
   const perTick = Math.max(1, Math.round((rate * 50) / 1000));
   const ticks = Math.min(Math.floor((seconds * 1000) / 50), Math.floor(dagIds.length / perTick));
@@ -195,10 +204,12 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     const s = await runStates(store.db, after);
     return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
   }, 120_000, PHASE_POLL_MS);
+  const cpu1 = cpuSnapshot(cluster, pg);
+  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const actual = used / ((performance.now() - start) / 1000);
-  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; dispatch ${JSON.stringify(dispatch)}`);
+  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
   return {
     targetJobsPerSec: round(perTick * 20, 0),
     jobs: lat.jobs,
@@ -208,6 +219,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     dispatchMaxMs: round(lat.maxMs, 1),
     legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
     legsP99Ms: Object.fromEntries(Object.entries(lat.legsP99Ms).map(([k, v]) => [k, round(v, 1)])),
+    cpuSeconds: cpuSecondsUsed,
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
   };

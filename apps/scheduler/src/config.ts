@@ -11,6 +11,14 @@ export interface SchedulerConfig {
   node: NodeConfig;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw == null || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be on or off, got "${raw}"`);
+}
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw == null || raw === '') return fallback;
@@ -50,6 +58,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       dispatchRoundsInFlight: Math.max(1, int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight)),
       outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs),
       eventFlushIntervalMs: Math.max(10, int(env, 'FENCELINE_EVENT_FLUSH_INTERVAL_MS', d.eventFlushIntervalMs)),
+      shareShards: flag(env, 'FENCELINE_SHARE_SHARDS', d.shareShards),
     },
   };
 }

@@ -28,10 +28,6 @@ interface Running {
 }
 
 const MAX_LOG_CHARS = 64 * 1024;
-/** The reason a poll is aborted when its free-slot count went stale. */
-const REPOLL = 'repoll: free slots changed';
-/** A node that delivered nothing for this long is treated as having no work to race us with. */
-const QUIET_NODE_MS = 5_000;
 
 /**
  * A worker process: polls every scheduler node for work (each node's leaders hand their
@@ -42,8 +38,6 @@ export class Worker {
   private readonly clients: SchedulerClient[];
   private readonly running = new Map<string, Running>();
   private readonly polls = new Map<number, AbortController>();
-  /** When each node last delivered jobs to us. */
-  private readonly lastDeliveryMs: number[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private readonly results: ResultSender;
   /** Poll loops waiting for a free slot; each is woken when a job leaves its slot. */
@@ -141,18 +135,12 @@ export class Worker {
         );
         failures = 0;
         for (const job of jobs) this.accept(job, i);
-        // Our polls on the other nodes still offer the slots these jobs just took; ask them
-        // again with the new count, or they would hand us work we must hand back. A node
-        // that has handed us nothing for a while (it leads no busy shard) is left alone:
-        // cutting its poll costs a reconnect each time, and the worst it can do is a
-        // hand-back.
-        if (jobs.length > 0) {
-          this.lastDeliveryMs[i] = Date.now();
-          for (const [k, other] of this.polls) if (k !== i && Date.now() - (this.lastDeliveryMs[k] ?? 0) < QUIET_NODE_MS) other.abort(REPOLL);
-        }
+        // Our polls on the other nodes still offer the slots these jobs just took, and are
+        // left open all the same: cutting a poll whose answer is already on the wire loses
+        // that answer, and its leases would sit unrun until they expire. A node that fills
+        // slots we no longer have gets the excess handed back at once (accept).
       } catch (err) {
         if (this.stopping) break;
-        if (controller.signal.aborted && controller.signal.reason === REPOLL) continue;
         failures++;
         if (failures === 1 || failures % 20 === 0) this.opts.log('warn', 'poll failed; retrying', { url: this.opts.schedulerUrls[i], error: String(err) });
         await sleep(Math.min(2000, 100 * 2 ** Math.min(failures, 5)));

@@ -11,6 +11,7 @@ class Table {
   led = new Map<string, Set<number>>();
   /** Nodes no worker polls. */
   idle = new Set<string>();
+  noSharing = false;
   constructor(
     readonly shardCount: number,
     public nowMs = 1_000_000,
@@ -33,6 +34,7 @@ class Table {
       serving: !this.idle.has(nodeId),
       nowMs: this.nowMs,
       graceMs: GRACE,
+      share: !this.noSharing,
     };
   }
 
@@ -182,6 +184,19 @@ describe('planShardShare', () => {
     t.idle.delete('a');
     t.settle(['a', 'b']);
     t.expectEven(['a', 'b']);
+  });
+
+  it('with sharing off, the first node takes every shard and keeps them; the others take only what runs out', () => {
+    const t = new Table(8);
+    t.noSharing = true;
+    t.settle(['a']);
+    t.settle(['a', 'b']);
+    expect(t.led.get('a')!.size).toBe(8);
+    expect(t.led.get('b')!.size).toBe(0);
+    // a crashes: b takes everything once the leases run out.
+    t.led.delete('a');
+    t.nowMs += TTL + 1;
+    expect(t.turn('b', ['b']).acquired).toHaveLength(8);
   });
 
   it('takes back a live lease under its own id (an earlier process of the same node)', () => {

@@ -38,6 +38,11 @@ export interface NodeConfig {
   outboxHoldMs: number;
   /** How often the node writes the events it gathered, in one statement. */
   eventFlushIntervalMs: number;
+  /**
+   * Whether the nodes that workers poll share the shards out evenly (planShardShare);
+   * otherwise a node takes every shard it finds unheld and the first node up leads them all.
+   */
+  shareShards: boolean;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = {
@@ -59,4 +64,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   dispatchRoundsInFlight: 2,
   outboxHoldMs: 5_000,
   eventFlushIntervalMs: 500,
+  // Off: on one machine the nodes would only split its CPU and double the statements per
+  // job (bench/README.md, "Change: the nodes may share the shards").
+  shareShards: false,
 };

@@ -174,6 +174,7 @@ export class SchedulerNode {
     const plan = planShardShare({
       nodeId: this.nodeId,
       serving,
+      share: this.config.shareShards,
       shardCount: this.config.shardCount,
       led: [...this.leaders.keys()],
       shards: view.shards,

@@ -16,6 +16,8 @@ export interface ShardShareInput {
   nowMs: number;
   /** A shard nobody took for this long may be taken by any node, whatever its share. */
   graceMs: number;
+  /** False: take every shard found unheld and give none up (the first node up leads them all). */
+  share: boolean;
 }
 
 export interface ShardSharePlan {
@@ -41,6 +43,7 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
   const led = new Set(input.led);
   const live = new Set(input.nodes);
   live.delete(nodeId);
+  if (!input.share) return { acquire: takeable(input, led, () => true), release: [] };
   if (!input.serving && live.size > 0) return standby(input, led);
   live.add(nodeId);
   const floor = Math.floor(shardCount / live.size);
@@ -60,7 +63,7 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
   for (let shard = 0; shard < shardCount; shard++) {
     if (led.has(shard)) continue;
     const row = rows.get(shard);
-    const heldByOther = row && row.holder !== null && row.holder !== nodeId && isLive(row, nowMs);
+    const heldByOther = row && row.holder !== null && row.holder !== nodeId && row.expiresAt !== null && row.expiresAt.getTime() > nowMs + EXPIRING_MS;
     if (heldByOther) continue;
     // A live lease under our own id is one an earlier process of ours left: take it back.
     const ours = row !== undefined && row.holder === nodeId && isLive(row, nowMs);
@@ -85,16 +88,32 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
  * grace, so a shard is never left leaderless for long whatever the workers do.
  */
 function standby(input: ShardShareInput, led: Set<number>): ShardSharePlan {
-  const acquire: number[] = [];
-  for (let shard = 0; shard < input.shardCount; shard++) {
-    if (led.has(shard)) continue;
-    const row = input.shards.find((s) => s.shard === shard);
-    if (row && row.holder !== null && isLive(row, input.nowMs) && row.holder !== input.nodeId) continue;
-    const unheldForMs = row?.expiresAt ? input.nowMs - row.expiresAt.getTime() : Number.POSITIVE_INFINITY;
-    if ((row?.holder === input.nodeId && isLive(row, input.nowMs)) || unheldForMs >= input.graceMs) acquire.push(shard);
-  }
+  const acquire = takeable(input, led, (unheldForMs) => unheldForMs >= input.graceMs);
   return { acquire, release: acquire.length > 0 ? [] : [...led].sort((a, b) => b - a) };
 }
+
+/**
+ * Shards this node does not lead and no other node holds live, that `wanted` accepts by
+ * how long they have been unheld; a live lease under our own id (an earlier process of
+ * this node) is always taken back.
+ */
+function takeable(input: ShardShareInput, led: Set<number>, wanted: (unheldForMs: number) => boolean): number[] {
+  const rows = new Map(input.shards.map((s) => [s.shard, s]));
+  const out: number[] = [];
+  for (let shard = 0; shard < input.shardCount; shard++) {
+    if (led.has(shard)) continue;
+    const row = rows.get(shard);
+    const live = row !== undefined && isLive(row, input.nowMs);
+    // A lease running out within EXPIRING_MS is worth asking for already: the request
+    // reaches the store about then, and the take is conditional anyway.
+    if (live && row.holder !== null && row.holder !== input.nodeId && row.expiresAt!.getTime() > input.nowMs + EXPIRING_MS) continue;
+    const unheldForMs = row?.expiresAt ? input.nowMs - row.expiresAt.getTime() : Number.POSITIVE_INFINITY;
+    if ((live && row.holder === input.nodeId) || wanted(unheldForMs)) out.push(shard);
+  }
+  return out;
+}
+
+const EXPIRING_MS = 250;
 
 function isLive(row: ShardLeaseRow, nowMs: number): boolean {
   return row.expiresAt !== null && row.expiresAt.getTime() > nowMs;

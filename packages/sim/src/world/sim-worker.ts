@@ -90,15 +90,6 @@ interface QueuedResult {
   reject: (err: unknown) => void;
 }
 
-/**
- * The reason a poll is aborted when its free-slot count went stale (apps/worker's REPOLL).
- * One shared instance: an Error built per abort would capture a stack trace every time.
- */
-const REPOLL = new Error('repoll: free slots changed');
-
-/** A node that delivered nothing for this long is treated as having no work to race us with (apps/worker's QUIET_NODE_MS). */
-const QUIET_NODE_MS = 5_000;
-
 /** Results per completeMany call, as apps/worker/src/results.ts sends them. */
 const MAX_RESULTS = 500;
 
@@ -109,10 +100,8 @@ const MAX_RESULTS = 500;
  * and writes nothing once a renewal is refused (or once its own clock says the lease ran
  * out with no renewal answered), writes results with the fence (successes in batches per
  * node, one request in flight at a time), and hands back any job beyond its free slots.
- * When a delivery takes free slots, it aborts its polls on the other nodes that delivered
- * within the last five seconds and polls them again with the new count, so they stop
- * offering it work it would have to hand back; quiet nodes keep the old count until their
- * poll's next 25 s answer.
+ * When a delivery takes free slots, its polls on the other nodes stay open with the old
+ * count until their next 25 s answer (cutting one could lose an answer on the wire).
  *
  * What is event-driven here rather than sampled, so ten thousand simulated workers cost
  * events only when something happens:
@@ -128,8 +117,6 @@ const MAX_RESULTS = 500;
 export class SimWorker {
   private readonly running = new Map<string, Running>();
   private readonly polls = new Map<number, OpenPoll>();
-  /** When each node last delivered jobs to us, by this process's clock. */
-  private readonly lastDeliveryMs: number[] = [];
   private stopping = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
@@ -247,22 +234,15 @@ export class SimWorker {
         const jobs = await call.promise;
         failures = 0;
         for (const job of jobs) this.accept(job, i);
-        // Our polls on the other nodes still offer the slots these jobs just took; ask them
-        // again with the new count, or they would hand us work we must hand back. A node
-        // that has handed us nothing for a while is left alone, as apps/worker does; its
-        // poll keeps the old count until its next 25 s answer, which here is played out.
+        // Our polls on the other nodes still offer the slots these jobs just took and are
+        // left open, as apps/worker leaves them (cutting one could lose an answer on the
+        // wire); each keeps the old count until its next 25 s answer, which here is played
+        // out, and a node that fills slots we no longer have gets the excess handed back.
         if (jobs.length > 0) {
-          const now = this.o.process.clock.nowMs();
-          this.lastDeliveryMs[i] = now;
-          for (const [k, other] of this.polls) {
-            if (k === i) continue;
-            if (now - (this.lastDeliveryMs[k] ?? Number.NEGATIVE_INFINITY) < QUIET_NODE_MS) other.call.abort(REPOLL);
-            else if (other.free > this.free) other.call.refresh();
-          }
+          for (const [k, other] of this.polls) if (k !== i && other.free > this.free) other.call.refresh();
         }
       } catch (err) {
         if (this.stopping) break;
-        if (err === REPOLL) continue;
         failures++;
         await this.sleep(Math.min(2000, 100 * 2 ** Math.min(failures, 5)));
         // A restarted node forgets us; registering again is idempotent.
