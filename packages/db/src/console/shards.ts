@@ -46,11 +46,13 @@ export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number
           (select count(*) from runs r where r.shard = l.shard and r.state in ('queued', 'running')) as active_runs
         from shard_leases l order by l.shard`,
   );
-  // A node is alive when it holds a live shard lease, when a live worker reports to it,
-  // or when it wrote to the event log within the live window.
+  // A node is alive when it holds a live shard lease, when it stamped itself serving
+  // (scheduler_nodes), when a live worker reports to it, or when it wrote to the event log
+  // within the live window.
   const nodeRows = await query(
     db,
     sql`select holder as node from shard_leases where holder is not null and expires_at > now()
+        union select id from scheduler_nodes where last_seen >= now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond'
         union select node_id from workers where node_id is not null and last_seen >= now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond'
         union select distinct node_id from events
           where node_id is not null and at > now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond'
@@ -86,7 +88,8 @@ export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number
     }),
     history: historyRows.map((r) => {
       const data = (r.data ?? {}) as Record<string, unknown>;
-      const reason = r.type === 'leader:elected' ? data.reason : r.type === 'leader:deposed' ? data.why : 'released';
+      // A release says why (sharing or a stop); releases written before sharing existed were all stops.
+      const reason = r.type === 'leader:elected' ? data.reason : r.type === 'leader:deposed' ? data.why : (data.reason ?? 'stop');
       return {
         id: String(r.id),
         at: date(r.at),

@@ -12,6 +12,8 @@ const REASONS: Record<string, string> = {
   expired: 'previous leader stopped renewing (crashed or stalled)',
   released: 'previous leader released it',
   reclaimed: 'the same node id took its own lease again (a restarted process), under a new epoch',
+  share: 'handed to a node short of its share of the shards (FENCELINE_SHARE_SHARDS=on)',
+  stop: 'the node was stopped gracefully',
 };
 
 /** Ticks every 250 ms so lease countdowns move between polls. */

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shardsSnapshot } from '../src/console';
+import { openStore, type SqlStore } from '../src/index';
+import { freshDatabase } from './harness';
+
+/**
+ * The console's shard page: which scheduler nodes are alive (a node that serves workers
+ * but leads nothing yet is one, found by its stamp in scheduler_nodes), which of them
+ * stand by for each shard, and why each shard last changed hands.
+ */
+const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let database: { url: string; drop(): Promise<void> };
+let store: SqlStore;
+
+beforeAll(async () => {
+  database = await freshDatabase(adminUrl);
+  store = await openStore({ databaseUrl: database.url, max: 2, applicationName: 'fenceline-test' });
+  await store.initCluster(2);
+});
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+});
+
+describe('console: shards snapshot', () => {
+  it('lists a serving node that leads nothing as alive and as a standby, and tells a sharing release from a stop', async () => {
+    const a = await store.acquireShard(0, 'node-a', 60_000);
+    await store.contentionView('node-b', 3_000, true);
+    await store.appendEvents([
+      { type: 'leader:released', shard: 1, epoch: 1, nodeId: 'node-a', data: { reason: 'share' } },
+      { type: 'leader:released', shard: 1, epoch: 2, nodeId: 'node-c' },
+    ]);
+    const s = await shardsSnapshot(store.db, { liveWindowMs: 60_000 });
+    expect(s.nodes).toEqual(['node-a', 'node-b']);
+    expect(s.shards[0]).toMatchObject({ shard: 0, holder: 'node-a', led: true, epoch: a!.token.epoch, standbys: ['node-b'] });
+    expect(s.shards[1]).toMatchObject({ shard: 1, led: false });
+    const released = s.history.filter((h) => h.type === 'leader:released');
+    expect(released.map((h) => [h.nodeId, h.reason])).toEqual([
+      ['node-c', 'stop'],
+      ['node-a', 'share'],
+    ]);
+    // A node that leaves is no longer listed once nothing else shows it alive.
+    await store.leaveCluster('node-b');
+    expect((await shardsSnapshot(store.db, { liveWindowMs: 60_000 })).nodes).toEqual(['node-a']);
+  });
+});
