@@ -60,6 +60,9 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
       clockDriftPpm: rng.pick([0, 100, 1_000]),
     },
   };
+  // Drawn last, so every earlier draw (and so every world drawn before sharing existed)
+  // stays as it was: half the worlds run with the nodes sharing the shards out.
+  world.cluster = { ...world.cluster, node: { ...world.cluster.node, shareShards: rng.between(0, 1) < 0.5 } };
   fitFanoutsUnderCap(world);
   return world;
 }
