@@ -160,10 +160,11 @@ export class SchedulerNode {
   }
 
   /**
-   * Once a tick: stamps this node alive, takes shards whose lease ran out as its share of
-   * them allows (planShardShare), and gives shards up when another live node is short of
-   * its share. One read finds everything, so a standby takes over within the shard lease
-   * TTL plus one tick, and a node that joins gets its share within a tick or two.
+   * Once a tick: stamps this node alive while workers poll it and takes the shards whose
+   * lease ran out, every one of them or, with shareShards, as its share of them allows;
+   * with shareShards it also gives shards up when another serving node is short of its
+   * share (planShardShare). One read finds everything, so a standby takes over within the
+   * shard lease TTL plus one tick, and a node that joins gets its share within a tick or two.
    */
   private async contend(): Promise<void> {
     if (this.stopped) return;

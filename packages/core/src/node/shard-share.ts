@@ -48,7 +48,6 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
   live.add(nodeId);
   const floor = Math.floor(shardCount / live.size);
   const ceil = Math.ceil(shardCount / live.size);
-  const rows = new Map(input.shards.map((s) => [s.shard, s]));
   const held = new Map<string, number>([...live].map((id) => [id, 0]));
   for (const s of input.shards) {
     if (s.shard >= shardCount || s.holder === null || s.holder === nodeId || !isLive(s, nowMs)) continue;
@@ -58,21 +57,12 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
   let deficit = 0;
   for (const n of held.values()) deficit += Math.max(0, floor - n);
 
-  const acquire: number[] = [];
   let mine = led.size;
-  for (let shard = 0; shard < shardCount; shard++) {
-    if (led.has(shard)) continue;
-    const row = rows.get(shard);
-    const heldByOther = row && row.holder !== null && row.holder !== nodeId && row.expiresAt !== null && row.expiresAt.getTime() > nowMs + EXPIRING_MS;
-    if (heldByOther) continue;
-    // A live lease under our own id is one an earlier process of ours left: take it back.
-    const ours = row !== undefined && row.holder === nodeId && isLive(row, nowMs);
-    const unheldForMs = row?.expiresAt ? nowMs - row.expiresAt.getTime() : Number.POSITIVE_INFINITY;
-    if (ours || mine < floor || (mine < ceil && deficit === 0) || unheldForMs >= graceMs) {
-      acquire.push(shard);
-      mine++;
-    }
-  }
+  const acquire = takeable(input, led, (unheldForMs, ours) => {
+    const take = ours || mine < floor || (mine < ceil && deficit === 0) || unheldForMs >= graceMs;
+    if (take) mine++;
+    return take;
+  });
 
   const release: number[] = [];
   if (deficit > 0 && acquire.length === 0 && led.size > floor && mostLoaded(held) === nodeId) {
@@ -88,27 +78,27 @@ export function planShardShare(input: ShardShareInput): ShardSharePlan {
  * grace, so a shard is never left leaderless for long whatever the workers do.
  */
 function standby(input: ShardShareInput, led: Set<number>): ShardSharePlan {
-  const acquire = takeable(input, led, (unheldForMs) => unheldForMs >= input.graceMs);
+  const acquire = takeable(input, led, (unheldForMs, ours) => ours || unheldForMs >= input.graceMs);
   return { acquire, release: acquire.length > 0 ? [] : [...led].sort((a, b) => b - a) };
 }
 
 /**
- * Shards this node does not lead and no other node holds live, that `wanted` accepts by
- * how long they have been unheld; a live lease under our own id (an earlier process of
- * this node) is always taken back.
+ * Shards this node does not lead and no other node holds live (a lease running out within
+ * EXPIRING_MS counts as run out: the request reaches the store about then, and the take is
+ * conditional anyway), in shard order, that `wanted` accepts by how long each has been
+ * unheld and whether it is a live lease under our own id (one an earlier process of this
+ * node left, which the caller should take back).
  */
-function takeable(input: ShardShareInput, led: Set<number>, wanted: (unheldForMs: number) => boolean): number[] {
+function takeable(input: ShardShareInput, led: Set<number>, wanted: (unheldForMs: number, ours: boolean) => boolean): number[] {
   const rows = new Map(input.shards.map((s) => [s.shard, s]));
   const out: number[] = [];
   for (let shard = 0; shard < input.shardCount; shard++) {
     if (led.has(shard)) continue;
     const row = rows.get(shard);
     const live = row !== undefined && isLive(row, input.nowMs);
-    // A lease running out within EXPIRING_MS is worth asking for already: the request
-    // reaches the store about then, and the take is conditional anyway.
     if (live && row.holder !== null && row.holder !== input.nodeId && row.expiresAt!.getTime() > input.nowMs + EXPIRING_MS) continue;
     const unheldForMs = row?.expiresAt ? input.nowMs - row.expiresAt.getTime() : Number.POSITIVE_INFINITY;
-    if ((live && row.holder === input.nodeId) || wanted(unheldForMs)) out.push(shard);
+    if (wanted(unheldForMs, live && row.holder === input.nodeId)) out.push(shard);
   }
   return out;
 }
