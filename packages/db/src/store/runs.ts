@@ -79,8 +79,11 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
  * moved, made from the moved rows themselves. ON CONFLICT DO NOTHING makes a tick that runs twice, or two leaders
  * racing across a failover, create one run per (dag, scheduled_at). Runs pin the DAG's
  * current version. A paused DAG, a DAG outside its group's shard or a moved next_run_at
- * writes nothing for that DAG. DAG rows are locked in id order, so two batches that
- * overlap cannot deadlock. No DAG is written before it is due by the store's clock.
+ * writes nothing for that DAG. The update locks the rows it moves as it walks the input,
+ * which is sorted by DAG id; batches that could overlap do not run at once (one leader's
+ * batches are disjoint, and two leaders of a shard are serialized by the lead check's
+ * lock), and the console's edits lock one DAG row each. No DAG is written before it is
+ * due by the store's clock.
  *
  * An item with `start` and one slot whose DAG is still at that version gets its run
  * created running, its jobs inserted from the run row the insert returned (as
@@ -103,7 +106,8 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
   if (groups.length === 0) return [];
   // A DAG named twice is written for its first item only.
   const first = firstOccurrences(groups, (item) => item.dagId);
-  const unique = [...first.values()];
+  // By DAG id: the update below then walks (and so locks) the rows in id order.
+  const unique = [...first.values()].sort((a, b) => (a.item.dagId < b.item.dagId ? -1 : a.item.dagId > b.item.dagId ? 1 : 0));
   const slots = unique.flatMap((u) => u.item.slots.map((slot) => ({ dagId: u.item.dagId, slot })));
   // Only a single-slot item starts its run; the version it was planned with travels along.
   const startVersion = unique.map((u) => (u.item.start && u.item.slots.length === 1 ? u.item.start.version : null));
@@ -123,15 +127,12 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
         -- Never before its slot: the due check is on the input's expected next_run_at (equal
         -- to the row's), since on the row's column it would tempt the planner into a range
         -- scan of the next_run_at index joined to the input by a filter, 200 ms for 500 DAGs.
-        locked as materialized (
-          select d.id from dags d join i on i.dag_id = d.id join lead on lead.g = i.g
-          where d.shard = lead.shard and not d.paused and d.next_run_at = i.expected and i.expected <= now()
-          order by d.id
-          for update of d
-        ),
+        -- The update locks each row it moves itself, re-checking the conditions on the row's
+        -- latest version if another transaction changed it meanwhile.
         moved as (
           update dags d set next_run_at = i.next_run_at
-          from i where d.id = i.dag_id and d.id in (select id from locked)
+          from i join lead on lead.g = i.g
+          where d.id = i.dag_id and d.shard = lead.shard and not d.paused and d.next_run_at = i.expected and i.expected <= now()
           returning d.id, d.current_version, d.shard, coalesce(d.current_version = i.start_version, false) as start
         ),
         s as (select * from unnest(${array(slots.map((p) => p.dagId), 'text')}, ${array(slots.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)),
