@@ -42,7 +42,13 @@ export default function ShardsPage() {
             Shards <LiveDot fetching={q.isFetching} />
           </>
         }
-        subtitle={s ? `${s.shardCount} shards · scheduler nodes seen in the last ${Math.round(s.liveWindowMs / 1000)} s: ${s.nodes.join(', ') || 'none'}` : 'Loading…'}
+        subtitle={
+          s
+            ? `${s.shardCount} shards · scheduler nodes seen in the last ${Math.round(s.liveWindowMs / 1000)} s: ${
+                s.nodes.map((n) => `${n} (leads ${s.shards.filter((x) => x.led && x.holder === n).length})`).join(', ') || 'none'
+              }`
+            : 'Loading…'
+        }
       />
       <ErrorBox error={q.error} what="Reading shard leadership" />
       {s ? (
