@@ -151,9 +151,9 @@ export class ShardLeader {
     // Starting in the creating write holds the DAG's start lock, so a trigger's start
     // cannot take the same room under max active runs meanwhile.
     // A run that can never start is created queued, and startQueued fails it with its reason.
-    const jobs = slots.length === 1 ? initialJobs(due.spec) : [];
-    const startNow =
-      slots.length === 1 && !this.starting.has(dagId) && !this.queued.has(dagId) && this.activeRuns(dagId) < due.spec.maxActiveRuns && jobsPerRunRefusal(jobs.length) === null;
+    const roomToStart = slots.length === 1 && !this.starting.has(dagId) && !this.queued.has(dagId) && this.activeRuns(dagId) < due.spec.maxActiveRuns;
+    const jobs = roomToStart ? initialJobs(due.spec) : [];
+    const startNow = roomToStart && jobsPerRunRefusal(jobs.length) === null;
     if (startNow) this.starting.add(dagId);
     let created: CreatedRun[] | null;
     try {

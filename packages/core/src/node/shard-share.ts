@@ -41,19 +41,18 @@ export interface ShardSharePlan {
 export function planShardShare(input: ShardShareInput): ShardSharePlan {
   const { nodeId, shardCount, nowMs, graceMs } = input;
   const led = new Set(input.led);
-  const live = new Set(input.nodes);
-  live.delete(nodeId);
+  const others = input.nodes.filter((id) => id !== nodeId);
   if (!input.share) return { acquire: takeable(input, led, () => true), release: [] };
-  if (!input.serving && live.size > 0) return standby(input, led);
-  live.add(nodeId);
-  const floor = Math.floor(shardCount / live.size);
-  const ceil = Math.ceil(shardCount / live.size);
-  const held = new Map<string, number>([...live].map((id) => [id, 0]));
+  if (!input.serving && others.length > 0) return standby(input, led);
+  // Shards led per serving node, this one by its own record.
+  const held = new Map<string, number>(others.map((id) => [id, 0]));
   for (const s of input.shards) {
     if (s.shard >= shardCount || s.holder === null || s.holder === nodeId || !isLive(s, nowMs)) continue;
     if (held.has(s.holder)) held.set(s.holder, held.get(s.holder)! + 1);
   }
   held.set(nodeId, led.size);
+  const floor = Math.floor(shardCount / held.size);
+  const ceil = Math.ceil(shardCount / held.size);
   let deficit = 0;
   for (const n of held.values()) deficit += Math.max(0, floor - n);
 

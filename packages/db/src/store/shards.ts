@@ -99,7 +99,8 @@ export async function listShards(db: Executor): Promise<ShardLeaseRow[]> {
 /**
  * One statement per tick and node: stamps a serving node's presence (a row refreshed
  * within the last tenth of the window is left alone) and reads every shard lease with the
- * nodes serving. The node's own row is listed by what it says now, not by its stamp.
+ * nodes serving. The node's own row is listed by what it says now, not by its stamp. The
+ * stamp runs though nothing reads it: PostgreSQL runs every data-modifying CTE.
  */
 export async function contentionView(db: Executor, nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
   checkContention(nodeId, liveWindowMs);
@@ -109,7 +110,6 @@ export async function contentionView(db: Executor, nodeId: string, liveWindowMs:
           insert into scheduler_nodes as n (id, last_seen) select ${nodeId}, now() where ${serving}
           on conflict (id) do update set last_seen = now()
           where n.last_seen < now() - ${msInterval(Math.floor(liveWindowMs / 10))}
-          returning id
         ),
         alive as (
           select coalesce(array_agg(id order by id collate "C"), '{}') as ids from (
@@ -117,7 +117,7 @@ export async function contentionView(db: Executor, nodeId: string, liveWindowMs:
             union all select ${nodeId}::text where ${serving}
           ) a
         )
-        select now() as now, (select ids from alive) as nodes, (select count(*) from stamp) as stamped, s.shard, s.holder, s.epoch, s.expires_at, s.acquired_at
+        select now() as now, (select ids from alive) as nodes, s.shard, s.holder, s.epoch, s.expires_at, s.acquired_at
         from (select 1) as one left join shard_leases s on true
         order by s.shard`,
   );
