@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { InvalidInputError } from '@fenceline/core';
 import { renderHtml } from '../report/html';
 import { runScenario, type RunReport, type ScenarioFile, type ScenarioProgress, type ScenarioReport } from '../scenario/run';
 import { SCENARIOS } from '../scenarios';
@@ -12,7 +13,8 @@ import { SCENARIOS } from '../scenarios';
  * fan-out DAG by default; --replay-dag names another), as the console's Replay panel draws it.
  *
  * Exit codes: 0 every run kept every invariant; 1 a safety invariant was violated;
- * 2 a liveness invariant was violated; 3 the simulation crashed; 64 bad usage.
+ * 2 a liveness invariant was violated; 3 the simulation crashed; 64 bad usage (including a
+ * scenario file that cannot run: every wrong field is named).
  */
 const EXIT = { ok: 0, safety: 1, liveness: 2, crash: 3, usage: 64 } as const;
 
@@ -71,7 +73,19 @@ function parseArgs(argv: string[]): Args {
 function loadScenario(name: string): ScenarioFile {
   const named = SCENARIOS[name];
   if (named) return named;
-  if (name.endsWith('.json')) return JSON.parse(readFileSync(resolve(name), 'utf8')) as ScenarioFile;
+  if (name.endsWith('.json')) {
+    let text: string;
+    try {
+      text = readFileSync(resolve(name), 'utf8');
+    } catch (err) {
+      usage(`cannot read ${name}: ${(err as Error).message}`);
+    }
+    try {
+      return JSON.parse(text) as ScenarioFile;
+    } catch (err) {
+      usage(`${name} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
   usage(`no scenario named "${name}"`);
 }
 
@@ -152,6 +166,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // A scenario that cannot run is the user's input, not a crash of the simulator.
+  if (err instanceof InvalidInputError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(EXIT.usage);
+  }
   process.stderr.write(`simulator crashed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(EXIT.crash);
 });

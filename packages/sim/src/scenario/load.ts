@@ -57,8 +57,9 @@ export function* generateGroup(group: DagGroup, config: ScenarioConfig, rng: Rng
   }
 }
 
+/** A count at the run's scale: never below one unless the scenario asked for none. */
 export function scaledCount(count: number, scale: number): number {
-  return Math.max(1, Math.round(count * scale));
+  return count <= 0 ? 0 : Math.max(1, Math.round(count * scale));
 }
 
 /** Jobs one day of a group's schedule starts, at the written size (for the mission-day arithmetic). */

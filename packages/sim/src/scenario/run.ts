@@ -5,6 +5,7 @@ import { ReplayRecorder, type DagReplay, type ReplayOptions } from '../report/re
 import type { FaultLog } from '../world/faults';
 import { runWorld, type Outcome, type Progress, type WorldOptions } from '../world/world';
 import { merge, resolveScenario, type DeepPartial, type ScenarioConfig } from './config';
+import { checkScenario } from './check';
 import { randomizeScenario } from './randomize';
 
 /** A scenario file: a partial ScenarioConfig, completed with the defaults. */
@@ -95,6 +96,7 @@ export async function runScenario(file: ScenarioFile | ScenarioConfig, onProgres
       let config = merge({ ...base, seed, variants: undefined }, variant.overrides);
       if (options.scale !== undefined) config = { ...config, scale: options.scale };
       if (config.randomize) config = randomizeScenario(config, seed);
+      checkScenario(config);
       const runIndex = reports.length;
       const recorder = options.dagReplay ? new ReplayRecorder(config, options.dagReplay === true ? {} : options.dagReplay) : null;
       const started = performance.now();
