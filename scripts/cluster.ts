@@ -158,6 +158,14 @@ export class Cluster {
     kill(proc, signal);
   }
 
+  /**
+   * SIGKILLs whatever is still running, at once and synchronously: for a launcher's exit
+   * hook, since a child process outlives its parent unless someone stops it.
+   */
+  killAll(): void {
+    for (const p of this.procs.values()) if (p.child.exitCode == null && p.child.signalCode == null) kill(p, 'SIGKILL');
+  }
+
   /** SIGTERM every process (graceful), SIGKILL what is still running after the grace. */
   async stop(graceMs = 10_000): Promise<void> {
     const live = [...this.procs.values()].filter((p) => p.child.exitCode == null && p.child.signalCode == null);

@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { DEFAULTS } from '@fenceline/core';
 import { openStore, startEmbeddedPostgres } from '@fenceline/db';
 import { existsSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Cluster, REPO_ROOT, waitForHttp } from './cluster';
 import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster-file';
 
@@ -13,7 +13,7 @@ import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster
  * `npm start`: the whole product on one machine. It starts PostgreSQL (the embedded
  * server under .data/ unless DATABASE_URL is set), two scheduler nodes (one leads every
  * shard, one stands by), four workers, loads the example DAGs and prints where to look.
- * Ctrl-C stops everything gracefully.
+ * Ctrl-C stops everything gracefully, in order (see relay()).
  */
 async function main(): Promise<void> {
   const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg') });
@@ -75,10 +75,14 @@ async function main(): Promise<void> {
     console.log('stopping: workers hand back their jobs, schedulers release their shards');
     await cluster.stop();
     await embedded?.stop();
+    console.log('fenceline stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown());
   process.on('SIGTERM', () => void shutdown());
+  process.on('SIGHUP', () => void shutdown());
+  // However this process ends, it leaves nothing of the cluster running.
+  process.on('exit', () => cluster.killAll());
 }
 
 /**
@@ -105,7 +109,46 @@ async function startConsole(cluster: Cluster, operatorToken: string, shardCount:
   return url;
 }
 
-main().catch((err) => {
-  console.error(`fenceline failed to start: ${err instanceof Error ? err.stack : String(err)}`);
-  process.exit(1);
-});
+/**
+ * A Ctrl-C in a terminal signals every process of the foreground process group at once:
+ * the schedulers and the embedded PostgreSQL went down in the same instant as the
+ * workers, which then could neither write their last results nor hand back their jobs.
+ * So the terminal's process runs only this relay; the cluster runs in a child in a
+ * process group of its own, and any stop signal becomes one ordered shutdown there
+ * (workers, then console, then schedulers, then the store). A second Ctrl-C kills it all.
+ */
+function relay(): void {
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+    env: { ...process.env, FENCELINE_START_RELAYED: '1' },
+  });
+  let firstAt: number | null = null;
+  const onSignal = (): void => {
+    if (firstAt === null) {
+      firstAt = Date.now();
+      child.kill('SIGTERM');
+      return;
+    }
+    // npm forwards the terminal's SIGINT to its script as well, so one Ctrl-C can arrive
+    // twice within moments; only a signal well after the first is a second Ctrl-C.
+    if (Date.now() - firstAt < 1_500) return;
+    console.log('stopping at once');
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+if (process.env.FENCELINE_START_RELAYED === '1') {
+  main().catch((err) => {
+    console.error(`fenceline failed to start: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  });
+} else {
+  relay();
+}
