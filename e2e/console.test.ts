@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { seedDags } from '@fenceline/db/console';
-import { ARTIFACTS, CAP_PERCENT, OPERATOR_TOKEN, SHARDS, SLOTS, VIEWER_TOKEN, WORKERS, screenshot, signedInPage, startHarness, type Harness } from './src/env';
+import { ARTIFACTS, CAP_PERCENT, OPERATOR_TOKEN, SHARDS, SLOTS, VIEWER_TOKEN, WORKERS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
 
 /**
@@ -18,21 +18,6 @@ let page: Page;
 
 const POOL = WORKERS * SLOTS;
 const CAP = Math.max(1, Math.floor((CAP_PERCENT / 100) * POOL + 1e-9));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 /** Drags from one React Flow handle to another with real mouse events, the way an author does. */
 /**
@@ -275,23 +260,60 @@ describe('console', () => {
     const viewer = await signedInPage(h, VIEWER_TOKEN);
     await viewer.getByTestId('nav-simulator').click();
     await viewer.getByTestId('sim-run').waitFor();
+
+    // Knobs keep exactly what is typed, key by key: a bad value is shown with the range it
+    // must be in, and Run refuses to start while it stands.
+    const knob = (name: string) => viewer.getByTestId(`sim-knob-${name}`);
+    const typeInto = async (name: string, text: string) => {
+      const input = knob(name);
+      await input.click();
+      await input.press('Control+A');
+      await input.press('Backspace');
+      await input.pressSequentially(text);
+    };
+    await typeInto('workers', '-5');
+    assert.equal(await knob('workers').inputValue(), '-5');
+    assert.match((await knob('workers-error').textContent()) ?? '', /-5 is out of range: enter a whole number from 1 to 5,000/);
+    await typeInto('workerPause', '1.5');
+    assert.equal(await knob('workerPause').inputValue(), '1.5');
+    assert.match((await knob('workerPause-error').textContent()) ?? '', /probability from 0 to 1/);
+    await viewer.getByTestId('sim-run').click();
+    assert.match((await viewer.getByTestId('sim-knob-refusal').textContent()) ?? '', /Not started: Workers, Worker pause need a valid value/);
+    assert.equal(await viewer.getByTestId('sim-side-0').count(), 0, 'no simulation may start with invalid knobs');
+    // A half-typed probability stays as typed; so does a count typed into a cleared field.
+    await typeInto('workerPause', '.5');
+    assert.equal(await knob('workerPause').inputValue(), '.5');
+    assert.equal(await knob('workerPause-error').count(), 0);
+    await typeInto('workerPause', '0');
+    await typeInto('workers', '50');
+    assert.equal(await knob('workers').inputValue(), '50');
+    assert.equal(await viewer.getByTestId('sim-knob-refusal').count(), 0);
+    // Unticking Cap off brings back the cap the user had set.
+    await typeInto('cap', '45');
+    await knob('cap-off').check();
+    await knob('cap-off').uncheck();
+    assert.equal(await knob('cap').inputValue(), '45');
+
     // 50 workers, a 50-job fan-out and five other DAGs: about two seconds of simulation.
-    await viewer.getByTestId('sim-knob-workers').fill('50');
-    await viewer.getByTestId('sim-knob-fanoutTasks').fill('50');
-    await viewer.getByTestId('sim-knob-otherDags').fill('5');
-    await viewer.getByTestId('sim-knob-cap').fill('30');
-    await viewer.getByTestId('sim-knob-seed').fill('1');
+    await typeInto('fanoutTasks', '50');
+    await typeInto('otherDags', '5');
+    await typeInto('cap', '30');
+    await typeInto('seed', '1');
+    assert.equal(await viewer.getByTestId('sim-liveness-notice').count(), 0, 'this fan-out fits in the ten healed minutes');
     await viewer.getByTestId('sim-run').click();
     const side = viewer.getByTestId('sim-side-0');
     await until('the simulation to finish', async () => ((await side.getAttribute('data-state')) === 'running' ? null : true), 60_000);
     assert.equal(await side.getAttribute('data-state'), 'done', (await viewer.getByTestId('sim-status-0').textContent()) ?? '');
+    assert.match((await side.locator('h2').first().textContent()) ?? '', /^Simulation: cap 30%, seed 1$/);
 
     // The seed's arithmetic: a cap of floor(30% of 50) = 15 leases, so 50 five-minute jobs
     // take four waves, about 20 minutes give or take the jobs' 20% jitter.
     assert.equal(await viewer.getByTestId('sim-peak-0').locator('.stat-value').textContent(), '15');
     assert.match((await viewer.getByTestId('sim-peak-0').locator('.stat-hint').textContent()) ?? '', /cap 15 of 50 slots/);
+    assert.equal(await viewer.getByTestId('sim-makespan-0').getAttribute('data-finished'), 'true');
     const makespan = Number.parseFloat((await viewer.getByTestId('sim-makespan-0').textContent()) ?? '');
     assert.ok(makespan >= 15 && makespan <= 30, `fan-out makespan ${makespan} min`);
+    assert.match((await viewer.getByTestId('sim-fanout-progress-0').textContent()) ?? '', /^half done at [\d.]+ min, 99% at [\d.]+ min$/);
 
     assert.equal(await viewer.getByTestId('sim-violations-0').textContent(), '0');
     const table = viewer.getByTestId('sim-invariants-0');
@@ -299,7 +321,32 @@ describe('console', () => {
     const rows = table.locator('tbody tr');
     assert.equal(await rows.count(), 8);
     for (const row of await rows.all()) assert.equal(await row.getAttribute('data-violations'), '0');
-    await viewer.getByTestId('sim-running-chart-0').locator('polyline').first().waitFor();
+
+    // The plots, each with labelled axes: running jobs (a line per DAG group), lease
+    // expiries and refused writes (none without faults), shard leaders, start latency.
+    const running = viewer.getByTestId('sim-running-chart-0');
+    await running.locator('polyline').first().waitFor();
+    assert.equal(await running.locator('polyline').count(), 2, 'fanout and others');
+    assert.ok((await running.locator('[data-axis=x] text').count()) >= 3, 'the time axis has ticks');
+    assert.match((await running.locator('[data-axis=x]').textContent()) ?? '', /virtual minutes/);
+    assert.ok((await running.locator('[data-axis=y] text').count()) >= 3, 'the y axis has ticks');
+    assert.equal(await viewer.getByTestId('sim-expiry-chart-0').locator('polyline').count(), 2);
+    const totals0 = viewer.getByTestId('sim-expiry-totals-0');
+    assert.equal(await totals0.getAttribute('data-expired'), '0');
+    const leaders = viewer.getByTestId('sim-leader-chart-0');
+    assert.equal(await leaders.getAttribute('data-shards'), '16');
+    assert.ok(Number(await leaders.getAttribute('data-changes')) >= 16, 'every shard gets a first leader');
+    assert.equal(await leaders.locator('[data-span]').count(), Number(await leaders.getAttribute('data-changes')));
+    const latency = viewer.getByTestId('sim-latency-chart-0');
+    assert.equal(await latency.getAttribute('data-bars'), '8');
+    // The other DAGs start within milliseconds: their p50 bar is too short to see against
+    // the fan-out's minutes, so it is drawn as a mark on the baseline and labelled.
+    const zeroBar = latency.locator('[data-bar="others p50"]');
+    assert.ok(Number(await zeroBar.getAttribute('data-value')) < 1, 'the other DAGs start at once');
+    assert.equal(await zeroBar.locator('rect').count(), 1);
+    assert.ok(((await zeroBar.locator('rect').boundingBox())?.height ?? 0) >= 2, 'the mark is visible');
+    assert.match((await zeroBar.locator('text').first().textContent()) ?? '', /^(0 s|\d+ ms)$/);
+    assert.equal(await zeroBar.locator('text').nth(1).textContent(), 'p50');
 
     // The replay: the fan-out DAG drawn with React Flow, its first six tasks on their own and
     // the other 44 as one group node counted by state.
@@ -311,6 +358,11 @@ describe('console', () => {
     assert.equal(await nodes.count(), 7);
     const group = replay.getByTestId('replay-group-node');
     assert.equal(await group.getAttribute('data-total'), '44');
+    // The group's label is shown whole: its count, and its first … last task on a line of their own.
+    assert.equal(await group.locator('.task-node-title').textContent(), '+44 more');
+    const range = group.locator('.task-node-meta').first();
+    assert.equal(await range.textContent(), 't6 … t49');
+    assert.ok(await range.evaluate((el) => el.scrollWidth <= el.clientWidth), 'the range fits its node');
     const legend = viewer.getByTestId('replay-legend-0');
     const legendCount = async (state: string) => Number(await legend.locator(`[data-state=${state}]`).getAttribute('data-count'));
 
@@ -348,7 +400,37 @@ describe('console', () => {
     await replay.screenshot({ path: join(ARTIFACTS, '12-simulator-replay-end.png') });
     await screenshot(viewer, '12-simulator');
 
-    // Compare runs the cap on and off side by side, and each side has its own replay.
+    // One worker and no other DAGs: the 200 jobs need far longer than the page simulates.
+    // The page says so before the run, and the report shows the fan-out unfinished, how far
+    // it got, no makespan, and I7 violated; with no other DAGs their latency reads as none.
+    await typeInto('workers', '1');
+    await typeInto('fanoutTasks', '200');
+    await typeInto('otherDags', '0');
+    const notice = viewer.getByTestId('sim-liveness-notice');
+    assert.equal(await notice.getAttribute('data-tone'), 'warn');
+    assert.match((await notice.textContent()) ?? '', /Expect it to end unfinished, with I7 reporting it/);
+    await viewer.getByTestId('sim-run').click();
+    // The previous run's side says 'done' until the page has replaced it.
+    await until('the long simulation to start', async () => (await side.getAttribute('data-state')) === 'running');
+    await until('the long simulation to finish', async () => ((await side.getAttribute('data-state')) === 'running' ? null : true), 300_000);
+    assert.equal(await side.getAttribute('data-state'), 'done', (await viewer.getByTestId('sim-status-0').textContent()) ?? '');
+    assert.equal(await viewer.getByTestId('sim-makespan-0').getAttribute('data-finished'), 'false');
+    assert.equal(await viewer.getByTestId('sim-makespan-0').textContent(), 'not finished');
+    const progress = (await viewer.getByTestId('sim-fanout-progress-0').textContent()) ?? '';
+    const done = Number(/^(\d+) of 200 jobs done; half done at [\d.]+ min, 99% at —$/.exec(progress)?.[1] ?? Number.NaN);
+    assert.ok(done >= 100 && done < 200, progress);
+    assert.ok(Number(await viewer.getByTestId('sim-invariant-0-I7').getAttribute('data-violations')) >= 1, 'I7 reports the unfinished fan-out');
+    assert.equal(await viewer.getByTestId('sim-other-latency-0').textContent(), 'none');
+    assert.equal(await viewer.getByTestId('sim-running-chart-0').locator('polyline').count(), 1, 'no line for other DAGs');
+    await screenshot(viewer, '12-simulator-unfinished');
+
+    // Compare runs the cap on and off side by side, with faults that expire leases and move
+    // shard leaders: each side has its own replay and plots, and every plot shares one scale.
+    await typeInto('workers', '50');
+    await typeInto('fanoutTasks', '50');
+    await typeInto('otherDags', '5');
+    await typeInto('workerPause', '0.3');
+    await typeInto('leaderCrash', '0.05');
     await viewer.getByTestId('sim-compare').click();
     await until(
       'both sides of the comparison to finish',
@@ -359,7 +441,24 @@ describe('console', () => {
       },
       120_000,
     );
-    for (const i of [0, 1]) assert.equal(await viewer.getByTestId(`sim-replay-${i}`).locator('.react-flow__node').count(), 7);
+    for (const i of [0, 1]) {
+      assert.equal(await viewer.getByTestId(`sim-replay-${i}`).locator('.react-flow__node').count(), 7);
+      const totals = viewer.getByTestId(`sim-expiry-totals-${i}`);
+      assert.ok(Number(await totals.getAttribute('data-expired')) > 0, `side ${i}: leases expired`);
+      assert.ok(Number(await totals.getAttribute('data-refused')) > 0, `side ${i}: writes refused`);
+      assert.ok(Number(await viewer.getByTestId(`sim-leader-summary-${i}`).getAttribute('data-takeovers')) > 0, `side ${i}: a shard changed leader`);
+      assert.ok((await viewer.getByTestId(`sim-leader-chart-${i}`).locator('[data-span=takeover]').count()) > 0);
+      // The four headline figures stay on one row.
+      const first = await viewer.getByTestId(`sim-headline-${i}`).boundingBox();
+      const last = await viewer.getByTestId(`sim-outcome-${i}`).boundingBox();
+      assert.ok(first && last && Math.abs(first.y - last.y) < 2, `side ${i}: the stats are on one row`);
+    }
+    assert.match((await viewer.getByTestId('sim-side-0').locator('h2').first().textContent()) ?? '', /^Simulation A: cap 30%/);
+    assert.match((await viewer.getByTestId('sim-side-1').locator('h2').first().textContent()) ?? '', /^Simulation B: cap off/);
+    for (const chart of ['running', 'expiry', 'latency']) {
+      const tops = await Promise.all([0, 1].map((i) => viewer.getByTestId(`sim-${chart}-chart-${i}`).getAttribute('data-y-max')));
+      assert.equal(tops[0], tops[1], `the ${chart} plots share a y scale`);
+    }
     await screenshot(viewer, '12-simulator-compare');
     await viewer.context().close();
   });

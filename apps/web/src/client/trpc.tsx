@@ -5,12 +5,12 @@ import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import { useState, type ReactNode } from 'react';
 import superjson from 'superjson';
+import { retryUnlessRefused } from '@/lib/live-query';
 import type { AppRouter } from '@/server/routers/app';
 
-export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
+export { LIVE_MS, livePoll } from '@/lib/live-query';
 
-/** How often live pages poll the store; short enough that a state change shows within a second or two. */
-export const LIVE_MS = 1_000;
+export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
 export function Providers({ children }: { children: ReactNode }) {
   const [queryClient] = useState(
@@ -18,8 +18,9 @@ export function Providers({ children }: { children: ReactNode }) {
       new QueryClient({
         defaultOptions: {
           queries: {
-            // Polling keeps pages live; a failed poll is shown, not retried silently for long.
-            retry: 1,
+            // Polling keeps pages live; a failed poll is shown, not retried silently for long,
+            // and a refusal (NOT_FOUND above all) is shown at once, since asking again changes nothing.
+            retry: retryUnlessRefused,
             refetchOnWindowFocus: true,
           },
         },

@@ -5,10 +5,21 @@ import type { DraftSpec } from './draft';
 
 type Schedule = { kind: 'manual' } | { kind: 'cron'; cron: string; timezone?: string } | { kind: 'interval'; everyMs: number };
 
+/**
+ * What each catch-up policy does. The panel is 320 px wide, too narrow for a sentence inside
+ * a select, so the select holds the policy's name and the sentence shows beneath it.
+ */
+const CATCHUP: Record<string, string> = {
+  none: 'Skips missed slots.',
+  latest: 'Runs the most recent missed slot.',
+  all: 'Runs every missed slot in the window.',
+};
+
 /** The DAG's own settings (shown when no task is selected), with their validation inline. */
 export function DagPanel({ spec, issues, onChange }: { spec: DraftSpec; issues: DagIssue[]; onChange: (next: DraftSpec) => void }) {
   const schedule = (spec.schedule ?? { kind: 'manual' }) as Schedule;
   const catchup = (spec.catchup ?? {}) as { policy?: string; windowMs?: number };
+  const policy = catchup.policy ?? 'latest';
   const issuesAt = (prefix: string) => issues.filter((i) => i.path === prefix || i.path.startsWith(`${prefix}.`));
   const Issues = ({ prefix }: { prefix: string }) => {
     const list = issuesAt(prefix);
@@ -69,11 +80,14 @@ export function DagPanel({ spec, issues, onChange }: { spec: DraftSpec; issues: 
       <Issues prefix="schedule" />
       <label className="field">
         <span>Catch-up after an outage</span>
-        <select value={catchup.policy ?? 'latest'} onChange={(e) => onChange({ ...spec, catchup: { ...catchup, policy: e.target.value } })}>
-          <option value="none">none: skip missed slots</option>
-          <option value="latest">latest: run the most recent missed slot</option>
-          <option value="all">all: run every missed slot in the window</option>
+        <select data-testid="catchup-select" value={policy} onChange={(e) => onChange({ ...spec, catchup: { ...catchup, policy: e.target.value } })}>
+          {Object.keys(CATCHUP).map((p) => (
+            <option key={p} value={p} title={CATCHUP[p]}>
+              {p}
+            </option>
+          ))}
         </select>
+        {CATCHUP[policy] ? <span className="muted small" data-testid="catchup-meaning">{CATCHUP[policy]}</span> : null}
         <Issues prefix="catchup" />
       </label>
       <div className="field-row">

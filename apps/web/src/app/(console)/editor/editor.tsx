@@ -481,7 +481,7 @@ export function Editor() {
         <section className="card">
           <div className="card-head">
             <h2>Validation</h2>
-            {validation.ok ? <span className="badge state-succeeded" data-testid="validation-ok">valid</span> : <span className="badge state-failed">{issues.length} issues</span>}
+            {validation.ok ? <span className="badge state-succeeded" data-testid="validation-ok">valid</span> : <span className="badge state-failed" data-testid="issue-count">{issues.length} {issues.length === 1 ? 'issue' : 'issues'}</span>}
           </div>
           {issues.length > 0 ? (
             <ul className="issues" data-testid="validation-issues">

@@ -37,9 +37,26 @@ export const DEFAULT_KNOBS: Knobs = {
   seed: 1,
 };
 
+/** Whether any fault is switched on: with every rate at 0 the "fault phase" is an ordinary run. */
+export function hasFaults(k: Knobs): boolean {
+  return k.workerPause > 0 || k.workerCrash > 0 || k.leaderCrash > 0 || k.linkCut > 0;
+}
+
 export interface SimRequest {
   label: string;
   knobs: Knobs;
+  /** The healed phase, sized by the page from the knobs (liveness.ts). */
+  livenessMs: number;
+}
+
+/** The parts of the simulated world the plots need besides the report: its clock and its shards. */
+export interface SimWorld {
+  /** The virtual time the simulation began at; the report's times are on this clock. */
+  startMs: number;
+  faultPhaseMs: number;
+  livenessMs: number;
+  shardCount: number;
+  nodes: number;
 }
 
 export interface SimProgress {
@@ -54,7 +71,7 @@ export type InvariantTable = Record<string, { kind: 'safety' | 'liveness'; text:
 export type SimMessage =
   | { kind: 'progress'; progress: SimProgress }
   // The report is typed loosely here so that this file need not import the simulator.
-  | { kind: 'report'; report: SimRunReport; invariants: InvariantTable }
+  | { kind: 'report'; report: SimRunReport; invariants: InvariantTable; world: SimWorld }
   | { kind: 'error'; message: string };
 
 /** The parts of the simulator's RunReport the page shows. */

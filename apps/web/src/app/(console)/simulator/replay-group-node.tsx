@@ -36,8 +36,12 @@ export function GroupNodeView({ data }: NodeProps<GroupNode>) {
   return (
     <div className={`task-node group-node state-${data.state}`} data-testid="replay-group-node" data-state={data.state} data-total={total} {...counts}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <div className="task-node-title" title={`${data.first} … ${data.last}`}>
-        +{total.toLocaleString('en-US')} more <span className="muted">({data.first} … {data.last})</span>
+      {/* The count and the range on lines of their own: on one line the range was cut off mid-name. */}
+      <div className="task-node-title">+{total.toLocaleString('en-US')} more</div>
+      <div className="task-node-meta" title={`${data.first} … ${data.last}`} style={{ overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', display: 'block' }}>
+        <span className="task-type">
+          {data.first} … {data.last}
+        </span>
       </div>
       <div className="group-bar" aria-hidden>
         {data.counts.map((n, i) => (n > 0 ? <span key={i} className={`group-seg state-${SHOWN_STATES[i]}`} style={{ width: `${(n / Math.max(total, 1)) * 100}%` }} /> : null))}

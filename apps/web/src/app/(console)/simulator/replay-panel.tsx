@@ -60,7 +60,7 @@ export function ReplayPanel({ replay, index }: { replay: SimReplay; index: numbe
         <ReplayLegend counts={moment.counts} index={index} />
         <p className="small muted" data-testid={`replay-status-${index}`}>
           {run
-            ? `Run ${run.runId} (${run.trigger}${replay.runs.length > 1 ? `, ${moment.runIndex! + 1} of ${replay.runs.length}` : ''}), created at ${clock(run.createdAtMs)}: ${runState}, ${finished.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} jobs finished; so far ${moment.expired} leases expired, ${moment.handedBack} handed back, ${moment.refused} fenced writes refused.`
+            ? `DAG run ${run.runId} (${run.trigger}${replay.runs.length > 1 ? `, ${moment.runIndex! + 1} of ${replay.runs.length}` : ''}), created at ${clock(run.createdAtMs)}: ${runState}, ${finished.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} jobs finished; so far ${moment.expired} leases expired, ${moment.handedBack} handed back, ${moment.refused} fenced writes refused.`
             : 'This DAG had no run in the simulation.'}
           {grouped.length > 0
             ? ` ${plan.nodes.length - grouped.length} tasks are drawn on their own and ${grouped.reduce((n, g) => n + g.members.length, 0).toLocaleString('en-US')} in ${grouped.length === 1 ? 'one group' : `${grouped.length} groups`}, counted by state.`

@@ -33,7 +33,8 @@ export interface PlanLimits {
  */
 export const PLAN_LIMITS: PlanLimits = { drawAllUpTo: 40, showEach: 6, maxNodes: 120 };
 
-export const GROUP_HEIGHT = 86;
+/** A group node's height with its count, its first … last range, the state bar and two lines of counts. */
+export const GROUP_HEIGHT = 104;
 
 /**
  * Decides which tasks are drawn on their own. Tasks with the same dependencies and the same

@@ -4,13 +4,15 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useParams, useRouter } from 'next/navigation';
 import { useState } from 'react';
-import { LIVE_MS, useTRPC } from '@/client/trpc';
-import { DagGraph } from '@/components/dag-graph';
+import { livePoll, useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
 import { formatDuration, formatTime, relative, scheduleText } from '@/components/format';
+import { DagGraph } from '@/components/dag-graph';
+import { NotFoundCard } from '@/components/not-found-card';
 import { useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
+import { isNotFound } from '@/lib/live-query';
 
 export default function DagPage() {
   const { id: rawId } = useParams<{ id: string }>();
@@ -19,18 +21,21 @@ export default function DagPage() {
   const role = useRole();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const dag = useQuery(trpc.dags.get.queryOptions({ id }, { refetchInterval: LIVE_MS }));
+  const dag = useQuery(trpc.dags.get.queryOptions({ id }, { refetchInterval: livePoll }));
+  const missing = isNotFound(dag.error);
+  // A DAG that stops existing while the page is open keeps its last answer in the cache; the page follows the store.
+  const found = missing ? undefined : dag.data;
   const [selectedRun, setSelectedRun] = useState<string | null>(null);
-  const runs = dag.data?.runs ?? [];
+  const runs = found?.runs ?? [];
   const runId = selectedRun ?? runs[0]?.id ?? null;
-  const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: LIVE_MS }));
+  const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: livePoll }));
   const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) });
   const trigger = useMutation(trpc.dags.trigger.mutationOptions({ onSuccess: (run) => { setSelectedRun(run.id); void invalidate(); } }));
   const pause = useMutation(trpc.dags.setPaused.mutationOptions({ onSuccess: () => void invalidate() }));
   const catchup = useMutation(trpc.dags.setCatchup.mutationOptions({ onSuccess: () => void invalidate() }));
   const [diffVersion, setDiffVersion] = useState<number | null>(null);
 
-  const d = dag.data?.dag;
+  const d = found?.dag;
   const states: Record<string, string> = {};
   const details: Record<string, string> = {};
   if (timeline.data && timeline.data.run.id === runId) {
@@ -39,7 +44,7 @@ export default function DagPage() {
       if (j.job.attempt > 1) details[j.job.taskId] = `try ${j.job.attempt}`;
     }
   }
-  const versions = dag.data?.versions ?? [];
+  const versions = found?.versions ?? [];
   const shownDiff = diffVersion ?? d?.version ?? null;
   const after = versions.find((v) => v.version === shownDiff);
   const before = versions.find((v) => v.version === (shownDiff ?? 0) - 1);
@@ -49,7 +54,7 @@ export default function DagPage() {
       <PageHeader
         title={
           <>
-            <span data-testid="dag-title">{id}</span> <LiveDot fetching={dag.isFetching} />
+            <span data-testid="dag-title">{id}</span> {d ? <LiveDot fetching={dag.isFetching} /> : null}
           </>
         }
         subtitle={d ? `${d.spec.name ?? 'Untitled'} · ${scheduleText(d.spec.schedule)} · version ${d.version} · shard ${d.shard}` : undefined}
@@ -69,14 +74,18 @@ export default function DagPage() {
           ) : null
         }
       />
-      <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
+      {missing ? (
+        <NotFoundCard title={<>There is no DAG <code>{id}</code>.</>} error={dag.error} back={{ href: '/dags', label: 'All DAGs' }} />
+      ) : (
+        <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
+      )}
       <ErrorBox error={trigger.error} what="Trigger" />
       <ErrorBox error={pause.error} what="Pause / resume" />
       {d ? (
         <>
           <div className="chips">
             {d.paused ? <span className="badge state-paused" data-testid="paused-badge">paused</span> : <span className="badge state-succeeded">active</span>}
-            <span className="chip">next run: {d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, dag.data!.now)})` : 'manual only'}</span>
+            <span className="chip">next run: {d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, found!.now)})` : 'manual only'}</span>
             <span className="chip">max active runs: {d.spec.maxActiveRuns}</span>
             <span className="chip">cap: {d.spec.capFraction !== undefined ? `${d.spec.capFraction * 100}% (own)` : 'cluster default'}</span>
             <label className="chip">
@@ -131,7 +140,7 @@ export default function DagPage() {
                         </td>
                         <td className="muted">{r.trigger}</td>
                         <td className="muted small">{formatTime(r.scheduledAt)}</td>
-                        <td className="num">{r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(dag.data!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}</td>
+                        <td className="num">{r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(found!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}</td>
                       </tr>
                     ))}
                   </tbody>

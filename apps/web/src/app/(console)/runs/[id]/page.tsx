@@ -4,19 +4,22 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useParams } from 'next/navigation';
 import { useState } from 'react';
-import { LIVE_MS, useTRPC } from '@/client/trpc';
-import { DagGraph } from '@/components/dag-graph';
+import { LIVE_MS, livePoll, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { formatDuration, formatTime, relative } from '@/components/format';
+import { DagGraph } from '@/components/dag-graph';
+import { NotFoundCard } from '@/components/not-found-card';
 import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
+import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
 
 export default function RunPage() {
   const { id } = useParams<{ id: string }>();
   const trpc = useTRPC();
-  const q = useQuery(trpc.runs.timeline.queryOptions({ runId: id }, { refetchInterval: LIVE_MS }));
+  const q = useQuery(trpc.runs.timeline.queryOptions({ runId: id }, { refetchInterval: livePoll }));
+  const missing = isNotFound(q.error);
   const [selected, setSelected] = useState<string | null>(null);
-  const t = q.data;
+  const t = missing ? undefined : q.data;
   const job = t?.jobs.find((j) => j.job.taskId === selected) ?? null;
   const result = useQuery(trpc.runs.result.queryOptions({ jobId: job?.job.id ?? '0' }, { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false }));
   const states = Object.fromEntries(t?.jobs.map((j) => [j.job.taskId, j.job.state]) ?? []);
@@ -29,7 +32,7 @@ export default function RunPage() {
       <PageHeader
         title={
           <>
-            Run #{id} {t ? <StateBadge state={t.run.state} testId="run-state" /> : null} <LiveDot fetching={q.isFetching} />
+            Run #{id} {t ? <StateBadge state={t.run.state} testId="run-state" /> : null} {t ? <LiveDot fetching={q.isFetching} /> : null}
           </>
         }
         subtitle={
@@ -41,7 +44,11 @@ export default function RunPage() {
           ) : undefined
         }
       />
-      <ErrorBox error={q.error} what={`Reading run ${id}`} />
+      {missing ? (
+        <NotFoundCard title={<>There is no run #{id}.</>} error={q.error} back={{ href: '/dags', label: 'All DAGs (each lists its runs)' }} />
+      ) : (
+        <ErrorBox error={q.error} what={`Reading run ${id}`} />
+      )}
       {t ? (
         <>
           <div className="chips">
