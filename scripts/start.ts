@@ -70,7 +70,13 @@ async function main(): Promise<void> {
 
   let stopping = false;
   const shutdown = async (): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C: no more waiting for anyone, but the store still shuts down cleanly.
+      console.log('stopping at once');
+      cluster.killAll();
+      await embedded?.stop();
+      process.exit(1);
+    }
     stopping = true;
     console.log('stopping: workers hand back their jobs, schedulers release their shards');
     await cluster.stop();
@@ -133,12 +139,7 @@ function relay(): void {
     // npm forwards the terminal's SIGINT to its script as well, so one Ctrl-C can arrive
     // twice within moments; only a signal well after the first is a second Ctrl-C.
     if (Date.now() - firstAt < 1_500) return;
-    console.log('stopping at once');
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
+    child.kill('SIGTERM');
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
