@@ -400,6 +400,16 @@ describe('console', () => {
     await replay.screenshot({ path: join(ARTIFACTS, '12-simulator-replay-end.png') });
     await screenshot(viewer, '12-simulator');
 
+    // Leaving the page and coming back finds the same knobs and the same results.
+    const workersTyped = await knob('workers').inputValue();
+    await viewer.getByTestId('nav-dags').click();
+    await viewer.waitForURL(/\/dags/);
+    await viewer.getByTestId('nav-simulator').click();
+    await viewer.getByTestId('sim-side-0').waitFor();
+    assert.equal(await knob('workers').inputValue(), workersTyped);
+    assert.equal(await viewer.getByTestId('sim-side-0').getAttribute('data-state'), 'done');
+    assert.equal(Number.parseFloat((await viewer.getByTestId('sim-makespan-0').textContent()) ?? ''), makespan);
+
     // One worker and no other DAGs: the 200 jobs need far longer than the page simulates.
     // The page says so before the run, and the report shows the fan-out unfinished, how far
     // it got, no makespan, and I7 violated; with no other DAGs their latency reads as none.

@@ -31,16 +31,26 @@ function noticeFor(form: KnobForm): { livenessMs: number | null; notice: Livenes
 }
 
 /**
+ * What the page showed when the user left it: the module outlives the page within the
+ * console, so coming back to the Simulator finds the same knobs and the last results
+ * rather than the defaults. A run cut off by leaving reads as stopped.
+ */
+let kept: { form: KnobForm; sides: Side[] } | null = null;
+
+/**
  * The deterministic simulator, run in the browser. Nothing here talks to the store: the
  * simulator brings its own in-memory store, so a viewer may use the page as freely as an
  * operator.
  */
 export default function SimulatorPage() {
-  const [form, setForm] = useState<KnobForm>(() => formOf(DEFAULT_KNOBS));
+  const [form, setForm] = useState<KnobForm>(() => kept?.form ?? formOf(DEFAULT_KNOBS));
   // The mode of a Run or Compare refused for invalid knobs: its problems stay on show until fixed.
   const [refusedMode, setRefusedMode] = useState<'run' | 'compare' | null>(null);
-  const [sides, setSides] = useState<Side[]>([]);
+  const [sides, setSides] = useState<Side[]>(() => kept?.sides ?? []);
   const workers = useRef<Worker[]>([]);
+  useEffect(() => {
+    kept = { form, sides: sides.map((side) => (side.state === 'running' ? { ...side, state: 'stopped' } : side)) };
+  }, [form, sides]);
 
   const stopAll = () => {
     for (const w of workers.current) w.terminate();
