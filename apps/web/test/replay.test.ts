@@ -1,8 +1,10 @@
 import { runScenario, SCENARIOS } from '@fenceline/sim';
 import { describe, expect, it } from 'vitest';
-import { STATE_CODE, type SimReplay } from '../src/app/(console)/simulator/replay-model';
-import { PLAN_LIMITS, planDrawing } from '../src/app/(console)/simulator/replay-plan';
-import { compileTimeline, momentAt, summaryState } from '../src/app/(console)/simulator/replay-timeline';
+import { type SimReplay } from '../src/app/(console)/simulator/replay-model';
+import { STATE_CODE } from '../src/lib/shown-states';
+import { PLAN_LIMITS, planDrawing } from '../src/lib/graph-plan';
+import { compileTimeline, momentAt } from '../src/app/(console)/simulator/replay-timeline';
+import { summaryState } from '../src/lib/shown-states';
 
 const fanout = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `t${i}`, type: 'sleep', dependsOn: [] as string[] }));
 const diamond = (middle: number) => [

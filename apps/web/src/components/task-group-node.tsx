@@ -1,7 +1,7 @@
 'use client';
 
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
-import { SHOWN_STATES, type ShownState } from '@/app/(console)/simulator/replay-model';
+import { SHOWN_STATES, type ShownState } from '@/lib/shown-states';
 
 export interface TaskGroupData extends Record<string, unknown> {
   first: string;

@@ -1,6 +1,6 @@
-import { SHOWN_STATES, type ShownState } from '@/app/(console)/simulator/replay-model';
-import { planDrawing, type DrawingPlan, type PlanLimits } from '@/app/(console)/simulator/replay-plan';
-import { summaryState } from '@/app/(console)/simulator/replay-timeline';
+import { SHOWN_STATES, type ShownState } from '@/lib/shown-states';
+import { planDrawing, type DrawingPlan, type PlanLimits } from '@/lib/graph-plan';
+import { summaryState } from '@/lib/shown-states';
 
 /**
  * The DAG and run pages group a wide fan-out the way the simulator's replay does (the plan

@@ -4,9 +4,11 @@ import { useMeasured } from '@/components/measured';
 import { dependencyEdges, ReadOnlyFlow } from '@/components/read-only-flow';
 import { TaskNodeView, type TaskNode } from '@/components/task-node';
 import { GroupNodeView, type GroupNode } from './replay-group-node';
-import { SHOWN_STATES, stateOf, type ShownState, type SimReplay } from './replay-model';
-import type { DrawingPlan } from './replay-plan';
-import { summaryState, type Moment } from './replay-timeline';
+import { type SimReplay } from './replay-model';
+import { SHOWN_STATES, stateOf, type ShownState } from '@/lib/shown-states';
+import type { DrawingPlan } from '@/lib/graph-plan';
+import { type Moment } from './replay-timeline';
+import { summaryState } from '@/lib/shown-states';
 
 const nodeTypes = { task: TaskNodeView, taskGroup: GroupNodeView };
 

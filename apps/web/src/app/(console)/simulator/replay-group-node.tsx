@@ -1,7 +1,7 @@
 'use client';
 
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
-import { SHOWN_STATES, type ShownState } from './replay-model';
+import { SHOWN_STATES, type ShownState } from '@/lib/shown-states';
 
 export interface GroupNodeData extends Record<string, unknown> {
   /** The first and last member, for the title. */

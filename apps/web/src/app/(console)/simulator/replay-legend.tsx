@@ -1,6 +1,6 @@
 'use client';
 
-import { SHOWN_STATES, type ShownState } from './replay-model';
+import { SHOWN_STATES, type ShownState } from '@/lib/shown-states';
 
 const LABEL: Record<ShownState, string> = {
   none: 'not created yet',

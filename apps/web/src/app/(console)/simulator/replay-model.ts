@@ -26,17 +26,3 @@ export interface SimReplay {
   dropped: { transitions: number; refusals: number; runs: number };
   truncatedAtMs: number | null;
 }
-
-/**
- * The states a node can show, in legend order. 'none' is a task whose job the run has not
- * created yet (or a moment before the run started).
- */
-export const SHOWN_STATES = ['none', 'waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'] as const;
-export type ShownState = (typeof SHOWN_STATES)[number];
-
-/** States as small integers, so a 10,000-task run is one typed array per moment. */
-export const STATE_CODE: Record<ShownState, number> = Object.fromEntries(SHOWN_STATES.map((s, i) => [s, i])) as Record<ShownState, number>;
-
-export function stateOf(code: number): ShownState {
-  return SHOWN_STATES[code] ?? 'none';
-}

@@ -5,8 +5,9 @@ import { Card } from '@/components/ui';
 import { clock, ReplayControls, type Speed } from './replay-controls';
 import { ReplayGraph } from './replay-graph';
 import { ReplayLegend } from './replay-legend';
-import { STATE_CODE, type SimReplay } from './replay-model';
-import { planDrawing } from './replay-plan';
+import { type SimReplay } from './replay-model';
+import { STATE_CODE } from '@/lib/shown-states';
+import { planDrawing } from '@/lib/graph-plan';
 import { compileTimeline, momentAt } from './replay-timeline';
 import { usePlayback } from './use-playback';
 

@@ -1,4 +1,5 @@
-import { SHOWN_STATES, STATE_CODE, type ShownState, type SimReplay } from './replay-model';
+import { type SimReplay } from './replay-model';
+import { SHOWN_STATES, STATE_CODE, type ShownState } from '@/lib/shown-states';
 
 /**
  * A replay's transitions as parallel typed arrays, built once per replay, so that the state
@@ -113,10 +114,4 @@ export function momentAt(tl: Timeline, atMs: number): Moment {
   for (const code of states) counts[code]!++;
   const refused = run ? replay.refusals.filter((r) => r.runId === run.runId && r.atMs <= atMs).length : 0;
   return { atMs, runIndex, states, latest, counts, expired, handedBack, refused, exact };
-}
-
-/** One node's state: its own, or for a group the state every member shares ('mixed' when they differ). */
-export function summaryState(counts: readonly number[]): ShownState | 'mixed' {
-  const present = counts.flatMap((c, i) => (c > 0 ? [SHOWN_STATES[i]!] : []));
-  return present.length === 1 ? present[0]! : present.length === 0 ? 'none' : 'mixed';
 }

@@ -1,10 +1,13 @@
 import { layeredPositions, NODE_HEIGHT, NODE_WIDTH } from '@/components/layout';
 
-/** One node the replay draws: a task, or a group of tasks shown by their counts per state. */
+/**
+ * One node a DAG drawing shows (on the DAG and run pages and in the simulator's replay):
+ * a task, or a group of tasks shown by their counts per state.
+ */
 export interface PlannedNode {
   id: string;
   kind: 'task' | 'group';
-  /** Indices into the replay's tasks: one for a task node, the members for a group. */
+  /** Indices into the drawn DAG's tasks: one for a task node, the members for a group. */
   members: number[];
   /** Node ids this node depends on (a group stands for its members' dependencies). */
   dependsOn: string[];
