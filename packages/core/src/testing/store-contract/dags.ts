@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { ContractContext } from './context';
+import { dagIdInFreshShard, refusedWith, SHARD_COUNT, spec, unique } from './fixtures';
+
+/** The store contract's part on dAGs: versions, listing, pausing and refusals of invalid input. */
+export function dagsContract(c: ContractContext): void {
+  describe('DAGs', () => {
+    it('putDag refuses an invalid DAG and leaves the store unchanged', async () => {
+      const { dagId } = dagIdInFreshShard('invalid');
+      const cyclic = spec(dagId, {
+        tasks: [
+          { id: 'a', type: 'noop', dependsOn: ['b'] },
+          { id: 'b', type: 'noop', dependsOn: ['a'] },
+        ],
+      });
+      await refusedWith(c.store.putDag(cyclic, SHARD_COUNT), 'INVALID_DAG');
+      await refusedWith(c.store.getDag(dagId), 'NOT_FOUND');
+      expect((await c.store.listDags({ search: dagId })).rows).toEqual([]);
+
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      await refusedWith(c.store.putDag(cyclic, SHARD_COUNT), 'INVALID_DAG');
+      expect((await c.store.getDag(dagId)).version).toBe(1);
+      expect(await c.store.listDagVersions(dagId)).toHaveLength(1);
+    });
+
+    it('the same spec twice creates one version', async () => {
+      const { dagId, shard } = dagIdInFreshShard('same');
+      expect(await c.store.putDag(spec(dagId), SHARD_COUNT)).toEqual({ dagId, version: 1, created: true });
+      // Key order and filled-in defaults do not make a spec different.
+      const reordered = { tasks: [{ type: 'noop', id: 'a' }, { dependsOn: ['a'], id: 'b', type: 'noop', retries: 0 }], id: dagId };
+      expect(await c.store.putDag(reordered, SHARD_COUNT)).toEqual({ dagId, version: 1, created: false });
+      expect(await c.store.listDagVersions(dagId)).toHaveLength(1);
+      const dag = await c.store.getDag(dagId);
+      expect(dag).toMatchObject({ id: dagId, shard, version: 1, paused: false, nextRunAt: null });
+      expect(dag.spec.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+      expect((await c.store.getDagVersion(dagId, 1)).spec).toEqual(dag.spec);
+      await refusedWith(c.store.getDagVersion(dagId, 2), 'NOT_FOUND');
+    });
+
+    it('concurrent puts of one DAG create consecutive versions', async () => {
+      const { dagId } = dagIdInFreshShard('concurrent');
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      const puts = await Promise.all(
+        ['one', 'two', 'three'].map((description) => c.store.putDag(spec(dagId, { description }), SHARD_COUNT)),
+      );
+      expect(puts.map((p) => p.version).sort()).toEqual([2, 3, 4]);
+      expect((await c.store.listDagVersions(dagId)).map((v) => v.version)).toEqual([1, 2, 3, 4]);
+      expect((await c.store.getDag(dagId)).version).toBe(4);
+    });
+
+    it('a new version moves next_run_at only when the schedule changed', async () => {
+      const { dagId } = dagIdInFreshShard('sched');
+      await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 3_600_000 } }), SHARD_COUNT);
+      const v1 = await c.store.getDag(dagId);
+      expect(v1.nextRunAt!.getTime() % 3_600_000).toBe(0);
+      await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 3_600_000 }, description: 'edited' }), SHARD_COUNT);
+      const v2 = await c.store.getDag(dagId);
+      expect(v2.version).toBe(2);
+      expect(v2.nextRunAt).toEqual(v1.nextRunAt);
+      await c.store.putDag(spec(dagId, { schedule: { kind: 'manual' }, description: 'edited' }), SHARD_COUNT);
+      expect(await c.store.getDag(dagId)).toMatchObject({ version: 3, nextRunAt: null });
+    });
+
+    it('takes paused from the spec on creation only, and setPaused changes it', async () => {
+      const { dagId } = dagIdInFreshShard('paused');
+      await c.store.putDag(spec(dagId, { paused: true }), SHARD_COUNT);
+      expect((await c.store.getDag(dagId)).paused).toBe(true);
+      expect((await c.store.setPaused(dagId, false)).paused).toBe(false);
+      await c.store.putDag(spec(dagId, { paused: true, description: 'v2' }), SHARD_COUNT);
+      expect(await c.store.getDag(dagId)).toMatchObject({ version: 2, paused: false });
+      await refusedWith(c.store.setPaused(unique('missing'), true), 'NOT_FOUND');
+    });
+
+    it('lists DAGs by search with a total, in pages', async () => {
+      const prefix = unique('list');
+      for (const n of [1, 2, 3]) await c.store.putDag(spec(`${prefix}-${n}`), SHARD_COUNT);
+      const all = await c.store.listDags({ search: prefix, sort: 'id', direction: 'asc' });
+      expect(all.total).toBe(3);
+      expect(all.rows.map((d) => d.id)).toEqual([`${prefix}-1`, `${prefix}-2`, `${prefix}-3`]);
+      const page = await c.store.listDags({ search: prefix.toUpperCase(), sort: 'id', direction: 'desc', limit: 1, offset: 1 });
+      expect(page.rows.map((d) => d.id)).toEqual([`${prefix}-2`]);
+      expect(page.total).toBe(3);
+    });
+  });
+}
