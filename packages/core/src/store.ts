@@ -1,5 +1,5 @@
 import type { DeposedLeaderError, ErrorCode, FencelineError } from './errors';
-import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, RunTrigger, ShardLeaseRow, WorkerRow } from './model';
+import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpec, DagSpecInput } from './spec';
 
 /**

@@ -1,6 +1,6 @@
 import type { Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
-import type { JobRow, RunRow } from '../model';
+import type { JobRow } from '../model';
 import type { DagSpec } from '../spec';
 import type { CreatedRun, LeaderGroup, LeaderToken, NewJob, ScheduledRunsItem, Store } from '../store';
 import { Batcher, type BatcherOptions } from './batcher';

@@ -120,7 +120,6 @@ export class ReplayRecorder {
   private readonly limits: DagReplay['limits'];
   private readonly startMs: number;
   private store: MemoryStore | null = null;
-  private nowMs: () => number = () => 0;
   private readonly runs: ReplayRun[] = [];
   private readonly runsById = new Map<string, ReplayRun>();
   private readonly jobs = new Map<string, TrackedJob>();
@@ -153,7 +152,6 @@ export class ReplayRecorder {
 
   private attach(store: MemoryStore, nowMs: () => number): void {
     this.store = store;
-    this.nowMs = nowMs;
     const observe = store.observe.bind(store);
     const record = (w: StoreWrite): void => this.observe(w);
     // The world attaches its observer after building the store; ours runs right after it.

@@ -43,7 +43,6 @@ import {
   type RenewOutcome,
   type ResultRow,
   type RunRow,
-  type RunState,
   type LeaderGroup,
   type ScheduledRunsItem,
   type CreatedRun,
@@ -55,69 +54,12 @@ import {
   type WorkerRow,
   type WriteOutcome,
 } from '@fenceline/core';
+import { MemoryEventLog, type EventQuery } from './memory-event-log';
+import { date, dagRowOf, dateOrNull, isId, jobRowOf, runRowOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import type { StoreObserver, StoreWrite } from './records';
+import { MemoryWorkers, type NewWorker } from './memory-workers';
 
-/** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */
-export interface MemJob {
-  num: number;
-  id: string;
-  runId: string;
-  dagId: string;
-  shard: number;
-  taskId: string;
-  state: JobState;
-  attempt: number;
-  maxAttempts: number;
-  fence: number;
-  holder: string | null;
-  leaseExpiresAtMs: number | null;
-  nextAttemptAtMs: number | null;
-  priority: number;
-  retryBackoffMs: number;
-  retryBackoffMaxMs: number;
-  timeoutMs: number;
-  readyAtMs: number | null;
-  leasedAtMs: number | null;
-  /** Whether the holder renewed the current lease at least once. */
-  renewed: boolean;
-  /** Leases that expired unrenewed; see LIMITS.maxLostLeases. */
-  lostLeases: number;
-  endedAtMs: number | null;
-  lastError: string | null;
-}
-
-export interface MemRun {
-  num: number;
-  id: string;
-  dagId: string;
-  dagVersion: number;
-  shard: number;
-  scheduledAtMs: number;
-  trigger: 'schedule' | 'manual';
-  state: RunState;
-  createdAtMs: number;
-  startedAtMs: number | null;
-  endedAtMs: number | null;
-  jobIds: string[];
-}
-
-interface MemDag {
-  id: string;
-  shard: number;
-  version: number;
-  paused: boolean;
-  nextRunAtMs: number | null;
-  createdAtMs: number;
-  updatedAtMs: number;
-}
-
-interface MemShard {
-  shard: number;
-  holder: string | null;
-  epoch: number;
-  expiresAtMs: number | null;
-  acquiredAtMs: number | null;
-}
+export type { MemJob, MemRun } from './memory-rows';
 
 interface IndexEntry {
   atMs: number;
@@ -134,11 +76,7 @@ export interface MemoryStoreOptions {
   eventLogLimit?: number;
 }
 
-const ID_PATTERN = /^[0-9]{1,18}$/;
-const isId = (id: string): boolean => ID_PATTERN.test(id);
 const byEntry = (a: IndexEntry, b: IndexEntry): boolean => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.num < b.num);
-const date = (ms: number): Date => new Date(ms);
-const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /** Whether a DAG sorts after a page key in the due order, (next_run_at, id). */
 const pastKey = (dag: { nextRunAtMs: number | null; id: string }, key: DuePageKey): boolean =>
@@ -164,7 +102,6 @@ const pastKey = (dag: { nextRunAtMs: number | null; id: string }, key: DuePageKe
 export class MemoryStore implements Store {
   protected readonly nowMs: () => number;
   private observer: StoreObserver | undefined;
-  private readonly eventLogLimit: number;
   private shardCount: number | null = null;
   private readonly shards = new Map<number, MemShard>();
   /** Scheduler nodes' last presence stamp, store time. */
@@ -179,17 +116,16 @@ export class MemoryStore implements Store {
   private readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
   private readonly leased = new Set<string>();
   private readonly results = new Map<string, ResultRow>();
-  private readonly workers = new Map<string, WorkerRow>();
-  private events: EventRow[] = [];
+  private readonly workerTable = new MemoryWorkers();
+  private readonly eventLog: MemoryEventLog;
   private readonly listeners = new Set<(notice: StoreNotice) => void>();
   private nextRunNum = 1;
   private nextJobNum = 1;
-  private nextEventNum = 1;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
     this.observer = options.observer;
-    this.eventLogLimit = options.eventLogLimit ?? Number.POSITIVE_INFINITY;
+    this.eventLog = new MemoryEventLog(options.eventLogLimit ?? Number.POSITIVE_INFINITY);
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -364,7 +300,7 @@ export class MemoryStore implements Store {
   async getDag(dagId: string): Promise<DagRow> {
     const dag = this.dags.get(dagId);
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
-    return this.dagRow(dag);
+    return dagRowOf(dag, this.specOf(dag));
   }
 
   async getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
@@ -405,7 +341,7 @@ export class MemoryStore implements Store {
       }
       return desc ? byId(b, a) : byId(a, b);
     });
-    return { rows: all.slice(offset, offset + limit).map((d) => this.dagRow(d)), total: all.length };
+    return { rows: all.slice(offset, offset + limit).map((d) => dagRowOf(d, this.specOf(d))), total: all.length };
   }
 
   async setPaused(dagId: string, paused: boolean): Promise<DagRow> {
@@ -417,7 +353,7 @@ export class MemoryStore implements Store {
     this.indexDue(dag);
     this.emit({ op: 'dag:paused', atMs: now, dagId, paused });
     this.publish({ kind: 'dag-changed', shard: dag.shard, dagId });
-    return this.dagRow(dag);
+    return dagRowOf(dag, this.specOf(dag));
   }
 
   async triggerRun(dagId: string): Promise<RunRow> {
@@ -431,7 +367,7 @@ export class MemoryStore implements Store {
       if (this.slotTaken(dagId, now + k)) continue;
       const run = this.insertRun(dag, now + k, 'manual', null);
       this.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id, dagId: run.dagId, dagVersion: run.dagVersion, scheduledAt: date(run.scheduledAtMs).toISOString() });
-      return this.runRow(run);
+      return runRowOf(run);
     }
     throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);
   }
@@ -441,7 +377,7 @@ export class MemoryStore implements Store {
   async getRun(runId: string): Promise<RunRow> {
     const run = this.runs.get(runId);
     if (!run) throw new NotFoundError(`run ${runId} does not exist`, { runId });
-    return this.runRow(run);
+    return runRowOf(run);
   }
 
   async listRuns(query: ListRunsQuery): Promise<RunRow[]> {
@@ -455,7 +391,7 @@ export class MemoryStore implements Store {
       if (r.num >= before) continue;
       if (query.dagId !== undefined && r.dagId !== query.dagId) continue;
       if (query.state !== undefined && r.state !== query.state) continue;
-      out.push(this.runRow(r));
+      out.push(runRowOf(r));
     }
     return out;
   }
@@ -546,9 +482,9 @@ export class MemoryStore implements Store {
       return created
         .sort((a, b) => a.scheduledAtMs - b.scheduledAtMs)
         .map((r): CreatedRun => {
-          if (!startWith) return this.runRow(r);
+          if (!startWith) return runRowOf(r);
           const jobs = this.startOne(token, r.id, startWith, now);
-          return { ...this.runRow(r), jobs };
+          return { ...runRowOf(r), jobs };
         });
     });
   }
@@ -568,7 +504,7 @@ export class MemoryStore implements Store {
       }
     }
     jobs.sort((a, b) => Number(a.id) - Number(b.id));
-    return { runs: active.map((r) => this.runRow(r)), jobs, versions, now: date(now) };
+    return { runs: active.map((r) => runRowOf(r)), jobs, versions, now: date(now) };
   }
 
   async queuedRuns(token: LeaderToken): Promise<RunRow[]> {
@@ -578,7 +514,7 @@ export class MemoryStore implements Store {
       .map((id) => this.runs.get(id)!)
       .filter((r) => r.state === 'queued')
       .sort((a, b) => a.num - b.num)
-      .map((r) => this.runRow(r));
+      .map((r) => runRowOf(r));
   }
 
   async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
@@ -898,30 +834,16 @@ export class MemoryStore implements Store {
 
   // ---- workers -------------------------------------------------------------------------------
 
-  async registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
-    const now = date(this.nowMs());
-    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
-    this.workers.set(worker.id, row);
-    return { ...row };
+  async registerWorker(worker: NewWorker): Promise<WorkerRow> {
+    return this.workerTable.register(worker, date(this.nowMs()));
   }
 
   async heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
-    const now = date(this.nowMs());
-    for (const id of workerIds) {
-      const row = this.workers.get(id);
-      if (!row) continue;
-      if (skipSeenWithinMs > 0 && row.lastSeen.getTime() >= now.getTime() - skipSeenWithinMs) continue;
-      row.lastSeen = now;
-      if (nodeId !== null) row.nodeId = nodeId;
-    }
+    this.workerTable.heartbeat(workerIds, nodeId, skipSeenWithinMs, date(this.nowMs()));
   }
 
   async listWorkers(withinMs: number): Promise<WorkerRow[]> {
-    const cutoff = this.nowMs() - withinMs;
-    return [...this.workers.values()]
-      .filter((w) => w.lastSeen.getTime() >= cutoff)
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .map((w) => ({ ...w }));
+    return this.workerTable.list(this.nowMs() - withinMs);
   }
 
   async listLeasedJobs(workerId?: string): Promise<JobRow[]> {
@@ -936,46 +858,11 @@ export class MemoryStore implements Store {
   // ---- event log -------------------------------------------------------------------------------
 
   async appendEvents(events: NewEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const at = date(this.nowMs());
-    for (const e of events) {
-      this.events.push({
-        id: String(this.nextEventNum++),
-        at,
-        type: e.type,
-        shard: e.shard ?? null,
-        dagId: e.dagId ?? null,
-        runId: e.runId != null && isId(e.runId) ? e.runId : null,
-        jobId: e.jobId != null && isId(e.jobId) ? e.jobId : null,
-        workerId: e.workerId ?? null,
-        nodeId: e.nodeId ?? null,
-        fence: e.fence ?? null,
-        epoch: e.epoch ?? null,
-        data: e.data ?? {},
-      });
-    }
-    // Trim in large steps so the cost of dropping old rows stays amortised O(1).
-    if (this.events.length > this.eventLogLimit * 1.5) this.events = this.events.slice(this.events.length - this.eventLogLimit);
+    if (events.length > 0) this.eventLog.append(events, date(this.nowMs()));
   }
 
-  async listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
-    const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
-    const match = (e: EventRow): boolean =>
-      (query.runId === undefined || (isId(query.runId) && e.runId === query.runId)) &&
-      (query.jobId === undefined || (isId(query.jobId) && e.jobId === query.jobId)) &&
-      (query.type === undefined || e.type === query.type);
-    if (query.afterId !== undefined && isId(query.afterId)) {
-      const after = Number(query.afterId);
-      const out: EventRow[] = [];
-      for (const e of this.events) {
-        if (Number(e.id) > after && match(e)) out.push(e);
-        if (out.length >= limit) break;
-      }
-      return out.map((e) => ({ ...e }));
-    }
-    const out: EventRow[] = [];
-    for (let i = this.events.length - 1; i >= 0 && out.length < limit; i--) if (match(this.events[i]!)) out.push(this.events[i]!);
-    return out.reverse().map((e) => ({ ...e }));
+  async listEvents(query: EventQuery): Promise<EventRow[]> {
+    return this.eventLog.list(query);
   }
 
   // ---- notices ---------------------------------------------------------------------------------
@@ -1135,63 +1022,15 @@ export class MemoryStore implements Store {
     }
   }
 
+  protected jobRow(j: MemJob): JobRow {
+    return jobRowOf(j);
+  }
+
   private specOf(dag: MemDag): DagSpec {
     const versions = this.versions.get(dag.id)!;
     return versions[versions.length - 1]!.spec;
   }
 
-  private dagRow(dag: MemDag): DagRow {
-    return {
-      id: dag.id,
-      shard: dag.shard,
-      version: dag.version,
-      spec: this.specOf(dag),
-      paused: dag.paused,
-      nextRunAt: dateOrNull(dag.nextRunAtMs),
-      createdAt: date(dag.createdAtMs),
-      updatedAt: date(dag.updatedAtMs),
-    };
-  }
-
-  private runRow(r: MemRun): RunRow {
-    return {
-      id: r.id,
-      dagId: r.dagId,
-      dagVersion: r.dagVersion,
-      shard: r.shard,
-      scheduledAt: date(r.scheduledAtMs),
-      trigger: r.trigger,
-      state: r.state,
-      createdAt: date(r.createdAtMs),
-      startedAt: dateOrNull(r.startedAtMs),
-      endedAt: dateOrNull(r.endedAtMs),
-    };
-  }
-
-  protected jobRow(j: MemJob): JobRow {
-    return {
-      id: j.id,
-      runId: j.runId,
-      dagId: j.dagId,
-      shard: j.shard,
-      taskId: j.taskId,
-      state: j.state,
-      attempt: j.attempt,
-      maxAttempts: j.maxAttempts,
-      fence: j.fence,
-      holder: j.holder,
-      leaseExpiresAt: dateOrNull(j.leaseExpiresAtMs),
-      nextAttemptAt: dateOrNull(j.nextAttemptAtMs),
-      priority: j.priority,
-      retryBackoffMs: j.retryBackoffMs,
-      retryBackoffMaxMs: j.retryBackoffMaxMs,
-      timeoutMs: j.timeoutMs,
-      readyAt: dateOrNull(j.readyAtMs),
-      leasedAt: dateOrNull(j.leasedAtMs),
-      endedAt: dateOrNull(j.endedAtMs),
-      lastError: j.lastError,
-    };
-  }
 }
 
 /** Each group's items that no earlier item of the call named, with their index in the group. */

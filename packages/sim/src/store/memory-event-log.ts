@@ -1,0 +1,65 @@
+import type { EventRow, NewEvent } from '@fenceline/core';
+import { isId } from './memory-rows';
+
+/** What listEvents filters on, as the Store contract has it. */
+export interface EventQuery {
+  afterId?: string;
+  runId?: string;
+  jobId?: string;
+  type?: string;
+  limit?: number;
+}
+
+/**
+ * The memory store's event log: rows numbered in append order, ids that are not row ids
+ * stored as null (as the SQL store's bigint columns would), and a cap on how many rows are
+ * kept, because a simulated day of the mission load appends millions.
+ */
+export class MemoryEventLog {
+  private rows: EventRow[] = [];
+  private nextNum = 1;
+
+  constructor(private readonly limit: number) {}
+
+  append(events: NewEvent[], at: Date): void {
+    for (const e of events) {
+      this.rows.push({
+        id: String(this.nextNum++),
+        at,
+        type: e.type,
+        shard: e.shard ?? null,
+        dagId: e.dagId ?? null,
+        runId: e.runId != null && isId(e.runId) ? e.runId : null,
+        jobId: e.jobId != null && isId(e.jobId) ? e.jobId : null,
+        workerId: e.workerId ?? null,
+        nodeId: e.nodeId ?? null,
+        fence: e.fence ?? null,
+        epoch: e.epoch ?? null,
+        data: e.data ?? {},
+      });
+    }
+    // Trim in large steps so the cost of dropping old rows stays amortised O(1).
+    if (this.rows.length > this.limit * 1.5) this.rows = this.rows.slice(this.rows.length - this.limit);
+  }
+
+  /** After an id: the oldest matches past it; otherwise the newest matches, oldest first. */
+  list(query: EventQuery): EventRow[] {
+    const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
+    const match = (e: EventRow): boolean =>
+      (query.runId === undefined || (isId(query.runId) && e.runId === query.runId)) &&
+      (query.jobId === undefined || (isId(query.jobId) && e.jobId === query.jobId)) &&
+      (query.type === undefined || e.type === query.type);
+    if (query.afterId !== undefined && isId(query.afterId)) {
+      const after = Number(query.afterId);
+      const out: EventRow[] = [];
+      for (const e of this.rows) {
+        if (Number(e.id) > after && match(e)) out.push(e);
+        if (out.length >= limit) break;
+      }
+      return out.map((e) => ({ ...e }));
+    }
+    const out: EventRow[] = [];
+    for (let i = this.rows.length - 1; i >= 0 && out.length < limit; i--) if (match(this.rows[i]!)) out.push(this.rows[i]!);
+    return out.reverse().map((e) => ({ ...e }));
+  }
+}

@@ -1,0 +1,125 @@
+import type { DagRow, DagSpec, JobRow, JobState, RunRow, RunState } from '@fenceline/core';
+
+const ID_PATTERN = /^[0-9]{1,18}$/;
+/** Whether a string is a row id as the SQL store's bigint ids print (a wrong one finds nothing there, and here). */
+export const isId = (id: string): boolean => ID_PATTERN.test(id);
+export const date = (ms: number): Date => new Date(ms);
+export const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+
+/** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */
+export interface MemJob {
+  num: number;
+  id: string;
+  runId: string;
+  dagId: string;
+  shard: number;
+  taskId: string;
+  state: JobState;
+  attempt: number;
+  maxAttempts: number;
+  fence: number;
+  holder: string | null;
+  leaseExpiresAtMs: number | null;
+  nextAttemptAtMs: number | null;
+  priority: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  timeoutMs: number;
+  readyAtMs: number | null;
+  leasedAtMs: number | null;
+  /** Whether the holder renewed the current lease at least once. */
+  renewed: boolean;
+  /** Leases that expired unrenewed; see LIMITS.maxLostLeases. */
+  lostLeases: number;
+  endedAtMs: number | null;
+  lastError: string | null;
+}
+
+export interface MemRun {
+  num: number;
+  id: string;
+  dagId: string;
+  dagVersion: number;
+  shard: number;
+  scheduledAtMs: number;
+  trigger: 'schedule' | 'manual';
+  state: RunState;
+  createdAtMs: number;
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+  jobIds: string[];
+}
+
+export interface MemDag {
+  id: string;
+  shard: number;
+  version: number;
+  paused: boolean;
+  nextRunAtMs: number | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+export interface MemShard {
+  shard: number;
+  holder: string | null;
+  epoch: number;
+  expiresAtMs: number | null;
+  acquiredAtMs: number | null;
+}
+
+/** A job as the Store returns it. */
+export function jobRowOf(j: MemJob): JobRow {
+  return {
+    id: j.id,
+    runId: j.runId,
+    dagId: j.dagId,
+    shard: j.shard,
+    taskId: j.taskId,
+    state: j.state,
+    attempt: j.attempt,
+    maxAttempts: j.maxAttempts,
+    fence: j.fence,
+    holder: j.holder,
+    leaseExpiresAt: dateOrNull(j.leaseExpiresAtMs),
+    nextAttemptAt: dateOrNull(j.nextAttemptAtMs),
+    priority: j.priority,
+    retryBackoffMs: j.retryBackoffMs,
+    retryBackoffMaxMs: j.retryBackoffMaxMs,
+    timeoutMs: j.timeoutMs,
+    readyAt: dateOrNull(j.readyAtMs),
+    leasedAt: dateOrNull(j.leasedAtMs),
+    endedAt: dateOrNull(j.endedAtMs),
+    lastError: j.lastError,
+  };
+}
+
+/** A run as the Store returns it. */
+export function runRowOf(r: MemRun): RunRow {
+  return {
+    id: r.id,
+    dagId: r.dagId,
+    dagVersion: r.dagVersion,
+    shard: r.shard,
+    scheduledAt: date(r.scheduledAtMs),
+    trigger: r.trigger,
+    state: r.state,
+    createdAt: date(r.createdAtMs),
+    startedAt: dateOrNull(r.startedAtMs),
+    endedAt: dateOrNull(r.endedAtMs),
+  };
+}
+
+/** A DAG head as the Store returns it, with the spec of its current version. */
+export function dagRowOf(dag: MemDag, spec: DagSpec): DagRow {
+  return {
+    id: dag.id,
+    shard: dag.shard,
+    version: dag.version,
+    spec,
+    paused: dag.paused,
+    nextRunAt: dateOrNull(dag.nextRunAtMs),
+    createdAt: date(dag.createdAtMs),
+    updatedAt: date(dag.updatedAtMs),
+  };
+}

@@ -1,0 +1,39 @@
+import type { WorkerRow } from '@fenceline/core';
+
+/** A worker as it registers. */
+export interface NewWorker {
+  id: string;
+  slots: number;
+  nodeId: string | null;
+  meta?: Record<string, unknown>;
+}
+
+/** The memory store's worker rows: registration, heartbeats and who was seen lately. */
+export class MemoryWorkers {
+  private readonly rows = new Map<string, WorkerRow>();
+
+  register(worker: NewWorker, now: Date): WorkerRow {
+    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
+    this.rows.set(worker.id, row);
+    return { ...row };
+  }
+
+  /** Marks these workers seen now, leaving alone any seen within `skipSeenWithinMs` (as the SQL store's heartbeat does). */
+  heartbeat(workerIds: string[], nodeId: string | null, skipSeenWithinMs: number, now: Date): void {
+    for (const id of workerIds) {
+      const row = this.rows.get(id);
+      if (!row) continue;
+      if (skipSeenWithinMs > 0 && row.lastSeen.getTime() >= now.getTime() - skipSeenWithinMs) continue;
+      row.lastSeen = now;
+      if (nodeId !== null) row.nodeId = nodeId;
+    }
+  }
+
+  /** Workers last seen at or after `cutoffMs`, by id. */
+  list(cutoffMs: number): WorkerRow[] {
+    return [...this.rows.values()]
+      .filter((w) => w.lastSeen.getTime() >= cutoffMs)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((w) => ({ ...w }));
+  }
+}
