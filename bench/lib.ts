@@ -87,6 +87,21 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds the whole machine has spent busy so far (every core, every process: user,
+ * nice, system, irq and softirq from /proc/stat), so a phase can say how loaded the
+ * machine was, whoever loaded it; 0 where /proc/stat cannot be read.
+ */
+export function machineBusySeconds(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+    const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** Resident memory of a process in MB, from /proc. */
 export function rssMb(pid: number): number {
   try {

@@ -1,7 +1,8 @@
+import { cpus } from 'node:os';
 import type { SqlStore } from '@fenceline/db';
-import { backends, benchSpec, dispatchLatency, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
+import { backends, benchSpec, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
 import type { Cluster } from '../../scripts/cluster';
-import { benchCluster, cpuSeconds, fmt, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
+import { benchCluster, cpuSeconds, fmt, machineBusySeconds, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
 /**
@@ -12,6 +13,33 @@ const SHARDS = 16;
  * polling ten times a second took store time from the scheduler being measured.
  */
 const PHASE_POLL_MS = 500;
+
+/**
+ * How often the paced phases trigger runs (BENCH_E2E_PACED_EVERY_MS, default 50; a bad
+ * value stops the case with the reason). Each trigger is one statement whose runs reach
+ * the scheduler together, so the cadence sets the lump size: 50 ms at 3,000 jobs/s is 150
+ * runs a lump. Smaller lumps batch worse and cost more CPU per job: at 10 ms the paced p99
+ * went from 61-91 to 203-206 ms (bench/README.md, "Change: the paced phase runs its 15 s").
+ */
+function pacedEveryMs(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 50;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 1 || ms > 1000) throw new Error(`BENCH_E2E_PACED_EVERY_MS: "${raw}" is not a whole number of milliseconds from 1 to 1000`);
+  return ms;
+}
+
+/** How long each rate of the paced sweep (BENCH_E2E_PACED_SWEEP) triggers runs. */
+const SWEEP_SECONDS = 6;
+
+/** The rates (jobs/s) of BENCH_E2E_PACED_SWEEP, a comma-separated list; a bad entry stops the bench with the reason. */
+function sweepRates(raw: string | undefined, everyMs: number): number[] {
+  if (!raw) return [];
+  return raw.split(',').map((part) => {
+    const rate = Number(part.trim());
+    if (!Number.isFinite(rate) || rate < 1000 / everyMs) throw new Error(`BENCH_E2E_PACED_SWEEP: "${part}" is not a rate of at least ${1000 / everyMs} jobs/s (one run per ${everyMs} ms)`);
+    return rate;
+  });
+}
 
 interface Phase {
   jobs: number;
@@ -86,7 +114,14 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
     await store.initCluster(SHARDS);
     const wideIds = Array.from({ length: wide.dags }, (_, i) => `wide-${i}`);
     const smallIds = Array.from({ length: small.dags }, (_, i) => `small-${i}`);
-    const pacedIds = Array.from({ length: ctx.quick ? 300 : 10_000 }, (_, i) => `paced-${i}`);
+    // BENCH_E2E_PACED_SWEEP=250,500,1000 adds one paced phase per rate after the usual one,
+    // each with DAGs of its own, to draw dispatch latency against load in one run.
+    const everyMs = pacedEveryMs(process.env.BENCH_E2E_PACED_EVERY_MS);
+    const sweep = ctx.quick ? [] : sweepRates(process.env.BENCH_E2E_PACED_SWEEP, everyMs);
+    const sweepDags = sweep.reduce((n, r) => n + Math.ceil(r * SWEEP_SECONDS) + 100, 0);
+    // Enough DAGs for 15 s at 4,000 jobs/s: every paced run is of a DAG of its own.
+    const pacedCount = ctx.quick ? 300 : 60_000;
+    const pacedIds = Array.from({ length: pacedCount + sweepDags }, (_, i) => `paced-${i}`);
     await seedBenchDags(
       store.db,
       [
@@ -112,7 +147,14 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
       const smallPhase = await phase(ctx, store, cluster, 'small', smallIds, small.dags * 3);
       // BENCH_E2E_PACED_RATE sets the paced phase's rate (jobs/s) instead, to draw latency against load.
       const rate = Number(process.env.BENCH_E2E_PACED_RATE ?? 0) || Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
-      const paced = await pacedPhase(ctx, store, cluster, pacedIds, rate, ctx.quick ? 2 : 15);
+      const paced = await pacedPhase(ctx, store, cluster, pacedIds.slice(0, pacedCount), rate, ctx.quick ? 2 : 15, everyMs);
+      const swept: Awaited<ReturnType<typeof pacedPhase>>[] = [];
+      let offset = pacedCount;
+      for (const r of sweep) {
+        const count = Math.ceil(r * SWEEP_SECONDS) + 100;
+        swept.push(await pacedPhase(ctx, store, cluster, pacedIds.slice(offset, offset + count), r, SWEEP_SECONDS, everyMs));
+        offset += count;
+      }
       const best = Math.max(widePhase.jobsPerSec, smallPhase.jobsPerSec);
       return {
         name: 'end to end',
@@ -121,11 +163,13 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
           `small ${fmt(smallPhase.jobsPerSec)} jobs/s (${fmt(smallPhase.jobs)} jobs, p50 ${fmt(smallPhase.dispatchP50Ms, 1)} / p99 ${fmt(smallPhase.dispatchP99Ms, 1)} ms), ` +
           `paced at ${fmt(paced.targetJobsPerSec)}/s: p50 ${fmt(paced.dispatchP50Ms, 1)} / p99 ${fmt(paced.dispatchP99Ms, 1)} ms`,
         jobsPerSec: best,
-        figures: { schedulers: 2, workers, slotsPerWorker: slots, wide: { ...wide, ...widePhase }, small: { ...small, ...smallPhase }, paced },
+        figures: { schedulers: 2, workers, slotsPerWorker: slots, wide: { ...wide, ...widePhase }, small: { ...small, ...smallPhase }, paced, ...(swept.length > 0 ? { pacedSweep: swept } : {}) },
         notes: [
-          `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every 50 ms at half the slower of the two rates.`,
+          `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every ${everyMs} ms at half the slower of the two rates, for up to 15 s (each run of a DAG of its own, whose version the scheduler has not read before).`,
           `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
           `Jobs leased more than once: wide ${widePhase.ranTwice}, small ${smallPhase.ranTwice}, paced ${paced.ranTwice} (every job has retries 0; any lease after the first would show here).`,
+          `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}.`,
+          ...swept.map((p) => `Paced sweep at ${fmt(p.targetJobsPerSec)} jobs/s: dispatch p50 ${fmt(p.dispatchP50Ms, 1)} / p99 ${fmt(p.dispatchP99Ms, 1)} / max ${fmt(p.dispatchMaxMs, 1)} ms, ${fmt(p.busyCores, 2)} cores busy in the measured processes, ${fmt(p.machineBusyCores, 2)} in the whole machine (${fmt(p.jobs)} jobs).`),
         ],
       };
     } finally {
@@ -184,22 +228,28 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
   };
 }
 
-/** Single-job runs triggered every 50 ms at `rate` jobs/s for `seconds`, then their dispatch latency. */
-async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number) {
+/** Single-job runs triggered every `everyMs` at `rate` jobs/s for `seconds` (fewer if `dagIds` run out first), then their dispatch latency. */
+async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number, everyMs: number) {
   const after = await maxRunId(store.db);
   const pg = (await backends(store.db)).pids;
   const cpu0 = cpuSnapshot(cluster, pg);
   const counters0 = await dispatchCounters(cluster);
-  const perTick = Math.max(1, Math.round((rate * 50) / 1000));
-  const ticks = Math.min(Math.floor((seconds * 1000) / 50), Math.floor(dagIds.length / perTick));
+  const machine0 = machineBusySeconds();
+  const perTick = Math.max(1, Math.round((rate * everyMs) / 1000));
+  const ticks = Math.min(Math.floor((seconds * 1000) / everyMs), Math.floor(dagIds.length / perTick));
   const start = performance.now();
   let used = 0;
   for (let t = 0; t < ticks; t++) {
     await triggerBenchRuns(store.db, dagIds.slice(used, used + perTick));
     used += perTick;
-    const wait = start + (t + 1) * 50 - performance.now();
+    const wait = start + (t + 1) * everyMs - performance.now();
     if (wait > 0) await sleep(wait);
   }
+  // CPU while runs were being triggered: the load the latency was measured under.
+  const triggerSeconds = (performance.now() - start) / 1000;
+  const cpuPacing = cpuSnapshot(cluster, pg);
+  const busyCores = Object.keys(cpuPacing).reduce((sum, k) => sum + cpuPacing[k]! - cpu0[k]!, 0) / triggerSeconds;
+  const machineBusyCores = (machineBusySeconds() - machine0) / triggerSeconds;
   await until('paced runs to finish', async () => {
     const s = await runStates(store.db, after);
     return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
@@ -208,10 +258,13 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
   const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
-  const actual = used / ((performance.now() - start) / 1000);
-  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every 50 ms); dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
+  const actual = used / triggerSeconds;
+  const bySecond = await dispatchLatencyBySecond(store.db, after);
+  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every ${everyMs} ms); cores busy: ${fmt(busyCores, 2)} measured processes, ${fmt(machineBusyCores, 2)} whole machine; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
+  ctx.log(`    p99 by second: ${bySecond.map((b) => `${b.second}s ${fmt(b.p99Ms, 0)}`).join(', ')} ms`);
   return {
-    targetJobsPerSec: round(perTick * 20, 0),
+    targetJobsPerSec: round((perTick * 1000) / everyMs, 0),
+    everyMs: everyMs,
     jobs: lat.jobs,
     triggeredForSeconds: round(actual > 0 ? used / actual : 0, 1),
     dispatchP50Ms: round(lat.p50Ms, 1),
@@ -220,6 +273,9 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     legsP50Ms: Object.fromEntries(Object.entries(lat.legsP50Ms).map(([k, v]) => [k, round(v, 1)])),
     legsP99Ms: Object.fromEntries(Object.entries(lat.legsP99Ms).map(([k, v]) => [k, round(v, 1)])),
     cpuSeconds: cpuSecondsUsed,
+    busyCores: round(busyCores, 2),
+    machineBusyCores: round(machineBusyCores, 2),
+    p99BySecondMs: bySecond.map((b) => round(b.p99Ms, 1)),
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
   };

@@ -254,6 +254,27 @@ export async function dispatchLatency(db: Executor, runIdsAfter: string): Promis
   };
 }
 
+/**
+ * Dispatch latency (as dispatchLatency measures it) per whole second since the first job
+ * of the phase became ready, so a tail can be placed: at the start of a phase, after a
+ * burst, or spread evenly.
+ */
+export async function dispatchLatencyBySecond(db: Executor, runIdsAfter: string): Promise<{ second: number; jobs: number; p50Ms: number; p99Ms: number; maxMs: number }[]> {
+  const result = await rows(
+    db,
+    sql`with l as (
+          select j.ready_at, (x.output->>'startedAtMs')::float8 - extract(epoch from j.ready_at) * 1000 as ms
+          from jobs j join results x on x.job_id = j.id
+          where j.run_id > ${runIdsAfter}::bigint and x.outcome = 'succeeded'
+        ),
+        b as (select floor(extract(epoch from ready_at - min(ready_at) over ())) as second, ms from l)
+        select second, count(*) as n, percentile_cont(0.5) within group (order by ms) as p50,
+          percentile_cont(0.99) within group (order by ms) as p99, max(ms) as mx
+        from b group by second order by second`,
+  );
+  return result.map((r) => ({ second: toNumber(r.second), jobs: toNumber(r.n), p50Ms: Number(r.p50), p99Ms: Number(r.p99), maxMs: Number(r.mx) }));
+}
+
 /** Runs created after `runIdsAfter` by state, to tell when a batch of runs has finished. */
 export async function runStates(db: Executor, runIdsAfter: string): Promise<Record<string, number>> {
   const result = await rows(db, sql`select state, count(*) as n from runs where id > ${runIdsAfter}::bigint group by state`);
