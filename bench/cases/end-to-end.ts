@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
-import type { SqlStore } from '@fenceline/db';
-import { backends, benchSpec, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
+import { openStore, type SqlStore } from '@fenceline/db';
+import { backends, benchSpec, commitProbe, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
 import type { Cluster } from '../../scripts/cluster';
 import { benchCluster, cpuSeconds, fmt, machineBusySeconds, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
@@ -132,6 +132,8 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
       SHARDS,
     );
     const cluster = benchCluster(url, { schedulers: 2, workers, workerSlots: slots, env: { FENCELINE_SHARDS: String(SHARDS) } });
+    // A connection of its own for the commit-latency probe of the paced phases.
+    const probe = await openStore({ databaseUrl: url, applicationName: 'fenceline-bench-probe', max: 1 });
     try {
       await cluster.start();
       await until('workers to register', async () => (await store.listWorkers(60_000)).length >= workers, 60_000);
@@ -147,12 +149,12 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
       const smallPhase = await phase(ctx, store, cluster, 'small', smallIds, small.dags * 3);
       // BENCH_E2E_PACED_RATE sets the paced phase's rate (jobs/s) instead, to draw latency against load.
       const rate = Number(process.env.BENCH_E2E_PACED_RATE ?? 0) || Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
-      const paced = await pacedPhase(ctx, store, cluster, pacedIds.slice(0, pacedCount), rate, ctx.quick ? 2 : 15, everyMs);
+      const paced = await pacedPhase(ctx, store, probe, cluster, pacedIds.slice(0, pacedCount), rate, ctx.quick ? 2 : 15, everyMs);
       const swept: Awaited<ReturnType<typeof pacedPhase>>[] = [];
       let offset = pacedCount;
       for (const r of sweep) {
         const count = Math.ceil(r * SWEEP_SECONDS) + 100;
-        swept.push(await pacedPhase(ctx, store, cluster, pacedIds.slice(offset, offset + count), r, SWEEP_SECONDS, everyMs));
+        swept.push(await pacedPhase(ctx, store, probe, cluster, pacedIds.slice(offset, offset + count), r, SWEEP_SECONDS, everyMs));
         offset += count;
       }
       const best = Math.max(widePhase.jobsPerSec, smallPhase.jobsPerSec);
@@ -168,12 +170,13 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
           `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every ${everyMs} ms at half the slower of the two rates, for up to 15 s (each run of a DAG of its own, whose version the scheduler has not read before).`,
           `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
           `Jobs leased more than once: wide ${widePhase.ranTwice}, small ${smallPhase.ranTwice}, paced ${paced.ranTwice} (every job has retries 0; any lease after the first would show here).`,
-          `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}.`,
+          `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}; a one-row commit on a connection of its own every 5 ms took p50 ${fmt(paced.storeCommitMs.p50, 1)} / p99 ${fmt(paced.storeCommitMs.p99, 1)} / p99.9 ${fmt(paced.storeCommitMs.p999, 1)} / max ${fmt(paced.storeCommitMs.max, 1)} ms meanwhile.`,
           ...swept.map((p) => `Paced sweep at ${fmt(p.targetJobsPerSec)} jobs/s: dispatch p50 ${fmt(p.dispatchP50Ms, 1)} / p99 ${fmt(p.dispatchP99Ms, 1)} / max ${fmt(p.dispatchMaxMs, 1)} ms, ${fmt(p.busyCores, 2)} cores busy in the measured processes, ${fmt(p.machineBusyCores, 2)} in the whole machine (${fmt(p.jobs)} jobs).`),
         ],
       };
     } finally {
       await cluster.stop(5_000);
+      await probe.close().catch(() => undefined);
     }
   }, 4);
 }
@@ -229,7 +232,7 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
 }
 
 /** Single-job runs triggered every `everyMs` at `rate` jobs/s for `seconds` (fewer if `dagIds` run out first), then their dispatch latency. */
-async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number, everyMs: number) {
+async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, cluster: Cluster, dagIds: string[], rate: number, seconds: number, everyMs: number) {
   const after = await maxRunId(store.db);
   const pg = (await backends(store.db)).pids;
   const cpu0 = cpuSnapshot(cluster, pg);
@@ -237,6 +240,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
   const machine0 = machineBusySeconds();
   const perTick = Math.max(1, Math.round((rate * everyMs) / 1000));
   const ticks = Math.min(Math.floor((seconds * 1000) / everyMs), Math.floor(dagIds.length / perTick));
+  const commits = await commitProbe(probe.db);
   const start = performance.now();
   let used = 0;
   for (let t = 0; t < ticks; t++) {
@@ -250,6 +254,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
   const cpuPacing = cpuSnapshot(cluster, pg);
   const busyCores = Object.keys(cpuPacing).reduce((sum, k) => sum + cpuPacing[k]! - cpu0[k]!, 0) / triggerSeconds;
   const machineBusyCores = (machineBusySeconds() - machine0) / triggerSeconds;
+  const commit = await commits.stop();
   await until('paced runs to finish', async () => {
     const s = await runStates(store.db, after);
     return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
@@ -261,6 +266,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
   const actual = used / triggerSeconds;
   const bySecond = await dispatchLatencyBySecond(store.db, after);
   ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every ${everyMs} ms); cores busy: ${fmt(busyCores, 2)} measured processes, ${fmt(machineBusyCores, 2)} whole machine; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
+  ctx.log(`    store commits meanwhile (one row, every 5 ms, own connection): p50 ${fmt(commit.p50Ms, 1)} p99 ${fmt(commit.p99Ms, 1)} p99.9 ${fmt(commit.p999Ms, 1)} max ${fmt(commit.maxMs, 1)} ms`);
   ctx.log(`    p99 by second: ${bySecond.map((b) => `${b.second}s ${fmt(b.p99Ms, 0)}`).join(', ')} ms`);
   return {
     targetJobsPerSec: round((perTick * 1000) / everyMs, 0),
@@ -276,6 +282,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, cluster: Cluster, 
     busyCores: round(busyCores, 2),
     machineBusyCores: round(machineBusyCores, 2),
     p99BySecondMs: bySecond.map((b) => round(b.p99Ms, 1)),
+    storeCommitMs: { commits: commit.commits, p50: round(commit.p50Ms, 2), p99: round(commit.p99Ms, 1), p999: round(commit.p999Ms, 1), max: round(commit.maxMs, 1) },
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
   };

@@ -275,6 +275,46 @@ export async function dispatchLatencyBySecond(db: Executor, runIdsAfter: string)
   return result.map((r) => ({ second: toNumber(r.second), jobs: toNumber(r.n), p50Ms: Number(r.p50), p99Ms: Number(r.p99), maxMs: Number(r.mx) }));
 }
 
+/** Commit latency of the store while something else loads it (commitProbe). */
+export interface CommitLatency {
+  commits: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  p999Ms: number | null;
+  maxMs: number | null;
+}
+
+/**
+ * Commits one one-row insert every `everyMs` on `db` (give it a connection of its own, or
+ * it measures waiting for the pool) until `stop()`, and returns the commits' round-trip
+ * times. With synchronous_commit on each one waits for its WAL flush, so the figures are
+ * the floor under any write the scheduler makes at that moment: what a dispatch (two
+ * commits) cannot go below, whatever the scheduler does.
+ */
+export async function commitProbe(db: Executor, everyMs = 5): Promise<{ stop: () => Promise<CommitLatency> }> {
+  await rows(db, sql`create table if not exists bench_commit_probe (id bigserial primary key, at timestamptz not null default now())`);
+  const times: number[] = [];
+  let stopping = false;
+  const loop = (async () => {
+    while (!stopping) {
+      const t = performance.now();
+      await rows(db, sql`insert into bench_commit_probe default values`);
+      times.push(performance.now() - t);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping = true;
+      await loop;
+      await rows(db, sql`drop table if exists bench_commit_probe`);
+      times.sort((a, b) => a - b);
+      const at = (q: number): number | null => (times.length === 0 ? null : times[Math.min(times.length - 1, Math.floor(q * times.length))]!);
+      return { commits: times.length, p50Ms: at(0.5), p99Ms: at(0.99), p999Ms: at(0.999), maxMs: times.length === 0 ? null : times[times.length - 1]! };
+    },
+  };
+}
+
 /** Runs created after `runIdsAfter` by state, to tell when a batch of runs has finished. */
 export async function runStates(db: Executor, runIdsAfter: string): Promise<Record<string, number>> {
   const result = await rows(db, sql`select state, count(*) as n from runs where id > ${runIdsAfter}::bigint group by state`);
