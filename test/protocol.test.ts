@@ -94,6 +94,10 @@ describe('worker protocol against a real scheduler', () => {
     expect(count('STALE_FENCE')).toBe(2);
     expect(count('NOT_FOUND')).toBe(2);
     expect(count('LEASE_LOST')).toBe(4);
+    // The process's own pauses are there too, so a slow dispatch can be told from a slow store.
+    for (const name of ['runtime_gc_pauses_total', 'runtime_eventloop_stalls_total', 'runtime_rss_bytes']) {
+      expect(metrics).toMatch(new RegExp(`^fenceline_${name} \\d+`, 'm'));
+    }
     const events = await eventually('refusals in the event log', async () => {
       const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
       return rows.length >= 10 ? rows : null;

@@ -11,9 +11,10 @@ const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * The scheduler's HTTP surface: the worker protocol under /trpc, /metrics in the
  * Prometheus text format (it needs the worker token too, since it names workers and
- * DAGs), and /health, the one unauthenticated endpoint, for load balancers.
+ * DAGs; `runtime` adds the process's own counters, see runtime-metrics.ts), and /health,
+ * the one unauthenticated endpoint, for load balancers.
  */
-export function createSchedulerServer(node: SchedulerNode, workerToken: string): Server {
+export function createSchedulerServer(node: SchedulerNode, workerToken: string, runtime: () => Record<string, number> = () => ({})): Server {
   const trpc = createHTTPHandler({
     router: workerRouter,
     basePath: '/trpc/',
@@ -34,7 +35,15 @@ export function createSchedulerServer(node: SchedulerNode, workerToken: string):
         return;
       }
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-      res.end(node.metrics.render({ shards_led: node.ledShards().length, workers_live: node.pool.live().length, pool_slots: node.pool.poolSlots(), workers_waiting: node.pool.waiting().length }));
+      res.end(
+        node.metrics.render({
+          ...runtime(),
+          shards_led: node.ledShards().length,
+          workers_live: node.pool.live().length,
+          pool_slots: node.pool.poolSlots(),
+          workers_waiting: node.pool.waiting().length,
+        }),
+      );
       return;
     }
     if (url.startsWith('/trpc/')) {

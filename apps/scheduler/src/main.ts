@@ -3,6 +3,7 @@ import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { createSchedulerServer } from './http';
 import { errorFields, jsonLogger } from './log';
+import { startRuntimeMetrics } from './runtime-metrics';
 
 /** The machine's clock and timers, bound here so the scheduling logic never reads them itself. */
 export const systemClock: Clock = { nowMs: () => Date.now() };
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
   // Contend for shards before answering /health, so a launcher that waits for health
   // before starting the next node gets one leader and standbys rather than a split.
   await node.start();
-  const server = createSchedulerServer(node, config.workerToken);
+  const runtime = startRuntimeMetrics();
+  const server = createSchedulerServer(node, config.workerToken, () => ({ ...runtime.snapshot() }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     await node.stop().catch((err) => log.log('error', 'stop failed', errorFields(err)));
     server.closeAllConnections?.();
     server.close();
+    runtime.stop();
     await store.close().catch(() => undefined);
     process.exit(0);
   };
