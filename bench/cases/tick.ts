@@ -1,5 +1,5 @@
 import { benchSpec, explainDue, makeDue, runCreationSpan, seedBenchDags } from '@fenceline/db/bench';
-import type { LeaderToken } from '@fenceline/core';
+import { shardOf, type LeaderGroup, type LeaderToken, type NewJob, type ScheduledRunsItem } from '@fenceline/core';
 import { benchCluster, fmt, percentile, pidOf, round, rssMb, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
@@ -9,6 +9,12 @@ const DAY_MS = 86_400_000;
 
 /** How far ahead of now the on-time reps put the shared slot: past one look-ahead read. */
 const SLOT_AHEAD_MS = 3_500;
+
+/** Sizes of the creation statement timed on its own: below, at and at the node's 500 cap. */
+const STATEMENT_SIZES = [100, 250, 500];
+
+/** The one job of every bench DAG, as a leader asks the creation statement to insert it. */
+const ONE_JOB: NewJob = { taskId: 'only', state: 'ready', maxAttempts: 3, priority: 0, retryBackoffMs: 1_000, retryBackoffMaxMs: 60_000, timeoutMs: 3_600_000 };
 
 /**
  * Case 4: 100,000 DAGs with daily schedules spread over the day, and 1,000 of them due at
@@ -137,6 +143,38 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
       }
       const plan = await explainDue(store.db, mine, DUE_BATCH);
 
+      // The creation statement alone, one statement per size, under our own tokens: a plan
+      // that turns bad at some size (it did at 100 to 250 runs) shows here, whatever the
+      // size of the tick above. Each size takes DAGs of its own (offsets apart modulo the
+      // steps, all multiples of 200) and a slot a day before any the ticks above used.
+      const statementMs: Record<string, number> = {};
+      const byShard = new Map(mine.map((t) => [t.shard, t]));
+      const statementNowMs = (await store.now()).getTime();
+      for (const [k, size] of STATEMENT_SIZES.entries()) {
+        const n = ctx.quick ? size / 10 : size;
+        const step = Math.floor(total / n);
+        const picked = Array.from({ length: n }, (_, j) => j * step + 2 + k);
+        const slots = picked.map((i) => new Date(prevSlot(i, statementNowMs) - DAY_MS));
+        const dagIds = picked.map((i) => `daily-${String(i).padStart(6, '0')}`);
+        await makeDue(store.db, dagIds, slots);
+        const groups = new Map<number, ScheduledRunsItem[]>();
+        dagIds.forEach((dagId, j) => {
+          const shard = shardOf(dagId, SHARDS);
+          const item: ScheduledRunsItem = { dagId, expectedNextRunAt: slots[j]!, slots: [slots[j]!], nextRunAt: new Date(slots[j]!.getTime() + DAY_MS), start: { version: 1, jobs: [ONE_JOB] } };
+          groups.set(shard, [...(groups.get(shard) ?? []), item]);
+        });
+        const across: LeaderGroup<ScheduledRunsItem>[] = [...groups].flatMap(([shard, items]) => {
+          const token = byShard.get(shard);
+          return token ? [{ token, items }] : [];
+        });
+        const t = performance.now();
+        const out = await store.createScheduledRunsAcross(across);
+        statementMs[String(n)] = round(performance.now() - t, 1)!;
+        const created = out.reduce((sum, g) => sum + (Array.isArray(g) ? g.flat().length : 0), 0);
+        if (created !== n) throw new Error(`the creation statement of ${n} runs created ${created}`);
+      }
+      ctx.log(`  the creation statement alone: ${Object.entries(statementMs).map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`).join(', ')}`);
+
       const create = fullTicks.map((t) => t.createMs);
       const start = fullTicks.map((t) => t.startMs);
       const lateStatement = onTime.map((t) => t.statementLateMs);
@@ -147,7 +185,8 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         line:
           `${fmt(total)} DAGs, ${fmt(due)} due at once: due query (${fmt(DUE_BATCH)} rows) p50 ${fmt(percentile(queryMs, 50), 1)} / p99 ${fmt(percentile(queryMs, 99), 1)} ms; ` +
           `on time, ${fmt(due)} runs of one slot: creation began median ${fmt(percentile(lateStatement, 50))} / max ${fmt(Math.max(...lateStatement))} ms after the slot, all created median ${fmt(percentile(late, 50))} / max ${fmt(Math.max(...late))} ms and started median ${fmt(percentile(lateStart, 50))} / max ${fmt(Math.max(...lateStart))} ms after it; ` +
-          `catching up, the whole tick creating ${fmt(due)} runs median ${fmt(percentile(create, 50))} / max ${fmt(Math.max(...create))} ms, to the last run started median ${fmt(percentile(start, 50))} / max ${fmt(Math.max(...start))} ms; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
+          `catching up, the whole tick creating ${fmt(due)} runs median ${fmt(percentile(create, 50))} / max ${fmt(Math.max(...create))} ms, to the last run started median ${fmt(percentile(start, 50))} / max ${fmt(Math.max(...start))} ms; ` +
+          `the creation statement alone ${Object.entries(statementMs).map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`).join(', ')}; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
         figures: {
           dags: total,
           due,
@@ -155,6 +194,7 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
           dueQueryMs: { p50: round(percentile(queryMs, 50), 2), p99: round(percentile(queryMs, 99), 2), max: round(Math.max(...queryMs), 2) },
           onTime,
           fullTicks,
+          creationStatementMs: statementMs,
           schedulerRssMb: { idleWithAllDags: round(rssIdle, 0), afterTicks: round(rssAfter, 0) },
         },
         notes: [
