@@ -2,7 +2,8 @@ import { cpus } from 'node:os';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { backends, benchSpec, commitProbe, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
 import type { Cluster } from '../../scripts/cluster';
-import { benchCluster, cpuSeconds, fmt, machineBusySeconds, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
+import { LONG_PAUSE_MS } from '../../apps/scheduler/src/runtime-metrics';
+import { benchCluster, cpuSeconds, fmt, machineBusySeconds, percentile, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
 /**
@@ -170,7 +171,7 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
           `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every ${everyMs} ms at half the slower of the two rates, for up to 15 s (each run of a DAG of its own, whose version the scheduler has not read before).`,
           `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
           `Jobs leased more than once: wide ${widePhase.ranTwice}, small ${smallPhase.ranTwice}, paced ${paced.ranTwice} (every job has retries 0; any lease after the first would show here).`,
-          `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}; a one-row commit on a connection of its own every 5 ms took p50 ${fmt(paced.storeCommitMs.p50, 1)} / p99 ${fmt(paced.storeCommitMs.p99, 1)} / p99.9 ${fmt(paced.storeCommitMs.p999, 1)} / max ${fmt(paced.storeCommitMs.max, 1)} ms meanwhile; the schedulers' event loops stalled ${LONG_PAUSE} ms or more ${paced.schedulerPauses.runtime_eventloop_stalls_total} times and their GC paused that long ${paced.schedulerPauses.runtime_gc_long_pauses_total} times.`,
+          `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}; a one-row commit on a connection of its own every 5 ms took p50 ${fmt(paced.storeCommitMs.p50, 1)} / p99 ${fmt(paced.storeCommitMs.p99, 1)} / p99.9 ${fmt(paced.storeCommitMs.p999, 1)} / max ${fmt(paced.storeCommitMs.max, 1)} ms meanwhile; the schedulers' event loops stalled ${LONG_PAUSE_MS} ms or more ${paced.schedulerPauses.runtime_eventloop_stalls_total} times and their GC paused that long ${paced.schedulerPauses.runtime_gc_long_pauses_total} times.`,
           ...swept.map((p) => `Paced sweep at ${fmt(p.targetJobsPerSec)} jobs/s: dispatch p50 ${fmt(p.dispatchP50Ms, 1)} / p99 ${fmt(p.dispatchP99Ms, 1)} / max ${fmt(p.dispatchMaxMs, 1)} ms, ${fmt(p.busyCores, 2)} cores busy in the measured processes, ${fmt(p.machineBusyCores, 2)} in the whole machine (${fmt(p.jobs)} jobs).`),
         ],
       };
@@ -181,8 +182,6 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
   }, 4);
 }
 
-/** The long-pause threshold of the schedulers' runtime counters (apps/scheduler/src/runtime-metrics.ts LONG_PAUSE_MS). */
-const LONG_PAUSE = 50;
 const PAUSE_COUNTERS = ['runtime_eventloop_stalls_total', 'runtime_eventloop_stall_ms_total', 'runtime_gc_long_pauses_total', 'runtime_gc_pause_ms_total', 'runtime_gc_pauses_total'] as const;
 
 /** The schedulers' own pause counters, summed over the nodes. */
@@ -268,7 +267,8 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, c
   const cpuPacing = cpuSnapshot(cluster, pg);
   const busyCores = Object.keys(cpuPacing).reduce((sum, k) => sum + cpuPacing[k]! - cpu0[k]!, 0) / triggerSeconds;
   const machineBusyCores = (machineBusySeconds() - machine0) / triggerSeconds;
-  const commit = await commits.stop();
+  const commitTimes = await commits.stop();
+  const commit = { p50: percentile(commitTimes, 50), p99: percentile(commitTimes, 99), p999: percentile(commitTimes, 99.9), max: Math.max(...commitTimes) };
   const pauses = diff(pauses0, await schedulerPauses(cluster));
   await until('paced runs to finish', async () => {
     const s = await runStates(store.db, after);
@@ -278,17 +278,16 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, c
   const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
-  const actual = used / triggerSeconds;
   const bySecond = await dispatchLatencyBySecond(store.db, after);
   ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every ${everyMs} ms); cores busy: ${fmt(busyCores, 2)} measured processes, ${fmt(machineBusyCores, 2)} whole machine; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
-  ctx.log(`    store commits meanwhile (one row, every 5 ms, own connection): p50 ${fmt(commit.p50Ms, 1)} p99 ${fmt(commit.p99Ms, 1)} p99.9 ${fmt(commit.p999Ms, 1)} max ${fmt(commit.maxMs, 1)} ms`);
-  ctx.log(`    schedulers meanwhile: ${pauses.runtime_eventloop_stalls_total} event-loop stalls of ${LONG_PAUSE}+ ms (${pauses.runtime_eventloop_stall_ms_total} ms in all), ${pauses.runtime_gc_long_pauses_total} GC pauses of ${LONG_PAUSE}+ ms, GC ${fmt(pauses.runtime_gc_pause_ms_total, 0)} ms in ${pauses.runtime_gc_pauses_total} pauses`);
+  ctx.log(`    store commits meanwhile (one row, every 5 ms, own connection): p50 ${fmt(commit.p50, 1)} p99 ${fmt(commit.p99, 1)} p99.9 ${fmt(commit.p999, 1)} max ${fmt(commit.max, 1)} ms`);
+  ctx.log(`    schedulers meanwhile: ${pauses.runtime_eventloop_stalls_total} event-loop stalls of ${LONG_PAUSE_MS}+ ms (${pauses.runtime_eventloop_stall_ms_total} ms in all), ${pauses.runtime_gc_long_pauses_total} GC pauses of ${LONG_PAUSE_MS}+ ms, GC ${fmt(pauses.runtime_gc_pause_ms_total, 0)} ms in ${pauses.runtime_gc_pauses_total} pauses`);
   ctx.log(`    p99 by second: ${bySecond.map((b) => `${b.second}s ${fmt(b.p99Ms, 0)}`).join(', ')} ms`);
   return {
     targetJobsPerSec: round((perTick * 1000) / everyMs, 0),
-    everyMs: everyMs,
+    everyMs,
     jobs: lat.jobs,
-    triggeredForSeconds: round(actual > 0 ? used / actual : 0, 1),
+    triggeredForSeconds: round(triggerSeconds, 1),
     dispatchP50Ms: round(lat.p50Ms, 1),
     dispatchP99Ms: round(lat.p99Ms, 1),
     dispatchMaxMs: round(lat.maxMs, 1),
@@ -299,7 +298,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, c
     machineBusyCores: round(machineBusyCores, 2),
     p99BySecondMs: bySecond.map((b) => round(b.p99Ms, 1)),
     schedulerPauses: pauses,
-    storeCommitMs: { commits: commit.commits, p50: round(commit.p50Ms, 2), p99: round(commit.p99Ms, 1), p999: round(commit.p999Ms, 1), max: round(commit.maxMs, 1) },
+    storeCommitMs: { commits: commitTimes.length, p50: round(commit.p50, 2), p99: round(commit.p99, 1), p999: round(commit.p999, 1), max: round(commit.max, 1) },
     ranTwice: await jobsRunTwice(store.db, after),
     dispatch,
   };

@@ -161,7 +161,9 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         dagIds.forEach((dagId, j) => {
           const shard = shardOf(dagId, SHARDS);
           const item: ScheduledRunsItem = { dagId, expectedNextRunAt: slots[j]!, slots: [slots[j]!], nextRunAt: new Date(slots[j]!.getTime() + DAY_MS), start: { version: 1, jobs: [ONE_JOB] } };
-          groups.set(shard, [...(groups.get(shard) ?? []), item]);
+          const list = groups.get(shard);
+          if (list) list.push(item);
+          else groups.set(shard, [item]);
         });
         const across: LeaderGroup<ScheduledRunsItem>[] = [...groups].flatMap(([shard, items]) => {
           const token = byShard.get(shard);

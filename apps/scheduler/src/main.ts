@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   // before starting the next node gets one leader and standbys rather than a split.
   await node.start();
   const runtime = startRuntimeMetrics();
-  const server = createSchedulerServer(node, config.workerToken, () => ({ ...runtime.snapshot() }));
+  const server = createSchedulerServer(node, config.workerToken, runtime.snapshot);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

@@ -10,7 +10,7 @@ export const LONG_PAUSE_MS = 50;
 export const LOOP_PROBE_INTERVAL_MS = 20;
 
 /** Counters of the process's own pauses, in the /metrics names (prefixed `fenceline_` there). */
-export interface RuntimeCounters {
+export type RuntimeCounters = {
   runtime_gc_pauses_total: number;
   runtime_gc_pause_ms_total: number;
   runtime_gc_long_pauses_total: number;
@@ -18,7 +18,7 @@ export interface RuntimeCounters {
   runtime_eventloop_stall_ms_total: number;
   runtime_heap_used_bytes: number;
   runtime_rss_bytes: number;
-}
+};
 
 export interface RuntimeMetrics {
   snapshot(): RuntimeCounters;

@@ -212,6 +212,14 @@ export interface LatencyFigures {
   legsP99Ms: { lease: number | null; deliver: number | null };
 }
 
+/** Ready (store time) to started on the worker (`output.startedAtMs`), in ms, of a job `j` and its result `x`. */
+const DISPATCH_MS = sql`(x.output->>'startedAtMs')::float8 - extract(epoch from j.ready_at) * 1000`;
+
+/** The succeeded jobs of the runs after `runIdsAfter`, with their results, as `j` and `x`. */
+function finishedJobsAfter(runIdsAfter: string) {
+  return sql`from jobs j join results x on x.job_id = j.id where j.run_id > ${runIdsAfter}::bigint and x.outcome = 'succeeded'`;
+}
+
 /**
  * Dispatch latency of finished jobs whose worker recorded when it started them
  * (`output.startedAtMs`, the worker's wall clock on the same machine as the store):
@@ -222,13 +230,11 @@ export async function dispatchLatency(db: Executor, runIdsAfter: string): Promis
     await rows(
       db,
       sql`with l as (
-            select j.ready_at, x.written_at,
-              (x.output->>'startedAtMs')::float8 - extract(epoch from j.ready_at) * 1000 as ms,
+            select j.ready_at, x.written_at, ${DISPATCH_MS} as ms,
               extract(epoch from j.leased_at - j.ready_at) * 1000 as lease_ms,
               (x.output->>'startedAtMs')::float8 - extract(epoch from j.leased_at) * 1000 as deliver_ms,
               extract(epoch from x.written_at) * 1000 - (x.output->>'startedAtMs')::float8 as write_ms
-            from jobs j join results x on x.job_id = j.id
-            where j.run_id > ${runIdsAfter}::bigint and x.outcome = 'succeeded'
+            ${finishedJobsAfter(runIdsAfter)}
           )
           select count(*) as n, min(ready_at) as first, max(written_at) as last,
             percentile_cont(0.5) within group (order by ms) as p50,
@@ -262,11 +268,7 @@ export async function dispatchLatency(db: Executor, runIdsAfter: string): Promis
 export async function dispatchLatencyBySecond(db: Executor, runIdsAfter: string): Promise<{ second: number; jobs: number; p50Ms: number; p99Ms: number; maxMs: number }[]> {
   const result = await rows(
     db,
-    sql`with l as (
-          select j.ready_at, (x.output->>'startedAtMs')::float8 - extract(epoch from j.ready_at) * 1000 as ms
-          from jobs j join results x on x.job_id = j.id
-          where j.run_id > ${runIdsAfter}::bigint and x.outcome = 'succeeded'
-        ),
+    sql`with l as (select j.ready_at, ${DISPATCH_MS} as ms ${finishedJobsAfter(runIdsAfter)}),
         b as (select floor(extract(epoch from ready_at - min(ready_at) over ())) as second, ms from l)
         select second, count(*) as n, percentile_cont(0.5) within group (order by ms) as p50,
           percentile_cont(0.99) within group (order by ms) as p99, max(ms) as mx
@@ -275,23 +277,14 @@ export async function dispatchLatencyBySecond(db: Executor, runIdsAfter: string)
   return result.map((r) => ({ second: toNumber(r.second), jobs: toNumber(r.n), p50Ms: Number(r.p50), p99Ms: Number(r.p99), maxMs: Number(r.mx) }));
 }
 
-/** Commit latency of the store while something else loads it (commitProbe). */
-export interface CommitLatency {
-  commits: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  p999Ms: number | null;
-  maxMs: number | null;
-}
-
 /**
  * Commits one one-row insert every `everyMs` on `db` (give it a connection of its own, or
- * it measures waiting for the pool) until `stop()`, and returns the commits' round-trip
- * times. With synchronous_commit on each one waits for its WAL flush, so the figures are
- * the floor under any write the scheduler makes at that moment: what a dispatch (two
+ * it measures waiting for the pool) until `stop()`, which returns each commit's round
+ * trip in ms. With synchronous_commit on each one waits for its WAL flush, so the figures
+ * are the floor under any write the scheduler makes at that moment: what a dispatch (two
  * commits) cannot go below, whatever the scheduler does.
  */
-export async function commitProbe(db: Executor, everyMs = 5): Promise<{ stop: () => Promise<CommitLatency> }> {
+export async function commitProbe(db: Executor, everyMs = 5): Promise<{ stop: () => Promise<number[]> }> {
   await rows(db, sql`create table if not exists bench_commit_probe (id bigserial primary key, at timestamptz not null default now())`);
   const times: number[] = [];
   let stopping = false;
@@ -308,9 +301,7 @@ export async function commitProbe(db: Executor, everyMs = 5): Promise<{ stop: ()
       stopping = true;
       await loop;
       await rows(db, sql`drop table if exists bench_commit_probe`);
-      times.sort((a, b) => a - b);
-      const at = (q: number): number | null => (times.length === 0 ? null : times[Math.min(times.length - 1, Math.floor(q * times.length))]!);
-      return { commits: times.length, p50Ms: at(0.5), p99Ms: at(0.99), p999Ms: at(0.999), maxMs: times.length === 0 ? null : times[times.length - 1]! };
+      return times;
     },
   };
 }
