@@ -34,44 +34,74 @@ function nextRunFor(spec: DagSpec, now: Date): Date | null {
  * clock only when the DAG is new or its schedule changed, so an edit of a task does not
  * move (or skip) the next slot.
  */
-export async function putDag(db: Db, input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
+export async function putDag(db: Db, input: DagSpecInput, shardCount: number): Promise<PutDagResult> {
   // Throws InvalidDagError listing every issue, before anything is written.
   const spec = parseDagSpec(input);
+  return db.transaction(async (tx) => putParsedDag(tx, spec, await storeNow(tx), shardCount));
+}
+
+/**
+ * Stores several specs in one transaction: every spec is validated before anything is
+ * written, and either all of them are stored or, when any statement fails, none is. The
+ * specs are written in id order so two concurrent batches that share DAGs lock their head
+ * rows in the same order and cannot deadlock; the results come back in input order. A DAG
+ * named twice gets one version per distinct spec, exactly as two puts one after the other.
+ */
+export async function putDags(db: Db, inputs: DagSpecInput[], shardCount: number): Promise<PutDagResult[]> {
+  const specs = inputs.map((input) => parseDagSpec(input));
+  const order = specs.map((_, i) => i).sort((a, b) => compareIds(specs[a]!.id, specs[b]!.id) || a - b);
   return db.transaction(async (tx) => {
-    const now = toDate((await firstRow(tx, sql`select now() as now`))?.now);
-    let head = await lockDag(tx, spec.id);
-    if (!head) {
-      const shard = shardOf(spec.id, shardCount);
-      const nextRunAt = nextRunFor(spec, now);
-      const inserted = await firstRow(
-        tx,
-        sql`insert into dags (id, shard, current_version, paused, next_run_at)
-            values (${spec.id}, ${shard}, 1, ${spec.paused}, ${nextRunAt === null ? null : ts(nextRunAt)})
-            on conflict (id) do nothing
-            returning id`,
-      );
-      if (inserted) {
-        await rows(tx, sql`insert into dag_versions (dag_id, version, spec) values (${spec.id}, 1, ${jsonb(spec)})`);
-        await rows(tx, noticeSql({ kind: 'dag-changed', shard, dagId: spec.id }));
-        return { dagId: spec.id, version: 1, created: true };
-      }
-      head = await lockDag(tx, spec.id);
-      if (!head) throw new Error(`DAG ${spec.id} vanished while it was being created`);
-    }
-    if (specsEqual(head.spec, spec)) return { dagId: spec.id, version: head.version, created: false };
-    const version = head.version + 1;
-    const scheduleChanged = canonicalJson(head.spec.schedule) !== canonicalJson(spec.schedule);
-    const nextRunAt = scheduleChanged ? nextRunFor(spec, now) : null;
-    await rows(tx, sql`insert into dag_versions (dag_id, version, spec) values (${spec.id}, ${version}, ${jsonb(spec)})`);
-    await rows(
-      tx,
-      sql`update dags set current_version = ${version}, updated_at = now()
-          ${scheduleChanged ? sql`, next_run_at = ${nextRunAt === null ? null : ts(nextRunAt)}` : sql``}
-          where id = ${spec.id}`,
-    );
-    await rows(tx, noticeSql({ kind: 'dag-changed', shard: head.shard, dagId: spec.id }));
-    return { dagId: spec.id, version, created: true };
+    const now = await storeNow(tx);
+    const results: PutDagResult[] = new Array(specs.length);
+    for (const i of order) results[i] = await putParsedDag(tx, specs[i]!, now, shardCount);
+    return results;
   });
+}
+
+export type PutDagResult = { dagId: string; version: number; created: boolean };
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+async function storeNow(tx: Executor): Promise<Date> {
+  return toDate((await firstRow(tx, sql`select now() as now`))?.now);
+}
+
+/** The body of a put, inside the caller's transaction, at store time `now`. */
+async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: number): Promise<PutDagResult> {
+  let head = await lockDag(tx, spec.id);
+  if (!head) {
+    const shard = shardOf(spec.id, shardCount);
+    const nextRunAt = nextRunFor(spec, now);
+    const inserted = await firstRow(
+      tx,
+      sql`insert into dags (id, shard, current_version, paused, next_run_at)
+          values (${spec.id}, ${shard}, 1, ${spec.paused}, ${nextRunAt === null ? null : ts(nextRunAt)})
+          on conflict (id) do nothing
+          returning id`,
+    );
+    if (inserted) {
+      await rows(tx, sql`insert into dag_versions (dag_id, version, spec) values (${spec.id}, 1, ${jsonb(spec)})`);
+      await rows(tx, noticeSql({ kind: 'dag-changed', shard, dagId: spec.id }));
+      return { dagId: spec.id, version: 1, created: true };
+    }
+    head = await lockDag(tx, spec.id);
+    if (!head) throw new Error(`DAG ${spec.id} vanished while it was being created`);
+  }
+  if (specsEqual(head.spec, spec)) return { dagId: spec.id, version: head.version, created: false };
+  const version = head.version + 1;
+  const scheduleChanged = canonicalJson(head.spec.schedule) !== canonicalJson(spec.schedule);
+  const nextRunAt = scheduleChanged ? nextRunFor(spec, now) : null;
+  await rows(tx, sql`insert into dag_versions (dag_id, version, spec) values (${spec.id}, ${version}, ${jsonb(spec)})`);
+  await rows(
+    tx,
+    sql`update dags set current_version = ${version}, updated_at = now()
+        ${scheduleChanged ? sql`, next_run_at = ${nextRunAt === null ? null : ts(nextRunAt)}` : sql``}
+        where id = ${spec.id}`,
+  );
+  await rows(tx, noticeSql({ kind: 'dag-changed', shard: head.shard, dagId: spec.id }));
+  return { dagId: spec.id, version, created: true };
 }
 
 async function lockDag(tx: Executor, dagId: string): Promise<{ version: number; shard: number; spec: DagSpec } | undefined> {

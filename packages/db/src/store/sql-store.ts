@@ -86,6 +86,13 @@ export class SqlStore implements Store {
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
     return dags.putDag(this.db, spec, shardCount);
   }
+  /**
+   * Several specs, all or none, in one transaction (what `fenceline apply` with many files
+   * needs). Not on the Store interface: nothing on the scheduling path stores DAGs.
+   */
+  putDags(specs: DagSpecInput[], shardCount: number): Promise<dags.PutDagResult[]> {
+    return dags.putDags(this.db, specs, shardCount);
+  }
   getDag(dagId: string): Promise<DagRow> {
     return dags.getDag(this.db, dagId);
   }
