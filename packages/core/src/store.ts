@@ -184,6 +184,12 @@ export interface ListRunsQuery {
 
 export interface NewEvent {
   type: string;
+  /**
+   * When it happened, by the emitter's estimate of the store's clock. Events are written in
+   * batches, so a store that stamped them on arrival would date them up to a flush interval
+   * late; it stamps its own time only on an event that comes without one.
+   */
+  at?: Date;
   shard?: number | null;
   dagId?: string | null;
   runId?: string | null;

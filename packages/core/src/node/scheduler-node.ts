@@ -584,8 +584,13 @@ export class SchedulerNode {
 
   // ---- plumbing ---------------------------------------------------------------------------
 
+  /**
+   * Buffers an event stamped now by the store's clock (as this node estimates it): the
+   * buffer is written every eventFlushIntervalMs, and the console draws run timelines from
+   * these stamps, which must say when things happened, not when the batch was written.
+   */
   emit(event: NewEvent): void {
-    const withNode = { nodeId: this.nodeId, ...event };
+    const withNode = { nodeId: this.nodeId, at: new Date(this.storeNowMs()), ...event };
     this.eventBuffer.push(withNode);
     this.deps.onEvent?.({ ...withNode, at: this.clock.nowMs() });
   }

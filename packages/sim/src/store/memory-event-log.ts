@@ -21,11 +21,12 @@ export class MemoryEventLog {
 
   constructor(private readonly limit: number) {}
 
+  /** `at` is the store's time, for events that come without a stamp of their own. */
   append(events: NewEvent[], at: Date): void {
     for (const e of events) {
       this.rows.push({
         id: String(this.nextNum++),
-        at,
+        at: e.at ?? at,
         type: e.type,
         shard: e.shard ?? null,
         dagId: e.dagId ?? null,

@@ -48,5 +48,25 @@ export function workersAndEventsContract(c: ContractContext): void {
       expect(await c.store.listEvents({ type, afterId: events[0]!.id })).toEqual([events[1]]);
       expect((await c.store.listEvents({ runId: '7', type })).map((e) => e.data)).toEqual([{ n: 1 }]);
     });
+
+    it('keeps the time each event carries, to the millisecond, and stamps its own clock on one without', async () => {
+      const type = unique('test:stamped');
+      const now = await c.store.now();
+      // Stamps out of order and well away from the store's clock, as a batch written late holds.
+      const early = new Date(now.getTime() - 4_321);
+      const later = new Date(now.getTime() - 1_234);
+      const before = await c.store.now();
+      await c.store.appendEvents([
+        { type, at: later, data: { n: 1 } },
+        { type, at: early, data: { n: 2 } },
+        { type, data: { n: 3 } },
+      ]);
+      const after = await c.store.now();
+      const events = await c.store.listEvents({ type });
+      expect(events.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(events.slice(0, 2).map((e) => e.at.getTime())).toEqual([later.getTime(), early.getTime()]);
+      expect(events[2]!.at.getTime()).toBeGreaterThanOrEqual(before.getTime());
+      expect(events[2]!.at.getTime()).toBeLessThanOrEqual(after.getTime());
+    });
   });
 }
