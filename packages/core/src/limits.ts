@@ -37,6 +37,8 @@ export const LIMITS = {
   maxJobsPerRead: 10_000,
   /** Slot instants one due read may leave out (DueReadOptions.skipSlots). */
   maxSkippedSlots: 1_000,
+  /** A manual trigger's request key, in characters. */
+  maxRequestKeyLength: 100,
 } as const;
 
 /** Refuses a getJobs read of more than LIMITS.maxJobsPerRead ids. */
@@ -62,6 +64,18 @@ export function checkJobsPerRun(runs: readonly { jobs: readonly unknown[]; runId
     const refusal = jobsPerRunRefusal(jobs.length);
     if (refusal) throw new InvalidInputError(refusal, { ...which, jobs: jobs.length, limit: LIMITS.maxTasksPerDag });
   }
+}
+
+/**
+ * Refuses a trigger's request key that is not 1 to LIMITS.maxRequestKeyLength letters,
+ * digits, `_` or `-`: the key is stored with the run and compared byte for byte, so it is
+ * kept to characters every client sends and logs the same way.
+ */
+export function checkRequestKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > LIMITS.maxRequestKeyLength || !/^[A-Za-z0-9_-]+$/.test(key)) {
+    throw new InvalidInputError(`requestKey must be 1 to ${LIMITS.maxRequestKeyLength} letters, digits, _ or -`, { field: 'requestKey', limit: LIMITS.maxRequestKeyLength });
+  }
+  return key;
 }
 
 /** The slot instants a due read leaves out, refused past LIMITS.maxSkippedSlots or when not valid dates. */

@@ -80,9 +80,12 @@ export interface SweptJob {
   fence: number;
   state: 'ready' | 'failed';
   nextAttemptAt: Date | null;
+  /** Whether the holder renewed the expired lease at least once. */
+  renewed: boolean;
   /**
-   * False when the holder never renewed the lease, so it was most likely never delivered:
-   * the attempt was handed back (up to LIMITS.maxLostLeases times per job).
+   * False when the holder never renewed the lease (it may never have been delivered, or
+   * its worker stopped before its first renewal): the attempt was handed back (up to
+   * LIMITS.maxLostLeases times per job).
    */
   attemptCounted: boolean;
 }
@@ -221,6 +224,11 @@ export type StoreNotice =
     }
   | { kind: 'dag-changed'; shard: number; dagId: string };
 
+/** How a manual trigger identifies itself; see Store.triggerRun. */
+export interface TriggerOptions {
+  requestKey?: string;
+}
+
 /** What a scheduler node contends from: the shard leases and the nodes alive, read at store time `now`. */
 export interface ContentionView {
   now: Date;
@@ -271,8 +279,14 @@ export interface Store {
   listDagVersions(dagId: string): Promise<DagVersionRow[]>;
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;
   setPaused(dagId: string, paused: boolean): Promise<DagRow>;
-  /** Queues a manual run at store time now; notifies the shard's leader. */
-  triggerRun(dagId: string): Promise<RunRow>;
+  /**
+   * Queues a manual run at store time now; notifies the shard's leader. With a
+   * `requestKey`, a second trigger of the DAG with the same key queues nothing and returns
+   * the run the first one queued, so a request sent twice (a double click, a retry after a
+   * lost answer) makes one run. Throws InvalidInputError for a key that fails
+   * checkRequestKey, NotFoundError for a DAG that does not exist.
+   */
+  triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow>;
 
   // ---- reads ------------------------------------------------------------------
   getRun(runId: string): Promise<RunRow>;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { dags } from './dags';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'date' });
@@ -29,9 +29,15 @@ export const runs = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     startedAt: ts('started_at'),
     endedAt: ts('ended_at'),
+    /**
+     * The key a manual trigger was sent with (the console makes one per click), so a
+     * request sent twice queues one run; null for scheduled runs and keyless triggers.
+     */
+    requestKey: text('request_key'),
   },
   (t) => [
     unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),
+    uniqueIndex('runs_dag_request_key_idx').on(t.dagId, t.requestKey).where(sql`${t.requestKey} is not null`),
     index('runs_shard_state_idx').on(t.shard, t.state),
     index('runs_dag_id_idx').on(t.dagId, t.id),
     check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),

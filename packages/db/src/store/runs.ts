@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRun, InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun } from '@fenceline/core';
+import { checkJobsPerRun, checkRequestKey, InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun, type TriggerOptions } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
@@ -49,17 +49,30 @@ function insertJobs(runs: SQL, payload: string, key: 'run_id' | 'dag_id', where:
  * Queues a manual run at store time now and tells the shard's leader, in one statement
  * (the notice goes out when it commits). Two triggers of one DAG in the same microsecond
  * would collide on (dag_id, scheduled_at); the retry takes clock_timestamp(), which moves.
+ *
+ * With a request key, the key is stored with the run and runs_dag_request_key_idx lets
+ * one run of the DAG hold it: a second trigger with the key inserts nothing and returns the
+ * run that holds it. That run is read by a statement of its own, because a trigger that
+ * waited on a concurrent one's uncommitted insert cannot see that row in its own snapshot.
  */
-export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
+export async function triggerRun(db: Db, dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
+  const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+  const byKey = async (): Promise<RunRow | null> => {
+    if (key === null) return null;
+    const row = await firstRow(db, sql`select ${RUN_COLUMNS} from runs where dag_id = ${dagId} and request_key = ${key}`);
+    return row ? runFromRow(row) : null;
+  };
+  const earlier = await byKey();
+  if (earlier) return earlier;
   for (const at of [sql`now()`, sql`clock_timestamp()`, sql`clock_timestamp()`]) {
     const result = await rows(
       db,
       sql`with d as (select id, shard, current_version from dags where id = ${dagId}),
           w as (
-            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
-            select id, current_version, shard, ${at}, 'manual', 'queued' from d
-            on conflict (dag_id, scheduled_at) do nothing
-            returning *
+            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, request_key)
+            select id, current_version, shard, ${at}, 'manual', 'queued', ${key}::text from d
+            on conflict do nothing
+            returning ${RUN_COLUMNS}
           ),
           n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at)::text) from w)
           select exists (select 1 from d) as dag_found, (select count(*) from n) as notified, w.*
@@ -68,6 +81,9 @@ export async function triggerRun(db: Db, dagId: string): Promise<RunRow> {
     const row = result[0];
     if (row?.dag_found !== true) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
     if (row.id !== null && row.id !== undefined) return runFromRow(row);
+    // Nothing inserted: either the slot was taken (retry a microsecond on) or the key was.
+    const holder = await byKey();
+    if (holder) return holder;
   }
   throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);
 }

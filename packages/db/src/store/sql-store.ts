@@ -30,6 +30,7 @@ import type {
   Store,
   StoreNotice,
   SweptJob,
+  TriggerOptions,
   WorkerRow,
   WriteOutcome,
 } from '@fenceline/core';
@@ -111,8 +112,8 @@ export class SqlStore implements Store {
   setPaused(dagId: string, paused: boolean): Promise<DagRow> {
     return dags.setPaused(this.db, dagId, paused);
   }
-  triggerRun(dagId: string): Promise<RunRow> {
-    return runs.triggerRun(this.db, dagId);
+  triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow> {
+    return runs.triggerRun(this.db, dagId, options);
   }
 
   getRun(runId: string): Promise<RunRow> {

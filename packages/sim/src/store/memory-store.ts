@@ -9,6 +9,7 @@ import {
   checkContention,
   checkJobsPerRead,
   checkJobsPerRun,
+  checkRequestKey,
   StaleFenceError,
   TooLargeError,
   canonicalJson,
@@ -51,6 +52,7 @@ import {
   type Store,
   type StoreNotice,
   type SweptJob,
+  type TriggerOptions,
   type WorkerRow,
   type WriteOutcome,
 } from '@fenceline/core';
@@ -111,6 +113,8 @@ export class MemoryStore implements Store {
   private readonly dueIndex = new Map<number, Heap<IndexEntry>>();
   protected readonly runs = new Map<string, MemRun>();
   private readonly runKeys = new Map<string, string>();
+  /** The unique index on (dag_id, request_key): a manual trigger's key, to its run id. */
+  private readonly requestKeys = new Map<string, string>();
   private readonly activeRunsByShard = new Map<number, Set<string>>();
   protected readonly jobs = new Map<string, MemJob>();
   private readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
@@ -356,9 +360,12 @@ export class MemoryStore implements Store {
     return dagRowOf(dag, this.specOf(dag));
   }
 
-  async triggerRun(dagId: string): Promise<RunRow> {
+  async triggerRun(dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
+    const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
     const dag = this.dags.get(dagId);
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const keyed = key === null ? undefined : this.requestKeys.get(`${dagId}\u0000${key}`);
+    if (keyed !== undefined) return runRowOf(this.runs.get(keyed)!);
     // The SQL store retries a collision on (dag_id, scheduled_at) with clock_timestamp(),
     // which moves on by microseconds; virtual time stands still within an event, so the
     // retry here moves on by one millisecond instead.
@@ -366,6 +373,7 @@ export class MemoryStore implements Store {
     for (let k = 0; k < 3; k++) {
       if (this.slotTaken(dagId, now + k)) continue;
       const run = this.insertRun(dag, now + k, 'manual', null);
+      if (key !== null) this.requestKeys.set(`${dagId}\u0000${key}`, run.id);
       this.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id, dagId: run.dagId, dagVersion: run.dagVersion, scheduledAt: date(run.scheduledAtMs).toISOString() });
       return runRowOf(run);
     }
@@ -720,6 +728,7 @@ export class MemoryStore implements Store {
       // A lease never renewed was most likely never delivered; see LIMITS.maxLostLeases.
       const lost = !job.renewed && job.lostLeases < LIMITS.maxLostLeases;
       const retry = lost || job.attempt < job.maxAttempts;
+      const renewed = job.renewed;
       job.nextAttemptAtMs = lost ? null : retry ? now + this.backoffMs(job) : null;
       if (lost) {
         job.attempt--;
@@ -735,7 +744,7 @@ export class MemoryStore implements Store {
       job.endedAtMs = retry ? null : now;
       job.lastError = `lease of ${holder ?? 'unknown worker'} expired${lost ? ' before its holder renewed it; the attempt is not counted' : ''}`;
       this.emit({ op: 'job:swept', atMs: now, jobId: job.id, dagId: job.dagId, fence: job.fence, state: retry ? 'ready' : 'failed', token });
-      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs), attemptCounted: !lost });
+      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs), renewed, attemptCounted: !lost });
     }
     return swept;
   }

@@ -390,5 +390,31 @@ export function runsContract(c: ContractContext): void {
       }
       await refusedWith(c.store.triggerRun(unique('missing')), 'NOT_FOUND');
     });
+
+    it('triggerRun with a request key queues one run per key and DAG, even when sent twice at once', async () => {
+      const { dagId } = await c.leadFreshShard();
+      const other = unique('keyed-other');
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      await c.store.putDag(spec(other), SHARD_COUNT);
+      const [first, again] = await Promise.all([c.store.triggerRun(dagId, { requestKey: 'click-1' }), c.store.triggerRun(dagId, { requestKey: 'click-1' })]);
+      expect(again.id).toBe(first.id);
+      expect((await c.store.triggerRun(dagId, { requestKey: 'click-1' })).id).toBe(first.id);
+      // Another key, no key, or the same key on another DAG each queue a run of their own.
+      const second = await c.store.triggerRun(dagId, { requestKey: 'click-2' });
+      const keyless = await c.store.triggerRun(dagId);
+      const elsewhere = await c.store.triggerRun(other, { requestKey: 'click-1' });
+      expect(new Set([first.id, second.id, keyless.id, elsewhere.id]).size).toBe(4);
+      expect((await c.store.listRuns({ dagId, limit: 10 })).map((r) => r.id).sort()).toEqual([first.id, second.id, keyless.id].sort());
+    });
+
+    it('triggerRun refuses a malformed request key, naming the field, and queues nothing', async () => {
+      const { dagId } = await c.leadFreshShard();
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      for (const requestKey of ['', 'has space', 'x'.repeat(LIMITS.maxRequestKeyLength + 1), "'; drop table runs; --"]) {
+        const err = await refusedWith(c.store.triggerRun(dagId, { requestKey }), 'INVALID_INPUT');
+        expect(err.message).toContain('requestKey');
+      }
+      expect(await c.store.listRuns({ dagId, limit: 10 })).toEqual([]);
+    });
   });
 }

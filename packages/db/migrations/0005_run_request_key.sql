@@ -1,0 +1,2 @@
+ALTER TABLE "runs" ADD COLUMN "request_key" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "runs_dag_request_key_idx" ON "runs" USING btree ("dag_id","request_key") WHERE "runs"."request_key" is not null;
