@@ -12,3 +12,28 @@ describe('scheduler configuration', () => {
     expect(() => readSchedulerConfig({ ...base, FENCELINE_SHARE_SHARDS: 'sometimes' })).toThrow('FENCELINE_SHARE_SHARDS must be on or off, got "sometimes"');
   });
 });
+
+describe('scheduler configuration refuses what cannot run', () => {
+  it('refuses a zero tick interval, which would make a busy loop, naming the variable', () => {
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_TICK_INTERVAL_MS: '0' })).toThrow('FENCELINE_TICK_INTERVAL_MS must be a whole number of at least 1, got "0"');
+  });
+
+  it('refuses fractions and words rather than rounding them', () => {
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_SWEEP_INTERVAL_MS: '2.5' })).toThrow('FENCELINE_SWEEP_INTERVAL_MS must be a whole number');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEASE_TTL_MS: '90s' })).toThrow('FENCELINE_LEASE_TTL_MS must be a whole number');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_DISPATCH_ROUNDS: '0' })).toThrow('FENCELINE_DISPATCH_ROUNDS must be a whole number of at least 1');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_EVENT_FLUSH_INTERVAL_MS: '5' })).toThrow('at least 10');
+  });
+
+  it('accepts zero where zero turns a feature off', () => {
+    const config = readSchedulerConfig({ ...base, FENCELINE_TICK_LOOKAHEAD_MS: '0', FENCELINE_OUTBOX_HOLD_MS: '0', FENCELINE_RENEW_BATCH_WINDOW_MS: '0' });
+    expect(config.node.tickLookaheadMs).toBe(0);
+    expect(config.node.outboxHoldMs).toBe(0);
+    expect(config.node.renewBatchWindowMs).toBe(0);
+  });
+
+  it('refuses a renewal interval that is not shorter than the lease TTL, and the same for shard leases', () => {
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEASE_TTL_MS: '30000', FENCELINE_RENEW_INTERVAL_MS: '30000' })).toThrow('renewIntervalMs (30000) must be shorter than leaseTtlMs (30000)');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_SHARD_LEASE_TTL_MS: '4000' })).toThrow('shardRenewIntervalMs (5000) must be shorter than shardLeaseTtlMs (4000)');
+  });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
 
 /** A scheduler process's settings, read from the environment (see README "Configuration"). */
 export interface SchedulerConfig {
@@ -19,11 +19,16 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new Error(`${name} must be on or off, got "${raw}"`);
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/**
+ * Reads a whole number of at least `min`. Intervals and counts default to a minimum of 1,
+ * since a zero tick or sweep interval would make a busy loop; a fraction is refused rather
+ * than rounded, so what runs is what was written.
+ */
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
   const raw = env[name];
   if (raw == null || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
   return n;
 }
 
@@ -34,10 +39,10 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
   const capPercent = env.FENCELINE_CAP_PERCENT;
   const capFraction = capPercent ? Number(capPercent) / 100 : d.capFraction;
   if (!(capFraction > 0 && capFraction <= 1)) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got "${capPercent}"`);
-  return {
+  const config: SchedulerConfig = {
     nodeId: env.FENCELINE_NODE_ID || `scheduler-${hostname()}-${randomUUID().slice(0, 8)}`,
     host: env.FENCELINE_SCHEDULER_HOST || '127.0.0.1',
-    port: int(env, 'FENCELINE_SCHEDULER_PORT', 7400),
+    port: int(env, 'FENCELINE_SCHEDULER_PORT', 7400, 0),
     workerToken,
     node: {
       shardCount: int(env, 'FENCELINE_SHARDS', d.shardCount),
@@ -53,12 +58,16 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       workerHeartbeatIntervalMs: int(env, 'FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS', d.workerHeartbeatIntervalMs),
       reconcileIntervalMs: int(env, 'FENCELINE_RECONCILE_INTERVAL_MS', d.reconcileIntervalMs),
       dueBatch: int(env, 'FENCELINE_DUE_BATCH', d.dueBatch),
-      tickLookaheadMs: int(env, 'FENCELINE_TICK_LOOKAHEAD_MS', d.tickLookaheadMs),
-      renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs),
-      dispatchRoundsInFlight: Math.max(1, int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight)),
-      outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs),
-      eventFlushIntervalMs: Math.max(10, int(env, 'FENCELINE_EVENT_FLUSH_INTERVAL_MS', d.eventFlushIntervalMs)),
+      tickLookaheadMs: int(env, 'FENCELINE_TICK_LOOKAHEAD_MS', d.tickLookaheadMs, 0),
+      renewBatchWindowMs: int(env, 'FENCELINE_RENEW_BATCH_WINDOW_MS', d.renewBatchWindowMs, 0),
+      dispatchRoundsInFlight: int(env, 'FENCELINE_DISPATCH_ROUNDS', d.dispatchRoundsInFlight),
+      outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs, 0),
+      eventFlushIntervalMs: int(env, 'FENCELINE_EVENT_FLUSH_INTERVAL_MS', d.eventFlushIntervalMs, 10),
       shareShards: flag(env, 'FENCELINE_SHARE_SHARDS', d.shareShards),
     },
   };
+  // Relations between settings (a renewal interval shorter than its TTL) are the node's own
+  // rule; checking them here reports them before anything starts.
+  checkNodeConfig(config.node);
+  return config;
 }

@@ -1,3 +1,4 @@
+export * from './assert';
 export * from './errors';
 export * from './clock';
 export * from './heap';

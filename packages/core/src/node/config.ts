@@ -1,3 +1,4 @@
+import { InvalidInputError } from '../errors';
 import { DEFAULTS } from '../limits';
 
 /** Everything a scheduler node can be tuned with; every field has a production default. */
@@ -68,3 +69,50 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   // job (bench/README.md, "Change: the nodes may share the shards").
   shareShards: false,
 };
+
+/** The settings that count milliseconds or items and are meaningless at zero. */
+const POSITIVE_INTEGERS = [
+  'shardCount',
+  'shardLeaseTtlMs',
+  'shardRenewIntervalMs',
+  'tickIntervalMs',
+  'sweepIntervalMs',
+  'leaseTtlMs',
+  'renewIntervalMs',
+  'pollWaitMs',
+  'workerLiveWindowMs',
+  'workerHeartbeatIntervalMs',
+  'reconcileIntervalMs',
+  'dueBatch',
+  'dispatchRoundsInFlight',
+  'eventFlushIntervalMs',
+] as const satisfies readonly (keyof NodeConfig)[];
+
+/** The settings that may be zero (zero turns the feature off) but never negative or fractional. */
+const NON_NEGATIVE_INTEGERS = ['tickLookaheadMs', 'renewBatchWindowMs', 'outboxHoldMs'] as const satisfies readonly (keyof NodeConfig)[];
+
+/**
+ * Refuses a configuration a node cannot run with, naming every wrong field at once. A zero
+ * interval would make a busy loop, and a renewal interval that is not shorter than its TTL
+ * would let every lease expire between two renewals, so both are refused at start.
+ */
+export function checkNodeConfig(config: NodeConfig): NodeConfig {
+  const problems: string[] = [];
+  for (const field of POSITIVE_INTEGERS) {
+    const value = config[field];
+    if (!Number.isInteger(value) || value < 1) problems.push(`${field} must be a whole number of at least 1, got ${value}`);
+  }
+  for (const field of NON_NEGATIVE_INTEGERS) {
+    const value = config[field];
+    if (!Number.isInteger(value) || value < 0) problems.push(`${field} must be a whole number of at least 0, got ${value}`);
+  }
+  if (!(config.capFraction > 0 && config.capFraction <= 1)) problems.push(`capFraction must be in (0, 1], got ${config.capFraction}`);
+  if (!(config.renewIntervalMs < config.leaseTtlMs)) {
+    problems.push(`renewIntervalMs (${config.renewIntervalMs}) must be shorter than leaseTtlMs (${config.leaseTtlMs})`);
+  }
+  if (!(config.shardRenewIntervalMs < config.shardLeaseTtlMs)) {
+    problems.push(`shardRenewIntervalMs (${config.shardRenewIntervalMs}) must be shorter than shardLeaseTtlMs (${config.shardLeaseTtlMs})`);
+  }
+  if (problems.length > 0) throw new InvalidInputError(`invalid scheduler configuration: ${problems.join('; ')}`, { problems });
+  return config;
+}

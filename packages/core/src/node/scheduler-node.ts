@@ -7,7 +7,7 @@ import { Batcher } from './batcher';
 import { DueRuns } from './due-runs';
 import { LeaderWrites } from './leader-writes';
 import { planShardShare } from './shard-share';
-import { DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
 import { WorkerPool, type Assignment } from './worker-pool';
@@ -62,7 +62,7 @@ export class SchedulerNode {
     this.store = deps.store;
     this.clock = deps.clock;
     this.timers = deps.timers;
-    this.config = { ...DEFAULT_NODE_CONFIG, ...deps.config };
+    this.config = checkNodeConfig({ ...DEFAULT_NODE_CONFIG, ...deps.config });
     this.pool = new WorkerPool(this.clock, this.timers, {
       liveWindowMs: this.config.workerLiveWindowMs,
       // A lease waiting in an outbox is not renewed (its worker does not know of it yet), so
