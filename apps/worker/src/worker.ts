@@ -5,7 +5,7 @@ import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
 import type { WorkerConfig } from './config';
 import { runNoop, runSleep } from './handlers/sleep';
-import { NonRetryableError, registeredTask, type TaskContext } from './task';
+import { NonRetryableError, registeredTask, registeredTaskNames, type TaskContext } from './task';
 import { ResultSender } from './results';
 
 /** The worker's settings (see config.ts) plus where its log lines go. */
@@ -103,7 +103,7 @@ export class Worker {
   private async registerWith(i: number): Promise<void> {
     for (let attempt = 0; !this.stopping; attempt++) {
       try {
-        const info = await this.clients[i]!.register.mutate({ workerId: this.opts.workerId, slots: this.opts.slots, meta: { pid: process.pid } });
+        const info = await this.clients[i]!.register.mutate({ workerId: this.opts.workerId, slots: this.opts.slots, meta: { pid: process.pid, jobTypes: this.jobTypes() } });
         this.renewIntervalMs = info.renewIntervalMs;
         this.leaseTtlMs = info.leaseTtlMs;
         return;
@@ -242,6 +242,14 @@ export class Worker {
       // Stopping frees no slot, so the wait ends on its own after a while.
       setTimeout(resolve, 1000).unref();
     });
+  }
+
+  /**
+   * The job types this worker runs, sent when it registers so the console can say when no
+   * live worker runs a type (shell is off unless allowed; named types come from the tasks module).
+   */
+  private jobTypes(): string[] {
+    return ['noop', 'sleep', 'http', ...(this.opts.shell.allowed ? ['shell'] : []), ...registeredTaskNames()];
   }
 
   private handlerFor(type: string): (config: Record<string, unknown>, ctx: TaskContext) => Promise<unknown> {
