@@ -18,8 +18,8 @@ export interface NodeDeps {
   clock: Clock;
   timers: Timers;
   config?: Partial<NodeConfig>;
-  /** Every lifecycle event, for logs; the node also persists them to the store's event log. */
-  onEvent?: (event: NewEvent & { at: number }) => void;
+  /** Every lifecycle event, for logs, at this node's own clock; the node also persists them to the store's event log. */
+  onEvent?: (event: Omit<NewEvent, 'at'> & { at: number }) => void;
   /** Unexpected errors of background loops (they keep running). */
   onError?: (where: string, err: unknown) => void;
 }

@@ -12,7 +12,7 @@ export interface SchedulerHostOptions {
   link: Link;
   storeTimeoutMs: number;
   config: Partial<NodeConfig>;
-  onEvent: (event: NewEvent & { at: number }, host: SchedulerHost) => void;
+  onEvent: (event: Omit<NewEvent, 'at'> & { at: number }, host: SchedulerHost) => void;
   onError: (where: string, err: unknown, host: SchedulerHost) => void;
   onStoreCall?: (method: string) => void;
   /** How long a supervisor waits before starting a node whose start failed. */
