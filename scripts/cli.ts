@@ -1,15 +1,14 @@
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
-import { DEFAULTS, FencelineError, type Store } from '@fenceline/core';
-import { openStore } from '@fenceline/db';
+import { DEFAULTS, FencelineError } from '@fenceline/core';
+import { openStore, type SqlStore } from '@fenceline/db';
 import { readClusterFile } from './cluster-file';
+import { readSpecFiles } from './spec-files';
 
 const HELP = `fenceline: operate a fenceline cluster
 
 Usage: npm run fenceline -- <command> [args]
 
 Commands:
-  apply <file.json|file.yaml>...   validate and store DAG specs (a changed spec becomes a new version)
+  apply <file.json|file.yaml>...   validate every file, then store them all or none (a changed spec becomes a new version)
   dags [--search TEXT] [--limit N] list DAGs with schedule, next run and version
   runs [DAG] [--limit N]           list recent runs, newest first
   trigger <DAG>                    queue a manual run now
@@ -39,7 +38,6 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof FencelineError) {
       console.error(`${err.code}: ${err.message}`);
-      if (err.code === 'INVALID_DAG') for (const issue of (err.details.issues as { path: string; message: string }[]) ?? []) console.error(`  - ${issue.path || '(spec)'}: ${issue.message}`);
       return 1;
     }
     throw err;
@@ -73,20 +71,10 @@ function fmt(d: Date | null | undefined): string {
   return d ? d.toISOString().replace('.000Z', 'Z') : '-';
 }
 
-async function run(store: Store, command: string, args: string[]): Promise<number> {
+async function run(store: SqlStore, command: string, args: string[]): Promise<number> {
   switch (command) {
-    case 'apply': {
-      const files = positional(args);
-      if (files.length === 0) throw new UsageError('apply needs at least one file');
-      const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
-      for (const file of files) {
-        const text = await readFile(file, 'utf8');
-        const spec: unknown = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
-        const res = await store.putDag(spec as never, shardCount);
-        console.log(`${res.dagId}: ${res.created ? `version ${res.version} stored` : `unchanged (version ${res.version})`}`);
-      }
-      return 0;
-    }
+    case 'apply':
+      return apply(store, positional(args));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
       console.table(rows.map((d) => ({ id: d.id, version: d.version, schedule: describeSchedule(d.spec.schedule), nextRunAt: fmt(d.nextRunAt), paused: d.paused, shard: d.shard })));
@@ -137,6 +125,39 @@ async function run(store: Store, command: string, args: string[]): Promise<numbe
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/**
+ * Reads and validates every file before storing any, then stores them all in one
+ * transaction: a bad file anywhere in the list leaves the store as it was.
+ */
+async function apply(store: SqlStore, files: string[]): Promise<number> {
+  if (files.length === 0) throw new UsageError('apply needs at least one file');
+  const { specs, problems } = await readSpecFiles(files);
+  if (problems.length > 0) {
+    for (const problem of problems) {
+      console.error(`${problem.file}: ${problem.message}`);
+      for (const issue of problem.issues) console.error(`  - ${issue.path || '(spec)'}: ${issue.message}`);
+    }
+    const bad = new Set(problems.map((p) => p.file)).size;
+    console.error(`nothing stored: ${bad} of ${files.length} ${files.length === 1 ? 'file has' : 'files have'} problems`);
+    return 1;
+  }
+  const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
+  let results;
+  try {
+    results = await store.putDags(specs.map((s) => s.spec), shardCount);
+  } catch (err) {
+    if (err instanceof FencelineError) throw err;
+    // The driver's error quotes the statement; the reason underneath is what an operator can act on.
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : 'the store refused the write';
+    console.error(`nothing stored: ${cause}`);
+    return 1;
+  }
+  results.forEach((res, i) => {
+    console.log(`${specs[i]!.file}: ${res.dagId} ${res.created ? `version ${res.version} stored` : `unchanged (version ${res.version})`}`);
+  });
+  return 0;
 }
 
 function describeSchedule(s: { kind: string; cron?: string; timezone?: string; everyMs?: number }): string {

@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { REPO_ROOT } from '../scripts/cluster';
+import { ADMIN_URL } from './support/cluster-fixture';
+
+/**
+ * `fenceline apply` as an operator runs it: the real CLI process, in a folder of spec
+ * files, against a database of its own. Files are named relative to that folder, so the
+ * messages are checked exactly as a person would see them.
+ */
+
+const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const CLI = join(REPO_ROOT, 'scripts/cli.ts');
+
+let databaseName: string;
+let databaseUrl: string;
+let store: SqlStore;
+let folder: string;
+
+beforeAll(async () => {
+  databaseName = `fenceline_cli_${randomBytes(4).toString('hex')}`;
+  databaseUrl = await createDatabase(ADMIN_URL, databaseName);
+  store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });
+});
+afterAll(async () => {
+  await store?.close();
+  if (databaseName) await dropDatabase(ADMIN_URL, databaseName).catch(() => undefined);
+});
+beforeEach(async () => {
+  if (folder) await rm(folder, { recursive: true, force: true });
+  folder = await mkdtemp(join(tmpdir(), 'fenceline-cli-'));
+});
+
+async function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
+    cwd: folder,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  return { code, stdout, stderr };
+}
+
+async function file(name: string, text: string): Promise<void> {
+  await writeFile(join(folder, name), text);
+}
+
+function spec(id: string): string {
+  return JSON.stringify({ id, tasks: [{ id: 'only', type: 'noop' }] }, null, 2);
+}
+
+async function storedIds(): Promise<string[]> {
+  return (await store.listDags({ limit: 100 })).rows.map((d) => d.id).sort();
+}
+
+/** How many lines of `text` contain `needle`. */
+function linesWith(text: string, needle: string): number {
+  return text.split('\n').filter((line) => line.includes(needle)).length;
+}
+
+describe('fenceline apply', () => {
+  it('stores nothing when the second of two files is invalid, and names that file', async () => {
+    await file('a.json', spec('cli-first'));
+    await file('b.json', JSON.stringify({ id: 'cli-second', tasks: [] }));
+    const before = await storedIds();
+
+    const res = await cli('apply', 'a.json', 'b.json');
+
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^b\.json: INVALID_DAG: DAG "cli-second" has 1 problem$/m);
+    expect(res.stderr).toContain('nothing stored: 1 of 2 files have problems');
+    expect(res.stderr).not.toMatch(/^a\.json/m);
+    expect(res.stdout).toBe('');
+    expect(await storedIds()).toEqual(before);
+
+    // a.json on its own is a good spec: it was held back only because b.json was bad.
+    const alone = await cli('apply', 'a.json');
+    expect(alone.code).toBe(0);
+    expect(alone.stdout.trim()).toBe('a.json: cli-first version 1 stored');
+    expect(await storedIds()).toContain('cli-first');
+  });
+
+  it('stores every file when all are good, and reports an unchanged one as such', async () => {
+    await file('one.json', spec('cli-one'));
+    await file('two.yaml', 'id: cli-two\ntasks:\n  - id: only\n    type: noop\n');
+    const res = await cli('apply', 'one.json', 'two.yaml');
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim().split('\n')).toEqual(['one.json: cli-one version 1 stored', 'two.yaml: cli-two version 1 stored']);
+    const again = await cli('apply', 'one.json', 'two.yaml');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('one.json: cli-one unchanged (version 1)');
+  });
+
+  it('names a missing file and stores nothing', async () => {
+    await file('a.json', spec('cli-missing-neighbour'));
+    const res = await cli('apply', 'a.json', 'c.yaml');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^c\.yaml: no such file$/m);
+    expect(res.stderr).not.toContain('ENOENT');
+    expect(await storedIds()).not.toContain('cli-missing-neighbour');
+  });
+
+  it('names a file of broken JSON with the line to look at', async () => {
+    await file('a.json', spec('cli-json-neighbour'));
+    await file('b.json', '{\n  "id": "cli-broken",\n  "tasks": \n');
+    const res = await cli('apply', 'a.json', 'b.json');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^b\.json: not valid JSON: .+ \(line 4, column 1\)$/m);
+    expect(res.stderr).not.toContain('Unexpected end of JSON input');
+    expect(await storedIds()).not.toContain('cli-json-neighbour');
+  });
+
+  it('names a file of broken YAML with the line to look at', async () => {
+    await file('a.json', spec('cli-yaml-neighbour'));
+    await file('c.yaml', 'id: cli-broken-yaml\ntasks:\n  - id: only\n   type: noop\n');
+    const res = await cli('apply', 'a.json', 'c.yaml');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^c\.yaml: not valid YAML: .+ \(line 4, column \d+\)$/m);
+    expect(await storedIds()).not.toContain('cli-yaml-neighbour');
+  });
+
+  it('prints each validation problem once, and every bad file in one pass', async () => {
+    await file('a.json', JSON.stringify({ id: 'cli-twice', tasks: [{ id: 'x', type: 'noop', dependsOn: ['ghost'] }, { id: 'x', type: 'noop' }] }));
+    await file('b.json', '[1, 2,]');
+    const res = await cli('apply', 'a.json', 'b.json');
+    expect(res.code).toBe(1);
+    const issueLines = res.stderr.split('\n').filter((line) => line.startsWith('  - '));
+    expect(issueLines.length).toBeGreaterThanOrEqual(2);
+    for (const line of issueLines) expect(linesWith(res.stderr, line.slice(4))).toBe(1);
+    expect(res.stderr).toMatch(new RegExp(`^a\\.json: INVALID_DAG: DAG "cli-twice" has ${issueLines.length} problems$`, 'm'));
+    expect(res.stderr).toMatch(/^b\.json: not valid JSON: a trailing comma before '\]' is not allowed in JSON \(line 1, column 7\)$/m);
+    expect(res.stderr).toContain('nothing stored: 2 of 2 files have problems');
+  });
+
+  it('refuses two files that define the same DAG', async () => {
+    await file('a.json', spec('cli-dup'));
+    await file('b.json', spec('cli-dup'));
+    const res = await cli('apply', 'a.json', 'b.json');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^b\.json: DAG "cli-dup" is also defined in a\.json/m);
+    expect(await storedIds()).not.toContain('cli-dup');
+  });
+});
