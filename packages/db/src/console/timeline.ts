@@ -4,7 +4,7 @@ import { getDagVersion } from '../store/dags';
 import { listJobs } from '../store/jobs';
 import { getRun } from '../store/runs';
 import { capOf, poolSnapshot } from './pool';
-import { date, num, numOrNull, query, strOrNull, type ConsoleDb } from './sql';
+import { date, dateOrNull, num, numOrNull, query, strOrNull, type ConsoleDb } from './sql';
 
 /** One lease of a job, from its grant to whatever ended it. */
 export interface Attempt {
@@ -21,11 +21,31 @@ export interface Attempt {
   leaseExpiresAt: Date | null;
   /** When the holder renewed this lease. */
   renewals: Date[];
+  /** For a failed attempt that is retried: when the backoff lets the next one be leased. */
+  retryAt: Date | null;
+}
+
+/**
+ * A stretch of a job's life on the run timeline: waiting on its dependencies, ready and
+ * waiting for a slot (or under the cap), waiting out a retry's backoff, or an attempt.
+ * `open` means it has not ended yet: `to` is the store's time now, or for a backoff the
+ * moment it will end.
+ */
+export interface TimelineInterval {
+  kind: 'dependencies' | 'ready' | 'backoff' | 'attempt';
+  from: Date;
+  to: Date;
+  open: boolean;
+  /** For an attempt: its number and how it ended (see Attempt.outcome). */
+  attempt?: number;
+  outcome?: string;
 }
 
 export interface JobTimeline {
   job: JobRow;
   attempts: Attempt[];
+  /** The job's life in order, from the run's start: what the run timeline draws. */
+  intervals: TimelineInterval[];
   /** Why the job is not running now, in words, for jobs that are neither leased nor finished. */
   waitingReason: string | null;
   dependsOn: string[];
@@ -48,11 +68,19 @@ const ENDS: Record<string, string> = {
   'lease:released': 'released',
 };
 
+/** End events after which the job is ready again (a swept lease only when attempts remain). */
+function readyAgain(outcome: string, data: Record<string, unknown>): boolean {
+  return outcome === 'retrying' || outcome === 'released' || (outcome === 'expired' && data.state === 'ready');
+}
+
 /**
  * The run with every job and every attempt. Attempts come from the event log (by the run
- * index): a `lease:granted` opens one with its fence, and the first end event of that job
- * at or after it closes it. The reason a waiting job waits is worked out from the same facts
- * the leader uses: dependencies, backoff, the DAG's cap against the pool, free slots.
+ * index), in the order the events happened (each carries the time it happened): a
+ * `lease:granted` opens one with its fence, and the next end event of that job closes it.
+ * Where the job's row holds the store's own time for a moment, that time is used instead
+ * of the event's stamp (the latest lease's grant, the job's end, its latest return to
+ * ready). The reason a waiting job waits is worked out from the same facts the leader
+ * uses: dependencies, backoff, the DAG's cap against the pool, free slots.
  */
 export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFraction: number; liveWindowMs: number }): Promise<RunTimeline> {
   const run = await getRun(db, runId);
@@ -65,7 +93,7 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
       sql`select id, at, type, job_id, worker_id, fence, data from events
           where run_id = ${runId}
              or (type = 'lease:renewed' and job_id in (select id from jobs where run_id = ${runId}))
-          order by id limit 50000`,
+          order by at, id limit 50000`,
     ),
     poolSnapshot(db, opts.liveWindowMs),
   ]);
@@ -92,14 +120,20 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
       reason: strOrNull(((e.data ?? {}) as Record<string, unknown>).reason),
     }));
 
+  const runStart = run.startedAt ?? run.createdAt;
   const timelines = jobs.map((job): JobTimeline => {
     const attempts: Attempt[] = [];
+    // Whether each attempt's end made the job ready again, by index in `attempts`.
+    const reReady: boolean[] = [];
     let open: Attempt | null = null;
     for (const e of eventsByJob.get(job.id) ?? []) {
       const type = String(e.type);
       const data = (e.data ?? {}) as Record<string, unknown>;
       if (type === 'lease:granted') {
-        if (open) attempts.push(open);
+        if (open) {
+          attempts.push(open);
+          reReady.push(false);
+        }
         open = {
           attempt: num(data.attempt),
           fence: num(e.fence),
@@ -110,14 +144,18 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
           error: null,
           leaseExpiresAt: null,
           renewals: [],
+          retryAt: null,
         };
       } else if (type === 'lease:renewed') {
         if (open && num(e.fence) === open.fence) open.renewals.push(date(e.at));
       } else if (ENDS[type] && open) {
         open.endedAt = date(e.at);
         open.outcome = ENDS[type]!;
-        open.error = strOrNull(data.error);
+        // A revoked or handed-back lease has no error, but its event says why it ended.
+        open.error = strOrNull(data.error) ?? strOrNull(data.reason);
+        open.retryAt = open.outcome === 'retrying' ? dateOrNull(data.nextAttemptAt) : null;
         attempts.push(open);
+        reReady.push(readyAgain(open.outcome, data));
         open = null;
       }
     }
@@ -128,11 +166,74 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
         open.outcome = job.state;
       }
       attempts.push(open);
+      reReady.push(false);
     }
+    useRowTimes(job, attempts, reReady);
     const dependsOn = spec.tasks.find((t) => t.id === job.taskId)?.dependsOn ?? [];
-    return { job, attempts, waitingReason: whyWaiting(job, dependsOn, byTask, { now: pool.now, held, cap, pool: pool.poolSlots, leased: pool.leasedJobs, capFraction: spec.capFraction ?? opts.capFraction }), dependsOn };
+    const upstreamEnds = dependsOn.map((d) => byTask.get(d)?.endedAt?.getTime() ?? 0);
+    const upstreamEnd = upstreamEnds.length > 0 ? new Date(Math.max(...upstreamEnds)) : runStart;
+    return {
+      job,
+      attempts,
+      intervals: intervalsOf(job, attempts, reReady, { runStart, upstreamEnd, now: pool.now }),
+      waitingReason: whyWaiting(job, dependsOn, byTask, { now: pool.now, held, cap, pool: pool.poolSlots, leased: pool.leasedJobs, capFraction: spec.capFraction ?? opts.capFraction }),
+      dependsOn,
+    };
   });
   return { now: pool.now, run, spec, jobs: timelines, fencedWrites };
+}
+
+/**
+ * The job's row holds the store's own times for its latest lease (leased_at), its end
+ * (ended_at) and its latest return to ready (ready_at, which a retry, a swept lease or a
+ * hand-back resets): they replace the events' stamps, which are a node's estimate taken
+ * just after the write. A row time is used only while the fences say it belongs to that
+ * attempt (a lease whose grant event was lost in a crash leaves the fences apart).
+ */
+function useRowTimes(job: JobRow, attempts: Attempt[], reReady: boolean[]): void {
+  const last = attempts[attempts.length - 1];
+  if (!last) return;
+  // The latest lease: its fence is the job's, or one below when it was revoked or handed back.
+  const latest = job.fence === last.fence || (job.fence === last.fence + 1 && last.outcome !== 'succeeded' && last.outcome !== 'failed');
+  if (latest && job.leasedAt) last.grantedAt = job.leasedAt;
+  if (latest && job.endedAt && (job.state === 'succeeded' || job.state === 'failed') && last.outcome !== 'live') last.endedAt = job.endedAt;
+  const k = reReady.lastIndexOf(true);
+  const made = attempts[k];
+  if (made && job.readyAt && job.readyAt.getTime() >= made.grantedAt.getTime() && attempts.slice(k + 1).every((a) => a.fence > made.fence)) made.endedAt = job.readyAt;
+}
+
+/**
+ * The job's life as consecutive intervals. Its first readiness is the row's ready_at while
+ * no attempt has reset it; after one has, it is the end of its latest upstream job (the
+ * store promotes a job as its last dependency ends), or the run's start for a root.
+ */
+function intervalsOf(job: JobRow, attempts: Attempt[], reReady: boolean[], t: { runStart: Date; upstreamEnd: Date; now: Date }): TimelineInterval[] {
+  const out: TimelineInterval[] = [];
+  const add = (kind: TimelineInterval['kind'], from: Date, to: Date | null, extra: Partial<TimelineInterval> = {}): void => {
+    const end = to ?? t.now;
+    if (end.getTime() < from.getTime()) return;
+    out.push({ kind, from, to: end, open: to === null, ...extra });
+  };
+  const firstReady = reReady.includes(true) ? t.upstreamEnd : job.readyAt;
+  const firstGrant = attempts[0]?.grantedAt ?? null;
+  const stillWaiting = job.state === 'waiting' || (firstReady === null && firstGrant === null);
+  const depsEnd = stillWaiting ? (job.endedAt ?? null) : (firstReady ?? firstGrant);
+  if (depsEnd === null || depsEnd.getTime() > t.runStart.getTime()) add('dependencies', t.runStart, depsEnd);
+  if (stillWaiting) return out;
+  // From here on the job is ready whenever it is not leased and not in a backoff.
+  let readySince: Date | null = firstReady ?? firstGrant;
+  for (const a of attempts) {
+    if (readySince) add('ready', readySince, a.grantedAt);
+    add('attempt', a.grantedAt, a.endedAt, { attempt: a.attempt, outcome: a.outcome });
+    readySince = null;
+    if (a.endedAt && a.retryAt) {
+      add('backoff', a.endedAt, a.retryAt, { open: a.retryAt.getTime() > t.now.getTime() });
+      readySince = a.retryAt;
+    } else if (a.endedAt && a.outcome !== 'succeeded' && a.outcome !== 'failed') readySince = a.endedAt;
+  }
+  if (readySince && job.state === 'ready' && readySince.getTime() <= t.now.getTime()) add('ready', readySince, null);
+  if (attempts.length === 0 && job.state !== 'ready' && readySince) add('ready', readySince, job.endedAt);
+  return out;
 }
 
 function whyWaiting(
