@@ -6,7 +6,7 @@ import type { DagSpec, DagSpecInput } from './spec';
  * The store contract. The SQL store (packages/db) and the simulator's in-memory store
  * (packages/sim) both implement it and both pass packages/core/src/testing/store-contract.ts.
  *
- * Rules every implementation keeps (DESIGN.md):
+ * Rules every implementation keeps ("The store's rules" in docs/architecture.md):
  * - time is the store's own clock (`now()` in PostgreSQL), never the caller's;
  * - each operation is one statement or one short transaction;
  * - a leader operation takes a LeaderToken and writes nothing unless that token's epoch

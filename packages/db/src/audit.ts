@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 
 /**
- * Read-only checks of the store's own records against the invariants of DESIGN.md, for
+ * Read-only checks of the store's own records against the invariants of docs/architecture.md, for
  * the live chaos soak and tests. They read what the store kept (jobs, runs, results) and
  * what the event log adds; a lost event can hide a violation but never invent one.
  */

@@ -1,7 +1,7 @@
 /**
  * Fair share: which ready jobs get the free worker slots on this dispatch.
  *
- * The cap (DESIGN.md rule 8) bounds how much of the pool one DAG may hold at once, and
+ * The cap (docs/architecture.md, rule 8) bounds how much of the pool one DAG may hold at once, and
  * round-robin across DAGs decides the order within one dispatch, so a DAG that fans out
  * to 10,000 ready jobs takes its share without delaying any other DAG's first job. The
  * cap adds no capacity; it decides which DAG waits, and the one that waits is the one

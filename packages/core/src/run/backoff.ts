@@ -4,9 +4,9 @@ import type { TaskSpec } from '../spec';
  * The delay before retrying a task whose attempt number `attempt` (1-based) just failed:
  * min(baseMs * 2^(attempt - 1), maxMs).
  *
- * The SQL store computes the same formula in SQL with the store's clock (DESIGN.md rule
- * 2), and the simulator uses this function; the two must agree exactly, so change both
- * or neither.
+ * The SQL store computes the same formula in SQL with the store's clock
+ * (docs/architecture.md, rule 2), and the simulator uses this function; the two must
+ * agree exactly, so change both or neither.
  */
 export function retryBackoffMs(attempt: number, baseMs: number, maxMs: number): number {
   if (!Number.isInteger(attempt) || attempt < 1) {

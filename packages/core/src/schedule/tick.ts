@@ -41,7 +41,7 @@ export const CRON_COUNT_CAP = 500;
 
 /**
  * Decides which of a DAG's due slots get a run on this tick. The tick asks what is due,
- * not what minute it is (DESIGN.md rule 7), so a leader that takes over after an outage
+ * not what minute it is (docs/architecture.md, rule 7), so a leader that takes over after an outage
  * finds every missed slot here and the DAG's catch-up policy decides which of them run:
  *
  * - the due slots are `nextRunAtMs` itself (due when it is at or before now) and every

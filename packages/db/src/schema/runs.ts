@@ -47,7 +47,7 @@ export const runs = pgTable(
 
 /**
  * A job is one task of one run. Its `fence` rises by one on every lease and every
- * revocation; every worker write must carry the current fence (DESIGN.md rules 1-5).
+ * revocation; every worker write must carry the current fence (docs/architecture.md, rules 1-5).
  */
 export const jobs = pgTable(
   'jobs',

@@ -5,7 +5,7 @@ import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse } from './f
 import { isId, jobFromRow } from './rows';
 
 /**
- * The worker's fenced writes (DESIGN.md rule 5). Each is one statement: the job update
+ * The worker's fenced writes (docs/architecture.md, rule 5). Each is one statement: the job update
  * carries the fence check, and the result store write is chained to the rows that update
  * returned, so a refused fence writes nothing anywhere. The result upsert keeps the
  * highest fence per job (`where results.fence < excluded.fence`); the job update also

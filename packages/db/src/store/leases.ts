@@ -27,7 +27,7 @@ function grantedFromRow(r: RawRow): GrantedLease {
 
 /**
  * Grants batches of leases for the shards of one or more leaders in one statement (one
- * commit for a whole dispatch round of a node that leads many shards; DESIGN.md rule 1).
+ * commit for a whole dispatch round of a node that leads many shards; docs/architecture.md, rule 1).
  * A job moves ready -> leased only if it is still ready, its backoff has passed, it
  * belongs to the shard of the token its grant came with and that token still leads; in
  * the same statement its fence and attempt go up by one and the holder and expiry (store
@@ -86,7 +86,7 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
 }
 
 /**
- * Renews a batch of leases in one statement (DESIGN.md rule 3): each succeeds only if its
+ * Renews a batch of leases in one statement (docs/architecture.md, rule 3): each succeeds only if its
  * fence and holder match and the lease is still live by the store's clock. Refusals are
  * classified by one follow-up read, done only when something was refused, so the common
  * case stays one round trip. Outcomes come back in the order of `refs`.
@@ -145,7 +145,7 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
 }
 
 /**
- * Revokes expired leases of the token's shard in one statement (DESIGN.md rule 4): the
+ * Revokes expired leases of the token's shard in one statement (docs/architecture.md, rule 4): the
  * fence goes up at once, so the old holder is fenced off now rather than at the next
  * lease, and the job goes back to ready after its backoff, or fails when out of attempts.
  * A lease its holder never renewed was most likely never delivered (the granting node
