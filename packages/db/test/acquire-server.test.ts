@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { acquireServer, answers } from '../src/index';
+
+const PACKAGE_ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A port nothing listens on: bound once to find it, then closed. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function selectOne(url: string): Promise<number> {
+  const client = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    const [row] = await client<{ n: number }[]>`select 1 as n`;
+    return row!.n;
+  } finally {
+    await client.end({ timeout: 1 });
+  }
+}
+
+describe('acquireServer', () => {
+  it('uses DATABASE_URL as it is, without looking for a server', async () => {
+    const url = 'postgres://nobody@127.0.0.1:1/nowhere';
+    const server = await acquireServer({ env: { DATABASE_URL: url } });
+    expect(server).toMatchObject({ url, source: 'DATABASE_URL', dataDir: null });
+  });
+
+  it('uses the server at the default address when one answers there', async () => {
+    // The run's own server (the machine's, or the run's embedded one) stands in for it.
+    const runUrl = process.env.DATABASE_URL!;
+    const server = await acquireServer({ env: {}, defaultUrl: runUrl });
+    expect(server).toMatchObject({ url: runUrl, source: 'default', dataDir: null });
+  });
+
+  it('starts an embedded server when nothing answers, and release() stops and removes it', async () => {
+    const defaultUrl = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
+    expect(await answers(defaultUrl)).toBe(false);
+    const server = await acquireServer({ env: {}, defaultUrl });
+    try {
+      expect(server.source).toBe('embedded');
+      expect(server.url).not.toBe(defaultUrl);
+      expect(await selectOne(server.url)).toBe(1);
+      expect(existsSync(path.join(server.dataDir!, 'PG_VERSION'))).toBe(true);
+    } finally {
+      await server.release();
+    }
+    expect(await answers(server.url)).toBe(false);
+    expect(existsSync(path.dirname(server.dataDir!))).toBe(false);
+  });
+
+  it('stops and removes the embedded server when the process is interrupted or exits without releasing it', async () => {
+    const defaultUrl = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
+    // A process with no handler of its own dies of SIGINT (Ctrl-C); one that handles SIGINT
+    // itself (as vitest does) exits through process.exit. Neither calls release().
+    for (const ownHandler of [false, true]) {
+      const script = `
+        const { acquireServer } = await import('@fenceline/db');
+        if (${ownHandler}) process.on('SIGINT', () => setTimeout(() => process.exit(130), 10));
+        const server = await acquireServer({ env: {}, defaultUrl: ${JSON.stringify(defaultUrl)} });
+        console.log(JSON.stringify(server));
+        setInterval(() => {}, 1000);`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('\n')) resolve(out.split('\n')[0]!);
+        });
+        child.once('exit', (code) => reject(new Error(`the child exited (${code}) before starting a server`)));
+      });
+      const server = JSON.parse(line) as { url: string; source: string; dataDir: string };
+      expect(server.source).toBe('embedded');
+      expect(await selectOne(server.url)).toBe(1);
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+      child.kill('SIGINT');
+      expect(await exited).toEqual(ownHandler ? [130, null] : [null, 'SIGINT']);
+      expect(await answers(server.url)).toBe(false);
+      expect(existsSync(path.dirname(server.dataDir))).toBe(false);
+    }
+  });
+});
