@@ -3,13 +3,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../src/index';
 
 const execFileAsync = promisify(execFile);
 
-const enabled = process.env.FENCELINE_TEST_EMBEDDED === '1' || !process.env.DATABASE_URL;
+// These start servers of their own, a few seconds each: they run when the run itself is on
+// an embedded server (no other PostgreSQL, or FENCELINE_TEST_EMBEDDED=1), i.e. when it is
+// the server the product would use on this machine.
+const enabled = inject('databaseSource') === 'embedded';
 
 describe.runIf(enabled)('embedded PostgreSQL server', () => {
   let dir: string;
