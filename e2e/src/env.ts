@@ -4,8 +4,9 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { acquireServer, createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../scripts/cluster';
+import { chromiumPath, missingChromium } from './chromium';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = join(REPO_ROOT, 'e2e', 'artifacts');
@@ -53,13 +54,18 @@ export interface Harness {
 }
 
 /**
- * Everything the browser tests run against, all real: a fresh database on the machine's
- * PostgreSQL, two scheduler processes and three workers from scripts/cluster.ts, and the
- * built console under `next start`. The console must have been built first (`test:e2e` does).
+ * Everything the browser tests run against, all real: a fresh database on the run's
+ * PostgreSQL (DATABASE_URL, which `test:e2e` sets; else the server on 127.0.0.1:5432; else
+ * an embedded one for this file), two scheduler processes and three workers from
+ * scripts/cluster.ts, and the built console under `next start`. The console must have been
+ * built first (`test:e2e` does).
  */
 export async function startHarness(): Promise<Harness> {
+  const noChromium = missingChromium();
+  if (noChromium) throw new Error(noChromium);
   await mkdir(ARTIFACTS, { recursive: true });
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const server = await acquireServer();
+  const adminUrl = server.url;
   const dbName = `fenceline_e2e_${process.pid}_${Date.now().toString(36)}`;
   const databaseUrl = await createDatabase(adminUrl, dbName);
   const store = await openStore({ databaseUrl, applicationName: 'fenceline-e2e', max: 4 });
@@ -101,7 +107,7 @@ export async function startHarness(): Promise<Harness> {
   await waitForHttp(`${consoleUrl}/signin`, 60_000);
 
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 
@@ -128,6 +134,7 @@ export async function startHarness(): Promise<Harness> {
       await cluster.stop(5_000);
       await store.close();
       await dropDatabase(adminUrl, dbName).catch(() => undefined);
+      await server.release();
     },
   };
 }

@@ -1,0 +1,51 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { constants } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { acquireServer } from '@fenceline/db';
+import { missingChromium } from './src/chromium';
+
+/**
+ * npm run test:e2e [-- file.test.ts ...]
+ *
+ * Checks that Chromium is there, builds the console, finds or starts one PostgreSQL for the
+ * whole run (DATABASE_URL, else the server on 127.0.0.1:5432, else an embedded one that is
+ * removed afterwards) and runs the browser test files one after another under node:test.
+ */
+const E2E_DIR = dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = join(E2E_DIR, '..');
+const DEFAULT_FILES = ['console.test.ts', 'pages.test.ts', 'mobile.test.ts'];
+
+async function main(): Promise<number> {
+  const problem = missingChromium();
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
+    return 1;
+  }
+  const files = process.argv.slice(2);
+  const build = spawnSync('npm', ['run', 'build', '-w', '@fenceline/web'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) return build.status ?? 1;
+
+  const server = await acquireServer();
+  if (server.source === 'embedded') console.log(`e2e: no DATABASE_URL and no PostgreSQL at 127.0.0.1:5432: started an embedded one at ${server.url}`);
+  try {
+    const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=600000', ...(files.length > 0 ? files : DEFAULT_FILES.map((f) => join(E2E_DIR, f)))];
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, DATABASE_URL: server.url } });
+    // Passed on, so the tests stop their clusters before the server goes; the exit code tells.
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    return code ?? 128 + (signal ? constants.signals[signal] : 0);
+  } finally {
+    await server.release();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`e2e: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);
