@@ -3,11 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { createDatabase, DEFAULT_SERVER_URL, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { serverVersion } from '@fenceline/db/bench';
 import { Cluster, REPO_ROOT, type ClusterOptions, type ManagedProcess, type ProcessSpec } from '../scripts/cluster';
 
-export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The server every case makes its databases on; main.ts puts the one it found or started into DATABASE_URL. */
+export function adminUrl(): string {
+  return process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
+}
 
 export interface BenchContext {
   quick: boolean;
@@ -30,13 +33,13 @@ export interface CaseResult {
 /** A fresh database for one case, dropped afterwards (kept with BENCH_KEEP_DB=1, for queries after the run), so cases never see each other's rows. */
 export async function withDatabase<T>(fn: (db: { url: string; store: SqlStore }) => Promise<T>, max = 10): Promise<T> {
   const name = `fenceline_bench_${randomBytes(4).toString('hex')}`;
-  const url = await createDatabase(ADMIN_URL, name);
+  const url = await createDatabase(adminUrl(), name);
   const store = await openStore({ databaseUrl: url, applicationName: 'fenceline-bench', max });
   try {
     return await fn({ url, store });
   } finally {
     await store.close().catch(() => undefined);
-    if (!process.env.BENCH_KEEP_DB) await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+    if (!process.env.BENCH_KEEP_DB) await dropDatabase(adminUrl(), name).catch(() => undefined);
     else console.log(`kept database ${name}`);
   }
 }

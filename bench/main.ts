@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { acquireServer } from '@fenceline/db';
 import { REPO_ROOT } from '../scripts/cluster';
 import { fmt, machineInfo, type BenchContext, type CaseResult } from './lib';
 import { storeCeiling } from './cases/store-ceiling';
@@ -14,8 +15,9 @@ import { renderMarkdown } from './report';
 /**
  * npm run bench [-- --quick] [--only a,b] [--out DIR]
  *
- * Runs every case against real processes and a real PostgreSQL (DATABASE_URL, each case in
- * a fresh database), prints one line of figures per case, and writes a JSON report and a
+ * Runs every case against real processes and a real PostgreSQL (DATABASE_URL, else the
+ * server on 127.0.0.1:5432, else an embedded one started for the run and removed after it;
+ * each case in a fresh database), prints one line of figures per case, and writes a JSON report and a
  * Markdown table under bench/results/. Figures are printed and recorded, never asserted:
  * the exit code is non-zero only when a case crashed.
  */
@@ -46,8 +48,20 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] | null; out
   return { quick, only, out };
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
+  const server = await acquireServer();
+  if (server.source === 'embedded') process.stderr.write(`no DATABASE_URL and no PostgreSQL at 127.0.0.1:5432: started an embedded one at ${server.url}\n`);
+  // The cases read it from here (bench/lib.ts), as do the processes they start.
+  process.env.DATABASE_URL = server.url;
+  try {
+    return await runCases(args);
+  } finally {
+    await server.release();
+  }
+}
+
+async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   const ctx: BenchContext = { quick: args.quick, log: (msg) => process.stderr.write(`${msg}\n`) };
   const startedAt = new Date();
   const machine = await machineInfo();
@@ -90,10 +104,13 @@ async function main(): Promise<void> {
   writeFileSync(join(args.out, `latest-${report.mode}.json`), JSON.stringify(report, null, 2));
   writeFileSync(join(args.out, `latest-${report.mode}.md`), renderMarkdown(report));
   process.stdout.write(`report: bench/results/latest-${report.mode}.md (${report.seconds.toFixed(0)} s)\n`);
-  process.exit(results.some((r) => r.crashed) ? 1 : 0);
+  return results.some((r) => r.crashed) ? 1 : 0;
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

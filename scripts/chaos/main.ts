@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { capFor, DEFAULTS, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
-import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { acquireServer, createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
 import { RogueWorker } from './rogue';
@@ -10,11 +10,12 @@ import { chaosDags } from './workload';
 const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db]
 
 Starts a real cluster (3 schedulers, 4 workers) on a fresh database in DATABASE_URL's
-server (default postgres://postgres@127.0.0.1:5432/postgres), runs a workload of sleep
-DAGs and injects, on a schedule drawn from the seed: worker pauses (SIGSTOP past the
-lease TTL, then SIGCONT), SIGKILL of shard leaders (then restart), SIGKILL of workers
-mid-job, termination of every database connection, and a rogue worker writing forged
-and replayed fences. Then faults stop, the workload drains and the store is audited.
+server, else in the one at postgres://postgres@127.0.0.1:5432/postgres, else in an
+embedded PostgreSQL started for the soak and removed after it (so --keep-db keeps
+nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn from the
+seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
+(then restart), SIGKILL of workers mid-job, termination of every database connection,
+and a rogue worker writing forged and replayed fences. Then faults stop, the workload drains and the store is audited.
 Exits 1 on any violation, naming the seed; 0 otherwise. Full soak: 20 minutes; --short: 2.`;
 
 const TTL_MS = Number(FAST_TTL_ENV.FENCELINE_LEASE_TTL_MS);
@@ -50,10 +51,19 @@ type FaultKind = 'pause-worker' | 'kill-leader' | 'kill-worker' | 'cut-database'
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
+  const server = await acquireServer();
+  if (server.source === 'embedded') console.log(`no DATABASE_URL and no PostgreSQL at 127.0.0.1:5432: started an embedded one at ${server.url}`);
+  try {
+    return await soak(opts, server.url);
+  } finally {
+    await server.release();
+  }
+}
+
+async function soak(opts: Options, adminUrl: string): Promise<number> {
   const rng = seededRandom(opts.seed);
   const random = () => rng.next();
   const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `fenceline_chaos_${randomBytes(4).toString('hex')}`;
   const databaseUrl = await createDatabase(adminUrl, dbName);
   console.log(`chaos soak: seed ${opts.seed}, ${opts.minutes} min, database ${dbName}`);
