@@ -192,7 +192,10 @@ export class Worker {
       output = await this.handlerFor(job.task.type)(job.task.config, ctx);
       if (r.controller.signal.aborted) throw r.controller.signal.reason;
     } catch (err) {
-      const reason = r.controller.signal.aborted ? r.controller.signal.reason : err;
+      // A stopped job reports why it was stopped, unless the handler's error already says so
+      // in more detail (it keeps the stop's reason as its cause, as the http handler does).
+      const stop: unknown = r.controller.signal.aborted ? r.controller.signal.reason : undefined;
+      const reason = stop !== undefined && !(err instanceof Error && err.cause === stop) ? stop : err;
       failure = { error: reason instanceof Error ? reason.message : String(reason), retryable: !(err instanceof NonRetryableError) };
     } finally {
       if (timeout) clearTimeout(timeout);

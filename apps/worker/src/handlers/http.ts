@@ -1,5 +1,6 @@
 import { httpConfigSchema } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
+import { describeFetchFailure, hostPort } from './fetch-failure';
 
 const MAX_BODY_CHARS = 16 * 1024;
 
@@ -8,14 +9,34 @@ export async function runHttp(config: Record<string, unknown>, ctx: TaskContext)
   const parsed = httpConfigSchema.safeParse(config);
   if (!parsed.success) throw new NonRetryableError(`http config is invalid: ${parsed.error.message}`);
   const { method, url, headers, body, expectStatus } = parsed.data;
-  const res = await fetch(url, {
-    method,
-    headers: { ...headers, 'x-fenceline-fence': String(ctx.fence), 'x-fenceline-job': ctx.jobId },
-    body: method === 'GET' || method === 'HEAD' ? undefined : body,
-    signal: ctx.signal,
-  });
-  const text = (await res.text()).slice(0, MAX_BODY_CHARS);
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { ...headers, 'x-fenceline-fence': String(ctx.fence), 'x-fenceline-job': ctx.jobId },
+      body: method === 'GET' || method === 'HEAD' ? undefined : body,
+      signal: ctx.signal,
+    });
+    text = (await res.text()).slice(0, MAX_BODY_CHARS);
+  } catch (err) {
+    throw failedRequest(err, method, url, ctx.signal);
+  }
   ctx.log(`${method} ${url} -> ${res.status}`);
   if (!expectStatus.includes(res.status)) throw new Error(`${method} ${url} answered ${res.status}, expected one of ${expectStatus.join(', ')}`);
   return { status: res.status, body: text };
+}
+
+/**
+ * The request's failure with its reason and where it went. A stop of the job (its timeout,
+ * a lost lease, shutdown) keeps that reason as the cause, so the worker reports this
+ * message for it rather than the bare reason.
+ */
+function failedRequest(err: unknown, method: string, url: string, signal: AbortSignal): Error {
+  const target = new URL(url);
+  if (signal.aborted) {
+    const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+    return new Error(`${method} ${url}: no answer from ${hostPort(target)} before the job was stopped: ${reason}`, { cause: signal.reason });
+  }
+  return new Error(`${method} ${url}: ${describeFetchFailure(err, target)}`, { cause: err });
 }

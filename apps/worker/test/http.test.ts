@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHttp } from '../src/handlers/http';
+import type { TaskContext } from '../src/task';
+
+function context(signal = new AbortController().signal): TaskContext & { lines: string[] } {
+  const lines: string[] = [];
+  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+/** What runHttp threw, as an Error. */
+async function failure(config: Record<string, unknown>, ctx = context()): Promise<Error> {
+  const outcome = await runHttp(config, ctx).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(outcome).toBeInstanceOf(Error);
+  return outcome as Error;
+}
+
+describe('worker: http jobs', () => {
+  let port = 0;
+  let closedPort = 0;
+  let silentPort = 0;
+  const server = createServer((req, res) => {
+    res.statusCode = req.url === '/broken' ? 500 : 200;
+    res.end(`fence ${req.headers['x-fenceline-fence']}`);
+  });
+  // Accepts connections and never answers, as a hung service does.
+  const silent = createServer(() => undefined);
+  beforeAll(async () => {
+    port = await listen(server);
+    silentPort = await listen(silent);
+    const probe = createServer();
+    closedPort = await listen(probe);
+    await new Promise((resolve) => probe.close(resolve));
+  });
+  afterAll(async () => {
+    silent.closeAllConnections();
+    await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => silent.close(r))]);
+  });
+
+  it('succeeds on an expected status, sending the fence', async () => {
+    const out = await runHttp({ url: `http://127.0.0.1:${port}/` }, context());
+    expect(out).toEqual({ status: 200, body: 'fence 42' });
+  });
+
+  it('fails on an unexpected status, naming it', async () => {
+    const err = await failure({ url: `http://127.0.0.1:${port}/broken` });
+    expect(err.message).toBe(`GET http://127.0.0.1:${port}/broken answered 500, expected one of 200, 201, 202, 204`);
+  });
+
+  it('says a connection was refused, and by which host and port', async () => {
+    const err = await failure({ url: `http://127.0.0.1:${closedPort}/x` });
+    expect(err.message).toBe(`GET http://127.0.0.1:${closedPort}/x: connection refused by 127.0.0.1:${closedPort}: nothing listens there (ECONNREFUSED)`);
+  });
+
+  it('says a DNS name was not found', async () => {
+    // The .invalid top-level domain never resolves (RFC 6761), so this fails at once offline too.
+    const err = await failure({ method: 'POST', url: 'http://no-such-service.invalid:8080/hook', body: '{}' });
+    expect(err.message).toBe('POST http://no-such-service.invalid:8080/hook: DNS name not found: no-such-service.invalid (for no-such-service.invalid:8080) (ENOTFOUND)');
+  });
+
+  it('says a TLS handshake failed, with the host and port', async () => {
+    // Plain HTTP on the other end: the TLS handshake reads a reply that is not TLS.
+    const err = await failure({ url: `https://127.0.0.1:${port}/` });
+    expect(err.message).toMatch(new RegExp(`^GET https://127\\.0\\.0\\.1:${port}/: TLS error with 127\\.0\\.0\\.1:${port}: .+ \\(ERR_SSL_[A-Z_]+\\)$`));
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('says which host did not answer before the job was stopped for its timeout', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('timed out after 200 ms')), 200);
+    const err = await failure({ url: `http://127.0.0.1:${silentPort}/slow` }, context(controller.signal));
+    expect(err.message).toBe(`GET http://127.0.0.1:${silentPort}/slow: no answer from 127.0.0.1:${silentPort} before the job was stopped: timed out after 200 ms`);
+    // The worker reports this message for a stopped job because it carries the stop's reason.
+    expect(err.cause).toBe(controller.signal.reason);
+  });
+});
