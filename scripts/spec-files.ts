@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { validateDag, type DagIssue, type DagSpec } from '@fenceline/core';
 import { findJsonSyntaxError } from './json-syntax';
@@ -45,11 +46,20 @@ export async function readSpecFiles(files: string[]): Promise<{ specs: SpecFile[
   return { specs, problems };
 }
 
+/**
+ * `npm run fenceline` runs the CLI from the repository root, wherever npm was started; npm
+ * records the directory it was started in as INIT_CWD, and a relative path on the command
+ * line means a path from there.
+ */
+export function fromCallerDir(file: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.INIT_CWD || process.cwd(), file);
+}
+
 async function loadSpec(file: string): Promise<SpecFile | FileProblem> {
   const problem = (message: string, issues: DagIssue[] = []): FileProblem => ({ file, message, issues });
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFile(fromCallerDir(file), 'utf8');
   } catch (err) {
     return problem(readFailure(err));
   }

@@ -38,9 +38,17 @@ beforeEach(async () => {
 });
 
 async function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return cliIn({ cwd: folder, initCwd: folder }, ...args);
+}
+
+/**
+ * `npm run fenceline` starts the CLI in the repository root and records the folder the
+ * operator ran it from in INIT_CWD; `cwd` and `initCwd` play those two parts.
+ */
+async function cliIn(where: { cwd: string; initCwd: string }, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
-    cwd: folder,
-    env: { ...process.env, DATABASE_URL: databaseUrl },
+    cwd: where.cwd,
+    env: { ...process.env, DATABASE_URL: databaseUrl, INIT_CWD: where.initCwd },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -72,6 +80,14 @@ function linesWith(text: string, needle: string): number {
 }
 
 describe('fenceline apply', () => {
+  it('reads a relative path from the folder npm was run in, not the repository root', async () => {
+    await file('here.json', spec('cli-from-caller'));
+    const res = await cliIn({ cwd: REPO_ROOT, initCwd: folder }, 'apply', 'here.json');
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(await storedIds()).toContain('cli-from-caller');
+  });
+
   it('stores nothing when the second of two files is invalid, and names that file', async () => {
     await file('a.json', spec('cli-first'));
     await file('b.json', JSON.stringify({ id: 'cli-second', tasks: [] }));
