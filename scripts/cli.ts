@@ -77,7 +77,7 @@ async function run(store: SqlStore, command: string, args: string[]): Promise<nu
       return apply(store, positional(args));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
-      console.table(rows.map((d) => ({ id: d.id, version: d.version, schedule: describeSchedule(d.spec.schedule), nextRunAt: fmt(d.nextRunAt), paused: d.paused, shard: d.shard })));
+      console.table(rows.map((d) => ({ id: d.id, version: d.version, schedule: describeSchedule(d.spec.schedule), nextRunAt: d.paused ? 'paused' : fmt(d.nextRunAt), paused: d.paused, shard: d.shard })));
       console.log(`${rows.length} of ${total} DAGs`);
       return 0;
     }

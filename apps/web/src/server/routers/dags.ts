@@ -1,10 +1,15 @@
 import { z } from 'zod';
-import { catchupSchema } from '@fenceline/core';
-import { dagListPage } from '@fenceline/db/console';
+import { catchupSchema, isFencelineError, LIMITS } from '@fenceline/core';
+import { dagListPage, liveJobTypes } from '@fenceline/db/console';
 import { clusterShardCount } from '../store';
 import { operatorProcedure, router, settings, viewerProcedure, withStore } from '../trpc';
 
 const dagId = z.string().min(1).max(200);
+/**
+ * A DAG id as it comes from the page's URL, for reads: one no DAG could have (too long) is
+ * answered NOT_FOUND by the store, like any id that names no DAG, not as a validation error.
+ */
+const dagIdFromUrl = z.string().min(1).max(2000);
 
 export const dagsRouter = router({
   list: viewerProcedure
@@ -19,7 +24,7 @@ export const dagsRouter = router({
     )
     .query(({ input }) => withStore((store) => dagListPage(store.db, { ...input, ...settings() }))),
 
-  get: viewerProcedure.input(z.object({ id: dagId })).query(({ input }) =>
+  get: viewerProcedure.input(z.object({ id: dagIdFromUrl })).query(({ input }) =>
     withStore(async (store) => {
       const [dag, versions, runs] = await Promise.all([
         store.getDag(input.id),
@@ -31,14 +36,37 @@ export const dagsRouter = router({
   ),
 
   /** Every version's spec, newest first, for the history and its diffs. */
-  versions: viewerProcedure.input(z.object({ id: dagId })).query(({ input }) => withStore((store) => store.listDagVersions(input.id))),
+  versions: viewerProcedure.input(z.object({ id: dagIdFromUrl })).query(({ input }) => withStore((store) => store.listDagVersions(input.id))),
 
-  /** Validates and stores a spec; a changed spec becomes a new version, runs in flight keep theirs. */
+  /**
+   * Validates and stores a spec; a changed spec becomes a new version, runs in flight keep
+   * theirs. The editor shows an existing DAG's `paused` as its live state, so for a DAG that
+   * exists `paused` pauses or resumes it rather than going into a version of its own: the
+   * spec is stored with the current version's `paused`, and a toggle alone stores nothing.
+   */
   save: operatorProcedure.input(z.object({ spec: z.unknown() })).mutation(({ input }) =>
-    withStore(async (store) => store.putDag(input.spec as Parameters<typeof store.putDag>[0], await clusterShardCount())),
+    withStore(async (store) => {
+      const spec = input.spec as Parameters<typeof store.putDag>[0];
+      const id = typeof spec === 'object' && spec !== null && typeof spec.id === 'string' ? spec.id : null;
+      const current = id === null ? null : await store.getDag(id).catch((err: unknown) => (isFencelineError(err) && err.code === 'NOT_FOUND' ? null : Promise.reject(err)));
+      if (current === null) return { ...(await store.putDag(spec, await clusterShardCount())), paused: null };
+      const wantPaused = typeof spec.paused === 'boolean' ? spec.paused : current.paused;
+      const saved = await store.putDag({ ...spec, paused: current.spec.paused }, await clusterShardCount());
+      const paused = wantPaused === current.paused ? null : (await store.setPaused(current.id, wantPaused)).paused;
+      return { ...saved, paused };
+    }),
   ),
 
-  trigger: operatorProcedure.input(z.object({ id: dagId })).mutation(({ input }) => withStore((store) => store.triggerRun(input.id))),
+  /**
+   * Queues a manual run. The console makes one request key per click, so a click whose
+   * request arrives twice (a double click, a retry) queues one run.
+   */
+  trigger: operatorProcedure
+    .input(z.object({ id: dagId, requestKey: z.string().min(1).max(LIMITS.maxRequestKeyLength).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -').optional() }))
+    .mutation(({ input }) => withStore((store) => store.triggerRun(input.id, { requestKey: input.requestKey }))),
+
+  /** The job types live workers run, for the editor's palette. */
+  jobTypes: viewerProcedure.query(() => withStore((store) => liveJobTypes(store.db, settings().liveWindowMs))),
 
   setPaused: operatorProcedure
     .input(z.object({ id: dagId, paused: z.boolean() }))

@@ -121,7 +121,7 @@ export default function DagsPage() {
                   </div>
                 </td>
                 <td>{scheduleText(d.schedule)}</td>
-                <td>{d.nextRunAt ? relative(d.nextRunAt) : <span className="muted">–</span>}</td>
+                <td data-testid={`next-run-${d.id}`}>{d.paused ? <span className="muted">paused</span> : d.nextRunAt ? relative(d.nextRunAt) : <span className="muted">–</span>}</td>
                 <td>
                   {d.lastRun ? (
                     <Link href={`/runs/${d.lastRun.id}`}>

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useParams, useRouter } from 'next/navigation';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { livePoll, useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
@@ -13,6 +13,11 @@ import { NotFoundCard } from '@/components/not-found-card';
 import { useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
+
+/** A random key for one click; getRandomValues, unlike randomUUID, works on a console served over plain http. */
+function newRequestKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
 
 export default function DagPage() {
   const { id: rawId } = useParams<{ id: string }>();
@@ -31,6 +36,19 @@ export default function DagPage() {
   const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: livePoll }));
   const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) });
   const trigger = useMutation(trpc.dags.trigger.mutationOptions({ onSuccess: (run) => { setSelectedRun(run.id); void invalidate(); } }));
+  // One request key per click: a click's key is kept until its run is queued, so a second
+  // click that lands before the first is answered (a double click) asks for the same run.
+  const clickKey = useRef<string | null>(null);
+  const triggerClicked = (paused: boolean) => {
+    if (paused && !window.confirm(`${id} is paused: its schedule queues nothing. Queue a manual run now all the same?`)) return;
+    clickKey.current ??= newRequestKey();
+    trigger.mutate({ id, requestKey: clickKey.current }, { onSettled: () => (clickKey.current = null) });
+  };
+  const catchupChosen = (policy: 'none' | 'latest' | 'all', current: string, version: number) => {
+    if (policy === current) return;
+    if (!window.confirm(`Change catch-up from ${current} to ${policy}? Catch-up is part of the spec: this saves version ${version + 1} of ${id}.`)) return;
+    catchup.mutate({ id, catchup: { ...d!.spec.catchup, policy } });
+  };
   const pause = useMutation(trpc.dags.setPaused.mutationOptions({ onSuccess: () => void invalidate() }));
   const catchup = useMutation(trpc.dags.setCatchup.mutationOptions({ onSuccess: () => void invalidate() }));
   const [diffVersion, setDiffVersion] = useState<number | null>(null);
@@ -61,7 +79,7 @@ export default function DagPage() {
         actions={
           d && role === 'operator' ? (
             <>
-              <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => trigger.mutate({ id })}>
+              <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => triggerClicked(d.paused)}>
                 ▶ Trigger run
               </button>
               <button data-testid="toggle-pause" disabled={pause.isPending} onClick={() => pause.mutate({ id, paused: !d.paused })}>
@@ -85,7 +103,7 @@ export default function DagPage() {
         <>
           <div className="chips">
             {d.paused ? <span className="badge state-paused" data-testid="paused-badge">paused</span> : <span className="badge state-succeeded">active</span>}
-            <span className="chip">next run: {d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, found!.now)})` : 'manual only'}</span>
+            <span className="chip">next run: {d.paused ? <span data-testid="next-run-paused">paused</span> : d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, found!.now)})` : 'manual only'}</span>
             <span className="chip">max active runs: {d.spec.maxActiveRuns}</span>
             <span className="chip">cap: {d.spec.capFraction !== undefined ? `${d.spec.capFraction * 100}% (own)` : 'cluster default'}</span>
             <label className="chip">
@@ -94,7 +112,7 @@ export default function DagPage() {
                 data-testid="catchup-policy"
                 value={d.spec.catchup.policy}
                 disabled={role !== 'operator' || catchup.isPending}
-                onChange={(e) => catchup.mutate({ id, catchup: { ...d.spec.catchup, policy: e.target.value as 'none' | 'latest' | 'all' } })}
+                onChange={(e) => catchupChosen(e.target.value as 'none' | 'latest' | 'all', d.spec.catchup.policy, d.version)}
               >
                 <option value="none">none</option>
                 <option value="latest">latest</option>
