@@ -2,6 +2,7 @@
 
 import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node, type NodeChange, type NodeTypes } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
+import { useColorMode } from './color-mode';
 
 /**
  * The dependency arrows of a drawn DAG: one edge per `dependsOn`, animated while the
@@ -42,6 +43,7 @@ export function ReadOnlyFlow<N extends Node>({
   height: number;
   testId: string;
 }) {
+  const colorMode = useColorMode();
   return (
     <div className="graph" style={{ height }} data-testid={testId}>
       <ReactFlow
@@ -49,7 +51,7 @@ export function ReadOnlyFlow<N extends Node>({
         edges={edges}
         nodeTypes={nodeTypes}
         onNodesChange={onNodesChange}
-        colorMode="system"
+        colorMode={colorMode}
         fitView
         fitViewOptions={{ maxZoom: 1 }}
         minZoom={0.05}

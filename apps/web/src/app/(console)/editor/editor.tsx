@@ -15,7 +15,7 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import Link from 'next/link';
-import { useSearchParams } from 'next/navigation';
+import { useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { parse as parseYaml } from 'yaml';
 import { validateDag, type DagIssue } from '@fenceline/core';
@@ -23,6 +23,7 @@ import { useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { describeError, ErrorBox } from '@/components/errors';
 import { useRole } from '@/components/shell';
+import { useColorMode } from '@/components/color-mode';
 import { useMeasured } from '@/components/measured';
 import { nodeTypes, type TaskNode } from '@/components/task-node';
 import { PageHeader } from '@/components/ui';
@@ -43,17 +44,15 @@ import {
 } from './draft';
 import { TaskPanel } from './task-panel';
 import { DagPanel } from './dag-panel';
-
-function isTyping(target: EventTarget | null): boolean {
-  const el = target as HTMLElement | null;
-  return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
-}
+import { isTyping, useLeaveGuard } from './leave-guard';
+import { PaletteAvailability } from './palette-availability';
 
 export function Editor() {
   const trpc = useTRPC();
   const role = useRole();
   const queryClient = useQueryClient();
   const params = useSearchParams();
+  const nav = useRouter();
   const editing = params.get('dag');
   const flow = useReactFlow();
 
@@ -74,17 +73,37 @@ export function Editor() {
 
   // Editing an existing DAG starts from its current version.
   const existing = useQuery(trpc.dags.get.queryOptions({ id: editing ?? '' }, { enabled: editing !== null }));
-  const [baseVersion, setBaseVersion] = useState<number | null>(null);
+  // The stored DAG the draft was loaded from or last saved as; null for a DAG never saved.
+  const [base, setBase] = useState<{ dagId: string; version: number } | null>(null);
+  // The draft as last loaded or saved, to tell unsaved changes from none.
+  const [savedText, setSavedText] = useState(() => prettySpec(emptySpec()));
   const loadedFor = useRef<string | null>(null);
   useEffect(() => {
     if (!existing.data || loadedFor.current === existing.data.dag.id) return;
     loadedFor.current = existing.data.dag.id;
-    const draft = toDraft(existing.data.dag.spec);
+    // A version's spec keeps the paused flag the DAG was created with; the DAG's own flag is its state now.
+    const draft = toDraft({ ...existing.data.dag.spec, paused: existing.data.dag.paused });
     if (draft.ok) {
       dispatch({ kind: 'reset', present: { spec: draft.spec, positions: autoLayout(draft.spec) } });
-      setBaseVersion(existing.data.dag.version);
+      setBase({ dagId: existing.data.dag.id, version: existing.data.dag.version });
+      setSavedText(prettySpec(draft.spec));
     }
   }, [existing.data]);
+  const dirty = prettySpec(spec) !== savedText;
+  useLeaveGuard(dirty);
+
+  // The task panel is keyed by a number that follows a task through renames: keyed by the
+  // task id, a rename remounted the panel and dropped the focus the author had just clicked.
+  const panelKeys = useRef(new Map<string, number>());
+  const nextPanelKey = useRef(1);
+  const panelKeyFor = (taskId: string): number => {
+    let key = panelKeys.current.get(taskId);
+    if (key === undefined) {
+      key = nextPanelKey.current++;
+      panelKeys.current.set(taskId, key);
+    }
+    return key;
+  };
 
   // The JSON view follows the graph, except while the author is typing in it.
   useEffect(() => {
@@ -233,31 +252,49 @@ export function Editor() {
     requestAnimationFrame(() => void flow.fitView({ padding: 0.2 }));
   }, [spec, apply, flow]);
 
-  const saved = useRef<{ dagId: string; version: number } | null>(null);
   const save = useMutation(
     trpc.dags.save.mutationOptions({
-      onSuccess: (result) => {
-        saved.current = result;
+      onSuccess: (result, variables) => {
+        // The editor now edits what it saved: the header, the unsaved-changes check and the
+        // address all follow, so a reload opens this DAG rather than a blank one.
+        setBase({ dagId: result.dagId, version: result.version });
+        setSavedText(prettySpec(variables.spec as DraftSpec));
+        if (editing !== result.dagId) {
+          loadedFor.current = result.dagId;
+          nav.replace(`/editor?dag=${encodeURIComponent(result.dagId)}`);
+        }
         void queryClient.invalidateQueries({ queryKey: trpc.dags.versions.queryKey({ id: result.dagId }) });
         void queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id: result.dagId }) });
       },
     }),
   );
   const savedVersions = useQuery(trpc.dags.versions.queryOptions({ id: save.data?.dagId ?? '' }, { enabled: !!save.data }));
+  const canSave = role === 'operator' && validation.ok && !save.isPending;
   const doSave = useCallback(() => {
-    if (role === 'operator') save.mutate({ spec });
-  }, [role, save, spec]);
+    if (canSave) save.mutate({ spec });
+  }, [canSave, save, spec]);
 
-  // Editor shortcuts; Delete and Backspace are React Flow's own (deleteKeyCode below).
+  // Ctrl+S in a field first leaves the field (a task's new id is committed on blur), then
+  // saves on the next render, so the spec saved is the one the author sees.
+  const [saveRequested, setSaveRequested] = useState(false);
+  useEffect(() => {
+    if (!saveRequested) return;
+    setSaveRequested(false);
+    doSave();
+  }, [saveRequested, doSave]);
+
+  // Editor shortcuts; Delete and Backspace are React Flow's own (deleteKeyCode below), which
+  // React Flow ignores in fields too. None of them acts while the author types in a field.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
       if (mod && e.key.toLowerCase() === 's') {
         e.preventDefault();
-        doSave();
+        if (isTyping(e.target)) (e.target as HTMLElement).blur();
+        setSaveRequested(true);
         return;
       }
-      if (isTyping(e.target)) return;
+      if (isTyping(e.target) || isTyping(document.activeElement)) return;
       if (mod && e.key.toLowerCase() === 'z') {
         e.preventDefault();
         dispatch({ kind: e.shiftKey ? 'redo' : 'undo' });
@@ -270,7 +307,7 @@ export function Editor() {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [doSave, layout]);
+  }, [layout]);
 
   const onJsonChange = (text: string) => {
     setJsonText(text);
@@ -314,6 +351,8 @@ export function Editor() {
     URL.revokeObjectURL(url);
   };
 
+  const jobTypes = useQuery(trpc.dags.jobTypes.queryOptions(undefined, { refetchInterval: 10_000 }));
+  const colorMode = useColorMode();
   const task = spec.tasks.find((t) => t.id === selectedTask) ?? null;
   const taskIndex = task ? spec.tasks.indexOf(task) : -1;
   const versions = savedVersions.data ?? [];
@@ -325,9 +364,20 @@ export function Editor() {
   return (
     <div className="editor-page">
       <PageHeader
-        title={editing ? `Edit ${editing}` : 'New DAG'}
+        title={
+          <>
+            <span data-testid="editor-title">{base ? `Edit ${base.dagId}` : editing ? `Edit ${editing}` : 'New DAG'}</span>{' '}
+            {dirty ? <span className="badge state-queued" data-testid="unsaved">unsaved changes</span> : null}
+          </>
+        }
         subtitle={
-          editing && baseVersion ? `Saving creates version ${baseVersion + 1}; runs in flight keep the version they started with.` : 'Draw tasks and their dependencies; saving creates version 1.'
+          <span data-testid="editor-subtitle">
+            {!base
+              ? 'Draw tasks and their dependencies; saving creates version 1.'
+              : spec.id !== base.dagId
+                ? `The id is no longer ${base.dagId}: saving stores this spec as the DAG ${spec.id || '(no id)'}.`
+                : `Version ${base.version} is saved; saving a change creates version ${base.version + 1}, and runs in flight keep the version they started with.`}
+          </span>
         }
         actions={
           <>
@@ -358,7 +408,13 @@ export function Editor() {
             <button onClick={onExport} data-testid="export">
               Export
             </button>
-            <button className="primary" onClick={doSave} disabled={role !== 'operator' || save.isPending} data-testid="save-dag" title={role === 'operator' ? 'Save (Ctrl+S)' : 'Viewers cannot save'}>
+            <button
+              className="primary"
+              onClick={doSave}
+              disabled={!canSave}
+              data-testid="save-dag"
+              title={role !== 'operator' ? 'Viewers cannot save' : validation.ok ? 'Save (Ctrl+S)' : 'Fix the issues listed under Validation to save'}
+            >
               {save.isPending ? 'Saving…' : 'Save'}
             </button>
           </>
@@ -382,7 +438,8 @@ export function Editor() {
       ) : null}
       {save.data ? (
         <div className="saved" data-testid="save-result">
-          {save.data.created ? `Saved ${save.data.dagId} as version ${save.data.version}.` : `No change: ${save.data.dagId} is already this spec (version ${save.data.version}).`}{' '}
+          {save.data.created ? `Saved ${save.data.dagId} as version ${save.data.version}.` : `No change to the spec: ${save.data.dagId} is already this spec (version ${save.data.version}).`}
+          {save.data.paused === null ? null : save.data.paused ? ' The DAG is now paused.' : ' The DAG is now resumed.'}{' '}
           <Link href={`/dags/${encodeURIComponent(save.data.dagId)}`} data-testid="open-saved-dag">
             Open the DAG →
           </Link>
@@ -409,6 +466,7 @@ export function Editor() {
             >
               <span className="palette-type">{p.label}</span>
               <span className="muted small">{p.hint}</span>
+              <PaletteAvailability type={p.type} types={jobTypes.data} />
             </button>
           ))}
           <div className="shortcuts small muted">
@@ -442,7 +500,7 @@ export function Editor() {
             onNodeClick={(_, node) => setSelectedTask(node.id)}
             onPaneClick={() => setSelectedTask(null)}
             deleteKeyCode={['Delete', 'Backspace']}
-            colorMode="system"
+            colorMode={colorMode}
             fitView
             fitViewOptions={{ maxZoom: 1 }}
             proOptions={{ hideAttribution: true }}
@@ -456,13 +514,16 @@ export function Editor() {
         <aside className="side-panel">
           {task ? (
             <TaskPanel
-              key={task.id}
+              key={panelKeyFor(task.id)}
               task={task}
               index={taskIndex}
               allIds={spec.tasks.map((t) => t.id)}
               issues={issues.filter((i) => i.path === `tasks.${taskIndex}` || i.path.startsWith(`tasks.${taskIndex}.`) || (i.taskIds?.includes(task.id) ?? false))}
               onChange={(next) => setSpec({ ...spec, tasks: spec.tasks.map((t) => (t.id === task.id ? next : t)) })}
               onRename={(to) => {
+                const key = panelKeyFor(task.id);
+                panelKeys.current.delete(task.id);
+                panelKeys.current.set(to, key);
                 setSpec(renameTask(spec, task.id, to));
                 setSelectedTask(to);
                 setSelectedNodes(new Set([to]));

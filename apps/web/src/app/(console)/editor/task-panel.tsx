@@ -1,6 +1,6 @@
 'use client';
 
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { DagIssue } from '@fenceline/core';
 import type { DraftTask } from './draft';
 
@@ -37,6 +37,9 @@ export function TaskPanel({
   onDelete: () => void;
 }) {
   const [id, setId] = useState(task.id);
+  // The panel stays mounted through a rename (see the editor's panel keys), so an id changed
+  // from outside the field (undo, the JSON view) is taken over here.
+  useEffect(() => setId(task.id), [task.id]);
   const [configText, setConfigText] = useState(() => JSON.stringify(task.config, null, 2));
   const [configError, setConfigError] = useState<string | null>(null);
   const at = `tasks.${index}`;
