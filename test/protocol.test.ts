@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRPCClientError } from '@trpc/client';
-import { schedulerClient, typedRefusal } from '../apps/worker/src/client';
-import { workerRouter } from '../apps/scheduler/src/api/worker-router';
+import { workerRouter } from '@fenceline/scheduler';
+import { schedulerClient, typedRefusal } from '@fenceline/worker';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
 
 /** The code of a typed refusal from the scheduler, or the transport's HTTP status. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSchedulerConfig } from '../apps/scheduler/src/config';
+import { readSchedulerConfig } from '@fenceline/scheduler';
 
 const base = { FENCELINE_WORKER_TOKEN: 'a-secret-of-enough-length' };
 

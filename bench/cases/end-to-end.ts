@@ -1,8 +1,8 @@
 import { cpus } from 'node:os';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { backends, benchSpec, commitProbe, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
+import { LONG_PAUSE_MS } from '@fenceline/scheduler';
 import type { Cluster } from '../../scripts/cluster';
-import { LONG_PAUSE_MS } from '../../apps/scheduler/src/runtime-metrics';
 import { benchCluster, cpuSeconds, fmt, machineBusySeconds, percentile, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;

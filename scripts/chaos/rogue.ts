@@ -1,5 +1,5 @@
 import type { Store } from '@fenceline/core';
-import { schedulerClient, typedRefusal } from '../../apps/worker/src/client';
+import { schedulerClient, typedRefusal } from '@fenceline/worker';
 
 /**
  * A worker gone bad: it takes leases it can see in the store and writes to them with a

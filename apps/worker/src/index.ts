@@ -1,2 +1,3 @@
+export { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 export { defineTask, NonRetryableError, type TaskContext, type TaskHandler } from './task';
 export { Worker, type WorkerOptions } from './worker';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { StoreHarness } from '../../core/src/testing/store-contract';
+import type { StoreHarness } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '../src/index';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { storeContract } from '../../core/src/testing/store-contract';
+import { storeContract } from '@fenceline/core/testing';
 import { freshDatabase, sqlHarness } from './harness';
 
 // The machine's PostgreSQL (DATABASE_URL, else the local default), in a database of its own.

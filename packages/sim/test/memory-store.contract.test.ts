@@ -1,4 +1,4 @@
-import { storeContract } from '../../core/src/testing/store-contract';
+import { storeContract } from '@fenceline/core/testing';
 import { MemoryStore } from '../src/store/memory-store';
 
 // The same contract the SQL store passes, against the in-memory store on a virtual clock:
