@@ -67,8 +67,9 @@ export const workerRouter = router({
       return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
     }),
 
+  // The reason says why the worker gives the job back; the event log keeps it.
   release: workerProcedure
-    .input(z.object({ workerId, jobId, fence }))
+    .input(z.object({ workerId, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() }))
     .mutation(async ({ ctx, input }) => {
       const row = await ctx.node.release(input.workerId, input);
       return { jobId: row.id, state: row.state, fence: row.fence };

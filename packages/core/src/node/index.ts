@@ -5,3 +5,4 @@ export * from './worker-pool';
 export * from './shard-leader';
 export * from './scheduler-node';
 export * from './leader-writes';
+export * from './revocation';

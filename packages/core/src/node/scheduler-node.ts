@@ -11,6 +11,7 @@ import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config'
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
 import { WorkerPool, type Assignment } from './worker-pool';
+import { RELEASE_REASONS, releaseReason, type ReleaseCause } from './revocation';
 
 export interface NodeDeps {
   nodeId: string;
@@ -73,7 +74,7 @@ export class SchedulerNode {
       // gets them handed back rather than left to expire.
       onUnclaimed: (workerId, jobs) => {
         this.metrics.inc('leases_undelivered_total', jobs.length);
-        for (const job of jobs) void this.handBack(job.jobId, job.fence, workerId).catch(() => undefined);
+        for (const job of jobs) void this.handBack(job.jobId, job.fence, workerId, RELEASE_REASONS.unclaimed).catch(() => undefined);
       },
     });
     this.renewBatcher = new Batcher(this.timers, { windowMs: this.config.renewBatchWindowMs, maxBatch: 1000 }, (items) => this.store.renewLeases(items, this.config.leaseTtlMs));
@@ -228,6 +229,9 @@ export class SchedulerNode {
       onDeposed: () => this.depose(leader, 'write refused'),
       reconcileAfterMs: this.config.leaseTtlMs + this.config.renewIntervalMs,
       writes: this.writes,
+      // A holder that held its lease and lived would have been heard from within every
+      // renewal interval; one silent for longer than the TTL less that interval has gone.
+      holderGone: (workerId) => workerId === null || this.pool.silentMs(workerId) > this.config.leaseTtlMs - this.config.renewIntervalMs,
       grantLeases: async (t, grants) => {
         const outcome = await this.grantBatcher.submit({ token: t, grants });
         if (outcome instanceof Error) throw outcome;
@@ -424,7 +428,7 @@ export class SchedulerNode {
       if (this.pool.settle(workerId, n, jobs)) continue;
       this.metrics.inc('leases_undelivered_total', jobs.length);
       // The worker left the pool between the plan and the grant: hand the leases back.
-      for (const job of jobs) await this.handBack(job.jobId, job.fence, workerId);
+      for (const job of jobs) await this.handBack(job.jobId, job.fence, workerId, RELEASE_REASONS.leftPool);
     }
   }
 
@@ -532,16 +536,16 @@ export class SchedulerNode {
     return row;
   }
 
-  async release(workerId: string, input: { jobId: string; fence: number }): Promise<JobRow> {
+  async release(workerId: string, input: { jobId: string; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
     this.pool.seen(workerId);
-    const row = await this.handBack(input.jobId, input.fence, workerId);
+    const row = await this.handBack(input.jobId, input.fence, workerId, releaseReason(input.reason));
     this.pool.credit(workerId, 1);
     return row;
   }
 
-  private async handBack(jobId: string, fence: number, workerId: string): Promise<JobRow> {
+  private async handBack(jobId: string, fence: number, workerId: string, reason: string): Promise<JobRow> {
     const row = await this.fenced('release', workerId, jobId, () => this.store.releaseJob({ jobId, fence, workerId }));
-    this.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: this.nodeId });
+    this.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: this.nodeId, data: { reason } });
     await this.afterJobEnd(row);
     return row;
   }

@@ -11,6 +11,7 @@ import { downstreamClosure, graphIndexOf } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
+import { sweepReason } from './revocation';
 
 /**
  * DAG versions a leader keeps read (most recently used first). A shard of the mission's
@@ -59,6 +60,11 @@ export interface LeaderDeps {
   grantLeases?: (token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number) => Promise<GrantedLease[]>;
   /** The node's bulk leader writes, shared by all its leaders; a leader alone makes its own. */
   writes?: LeaderWrites;
+  /**
+   * Whether a worker has left the pool as the node sees it, for the reasons of revoked
+   * leases; without it every holder counts as still in the pool.
+   */
+  holderGone?: (workerId: string | null) => boolean;
 }
 
 /**
@@ -421,8 +427,9 @@ export class ShardLeader {
     if (this.leasedCount() === 0) return [];
     const swept = (await this.guard(() => this.deps.store.sweepExpired(this.token, limit))) ?? [];
     for (const s of swept) {
-      const reason = s.attemptCounted ? 'not renewed within the TTL' : 'never renewed (most likely never delivered); the attempt is not counted';
-      this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state, attemptCounted: s.attemptCounted, reason } });
+      const holderGone = this.deps.holderGone?.(s.previousHolder) ?? false;
+      const reason = sweepReason(s, holderGone);
+      this.deps.emit({ type: 'lease:expired', shard: this.shard, dagId: s.dagId, runId: s.runId, jobId: s.jobId, workerId: s.previousHolder, fence: s.fence, epoch: this.token.epoch, data: { state: s.state, attemptCounted: s.attemptCounted, renewed: s.renewed, holderGone, reason } });
     }
     await this.jobsEnded(swept.map((s) => ({ id: s.jobId, state: s.state, nextAttemptAt: s.nextAttemptAt, fence: s.fence })));
     return swept;

@@ -281,6 +281,16 @@ export class WorkerPool {
     return true;
   }
 
+  /**
+   * How long this node has not heard from a worker: 0 while it waits in a poll here,
+   * Infinity for one this node does not know (never seen, or dropped from the pool).
+   */
+  silentMs(workerId: string): number {
+    const worker = this.workers.get(workerId);
+    if (!worker) return Infinity;
+    return worker.waiter ? 0 : Math.max(0, this.clock.nowMs() - worker.lastSeenMs);
+  }
+
   isWaiting(workerId: string): boolean {
     return this.workers.get(workerId)?.waiter != null;
   }

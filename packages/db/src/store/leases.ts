@@ -148,17 +148,18 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
  * Revokes expired leases of the token's shard in one statement (docs/architecture.md, rule 4): the
  * fence goes up at once, so the old holder is fenced off now rather than at the next
  * lease, and the job goes back to ready after its backoff, or fails when out of attempts.
- * A lease its holder never renewed was most likely never delivered (the granting node
- * died first): the first LIMITS.maxLostLeases such expiries hand the attempt back and
- * make the job ready at once. SKIP LOCKED passes over a row a worker is writing this
- * instant; the next sweep sees it.
+ * A lease its holder never renewed may never have been delivered (the granting node
+ * died first), or its worker died before its first renewal: the first
+ * LIMITS.maxLostLeases such expiries hand the attempt back and make the job ready at
+ * once. SKIP LOCKED passes over a row a worker is writing this instant; the next sweep
+ * sees it.
  */
 export async function sweepExpired(db: Executor, token: LeaderToken, limit: number): Promise<SweptJob[]> {
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
         expired as materialized (
-          select id, holder, (renewed_at is null and lost_leases < ${LIMITS.maxLostLeases}) as lost from jobs
+          select id, holder, renewed_at is not null as renewed, (renewed_at is null and lost_leases < ${LIMITS.maxLostLeases}) as lost from jobs
           where shard = ${token.shard} and state = 'leased' and lease_expires_at <= now() and exists (select 1 from lead)
           order by lease_expires_at, id
           limit ${Math.max(1, Math.floor(limit))}
@@ -180,7 +181,7 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
               || case when e.lost then ' before its holder renewed it; the attempt is not counted' else '' end
           from expired e
           where j.id = e.id
-          returning j.id, j.run_id, j.dag_id, e.holder as previous_holder, j.fence, j.state, j.next_attempt_at, e.lost
+          returning j.id, j.run_id, j.dag_id, e.holder as previous_holder, j.fence, j.state, j.next_attempt_at, e.renewed, e.lost
         )
         ${selectWithLead('id')} order by w.id`,
   );
@@ -192,6 +193,7 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
     fence: toNumber(r.fence),
     state: r.state as 'ready' | 'failed',
     nextAttemptAt: toDateOrNull(r.next_attempt_at),
+    renewed: r.renewed === true,
     attemptCounted: r.lost !== true,
   }));
 }
