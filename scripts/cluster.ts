@@ -1,9 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, renameSync, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** How long a worker lets its jobs finish on stop unless FENCELINE_SHUTDOWN_GRACE_MS says otherwise (the worker's own default). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+/**
+ * What a stopping worker may take beyond its grace: handing back the jobs still running
+ * and the last results' answers. The launcher waits the grace plus this before it kills.
+ */
+export const STOP_MARGIN_MS = 10_000;
 
 /** Job and shard leases, ticks and sweeps in seconds instead of the production minutes. */
 export const FAST_LEASES_ENV = {
@@ -51,9 +61,16 @@ export interface ClusterOptions {
   basePort: number;
   /** Extra environment for every process (TTL overrides in tests, for instance). */
   env?: Record<string, string>;
-  /** Where process output goes besides `logs`: inherit prints it prefixed, 'quiet' keeps it. */
-  output?: 'prefixed' | 'quiet';
+  /**
+   * Where process output goes besides `logs`: 'prefixed' prints every line with the
+   * process's name, 'quiet' keeps it, 'files' writes each process's lines to
+   * `<logDir>/<name>.log` and prints only warnings, errors and stop messages, shortened.
+   */
+  output?: 'prefixed' | 'quiet' | 'files';
+  logDir?: string;
   tasksModule?: string;
+  /** The workers' shutdown grace (FENCELINE_SHUTDOWN_GRACE_MS); stop() waits longer than it. */
+  shutdownGraceMs?: number;
 }
 
 /**
@@ -82,8 +99,15 @@ export class Cluster {
     // One at a time: the first node takes every shard, and once workers poll them all the
     // nodes share the shards out (planShardShare).
     for (let i = 0; i < this.opts.schedulers; i++) {
-      this.startScheduler(i);
-      await waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000);
+      const proc = this.startScheduler(i);
+      // A node that exits first (its port taken, say) must not be mistaken for one that
+      // answers: another program may answer on that port.
+      const exited = proc.exited.then((code) => {
+        const last = proc.logs.slice(-3).map((l) => String(l.msg ?? JSON.stringify(l))).join(' | ');
+        throw new Error(`${proc.name} exited (code ${code}) before it answered on ${this.schedulerUrl(i)}: ${last}`);
+      });
+      await Promise.race([waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000), exited]);
+      exited.catch(() => undefined);
     }
     for (let i = 0; i < this.opts.workers; i++) this.startWorker(i);
   }
@@ -105,6 +129,7 @@ export class Cluster {
         FENCELINE_WORKER_ID: `worker-${i + 1}`,
         FENCELINE_WORKER_SLOTS: String(this.opts.workerSlots ?? 4),
         FENCELINE_SCHEDULER_URLS: this.schedulerUrls().join(','),
+        ...(this.opts.shutdownGraceMs !== undefined ? { FENCELINE_SHUTDOWN_GRACE_MS: String(this.opts.shutdownGraceMs) } : {}),
         ...(this.opts.tasksModule ? { FENCELINE_TASKS_MODULE: this.opts.tasksModule } : {}),
       },
     });
@@ -133,20 +158,28 @@ export class Cluster {
       detached: spec.kind === 'console',
     });
     const logs: Record<string, unknown>[] = [];
-    const onLine = (line: string): void => {
+    const file = this.opts.output === 'files' ? openLogFile(this.opts.logDir ?? join(REPO_ROOT, '.data', 'logs'), spec.name) : null;
+    const onLine = (line: string, fromStderr: boolean): void => {
       let parsed: Record<string, unknown>;
+      let json = true;
       try {
         parsed = JSON.parse(line) as Record<string, unknown>;
       } catch {
         parsed = { msg: line };
+        json = false;
       }
       logs.push(parsed);
       if (logs.length > 20_000) logs.splice(0, 5_000);
-      if (this.opts.output !== 'quiet') process.stdout.write(`[${spec.name}] ${line}\n`);
+      if (file) {
+        file.write(line + '\n');
+        const short = terminalLine(parsed, json, fromStderr);
+        if (short !== null) process.stdout.write(`[${spec.name}] ${short}\n`);
+      } else if (this.opts.output !== 'quiet') process.stdout.write(`[${spec.name}] ${line}\n`);
     };
-    createInterface({ input: child.stdout! }).on('line', onLine);
-    createInterface({ input: child.stderr! }).on('line', onLine);
+    createInterface({ input: child.stdout! }).on('line', (line) => onLine(line, false));
+    createInterface({ input: child.stderr! }).on('line', (line) => onLine(line, true));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    if (file) void exited.then(() => file.end());
     const proc: ManagedProcess = { name: spec.name, kind: spec.kind, child, logs, exited };
     this.procs.set(spec.name, proc);
     return proc;
@@ -166,8 +199,14 @@ export class Cluster {
     for (const p of this.procs.values()) if (p.child.exitCode == null && p.child.signalCode == null) kill(p, 'SIGKILL');
   }
 
-  /** SIGTERM every process (graceful), SIGKILL what is still running after the grace. */
-  async stop(graceMs = 10_000): Promise<void> {
+  /**
+   * SIGTERM every process (graceful), SIGKILL what is still running after its grace: for
+   * workers their own shutdown grace plus STOP_MARGIN_MS (so a worker is never killed
+   * while it may still finish or hand back a job), 10 s for the others. `graceMs` sets one
+   * grace for every process instead.
+   */
+  async stop(graceMs?: number): Promise<void> {
+    const workerGraceMs = graceMs ?? (this.opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) + STOP_MARGIN_MS;
     const live = [...this.procs.values()].filter((p) => p.child.exitCode == null && p.child.signalCode == null);
     // Workers first, so they hand back work while schedulers still answer.
     for (const kind of ['worker', 'console', 'scheduler'] as const) {
@@ -176,12 +215,45 @@ export class Cluster {
         kill(p, 'SIGCONT');
         kill(p, 'SIGTERM');
       }
-      await Promise.race([Promise.all(group.map((p) => p.exited)), sleep(graceMs)]);
+      await Promise.race([Promise.all(group.map((p) => p.exited)), sleep(kind === 'worker' ? workerGraceMs : (graceMs ?? 10_000))]);
       for (const p of group) if (p.child.exitCode == null && p.child.signalCode == null) kill(p, 'SIGKILL');
       // The console's server child may outlive the launcher; its group goes down with it.
       for (const p of group) if (p.kind === 'console') kill(p, 'SIGKILL');
     }
   }
+}
+
+/**
+ * Opens `<dir>/<name>.log` for a new start, keeping the previous start's file as
+ * `<name>.log.1`, so the logs of a start that went wrong survive the next one.
+ */
+function openLogFile(dir: string, name: string): WriteStream {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${name}.log`);
+  if (existsSync(path)) renameSync(path, `${path}.1`);
+  return createWriteStream(path, { flags: 'w', mode: 0o600 });
+}
+
+/** Lifecycle messages worth a line in the terminal beside warnings and errors. */
+const LIFECYCLE = new Set(['shutting down: taking no new work', 'shutting down: releasing shard leases', 'job handed back on stop', 'worker stopped']);
+
+/**
+ * The short, human form of a log line for the terminal, or null to keep it to the file:
+ * warnings, errors and stop messages of the JSON logs ("warn: msg (key=value, ...)"), and
+ * whatever a process wrote to stderr that is not JSON (a crash, say).
+ */
+export function terminalLine(entry: Record<string, unknown>, json: boolean, fromStderr: boolean): string | null {
+  if (!json) return fromStderr && String(entry.msg).trim() !== '' ? String(entry.msg) : null;
+  const level = String(entry.level ?? 'info');
+  const msg = String(entry.msg ?? '');
+  if (level !== 'warn' && level !== 'error' && !LIFECYCLE.has(msg)) return null;
+  const skip = new Set(['time', 'level', 'msg', 'service', 'workerId', 'nodeId', 'stack']);
+  const fields = Object.entries(entry)
+    .filter(([k]) => !skip.has(k))
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+  const line = `${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` (${fields})` : ''}`;
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
 /** Signals a process, or for the console its whole process group. */

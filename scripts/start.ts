@@ -3,30 +3,159 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULTS } from '@fenceline/core';
-import { openStore, startEmbeddedPostgres } from '@fenceline/db';
+import { openStore, startEmbeddedPostgres, type SqlStore } from '@fenceline/db';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
-import { Cluster, REPO_ROOT, waitForHttp } from './cluster';
+import { Cluster, DEFAULT_SHUTDOWN_GRACE_MS, REPO_ROOT, waitForHttp } from './cluster';
 import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster-file';
+import { AlreadyRunningError, releaseStartLock, takeStartLock, updateStartLock } from './start-lock';
+
+/** The options `npm start -- ...` takes. */
+const USAGE = 'usage: npm start [-- --seed-examples]';
+
+interface StartOptions {
+  /** Apply examples/* even though the store already holds DAGs. */
+  seedExamples: boolean;
+}
+
+/** Reads the command line and the settings; a mistake exits 2 before anything starts. */
+function readOptions(argv: string[]): StartOptions {
+  for (const arg of argv) if (arg !== '--seed-examples') usageError(`unknown option "${arg}"`);
+  const seed = process.env.FENCELINE_SEED_EXAMPLES;
+  if (seed !== undefined && seed !== '' && seed !== '0' && seed !== '1') usageError(`FENCELINE_SEED_EXAMPLES must be 0 or 1, got "${seed}"`);
+  shutdownGraceMs();
+  return { seedExamples: argv.includes('--seed-examples') || seed === '1' };
+}
+
+/** FENCELINE_SHUTDOWN_GRACE_MS: one setting for the workers' grace and the launcher's wait. */
+function shutdownGraceMs(): number {
+  const raw = process.env.FENCELINE_SHUTDOWN_GRACE_MS;
+  if (raw === undefined || raw === '') return DEFAULT_SHUTDOWN_GRACE_MS;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 0 || ms > 3_600_000) usageError(`FENCELINE_SHUTDOWN_GRACE_MS must be an integer from 0 to 3600000 (ms), got "${raw}"`);
+  return ms;
+}
+
+function usageError(message: string): never {
+  console.error(`${message}\n${USAGE}`);
+  process.exit(2);
+}
 
 /**
  * `npm start`: the whole product on one machine. It starts PostgreSQL (the embedded
  * server under .data/ unless DATABASE_URL is set), two scheduler nodes (one leads every
- * shard, one stands by), four workers, loads the example DAGs and prints where to look.
- * Ctrl-C stops everything gracefully, in order (see relay()).
+ * shard, one stands by), four workers, loads the example DAGs into an empty store and
+ * prints where to look. Each process logs to .data/logs/<name>.log; the terminal keeps the
+ * banner, warnings and errors. Ctrl-C stops everything gracefully, in order (see relay()).
  */
 async function main(): Promise<void> {
+  const options = readOptions(process.argv.slice(2));
+  const graceMs = shutdownGraceMs();
+  const basePort = Number(process.env.FENCELINE_SCHEDULER_PORT ?? 7401);
+  const schedulers = Number(process.env.FENCELINE_SCHEDULERS ?? 2);
+  const consolePort = process.env.FENCELINE_CONSOLE === '0' ? null : Number(process.env.FENCELINE_CONSOLE_PORT ?? 7480);
+  // Ports taken by another program fail the start here, before the store is touched.
+  await checkPortsFree([
+    ...Array.from({ length: schedulers }, (_, i) => ({ port: basePort + i, what: `scheduler-${i + 1}`, setting: 'FENCELINE_SCHEDULER_PORT' })),
+    ...(consolePort === null ? [] : [{ port: consolePort, what: 'the console', setting: 'FENCELINE_CONSOLE_PORT' }]),
+  ]);
+
   const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg') });
   const databaseUrl = process.env.DATABASE_URL ?? embedded!.url;
+  let cluster: Cluster | null = null;
+  // However this process ends, it leaves nothing of the cluster running.
+  process.on('exit', () => cluster?.killAll());
+  try {
+    const secrets = await readSecrets();
+    const token = (): string => randomBytes(24).toString('base64url');
+    const workerToken = process.env.FENCELINE_WORKER_TOKEN ?? secrets.workerToken ?? token();
+    const operatorToken = process.env.FENCELINE_OPERATOR_TOKEN ?? secrets.operatorToken ?? token();
+    const viewerToken = process.env.FENCELINE_VIEWER_TOKEN ?? secrets.viewerToken ?? token();
+    await writeSecrets({ ...secrets, workerToken, operatorToken, viewerToken });
 
-  const secrets = await readSecrets();
-  const workerToken = process.env.FENCELINE_WORKER_TOKEN ?? secrets.workerToken ?? randomBytes(24).toString('base64url');
-  const operatorToken = process.env.FENCELINE_OPERATOR_TOKEN ?? secrets.operatorToken ?? randomBytes(24).toString('base64url');
-  await writeSecrets({ ...secrets, workerToken, operatorToken });
+    // Migrate once here so the child processes start against a ready schema.
+    const store = await openStore({ databaseUrl, applicationName: 'fenceline-start', max: 2 });
+    let seeded: string;
+    let shardCount: number;
+    try {
+      ({ shardCount } = await store.initCluster(Number(process.env.FENCELINE_SHARDS ?? DEFAULTS.shardCount)));
+      seeded = await seedExamples(store, shardCount, options.seedExamples);
+    } finally {
+      await store.close();
+    }
 
-  // Migrate once here so the child processes start against a ready schema.
-  const store = await openStore({ databaseUrl, applicationName: 'fenceline-start', max: 2 });
-  const { shardCount } = await store.initCluster(Number(process.env.FENCELINE_SHARDS ?? DEFAULTS.shardCount));
+    const logDir = join(DATA_DIR, 'logs');
+    cluster = new Cluster({
+      databaseUrl,
+      workerToken,
+      schedulers,
+      workers: Number(process.env.FENCELINE_WORKERS ?? 4),
+      basePort,
+      tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+      output: process.env.FENCELINE_QUIET === '1' ? 'quiet' : 'files',
+      logDir,
+      shutdownGraceMs: graceMs,
+      env: { FENCELINE_SHARDS: String(shardCount) },
+    });
+    await cluster.start();
+    const consoleUrl = consolePort === null ? null : await startConsole(cluster, consolePort, operatorToken, viewerToken, shardCount);
+    await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), consoleUrl: consoleUrl ?? undefined, pid: process.pid });
+    updateStartLock({ clusterPid: process.pid, consoleUrl: consoleUrl ?? undefined });
+
+    const banner = [
+      '',
+      'fenceline is running',
+      `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
+      `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   sign in with the operator token (or the viewer token, read-only)`,
+      `  schedulers:  ${cluster.schedulerUrls().join('  ')}  (health: /health, metrics: /metrics)`,
+      `  workers:     ${cluster.opts.workers} x ${4} slots`,
+      `  DAGs:        ${seeded}`,
+      `  logs:        ${logDir}/<process>.log  (here: warnings, errors and stop messages only)`,
+      `  worker token:   ${workerToken}`,
+      `  operator token: ${operatorToken}`,
+      `  viewer token:   ${viewerToken}`,
+      '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
+      `  stop: Ctrl-C (workers get ${Math.round(graceMs / 1000)} s to finish their jobs; longer ones are handed back)`,
+      '',
+    ];
+    console.log(banner.join('\n'));
+  } catch (err) {
+    cluster?.killAll();
+    await embedded?.stop().catch(() => undefined);
+    throw err;
+  }
+  const running = cluster;
+
+  let stopping = false;
+  const shutdown = async (): Promise<void> => {
+    if (stopping) {
+      // A second Ctrl-C: no more waiting for anyone, but the store still shuts down cleanly.
+      console.log('stopping at once');
+      running.killAll();
+      await embedded?.stop();
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`stopping: workers finish or hand back their jobs (up to ${Math.round(graceMs / 1000)} s), then schedulers release their shards; Ctrl-C again to stop at once`);
+    await running.stop();
+    await embedded?.stop();
+    console.log('fenceline stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGHUP', () => void shutdown());
+}
+
+/**
+ * Applies examples/* when the store holds no DAG yet, or when asked to
+ * (--seed-examples, FENCELINE_SEED_EXAMPLES=1). Re-applying them on every start used to
+ * replace edits made in the console with a new version of the example. Says what it did.
+ */
+async function seedExamples(store: SqlStore, shardCount: number, force: boolean): Promise<string> {
+  const { total } = await store.listDags({ limit: 1 });
+  if (total > 0 && !force) return `${total} in the store (examples not applied: the store is not empty; \`npm start -- --seed-examples\` applies them)`;
   const loaded: string[] = [];
   for (const file of (await readdir(join(REPO_ROOT, 'examples'))).sort()) {
     if (!/\.(json|ya?ml)$/.test(file)) continue;
@@ -35,78 +164,38 @@ async function main(): Promise<void> {
     const res = await store.putDag(spec, shardCount);
     loaded.push(`${res.dagId}@${res.version}`);
   }
-  await store.close();
-
-  const basePort = Number(process.env.FENCELINE_SCHEDULER_PORT ?? 7401);
-  const cluster = new Cluster({
-    databaseUrl,
-    workerToken,
-    schedulers: Number(process.env.FENCELINE_SCHEDULERS ?? 2),
-    workers: Number(process.env.FENCELINE_WORKERS ?? 4),
-    basePort,
-    tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
-    output: process.env.FENCELINE_QUIET === '1' ? 'quiet' : 'prefixed',
-    env: { FENCELINE_SHARDS: String(shardCount) },
-  });
-  await cluster.start();
-  const consoleUrl = await startConsole(cluster, operatorToken, shardCount);
-  await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), consoleUrl: consoleUrl ?? undefined, pid: process.pid });
-
-  const banner = [
-    '',
-    'fenceline is running',
-    `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
-    `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   sign in with the operator token`,
-    `  schedulers:  ${cluster.schedulerUrls().join('  ')}  (health: /health, metrics: /metrics)`,
-    `  workers:     ${cluster.opts.workers} x ${4} slots`,
-    `  DAGs loaded: ${loaded.join(', ')}`,
-    `  worker token:   ${workerToken}`,
-    `  operator token: ${operatorToken}`,
-    '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
-    '  stop: Ctrl-C',
-    '',
-  ];
-  console.log(banner.join('\n'));
-
-  let stopping = false;
-  const shutdown = async (): Promise<void> => {
-    if (stopping) {
-      // A second Ctrl-C: no more waiting for anyone, but the store still shuts down cleanly.
-      console.log('stopping at once');
-      cluster.killAll();
-      await embedded?.stop();
-      process.exit(1);
-    }
-    stopping = true;
-    console.log('stopping: workers hand back their jobs, schedulers release their shards');
-    await cluster.stop();
-    await embedded?.stop();
-    console.log('fenceline stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown());
-  process.on('SIGTERM', () => void shutdown());
-  process.on('SIGHUP', () => void shutdown());
-  // However this process ends, it leaves nothing of the cluster running.
-  process.on('exit', () => cluster.killAll());
+  return `examples applied: ${loaded.join(', ')}`;
 }
+
+/** Fails with the port, who needed it and the setting that moves it, if any port is taken. */
+async function checkPortsFree(wanted: { port: number; what: string; setting: string }[]): Promise<void> {
+  for (const w of wanted) {
+    const problem = await new Promise<string | null>((resolve) => {
+      const server = createServer();
+      server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      server.listen(w.port, '127.0.0.1', () => server.close(() => resolve(null)));
+    });
+    if (problem) throw new StartRefusal(`port ${w.port} (for ${w.what}) is not free (${problem}): another program is using it; stop it or set ${w.setting} to another port`);
+  }
+}
+
+/** A start that cannot go ahead, for a reason the message says in full (no stack). */
+class StartRefusal extends Error {}
 
 /**
  * Builds the console on first start (or when FENCELINE_REBUILD_CONSOLE=1), then starts it
- * and waits until its sign-in page answers. Returns its URL, or null when disabled.
+ * and waits until its sign-in page answers. Returns its URL.
  */
-async function startConsole(cluster: Cluster, operatorToken: string, shardCount: number): Promise<string | null> {
-  if (process.env.FENCELINE_CONSOLE === '0') return null;
+async function startConsole(cluster: Cluster, port: number, operatorToken: string, viewerToken: string, shardCount: number): Promise<string> {
   const webDir = join(REPO_ROOT, 'apps', 'web');
   if (!existsSync(join(webDir, '.next', 'BUILD_ID')) || process.env.FENCELINE_REBUILD_CONSOLE === '1') {
     console.log('building the console (first start only; about a minute)...');
     const built = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/next/dist/bin/next'), 'build'], { cwd: webDir, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
     if (built.status !== 0) throw new Error('the console failed to build (see above); start without it with FENCELINE_CONSOLE=0');
   }
-  const port = Number(process.env.FENCELINE_CONSOLE_PORT ?? 7480);
   cluster.startConsole(port, {
     FENCELINE_OPERATOR_TOKEN: operatorToken,
-    ...(process.env.FENCELINE_VIEWER_TOKEN ? { FENCELINE_VIEWER_TOKEN: process.env.FENCELINE_VIEWER_TOKEN } : {}),
+    FENCELINE_VIEWER_TOKEN: viewerToken,
     FENCELINE_SHARDS: String(shardCount),
     FENCELINE_CAP_PERCENT: process.env.FENCELINE_CAP_PERCENT ?? '30',
   });
@@ -124,6 +213,15 @@ async function startConsole(cluster: Cluster, operatorToken: string, shardCount:
  * (workers, then console, then schedulers, then the store). A second Ctrl-C kills it all.
  */
 function relay(): void {
+  readOptions(process.argv.slice(2));
+  // A second start in this folder refuses here, before it touches the store or any file.
+  try {
+    takeStartLock();
+  } catch (err) {
+    console.error(err instanceof AlreadyRunningError ? err.message : `fenceline cannot start: ${String(err)}`);
+    process.exit(1);
+  }
+  process.on('exit', releaseStartLock);
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
@@ -147,7 +245,7 @@ function relay(): void {
 
 if (process.env.FENCELINE_START_RELAYED === '1') {
   main().catch((err) => {
-    console.error(`fenceline failed to start: ${err instanceof Error ? err.stack : String(err)}`);
+    console.error(`fenceline failed to start: ${err instanceof StartRefusal ? err.message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);
   });
 } else {

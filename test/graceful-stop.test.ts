@@ -1,5 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { ADMIN_URL, eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
+import { exitWithin, freePortBase, launch } from './support/launcher';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
 
@@ -29,5 +35,115 @@ describe('cluster: a scheduler stopped with SIGTERM', () => {
     const released = await f.store.listEvents({ type: 'leader:released', limit: 100 });
     expect(released.map((e) => e.shard).sort()).toEqual(shards.map((s) => s.shard).sort());
     for (const e of released) expect(e.nodeId).toBe('scheduler-1');
+  });
+});
+
+/**
+ * A worker that dies holding a lease cannot hand it back; the sweeper revokes it once it
+ * expires, and the reason it records must say what happened: the holder is gone, not that
+ * the lease was never delivered.
+ */
+describe('cluster: a worker killed while it runs a job', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await startFixture({ schedulers: 1, workers: 1 });
+  });
+  afterAll(async () => f?.stop());
+
+  it('has its lease revoked with the reason "holder gone"', async () => {
+    await f.store.putDag({ id: 'killed-holder', tasks: [{ id: 'slow', type: 'sleep', config: { durationMs: 60_000 } }] }, SHARDS);
+    const run = await f.store.triggerRun('killed-holder');
+    // Renewed at least once (renewals come every second with the fast settings).
+    const [job] = await eventually('the job to be leased and renewed', async () => {
+      const jobs = await f.store.listJobs(run.id);
+      return jobs[0]?.state === 'leased' && (await f.store.listEvents({ jobId: jobs[0].id, type: 'lease:renewed' })).length > 0 ? jobs : null;
+    }, 30_000);
+    f.cluster.signal('worker-1', 'SIGKILL');
+    const [expired] = await eventually('the lease to be revoked', async () => {
+      const events = await f.store.listEvents({ jobId: job!.id, type: 'lease:expired' });
+      return events.length > 0 ? events : null;
+    }, 30_000);
+    expect(expired!.workerId).toBe('worker-1');
+    expect(expired!.data).toMatchObject({ renewed: true, holderGone: true, attemptCounted: true });
+    expect(String(expired!.data!.reason)).toMatch(/^holder gone: worker-1 renewed the lease, then dropped out of the pool/);
+  });
+});
+
+/**
+ * `npm start` and a Ctrl-C while one job runs far longer than the workers' shutdown grace
+ * and another ends within it. The launcher used to kill the workers after 10 s while they
+ * waited up to 30 s for their jobs, so both jobs stayed leased to a dead worker for the
+ * whole lease TTL, and the revocation then blamed a lost delivery.
+ */
+describe('npm start: Ctrl-C while jobs run', () => {
+  const name = `fenceline_stop_${randomBytes(4).toString('hex')}`;
+  let store: SqlStore | undefined;
+  let dataDir = '';
+  afterAll(async () => {
+    await store?.close();
+    await dropDatabase(ADMIN_URL, name).catch(() => undefined);
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('hands back at once the job that cannot finish within the grace, waits for the one that can, and a restart runs the first again', async () => {
+    const databaseUrl = await createDatabase(ADMIN_URL, name);
+    dataDir = await mkdtemp(join(tmpdir(), 'fenceline-stop-'));
+    store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });
+    await store.initCluster(4);
+    await store.putDag(
+      {
+        id: 'stop-test',
+        tasks: [
+          { id: 'long', type: 'sleep', config: { durationMs: 120_000 } },
+          { id: 'short', type: 'sleep', config: { durationMs: 13_000 } },
+        ],
+      },
+      4,
+    );
+    // A grace longer than the 10 s the launcher used to allow its workers.
+    const env = { DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(freePortBase()), FENCELINE_SHARDS: '4', FENCELINE_SHUTDOWN_GRACE_MS: '15000' };
+    const first = launch(env);
+    try {
+      await eventually('the banner', async () => first.output().includes('fenceline is running'), 120_000);
+      // The store already held a DAG: the examples are left out.
+      expect(first.output()).toContain('examples not applied');
+      await expect(store.getDag('wide-fanout')).rejects.toThrow(/does not exist/);
+
+      const run = await store.triggerRun('stop-test');
+      await eventually('both jobs to be running', async () => {
+        const jobs = await store!.listJobs(run.id);
+        return jobs.length === 2 && jobs.every((j) => j.state === 'leased');
+      }, 30_000);
+      const interruptedAt = Date.now();
+      first.interrupt();
+      expect(await exitWithin(first, 60_000), first.output().slice(-3000)).toBe(0);
+
+      const byTask = new Map((await store.listJobs(run.id)).map((j) => [j.taskId, j]));
+      expect(byTask.get('short'), first.output().slice(-3000)).toMatchObject({ state: 'succeeded' });
+      expect(byTask.get('long')).toMatchObject({ state: 'ready', holder: null, attempt: 0 });
+      const [released] = await store.listEvents({ jobId: byTask.get('long')!.id, type: 'lease:released' });
+      expect(released!.data).toMatchObject({ reason: 'released on stop: its worker handed it back while stopping' });
+      // Handed back at once, not after the grace.
+      expect(released!.at.getTime() - interruptedAt).toBeLessThan(5_000);
+      expect(first.output()).toMatch(/\[worker-\d\] job handed back on stop/);
+
+      // The next start finds the job ready and runs it again (the examples are applied on request).
+      const second = launch(env, ['--seed-examples']);
+      try {
+        await eventually('the banner', async () => second.output().includes('fenceline is running'), 120_000);
+        expect(second.output()).toMatch(/examples applied: .*wide-fanout@1/);
+        await eventually('the long job to run again', async () => {
+          const long = (await store!.listJobs(run.id)).find((j) => j.taskId === 'long')!;
+          return long.state === 'leased' && long.attempt === 1;
+        }, 30_000);
+        second.interrupt();
+        expect(await exitWithin(second, 60_000)).toBe(0);
+        expect((await store.listJobs(run.id)).find((j) => j.taskId === 'long')).toMatchObject({ state: 'ready', holder: null });
+      } finally {
+        second.kill();
+      }
+    } finally {
+      first.kill();
+    }
   });
 });

@@ -23,6 +23,8 @@ interface Running {
   /** Its result is being written; renewing it now would only race the write. */
   finishing: boolean;
   lastRenewedMs: number;
+  /** When this worker started the job, by its own clock. */
+  startedMs: number;
   logs: string[];
   logChars: number;
 }
@@ -45,6 +47,8 @@ export class Worker {
   /** Jobs whose result is being written. */
   private finishing = 0;
   private stopping = false;
+  /** Set once stop() has emptied the slots: leases are renewed until then. */
+  private stopped = false;
   private renewIntervalMs = 30_000;
   private leaseTtlMs = 90_000;
   readonly stats = { started: 0, succeeded: 0, failed: 0, lost: 0, refusedWrites: 0, handedBack: 0 };
@@ -81,23 +85,60 @@ export class Worker {
     this.scheduleRenew();
   }
 
-  /** Takes no new work; lets running jobs finish within the grace, then hands the rest back. */
+  /**
+   * Takes no new work and empties the slots within the shutdown grace, so that the process
+   * can be stopped without leaving a lease to expire. A job known to run past the grace (a
+   * sleep longer than what is left of it) is aborted and handed back at once, so another
+   * worker can start it now rather than after the grace; every other job may finish within
+   * the grace, and whatever still runs when it ends is aborted and handed back. Leases are
+   * renewed all the while. Resolves once no job is left.
+   */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     for (const c of this.polls.values()) c.abort();
     const deadline = Date.now() + this.opts.shutdownGraceMs;
+    await this.handBackAll([...this.running.values()].filter((r) => (this.expectedEndMs(r) ?? 0) > deadline));
     while (this.running.size > 0 && Date.now() < deadline) await sleep(50);
-    for (const r of [...this.running.values()]) {
-      r.lost = true;
-      r.controller.abort(new Error('worker shutting down'));
-      await this.write(r, (c) => c.release.mutate({ workerId: this.opts.workerId, jobId: r.job.jobId, fence: r.job.fence })).then(
-        () => this.stats.handedBack++,
-        () => undefined,
-      );
-      this.running.delete(r.job.jobId);
-    }
+    await this.handBackAll([...this.running.values()]);
+    // Results still being written settle on their own; their answers come within moments.
+    const writesDeadline = Date.now() + 5_000;
+    while (this.running.size > 0 && Date.now() < writesDeadline) await sleep(20);
+    this.stopped = true;
     if (this.renewTimer) clearTimeout(this.renewTimer);
+  }
+
+  /**
+   * Aborts jobs and gives their leases back with the fenced release, all at once. A job
+   * whose result is already being written is left to that write.
+   */
+  private async handBackAll(list: Running[]): Promise<void> {
+    await Promise.all(
+      list
+        .filter((r) => !r.finishing && !r.lost)
+        .map(async (r) => {
+          r.lost = true;
+          r.controller.abort(new Error('worker shutting down'));
+          try {
+            await this.write(r, (c) => c.release.mutate({ workerId: this.opts.workerId, jobId: r.job.jobId, fence: r.job.fence, reason: 'stopping' }));
+            this.stats.handedBack++;
+            this.opts.log('info', 'job handed back on stop', { jobId: r.job.jobId, taskId: r.job.taskId, fence: r.job.fence });
+          } catch (err) {
+            this.opts.log('warn', 'could not hand a job back on stop; its lease will expire', { jobId: r.job.jobId, fence: r.job.fence, error: String(err) });
+          }
+          this.leaveSlot(r.job.jobId);
+        }),
+    );
+  }
+
+  /**
+   * When a job will end by its own config, where that is known: a sleep ends after its
+   * duration. Null for every other type, whose length nobody can tell in advance.
+   */
+  private expectedEndMs(r: Running): number | null {
+    if (r.job.task.type !== 'sleep') return null;
+    const duration = Number(r.job.task.config.durationMs);
+    return Number.isFinite(duration) ? r.startedMs + duration : null;
   }
 
   private async registerWith(i: number): Promise<void> {
@@ -157,13 +198,14 @@ export class Worker {
     this.leaseTtlMs = job.leaseTtlMs;
     if (this.free === 0 || this.stopping) {
       // Two nodes may both fill our free slots at the same instant; hand the excess back.
-      void this.clients[via]!.release.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence }).then(
+      const reason = this.stopping ? 'stopping' : 'no-free-slot';
+      void this.clients[via]!.release.mutate({ workerId: this.opts.workerId, jobId: job.jobId, fence: job.fence, reason }).then(
         () => this.stats.handedBack++,
         () => undefined,
       );
       return;
     }
-    const r: Running = { job, via, controller: new AbortController(), lost: false, finishing: false, lastRenewedMs: Date.now(), logs: [], logChars: 0 };
+    const r: Running = { job, via, controller: new AbortController(), lost: false, finishing: false, lastRenewedMs: Date.now(), startedMs: Date.now(), logs: [], logChars: 0 };
     this.running.set(job.jobId, r);
     this.stats.started++;
     void this.runJob(r);
@@ -289,7 +331,7 @@ export class Worker {
   }
 
   private scheduleRenew(): void {
-    if (this.stopping) return;
+    if (this.stopped) return;
     this.renewTimer = setTimeout(() => void this.renewAll().finally(() => this.scheduleRenew()), Math.min(this.renewIntervalMs, 1000));
   }
 
