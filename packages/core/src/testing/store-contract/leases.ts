@@ -202,7 +202,7 @@ export function leaseContract(c: ContractContext): void {
 
       const swept = await c.store.sweepExpired(token, 100);
       expect(swept).toHaveLength(1);
-      expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready', attemptCounted: true });
+      expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready', renewed: true, attemptCounted: true });
       expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'ready', fence: lease.fence + 1, holder: null, attempt: 1 });
 
       await refusedWith(c.store.completeJob(ref, { output: 1 }), 'STALE_FENCE');
@@ -233,7 +233,7 @@ export function leaseContract(c: ContractContext): void {
         expect(lease.attempt).toBe(1);
         await c.h.advanceMs(PAST_TTL_MS);
         const swept = await c.store.sweepExpired(token, 100);
-        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'ready', nextAttemptAt: null, attemptCounted: false, fence: lease.fence + 1 })]);
+        expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'ready', nextAttemptAt: null, renewed: false, attemptCounted: false, fence: lease.fence + 1 })]);
         const job = await c.store.getJob(ready.id);
         expect(job).toMatchObject({ state: 'ready', attempt: 0, holder: null });
         expect(job.lastError).toContain('not counted');
