@@ -1,5 +1,6 @@
 export * from './assert';
 export * from './errors';
+export * from './ids';
 export * from './clock';
 export * from './heap';
 export * from './limits';
@@ -8,6 +9,7 @@ export * from './model';
 export * from './store';
 export * from './events';
 export * from './node';
+export * from './worker';
 export * from './dag/validate';
 export * from './dag/shard';
 export * from './dag/graph';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NAME_CHARACTERS, NAME_PATTERN } from './ids';
 import { DEFAULTS, LIMITS } from './limits';
 
 /**
@@ -10,7 +11,7 @@ const id = z
   .string()
   .min(1, 'must not be empty')
   .max(LIMITS.maxIdLength, `must be at most ${LIMITS.maxIdLength} characters`)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'may contain only letters, digits, "_", "." and "-", and must start with a letter or digit');
+  .regex(NAME_PATTERN, NAME_CHARACTERS);
 
 export const cronScheduleSchema = z.object({
   kind: z.literal('cron'),

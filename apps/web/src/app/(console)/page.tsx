@@ -5,7 +5,8 @@ import Link from 'next/link';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { BarChart } from '@/components/charts';
 import { ErrorBox } from '@/components/errors';
-import { percent, relative } from '@/components/format';
+import { formatTime, percent, relative } from '@/components/format';
+import { Time, useShownZone } from '@/components/time';
 import { Card, LiveDot, PageHeader, Stat } from '@/components/ui';
 
 export default function OverviewPage() {
@@ -13,6 +14,7 @@ export default function OverviewPage() {
   const q = useQuery(trpc.cluster.overview.queryOptions(undefined, { refetchInterval: LIVE_MS }));
   const o = q.data;
   const unled = o?.shards.filter((s) => !s.led) ?? [];
+  const zone = useShownZone();
   return (
     <>
       <PageHeader
@@ -21,7 +23,15 @@ export default function OverviewPage() {
             Overview <LiveDot fetching={q.isFetching} />
           </>
         }
-        subtitle={o ? `${o.dagCountEstimate.toLocaleString()} DAGs · ${o.runsActive} active runs · store time ${new Date(o.now).toLocaleTimeString()}` : 'Loading…'}
+        subtitle={
+          o ? (
+            <>
+              {o.dagCountEstimate.toLocaleString()} DAGs · {o.runsActive} active runs · store time <Time at={o.now} parts="time" testId="store-time" />
+            </>
+          ) : (
+            'Loading…'
+          )
+        }
       />
       <ErrorBox error={q.error} what="Reading the overview" />
       {o ? (
@@ -69,9 +79,9 @@ export default function OverviewPage() {
             </Card>
           </div>
           <Card title="Throughput: jobs finished per minute, last 30 minutes">
-            <BarChart testId="throughput-chart" values={o.throughput.map((t) => t.succeeded)} secondary={o.throughput.map((t) => t.failed)} labels={o.throughput.map((t) => new Date(t.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }))} />
+            <BarChart testId="throughput-chart" values={o.throughput.map((t) => t.succeeded)} secondary={o.throughput.map((t) => t.failed)} labels={o.throughput.map((t) => formatTime(t.at, zone, 'minutes'))} />
             <div className="chart-axis">
-              <span>{new Date(o.throughput[0]!.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</span>
+              <Time at={o.throughput[0]!.at} parts="minutes" />
               <span className="legend">
                 <i className="swatch ok" /> succeeded <i className="swatch bad" /> failed
               </span>

@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useEffect, useState } from 'react';
-import { LIVE_MS, useTRPC } from '@/client/trpc';
+import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { percent, relative, scheduleText } from '@/components/format';
 import { LiveDot, PageHeader, StateBadge, Empty } from '@/components/ui';

@@ -43,6 +43,7 @@ export default function FairSharePage() {
             {f.dags.length === 0 ? (
               <Empty>No DAG has work in flight.</Empty>
             ) : (
+              <div className="table-scroll">
               <table className="table" data-testid="share-table">
                 <thead>
                   <tr>
@@ -77,6 +78,7 @@ export default function FairSharePage() {
                   ))}
                 </tbody>
               </table>
+              </div>
             )}
           </Card>
           <Card title="Leases held over the last 10 minutes">

@@ -4,7 +4,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
-import { formatTime, relative } from '@/components/format';
+import { relative } from '@/components/format';
+import { Time } from '@/components/time';
 import { Card, LiveDot, PageHeader } from '@/components/ui';
 
 const REASONS: Record<string, string> = {
@@ -82,6 +83,7 @@ export default function ShardsPage() {
             })}
           </div>
           <Card title="Leadership changes">
+            <div className="table-scroll">
             <table className="table compact" data-testid="leadership-history">
               <thead>
                 <tr>
@@ -97,7 +99,9 @@ export default function ShardsPage() {
               <tbody>
                 {s.history.map((h) => (
                   <tr key={h.id}>
-                    <td className="small">{formatTime(h.at)}</td>
+                    <td className="small">
+                      <Time at={h.at} />
+                    </td>
                     <td>{h.shard ?? '–'}</td>
                     <td>
                       <span className={`badge ${h.type === 'leader:elected' ? 'state-leased' : 'state-waiting'}`}>{h.type.replace('leader:', '')}</span>
@@ -107,11 +111,12 @@ export default function ShardsPage() {
                     </td>
                     <td className="num">{h.epoch ?? '–'}</td>
                     <td>{h.previousHolder ? <code>{h.previousHolder}</code> : <span className="muted">–</span>}</td>
-                    <td className="small">{h.reason ? REASONS[h.reason] ?? h.reason : '–'}</td>
+                    <td className="small prose">{h.reason ? REASONS[h.reason] ?? h.reason : '–'}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         </>
       ) : null}

@@ -113,6 +113,7 @@ export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { r
           format={latencyText}
           testId={`sim-latency-chart-${index}`}
         />
+        <div className="table-scroll">
         <table className="table small">
           <thead>
             <tr>
@@ -138,6 +139,7 @@ export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { r
             ))}
           </tbody>
         </table>
+        </div>
       </Card>
     </>
   );

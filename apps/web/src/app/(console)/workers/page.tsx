@@ -5,7 +5,8 @@ import Link from 'next/link';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { Meter } from '@/components/charts';
 import { ErrorBox } from '@/components/errors';
-import { formatDuration, formatTime, relative } from '@/components/format';
+import { formatDuration, relative } from '@/components/format';
+import { Time } from '@/components/time';
 import { Card, Empty, LiveDot, PageHeader } from '@/components/ui';
 
 export default function WorkersPage() {
@@ -49,9 +50,12 @@ export default function WorkersPage() {
                   <span>Last seen</span>
                   <span>{relative(worker.lastSeen, now)}</span>
                   <span>Up since</span>
-                  <span>{formatTime(worker.startedAt)}</span>
+                  <span>
+                    <Time at={worker.startedAt} />
+                  </span>
                 </div>
                 {worker.leases.length > 0 ? (
+                  <div className="table-scroll">
                   <table className="table compact">
                     <thead>
                       <tr>
@@ -82,6 +86,7 @@ export default function WorkersPage() {
                       ))}
                     </tbody>
                   </table>
+                  </div>
                 ) : (
                   <div className="muted small">idle</div>
                 )}
@@ -92,6 +97,7 @@ export default function WorkersPage() {
             {w.revoked.length === 0 ? (
               <Empty>No lease was revoked and no fenced write refused in the last hour.</Empty>
             ) : (
+              <div className="table-scroll">
               <table className="table compact" data-testid="revoked">
                 <thead>
                   <tr>
@@ -106,18 +112,21 @@ export default function WorkersPage() {
                 <tbody>
                   {w.revoked.map((r, i) => (
                     <tr key={i}>
-                      <td className="small">{formatTime(r.at)}</td>
+                      <td className="small">
+                        <Time at={r.at} />
+                      </td>
                       <td>{r.type === 'lease:expired' ? 'lease expired, revoked' : 'write refused'}</td>
                       <td>
                         <code>{r.workerId ?? '–'}</code>
                       </td>
                       <td>{r.runId ? <Link href={`/runs/${r.runId}`}>{r.dagId ?? ''} job {r.jobId}</Link> : r.jobId ?? '–'}</td>
                       <td className="num">{r.fence ?? '–'}</td>
-                      <td className="small">{r.reason ?? (r.type === 'lease:expired' ? 'not renewed within the TTL' : '–')}</td>
+                      <td className="small prose">{r.reason ?? (r.type === 'lease:expired' ? 'not renewed within the TTL' : '–')}</td>
                     </tr>
                   ))}
                 </tbody>
               </table>
+              </div>
             )}
           </Card>
         </>

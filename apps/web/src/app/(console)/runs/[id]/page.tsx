@@ -6,7 +6,8 @@ import { useParams } from 'next/navigation';
 import { useState } from 'react';
 import { LIVE_MS, livePoll, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
-import { formatDuration, formatTime, relative } from '@/components/format';
+import { formatDuration, relative } from '@/components/format';
+import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
 import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
@@ -38,7 +39,7 @@ export default function RunPage() {
         subtitle={
           t ? (
             <>
-              <Link href={`/dags/${encodeURIComponent(t.run.dagId)}`}>{t.run.dagId}</Link> v{t.run.dagVersion} · {t.run.trigger} · scheduled {formatTime(t.run.scheduledAt)} · shard {t.run.shard}
+              <Link href={`/dags/${encodeURIComponent(t.run.dagId)}`}>{t.run.dagId}</Link> v{t.run.dagVersion} · {t.run.trigger} · scheduled <Time at={t.run.scheduledAt} testId="run-scheduled" /> · shard {t.run.shard}
               {t.run.startedAt ? ` · ${t.run.endedAt ? 'took' : 'running for'} ${formatDuration(end - new Date(t.run.startedAt).getTime())}` : ''}
             </>
           ) : undefined
@@ -102,6 +103,7 @@ export default function RunPage() {
                   ) : null}
                   {job.job.lastError ? <div className="error-box"><span className="error-code">LAST ERROR</span><span className="error-message">{job.job.lastError}</span></div> : null}
                   <h3>Attempts</h3>
+                  <div className="table-scroll">
                   <table className="table compact">
                     <thead>
                       <tr>
@@ -131,12 +133,13 @@ export default function RunPage() {
                       ))}
                     </tbody>
                   </table>
+                  </div>
                   <h3>Result and logs</h3>
                   <ErrorBox error={result.error} what="Reading the result" />
                   {result.data ? (
                     <>
                       <div className="muted small">
-                        {result.data.outcome} under fence {result.data.fence} by {result.data.workerId}, {formatTime(result.data.writtenAt)}
+                        {result.data.outcome} under fence {result.data.fence} by {result.data.workerId}, <Time at={result.data.writtenAt} />
                       </div>
                       {result.data.error ? <pre className="logs bad">{result.data.error}</pre> : null}
                       {result.data.output !== null && result.data.output !== undefined ? <pre className="logs">{JSON.stringify(result.data.output, null, 2)}</pre> : null}
