@@ -51,7 +51,11 @@ function knownZone(zone: ShownZone): ShownZone {
 }
 
 function shortName(at: Date, zone: ShownZone, locale: string): string {
-  return formatter(zone, locale, { timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  return (
+    formatter(zone, locale, { timeZoneName: 'short' })
+      .formatToParts(at)
+      .find((p) => p.type === 'timeZoneName')?.value ?? ''
+  );
 }
 
 /**
@@ -78,7 +82,15 @@ export function formatTime(at: Date | string | number | null | undefined, zone: 
   if (Number.isNaN(d.getTime())) return '–';
   const z = knownZone(zone);
   const p: Record<string, string> = {};
-  const fields = formatter(z, 'en-US', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  const fields = formatter(z, 'en-US', {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  });
   for (const part of fields.formatToParts(d)) p[part.type] = part.value;
   const clock = parts === 'minutes' ? `${p.hour}:${p.minute}` : `${p.hour}:${p.minute}:${p.second}`;
   const shown = parts === 'datetime' ? `${p.year}-${p.month}-${p.day} ${clock}` : clock;
@@ -87,7 +99,7 @@ export function formatTime(at: Date | string | number | null | undefined, zone: 
 
 /** The zone a DAG's schedule is written in: a cron's own zone (UTC unless it names one); null for schedules without one. */
 export function scheduleZone(schedule: { kind: string; timezone?: string }): string | null {
-  return schedule.kind === 'cron' ? schedule.timezone ?? 'UTC' : null;
+  return schedule.kind === 'cron' ? (schedule.timezone ?? 'UTC') : null;
 }
 
 export function percent(fraction: number): string {

@@ -3,9 +3,10 @@
 import { useMutation } from '@tanstack/react-query';
 import Link from 'next/link';
 import { usePathname, useRouter } from 'next/navigation';
-import { createContext, useContext, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import { useTRPC } from '@/client/trpc';
 import type { Role } from '@/server/session';
+import { ZoneSwitch } from './zone-switch';
 
 const NAV = [
   { href: '/', label: 'Overview', icon: '◎' },
@@ -29,11 +30,44 @@ export function Shell({ role, children }: { role: Role; children: ReactNode }) {
   const router = useRouter();
   const trpc = useTRPC();
   const signOut = useMutation(trpc.auth.signOut.mutationOptions({ onSuccess: () => router.replace('/signin') }));
+  // On a narrow screen the navigation is a drawer behind the menu button; on a wide one it is always shown and this is ignored.
+  const [menuOpen, setMenuOpen] = useState(false);
+
+  // Whatever moved the page on (a link in the drawer, the back button, a link in the page), the drawer must not stay over it.
+  useEffect(() => setMenuOpen(false), [pathname]);
+
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setMenuOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
+
   return (
     <RoleContext.Provider value={role}>
-      <div className="shell">
-        <nav className="sidebar" aria-label="Console">
+      <div className={`shell ${menuOpen ? 'menu-open' : ''}`}>
+        <header className="topbar">
+          <button
+            type="button"
+            className="menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="console-nav"
+            aria-label={menuOpen ? 'Close the menu' : 'Open the menu'}
+            data-testid="menu-button"
+            onClick={() => setMenuOpen((open) => !open)}
+          >
+            <span aria-hidden>{menuOpen ? '✕' : '☰'}</span>
+          </button>
           <Link href="/" className="brand">
+            <img src="/icon.svg" alt="" width={22} height={22} />
+            <span>fenceline</span>
+          </Link>
+        </header>
+        {menuOpen ? <div className="menu-backdrop" aria-hidden onClick={() => setMenuOpen(false)} /> : null}
+        <nav id="console-nav" className="sidebar" aria-label="Console" data-testid="console-nav">
+          <Link href="/" className="brand sidebar-brand">
             <img src="/icon.svg" alt="" width={26} height={26} />
             <span>fenceline</span>
           </Link>
@@ -42,7 +76,14 @@ export function Shell({ role, children }: { role: Role; children: ReactNode }) {
               const active = item.href === '/' ? pathname === '/' : pathname.startsWith(item.href);
               return (
                 <li key={item.href}>
-                  <Link href={item.href} className={active ? 'active' : ''} data-testid={`nav-${item.label.toLowerCase().replace(' ', '-')}`}>
+                  <Link
+                    href={item.href}
+                    className={active ? 'active' : ''}
+                    aria-current={active ? 'page' : undefined}
+                    data-testid={`nav-${item.label.toLowerCase().replace(' ', '-')}`}
+                    // A link to the page already shown changes no path, so the drawer is closed here too.
+                    onClick={() => setMenuOpen(false)}
+                  >
                     <span className="nav-icon" aria-hidden>
                       {item.icon}
                     </span>
@@ -53,12 +94,15 @@ export function Shell({ role, children }: { role: Role; children: ReactNode }) {
             })}
           </ul>
           <div className="sidebar-foot">
-            <span className={`role role-${role}`} data-testid="role">
-              {role}
-            </span>
-            <button className="link" onClick={() => signOut.mutate()}>
-              Sign out
-            </button>
+            <ZoneSwitch />
+            <div className="sidebar-account">
+              <span className={`role role-${role}`} data-testid="role">
+                {role}
+              </span>
+              <button className="link" onClick={() => signOut.mutate()}>
+                Sign out
+              </button>
+            </div>
           </div>
         </nav>
         <main className="content">{children}</main>

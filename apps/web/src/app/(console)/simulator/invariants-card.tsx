@@ -8,6 +8,7 @@ export function InvariantsCard({ report: r, invariants, world, index }: { report
   const byInvariant = (id: string) => r.violations.filter((v) => v.invariant === id).length;
   return (
     <Card title="Invariants checked">
+      <div className="table-scroll">
       <table className="table" data-testid={`sim-invariants-${index}`} data-violations={r.violations.length}>
         <thead>
           <tr>
@@ -24,13 +25,14 @@ export function InvariantsCard({ report: r, invariants, world, index }: { report
               <tr key={id} data-testid={`sim-invariant-${index}-${id}`} data-violations={n}>
                 <td>{id}</td>
                 <td>{inv.kind}</td>
-                <td>{inv.text}</td>
+                <td className="prose">{inv.text}</td>
                 <td className="num">{n > 0 ? <strong className="bad-text">{n}</strong> : 0}</td>
               </tr>
             );
           })}
         </tbody>
       </table>
+      </div>
       {r.violations.length > 0 ? (
         <ul className="issues" data-testid={`sim-violation-list-${index}`}>
           {r.violations.slice(0, 20).map((v, i) => (

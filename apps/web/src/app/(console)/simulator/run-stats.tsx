@@ -21,7 +21,7 @@ export function RunStats({ report: r, knobs, index, compact }: { report: SimRunR
   const value = (text: string) => (compact ? <span style={{ fontSize: 19 }}>{text}</span> : text);
   const noOthers = ff.otherJobsStarted === 0;
   return (
-    <div className="stats" style={compact ? { gridTemplateColumns: 'repeat(4, minmax(0, 1fr))' } : undefined} data-testid={`sim-stats-${index}`}>
+    <div className={compact ? 'stats compact' : 'stats'} data-testid={`sim-stats-${index}`}>
       <Stat
         label="Fan-out makespan"
         value={

@@ -7,7 +7,8 @@ import { useRef, useState } from 'react';
 import { livePoll, useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
-import { formatDuration, formatTime, relative, scheduleText } from '@/components/format';
+import { formatDuration, relative, scheduleText, scheduleZone } from '@/components/format';
+import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
 import { useRole } from '@/components/shell';
@@ -103,7 +104,18 @@ export default function DagPage() {
         <>
           <div className="chips">
             {d.paused ? <span className="badge state-paused" data-testid="paused-badge">paused</span> : <span className="badge state-succeeded">active</span>}
-            <span className="chip">next run: {d.paused ? <span data-testid="next-run-paused">paused</span> : d.nextRunAt ? `${formatTime(d.nextRunAt)} (${relative(d.nextRunAt, found!.now)})` : 'manual only'}</span>
+            <span className="chip">
+              next run:{' '}
+              {d.paused ? (
+                <span data-testid="next-run-paused">paused</span>
+              ) : d.nextRunAt ? (
+                <>
+                  <Time at={d.nextRunAt} zone={scheduleZone(d.spec.schedule)} testId="next-run" /> ({relative(d.nextRunAt, found!.now)})
+                </>
+              ) : (
+                'manual only'
+              )}
+            </span>
             <span className="chip">max active runs: {d.spec.maxActiveRuns}</span>
             <span className="chip">cap: {d.spec.capFraction !== undefined ? `${d.spec.capFraction * 100}% (own)` : 'cluster default'}</span>
             <label className="chip">
@@ -137,6 +149,7 @@ export default function DagPage() {
               {runs.length === 0 ? (
                 <Empty>No runs yet.</Empty>
               ) : (
+                <div className="table-scroll">
                 <table className="table compact" data-testid="run-history">
                   <thead>
                     <tr>
@@ -157,12 +170,15 @@ export default function DagPage() {
                           <StateBadge state={r.state} />
                         </td>
                         <td className="muted">{r.trigger}</td>
-                        <td className="muted small">{formatTime(r.scheduledAt)}</td>
+                        <td className="muted small">
+                          <Time at={r.scheduledAt} />
+                        </td>
                         <td className="num">{r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(found!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}</td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
+                </div>
               )}
             </Card>
             <Card title="Versions">
@@ -172,7 +188,9 @@ export default function DagPage() {
                     <button className={`link ${v.version === shownDiff ? 'strong' : ''}`} onClick={() => setDiffVersion(v.version)} data-testid={`version-${v.version}`}>
                       v{v.version}
                     </button>{' '}
-                    <span className="muted small">{formatTime(v.createdAt)}</span> {v.version === d.version ? <span className="badge">current</span> : null}
+                    <span className="muted small">
+                      <Time at={v.createdAt} />
+                    </span> {v.version === d.version ? <span className="badge">current</span> : null}
                   </li>
                 ))}
               </ul>
