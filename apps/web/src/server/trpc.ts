@@ -30,9 +30,21 @@ const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     const fenceline: FencelineErrorData | null = isFencelineError(cause) ? cause.toJSON() : null;
-    return { ...shape, data: { ...shape.data, fenceline } };
+    return { ...shape, message: inputProblems(cause) ?? shape.message, data: { ...shape.data, fenceline } };
   },
 });
+
+/**
+ * An input that failed its schema, as "field: problem" per issue. tRPC's own message for it
+ * is the issues' JSON, which the console would show as it is.
+ */
+function inputProblems(cause: unknown): string | null {
+  const issues = (cause as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return null;
+  return issues
+    .map((i: { path?: PropertyKey[]; message?: string }) => `${i.path && i.path.length > 0 ? i.path.map(String).join('.') : 'input'}: ${i.message ?? 'invalid'}`)
+    .join('; ');
+}
 
 export const router = t.router;
 export const publicProcedure = t.procedure;

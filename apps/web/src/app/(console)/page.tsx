@@ -8,6 +8,7 @@ import { ErrorBox } from '@/components/errors';
 import { formatTime, percent, relative } from '@/components/format';
 import { Time, useShownZone } from '@/components/time';
 import { Card, LiveDot, PageHeader, Stat } from '@/components/ui';
+import { plural } from '@/lib/plural';
 
 export default function OverviewPage() {
   const trpc = useTRPC();
@@ -26,7 +27,7 @@ export default function OverviewPage() {
         subtitle={
           o ? (
             <>
-              {o.dagCountEstimate.toLocaleString()} DAGs · {o.runsActive} active runs · store time <Time at={o.now} parts="time" testId="store-time" />
+              {plural(o.dagCountEstimate, 'DAG')} · {plural(o.runsActive, 'active run')} · store time <Time at={o.now} parts="time" testId="store-time" />
             </>
           ) : (
             'Loading…'

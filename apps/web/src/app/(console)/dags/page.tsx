@@ -8,6 +8,7 @@ import { ErrorBox } from '@/components/errors';
 import { percent, relative, scheduleText } from '@/components/format';
 import { LiveDot, PageHeader, StateBadge, Empty } from '@/components/ui';
 import { useRole } from '@/components/shell';
+import { plural } from '@/lib/plural';
 
 type Sort = 'id' | 'nextRunAt' | 'updatedAt';
 const PAGE = 50;
@@ -60,7 +61,7 @@ export default function DagsPage() {
           data ? (
             <span data-testid="dag-list-total">
               {data.totalIsEstimate ? '≈ ' : ''}
-              {data.total.toLocaleString()} DAGs{search ? ` matching "${search}"` : ''} · page answered in{' '}
+              {plural(data.total, 'DAG')}{search ? ` matching "${search}"` : ''} · page answered in{' '}
               <span data-testid="dag-list-query-ms">{data.queryMs.toFixed(0)}</span> ms
             </span>
           ) : (
@@ -117,7 +118,7 @@ export default function DagsPage() {
                     {d.id}
                   </Link>
                   <div className="muted small">
-                    {d.name ?? ''} {d.name ? '·' : ''} {d.taskCount} tasks · v{d.version} · shard {d.shard}
+                    {d.name ?? ''} {d.name ? '·' : ''} {plural(d.taskCount, 'task')} · v{d.version} · shard {d.shard}
                   </div>
                 </td>
                 <td>{scheduleText(d.schedule)}</td>
@@ -134,7 +135,7 @@ export default function DagsPage() {
                 <td>{d.paused ? <span className="badge state-paused">paused</span> : <span className="muted">no</span>}</td>
                 <td className="num">
                   {d.held > 0 ? (
-                    <span title={`${d.held} leases of ${data.poolSlots} pool slots; cap ${d.cap}`}>
+                    <span title={`${plural(d.held, 'lease')} of ${plural(data.poolSlots, 'pool slot')}; cap ${d.cap}`}>
                       {percent(d.shareOfPool)} <span className="muted small">({d.held}/{d.cap} cap)</span>
                     </span>
                   ) : (

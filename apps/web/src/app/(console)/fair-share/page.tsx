@@ -6,6 +6,7 @@ import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { LineChart, Meter, seriesColor } from '@/components/charts';
 import { ErrorBox } from '@/components/errors';
 import { Card, Empty, LiveDot, PageHeader } from '@/components/ui';
+import { plural } from '@/lib/plural';
 
 export default function FairSharePage() {
   const trpc = useTRPC();
@@ -27,7 +28,7 @@ export default function FairSharePage() {
         <>
           <div className="arithmetic" data-testid="cap-arithmetic">
             <span>
-              pool <strong data-testid="pool-slots">{f.poolSlots}</strong> slots ({f.liveWorkers} live workers)
+              pool <strong data-testid="pool-slots">{f.poolSlots}</strong> slots ({plural(f.liveWorkers, 'live worker')})
             </span>
             <span>×</span>
             <span>
@@ -37,7 +38,7 @@ export default function FairSharePage() {
             <span>
               at most <strong data-testid="cap-value">{f.cap}</strong> leases per DAG
             </span>
-            <span className="muted">· {f.leasedJobs} of {f.poolSlots} slots busy</span>
+            <span className="muted">· {f.leasedJobs} of {plural(f.poolSlots, 'slot')} busy</span>
           </div>
           <Card title="Per DAG, now">
             {f.dags.length === 0 ? (

@@ -7,6 +7,7 @@ import { ErrorBox } from '@/components/errors';
 import { relative } from '@/components/format';
 import { Time } from '@/components/time';
 import { Card, LiveDot, PageHeader } from '@/components/ui';
+import { plural } from '@/lib/plural';
 
 const REASONS: Record<string, string> = {
   new: 'first leader',
@@ -45,7 +46,7 @@ export default function ShardsPage() {
         }
         subtitle={
           s
-            ? `${s.shardCount} shards · scheduler nodes seen in the last ${Math.round(s.liveWindowMs / 1000)} s: ${
+            ? `${plural(s.shardCount, 'shard')} · scheduler nodes seen in the last ${Math.round(s.liveWindowMs / 1000)} s: ${
                 s.nodes.map((n) => `${n} (leads ${s.shards.filter((x) => x.led && x.holder === n).length})`).join(', ') || 'none'
               }`
             : 'Loading…'

@@ -10,6 +10,7 @@ import { STATE_CODE } from '@/lib/shown-states';
 import { planDrawing } from '@/lib/graph-plan';
 import { compileTimeline, momentAt } from './replay-timeline';
 import { usePlayback } from './use-playback';
+import { plural } from '@/lib/plural';
 
 function runStateAt(run: SimReplay['runs'][number], atMs: number): string {
   if (run.endedAtMs !== null && run.endedAtMs <= atMs) return run.state;
@@ -61,7 +62,7 @@ export function ReplayPanel({ replay, index }: { replay: SimReplay; index: numbe
         <ReplayLegend counts={moment.counts} index={index} />
         <p className="small muted" data-testid={`replay-status-${index}`}>
           {run
-            ? `DAG run ${run.runId} (${run.trigger}${replay.runs.length > 1 ? `, ${moment.runIndex! + 1} of ${replay.runs.length}` : ''}), created at ${clock(run.createdAtMs)}: ${runState}, ${finished.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} jobs finished; so far ${moment.expired} leases expired, ${moment.handedBack} handed back, ${moment.refused} fenced writes refused.`
+            ? `DAG run ${run.runId} (${run.trigger}${replay.runs.length > 1 ? `, ${moment.runIndex! + 1} of ${replay.runs.length}` : ''}), created at ${clock(run.createdAtMs)}: ${runState}, ${finished.toLocaleString('en-US')} of ${plural(total, 'job')} finished; so far ${plural(moment.expired, 'lease')} expired, ${moment.handedBack} handed back, ${plural(moment.refused, 'fenced write')} refused.`
             : 'This DAG had no run in the simulation.'}
           {grouped.length > 0
             ? ` ${plan.nodes.length - grouped.length} tasks are drawn on their own and ${grouped.reduce((n, g) => n + g.members.length, 0).toLocaleString('en-US')} in ${grouped.length === 1 ? 'one group' : `${grouped.length} groups`}, counted by state.`
@@ -73,7 +74,7 @@ export function ReplayPanel({ replay, index }: { replay: SimReplay; index: numbe
             were not kept. Past that point the graph holds the last recorded states, and at the very end each job&apos;s final state.
           </p>
         ) : null}
-        {replay.dropped.runs > 0 ? <p className="small muted">{replay.dropped.runs} later runs of this DAG were not followed (over {replay.limits.maxJobs.toLocaleString('en-US')} jobs in all).</p> : null}
+        {replay.dropped.runs > 0 ? <p className="small muted">{plural(replay.dropped.runs, 'later run')} of this DAG {replay.dropped.runs === 1 ? 'was' : 'were'} not followed (over {replay.limits.maxJobs.toLocaleString('en-US')} jobs in all).</p> : null}
       </div>
     </Card>
   );

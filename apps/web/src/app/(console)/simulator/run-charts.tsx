@@ -6,6 +6,7 @@ import { Card } from '@/components/ui';
 import { hasFaults, type Knobs, type SimRunReport, type SimWorld } from './knobs';
 import { LeaderTimeline } from './leader-timeline';
 import { capLeases, leaderSpans, runningGroups, sampleMinutes, type ChartScales } from './report-scales';
+import { plural } from '@/lib/plural';
 
 /** Fixed colours for the two event series, apart from the DAG groups' first two. */
 const EXPIRED_COLOR = seriesColor(1);
@@ -81,7 +82,7 @@ export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { r
           ]}
           note={
             <span data-testid={`sim-expiry-totals-${index}`} data-expired={sum(expired)} data-refused={sum(refused)}>
-              {sum(expired).toLocaleString('en-US')} leases expired and {sum(refused).toLocaleString('en-US')} writes refused in all
+              {plural(sum(expired), 'lease')} expired and {plural(sum(refused), 'write')} refused in all
             </span>
           }
         />

@@ -2,12 +2,14 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
+import { Fragment } from 'react';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { Meter } from '@/components/charts';
 import { ErrorBox } from '@/components/errors';
 import { formatDuration, relative } from '@/components/format';
 import { Time } from '@/components/time';
 import { Card, Empty, LiveDot, PageHeader } from '@/components/ui';
+import { plural } from '@/lib/plural';
 
 export default function WorkersPage() {
   const trpc = useTRPC();
@@ -23,7 +25,7 @@ export default function WorkersPage() {
             Workers <LiveDot fetching={q.isFetching} />
           </>
         }
-        subtitle={w ? `${live.length} live · ${live.reduce((s, x) => s + x.slots, 0)} slots · ${live.reduce((s, x) => s + x.leases.length, 0)} jobs running` : 'Loading…'}
+        subtitle={w ? `${live.length} live · ${plural(live.reduce((s, x) => s + x.slots, 0), 'slot')} · ${plural(live.reduce((s, x) => s + x.leases.length, 0), 'job')} running` : 'Loading…'}
       />
       <ErrorBox error={q.error} what="Reading workers" />
       {w ? (
@@ -53,13 +55,14 @@ export default function WorkersPage() {
                   <span>
                     <Time at={worker.startedAt} />
                   </span>
+                  <span>Running</span>
+                  <span data-testid={`worker-running-${worker.id}`}>{worker.leases.length > 0 ? plural(worker.leases.length, 'job') : 'nothing: idle'}</span>
                 </div>
                 {worker.leases.length > 0 ? (
                   <div className="table-scroll">
                   <table className="table compact">
                     <thead>
                       <tr>
-                        <th>Job</th>
                         <th className="num">Fence</th>
                         <th className="num">Lease age</th>
                         <th className="num">Last renewal</th>
@@ -67,29 +70,33 @@ export default function WorkersPage() {
                       </tr>
                     </thead>
                     <tbody>
+                      {/* Each job's name has a row of its own above its figures: beside four columns in a card it was squeezed to a few letters. */}
                       {worker.leases.map((l) => (
-                        <tr key={l.jobId}>
-                          <td>
-                            <Link href={`/runs/${l.runId}`}>
-                              {l.dagId} / {l.taskId}
-                            </Link>
-                          </td>
-                          <td className="num">
-                            <code>{l.fence}</code>
-                          </td>
-                          <td className="num">{l.leasedAt ? formatDuration(now - new Date(l.leasedAt).getTime()) : '–'}</td>
-                          <td className="num" title="the lease's expiry minus the lease TTL: when it was last granted or renewed">
-                            {l.leaseExpiresAt ? relative(new Date(new Date(l.leaseExpiresAt).getTime() - w.leaseTtlMs), now) : '–'}
-                          </td>
-                          <td className="num">{relative(l.leaseExpiresAt, now)}</td>
-                        </tr>
+                        <Fragment key={l.jobId}>
+                          <tr className="job-name-row">
+                            <td className="job-cell" colSpan={4}>
+                              <Link href={`/runs/${l.runId}`} title={`${l.dagId} / ${l.taskId}`} data-testid={`worker-job-${l.jobId}`}>
+                                <span className="job-task">{l.taskId}</span>
+                                <span className="job-dag muted small">{l.dagId}</span>
+                              </Link>
+                            </td>
+                          </tr>
+                          <tr className="job-figures">
+                            <td className="num">
+                              <code>{l.fence}</code>
+                            </td>
+                            <td className="num">{l.leasedAt ? formatDuration(now - new Date(l.leasedAt).getTime()) : '–'}</td>
+                            <td className="num" title="the lease's expiry minus the lease TTL: when it was last granted or renewed">
+                              {l.leaseExpiresAt ? relative(new Date(new Date(l.leaseExpiresAt).getTime() - w.leaseTtlMs), now) : '–'}
+                            </td>
+                            <td className="num">{relative(l.leaseExpiresAt, now)}</td>
+                          </tr>
+                        </Fragment>
                       ))}
                     </tbody>
                   </table>
                   </div>
-                ) : (
-                  <div className="muted small">idle</div>
-                )}
+                ) : null}
               </Card>
             ))}
           </div>

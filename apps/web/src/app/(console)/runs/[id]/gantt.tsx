@@ -2,6 +2,7 @@
 
 import type { RunTimeline, TimelineInterval } from '@fenceline/db/console';
 import { formatDuration } from '@/components/format';
+import { plural } from '@/lib/plural';
 
 const MAX_ROWS = 400;
 
@@ -12,6 +13,17 @@ const KIND_TEXT: Record<TimelineInterval['kind'], string> = {
   backoff: 'waiting out the retry backoff',
   attempt: 'attempt',
 };
+
+const LEGEND: [string, string][] = [
+  ['swatch deps', 'dependencies'],
+  ['swatch ready', 'ready, waiting for a slot or the cap'],
+  ['swatch backoff', 'retry backoff'],
+  ['swatch leased', 'leased'],
+  ['swatch ok', 'succeeded'],
+  ['swatch retrying', 'failed, retried'],
+  ['swatch bad', 'failed / expired'],
+  ['renewal-tick-legend', 'renewal'],
+];
 
 function describe(i: TimelineInterval, ms: number): string {
   const took = `${formatDuration(ms)}${i.open ? ' so far' : ''}`;
@@ -71,10 +83,14 @@ export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline;
           </div>
         </div>
       ))}
-      {timeline.jobs.length > MAX_ROWS ? <div className="muted small">and {timeline.jobs.length - MAX_ROWS} more jobs</div> : null}
+      {timeline.jobs.length > MAX_ROWS ? <div className="muted small">and {plural(timeline.jobs.length - MAX_ROWS, 'more job')}</div> : null}
       <div className="legend small">
-        <i className="swatch deps" /> dependencies <i className="swatch ready" /> ready, waiting for a slot or the cap <i className="swatch backoff" /> retry backoff <i className="swatch leased" /> leased{' '}
-        <i className="swatch ok" /> succeeded <i className="swatch retrying" /> failed, retried <i className="swatch bad" /> failed / expired <i className="renewal-tick-legend" /> renewal
+        {LEGEND.map(([swatch, text]) => (
+          // Each swatch stays on the line of its label.
+          <span key={text} style={{ whiteSpace: 'nowrap', marginRight: 10 }}>
+            <i className={swatch} /> {text}
+          </span>
+        ))}
       </div>
     </div>
   );

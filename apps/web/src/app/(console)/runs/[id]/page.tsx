@@ -13,6 +13,8 @@ import { NotFoundCard } from '@/components/not-found-card';
 import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
+import { LastError } from './last-error';
+import { plural } from '@/lib/plural';
 
 export default function RunPage() {
   const { id } = useParams<{ id: string }>();
@@ -58,7 +60,7 @@ export default function RunPage() {
                 <span className={`dot state-${state}`} /> {n} {state.replace('_', ' ')}
               </span>
             ))}
-            {t.fencedWrites.length > 0 ? <span className="chip warn">{t.fencedWrites.length} fenced writes refused</span> : null}
+            {t.fencedWrites.length > 0 ? <span className="chip warn">{plural(t.fencedWrites.length, 'fenced write')} refused</span> : null}
           </div>
           <Card title="Graph">
             <DagGraph tasks={t.spec.tasks} states={states} onSelect={setSelected} height={300} />
@@ -101,7 +103,7 @@ export default function RunPage() {
                       <strong>Why it waits:</strong> {job.waitingReason}
                     </div>
                   ) : null}
-                  {job.job.lastError ? <div className="error-box"><span className="error-code">LAST ERROR</span><span className="error-message">{job.job.lastError}</span></div> : null}
+                  <LastError job={job} />
                   <h3>Attempts</h3>
                   <div className="table-scroll">
                   <table className="table compact">
