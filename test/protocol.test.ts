@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRPCClientError } from '@trpc/client';
+import { isJobId, MAX_SEQUENCE_ID } from '@fenceline/core';
 import { workerRouter } from '@fenceline/scheduler';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
@@ -149,5 +150,28 @@ describe('worker protocol against a real scheduler', () => {
       body: JSON.stringify({ workerId: 'batcher', results: [] }),
     });
     expect(tooMany.status).toBe(400);
+  });
+
+  it('takes a job id by the rule every boundary uses: 1 to the largest bigint, no leading zero', async () => {
+    const client = schedulerClient(url, token);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    // The store's 18-digit rule once refused ids this router took; '01' named job 1.
+    const ids = [MAX_SEQUENCE_ID, '1'.repeat(19), '9223372036854775808', '1'.repeat(20), '0', '01', '', ' 1', '1e3', '-1'];
+    for (const jobId of ids) {
+      if (isJobId(jobId)) {
+        expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: 1 })), jobId).toBe('NOT_FOUND');
+        const [renewed] = await client.renew.mutate({ workerId: 'honest', leases: [{ jobId, fence: 1 }] });
+        expect(renewed, jobId).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+        continue;
+      }
+      const res = await fetch(`${url}/trpc/renew`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'honest', leases: [{ jobId: '1', fence: 1 }, { jobId, fence: 1 }] }) });
+      expect(res.status, jobId).toBe(400);
+      const body = (await res.json()) as { error: { message: string; data: { code: string } } };
+      expect(body.error.data.code).toBe('BAD_REQUEST');
+      const issues = JSON.parse(body.error.message) as { path: (string | number)[]; message: string }[];
+      expect(issues.map((i) => i.path), jobId).toEqual([['leases', 1, 'jobId']]);
+      expect(issues[0]!.message).toMatch(/^must be a numeric id/);
+    }
+    expect(isJobId(MAX_SEQUENCE_ID) && !isJobId('1'.repeat(20))).toBe(true);
   });
 });

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { LIMITS } from '@fenceline/core';
+import { jobIdSchema as jobId, LIMITS, workerIdSchema as workerId } from '@fenceline/core';
 import { router, workerProcedure, publicProcedure } from './trpc';
 
-const workerId = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:@-]+$/, 'worker ids may contain letters, digits and _ . : @ -');
-const jobId = z.string().regex(/^\d{1,19}$/, 'job ids are decimal integers');
 const fence = z.number().int().min(0);
 const logs = z.string().max(LIMITS.maxResultBytes).nullish();
 
