@@ -72,6 +72,8 @@ export function answers(url: string): Promise<boolean> {
 }
 
 const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** How long a stopping server may take to be gone before its directory is removed anyway. */
+const STOP_WAIT_MS = 5_000;
 
 async function startTemporaryServer(): Promise<AcquiredServer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fenceline-pg-'));
@@ -81,15 +83,21 @@ async function startTemporaryServer(): Promise<AcquiredServer> {
 
   // Registered before the server starts, so an interrupted start is cleaned up too.
   const onExit = () => removeNow(dataDir, dir);
+  let removing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     // When the process handles the signal itself (vitest, a graceful shutdown), it decides
     // when to exit, and may still need the server until then: the exit handler cleans up.
-    if (process.listenerCount(signal) > 1) return;
+    if (removing || process.listenerCount(signal) > 1) return;
     // Otherwise Node's default would end the process without an 'exit' event, leaving the
-    // server running: clean up, then die of the same signal.
-    detach();
-    removeNow(dataDir, dir);
-    process.kill(process.pid, signal);
+    // server running: clean up, then die of the same signal. The cleanup does not block the
+    // event loop, since a parent such as tsx's CLI kills a child that does not answer its
+    // relayed signal at once. This listener stays until the end, so a second signal meanwhile
+    // cannot end the process halfway.
+    removing = true;
+    void removeSoon(dataDir, dir).finally(() => {
+      detach();
+      process.kill(process.pid, signal);
+    });
   };
   const detach = () => {
     process.off('exit', onExit);
@@ -130,6 +138,22 @@ async function startTemporaryServer(): Promise<AcquiredServer> {
  * to be gone, then the directory goes.
  */
 function removeNow(dataDir: string, dir: string): void {
+  const pid = quitServer(dataDir);
+  const deadline = Date.now() + STOP_WAIT_MS;
+  while (pid && isRunning(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** The same as removeNow, waiting without blocking the event loop. */
+async function removeSoon(dataDir: string, dir: string): Promise<void> {
+  const pid = quitServer(dataDir);
+  const deadline = Date.now() + STOP_WAIT_MS;
+  while (pid && isRunning(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** Asks the server of dataDir, if one runs, for an immediate shutdown; returns its pid. */
+function quitServer(dataDir: string): number | undefined {
   const pid = postmasterPid(dataDir);
   if (pid) {
     try {
@@ -137,10 +161,8 @@ function removeNow(dataDir: string, dir: string): void {
     } catch {
       // Already gone.
     }
-    const deadline = Date.now() + 5_000;
-    while (isRunning(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
-  rmSync(dir, { recursive: true, force: true });
+  return pid;
 }
 
 function postmasterPid(dataDir: string): number | undefined {
