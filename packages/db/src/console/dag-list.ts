@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { ListDagsQuery, Schedule } from '@fenceline/core';
+import type { ListDagsQuery, RunId, Schedule } from '@fenceline/core';
 import { listDags } from '../store/dags';
 import { capOf, poolSnapshot } from './pool';
-import { dateOrNull, num, query, strOrNull, type ConsoleDb } from './sql';
+import { dateOrNull, num, query, runIdOrNull, type ConsoleDb } from './sql';
 
 export interface DagListRow {
   id: string;
@@ -14,7 +14,7 @@ export interface DagListRow {
   nextRunAt: Date | null;
   updatedAt: Date;
   taskCount: number;
-  lastRun: { id: string; state: string; scheduledAt: Date; endedAt: Date | null } | null;
+  lastRun: { id: RunId; state: string; scheduledAt: Date; endedAt: Date | null } | null;
   /** Leases held now, and that as a fraction of the current pool. */
   held: number;
   shareOfPool: number;
@@ -63,7 +63,7 @@ export async function dagListPage(
   const rows = page.map((d): DagListRow => {
     const r = byId.get(d.id);
     const held = num(r?.held);
-    const runId = strOrNull(r?.run_id);
+    const runId = runIdOrNull(r?.run_id);
     return {
       id: d.id,
       name: d.spec.name ?? null,

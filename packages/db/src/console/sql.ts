@@ -1,4 +1,5 @@
 import type { SQL } from 'drizzle-orm';
+import type { DagId, JobId, RunId, WorkerId } from '@fenceline/core';
 import { rows, type Executor, type RawRow } from '../store/db';
 
 /**
@@ -34,7 +35,17 @@ export function strOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-/** Ids are decimal strings; anything else cannot name a row and must not reach a bigint cast. */
-export function isId(id: string): boolean {
-  return /^[0-9]{1,18}$/.test(id);
-}
+/**
+ * Ids as the store hands them back (postgres.js gives bigints as text). Every id was
+ * checked on its way into the store, so decoding one names its type and checks nothing
+ * again; the console decodes each id here, once, as it reads the row.
+ */
+export const jobIdOf = (value: unknown): JobId => String(value) as JobId;
+export const runIdOf = (value: unknown): RunId => String(value) as RunId;
+export const dagIdOf = (value: unknown): DagId => String(value) as DagId;
+export const workerIdOf = (value: unknown): WorkerId => String(value) as WorkerId;
+
+export const jobIdOrNull = (value: unknown): JobId | null => (value === null || value === undefined ? null : jobIdOf(value));
+export const runIdOrNull = (value: unknown): RunId | null => (value === null || value === undefined ? null : runIdOf(value));
+export const dagIdOrNull = (value: unknown): DagId | null => (value === null || value === undefined ? null : dagIdOf(value));
+export const workerIdOrNull = (value: unknown): WorkerId | null => (value === null || value === undefined ? null : workerIdOf(value));

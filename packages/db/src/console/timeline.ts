@@ -1,16 +1,16 @@
 import { sql } from 'drizzle-orm';
-import type { DagSpec, JobRow, RunRow } from '@fenceline/core';
+import type { DagSpec, JobId, JobRow, RunRow, WorkerId } from '@fenceline/core';
 import { getDagVersion } from '../store/dags';
 import { listJobs } from '../store/jobs';
 import { getRun } from '../store/runs';
 import { capOf, poolSnapshot } from './pool';
-import { date, dateOrNull, num, numOrNull, query, strOrNull, type ConsoleDb } from './sql';
+import { date, dateOrNull, jobIdOrNull, num, numOrNull, query, strOrNull, workerIdOrNull, type ConsoleDb } from './sql';
 
 /** One lease of a job, from its grant to whatever ended it. */
 export interface Attempt {
   attempt: number;
   fence: number;
-  workerId: string | null;
+  workerId: WorkerId | null;
   grantedAt: Date;
   /** Null while the lease is live. */
   endedAt: Date | null;
@@ -57,7 +57,7 @@ export interface RunTimeline {
   spec: DagSpec;
   jobs: JobTimeline[];
   /** Fenced writes refused for this run's jobs. */
-  fencedWrites: { at: Date; jobId: string | null; workerId: string | null; fence: number | null; reason: string | null }[];
+  fencedWrites: { at: Date; jobId: JobId | null; workerId: WorkerId | null; fence: number | null; reason: string | null }[];
 }
 
 const ENDS: Record<string, string> = {
@@ -114,8 +114,8 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
     .filter((e) => e.type === 'write:fenced')
     .map((e) => ({
       at: date(e.at),
-      jobId: strOrNull(e.job_id),
-      workerId: strOrNull(e.worker_id),
+      jobId: jobIdOrNull(e.job_id),
+      workerId: workerIdOrNull(e.worker_id),
       fence: numOrNull(e.fence),
       reason: strOrNull(((e.data ?? {}) as Record<string, unknown>).reason),
     }));
@@ -137,7 +137,7 @@ export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFract
         open = {
           attempt: num(data.attempt),
           fence: num(e.fence),
-          workerId: strOrNull(e.worker_id),
+          workerId: workerIdOrNull(e.worker_id),
           grantedAt: date(e.at),
           endedAt: null,
           outcome: 'live',

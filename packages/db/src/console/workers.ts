@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { date, dateOrNull, num, query, strOrNull, type ConsoleDb } from './sql';
+import type { DagId, JobId, RunId, WorkerId } from '@fenceline/core';
+import { dagIdOf, dagIdOrNull, date, dateOrNull, jobIdOf, jobIdOrNull, num, query, runIdOf, runIdOrNull, strOrNull, workerIdOf, workerIdOrNull, type ConsoleDb } from './sql';
 
 export interface WorkerLease {
-  jobId: string;
-  runId: string;
-  dagId: string;
+  jobId: JobId;
+  runId: RunId;
+  dagId: DagId;
   taskId: string;
   fence: number;
   attempt: number;
@@ -13,7 +14,7 @@ export interface WorkerLease {
 }
 
 export interface WorkerView {
-  id: string;
+  id: WorkerId;
   slots: number;
   nodeId: string | null;
   startedAt: Date;
@@ -25,10 +26,10 @@ export interface WorkerView {
 export interface RevokedLease {
   at: Date;
   type: string;
-  workerId: string | null;
-  jobId: string | null;
-  runId: string | null;
-  dagId: string | null;
+  workerId: WorkerId | null;
+  jobId: JobId | null;
+  runId: RunId | null;
+  dagId: DagId | null;
   fence: number | null;
   reason: string | null;
 }
@@ -62,9 +63,9 @@ export async function workersSnapshot(db: ConsoleDb, opts: { liveWindowMs: numbe
   for (const r of leaseRows) {
     const list = byHolder.get(String(r.holder)) ?? [];
     list.push({
-      jobId: String(r.id),
-      runId: String(r.run_id),
-      dagId: String(r.dag_id),
+      jobId: jobIdOf(r.id),
+      runId: runIdOf(r.run_id),
+      dagId: dagIdOf(r.dag_id),
       taskId: String(r.task_id),
       fence: num(r.fence),
       attempt: num(r.attempt),
@@ -82,7 +83,7 @@ export async function workersSnapshot(db: ConsoleDb, opts: { liveWindowMs: numbe
   return {
     now: date(nowRow?.now),
     workers: workerRows.map((r) => ({
-      id: String(r.id),
+      id: workerIdOf(r.id),
       slots: num(r.slots),
       nodeId: strOrNull(r.node_id),
       startedAt: date(r.started_at),
@@ -93,10 +94,10 @@ export async function workersSnapshot(db: ConsoleDb, opts: { liveWindowMs: numbe
     revoked: revokedRows.map((r) => ({
       at: date(r.at),
       type: String(r.type),
-      workerId: strOrNull(r.worker_id),
-      jobId: strOrNull(r.job_id),
-      runId: strOrNull(r.run_id),
-      dagId: strOrNull(r.dag_id),
+      workerId: workerIdOrNull(r.worker_id),
+      jobId: jobIdOrNull(r.job_id),
+      runId: runIdOrNull(r.run_id),
+      dagId: dagIdOrNull(r.dag_id),
       fence: r.fence === null ? null : num(r.fence),
       reason: strOrNull(r.reason),
     })),

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { catchupSchema, isFencelineError, LIMITS } from '@fenceline/core';
+import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS } from '@fenceline/core';
 import { dagListPage, liveJobTypes } from '@fenceline/db/console';
 import { clusterShardCount } from '../store';
 import { operatorProcedure, router, settings, viewerProcedure, withStore } from '../trpc';
+import { dagIdFromUrl } from '../url-ids';
 
-const dagId = z.string().min(1).max(200);
 /**
- * A DAG id as it comes from the page's URL, for reads: one no DAG could have (too long) is
- * answered NOT_FOUND by the store, like any id that names no DAG, not as a validation error.
+ * A DAG id as it comes from the page's URL, for reads: one no DAG could have is answered
+ * NOT_FOUND, like any id that names no DAG, not as a validation error.
  */
-const dagIdFromUrl = z.string().min(1).max(2000);
+const dagIdText = z.string().min(1).max(2000);
 
 export const dagsRouter = router({
   list: viewerProcedure
@@ -24,19 +24,16 @@ export const dagsRouter = router({
     )
     .query(({ input }) => withStore((store) => dagListPage(store.db, { ...input, ...settings() }))),
 
-  get: viewerProcedure.input(z.object({ id: dagIdFromUrl })).query(({ input }) =>
+  get: viewerProcedure.input(z.object({ id: dagIdText })).query(({ input }) =>
     withStore(async (store) => {
-      const [dag, versions, runs] = await Promise.all([
-        store.getDag(input.id),
-        store.listDagVersions(input.id),
-        store.listRuns({ dagId: input.id, limit: 30 }),
-      ]);
+      const id = dagIdFromUrl(input.id);
+      const [dag, versions, runs] = await Promise.all([store.getDag(id), store.listDagVersions(id), store.listRuns({ dagId: id, limit: 30 })]);
       return { dag, versions, runs, now: await store.now() };
     }),
   ),
 
   /** Every version's spec, newest first, for the history and its diffs. */
-  versions: viewerProcedure.input(z.object({ id: dagIdFromUrl })).query(({ input }) => withStore((store) => store.listDagVersions(input.id))),
+  versions: viewerProcedure.input(z.object({ id: dagIdText })).query(({ input }) => withStore(async (store) => store.listDagVersions(dagIdFromUrl(input.id)))),
 
   /**
    * Validates and stores a spec; a changed spec becomes a new version, runs in flight keep
@@ -47,7 +44,8 @@ export const dagsRouter = router({
   save: operatorProcedure.input(z.object({ spec: z.unknown() })).mutation(({ input }) =>
     withStore(async (store) => {
       const spec = input.spec as Parameters<typeof store.putDag>[0];
-      const id = typeof spec === 'object' && spec !== null && typeof spec.id === 'string' ? spec.id : null;
+      // An id no DAG can have names no current DAG; putDag refuses the spec with its issues.
+      const id = typeof spec === 'object' && spec !== null && isDagId(spec.id) ? spec.id : null;
       const current = id === null ? null : await store.getDag(id).catch((err: unknown) => (isFencelineError(err) && err.code === 'NOT_FOUND' ? null : Promise.reject(err)));
       if (current === null) return { ...(await store.putDag(spec, await clusterShardCount())), paused: null };
       const wantPaused = typeof spec.paused === 'boolean' ? spec.paused : current.paused;
