@@ -1,0 +1,82 @@
+import type { FencelineError } from '../errors';
+import type { Assignment } from '../node/worker-pool';
+import type { ReleaseCause } from '../node/revocation';
+import type { RenewOutcome } from '../store';
+
+/**
+ * What the worker core needs from the wire: the scheduler's worker protocol, one call per
+ * node. apps/worker binds it to HTTP (tRPC), the simulator to its simulated links. A call
+ * rejects with a FencelineError when the node answered with a typed refusal (the same on
+ * every node, so it is not retried elsewhere), and with anything else when no answer came.
+ */
+export interface WorkerTransport {
+  /** The scheduler nodes, numbered 0..nodeCount-1; a job's writes go first to the node that delivered it. */
+  readonly nodeCount: number;
+  register(node: number, req: { workerId: string; slots: number }): Promise<LeaseTiming>;
+  /** A long poll, open until the node hands this worker jobs or answers empty after `waitMs`. */
+  poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll;
+  renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]>;
+  /** Many successful results in one call, each fenced and answered on its own, in order. */
+  completeMany(node: number, req: { workerId: string; results: ResultToSend[] }): Promise<ResultOutcome[]>;
+  fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
+  release(node: number, req: { workerId: string; jobId: string; fence: number; reason: ReleaseCause }): Promise<void>;
+}
+
+/** How long a lease lasts and how often it is renewed, as the nodes say when they answer. */
+export interface LeaseTiming {
+  leaseTtlMs: number;
+  renewIntervalMs: number;
+}
+
+/** A poll on its way or held open by a node. */
+export interface OpenPoll {
+  readonly answer: Promise<Assignment[]>;
+  /** The worker hangs up: `answer` rejects, and the node stops holding the poll. */
+  hangUp(reason: Error): void;
+  /**
+   * The worker's free slots changed since the poll was sent. A node answers an open poll
+   * empty after its wait and the worker polls again with the new count; a transport whose
+   * polls are held longer than that (the simulator's) plays that answer out here.
+   */
+  offerChanged?(free: number): void;
+}
+
+export interface ResultToSend {
+  jobId: string;
+  fence: number;
+  output: unknown;
+  logs: string | null;
+}
+
+export type ResultOutcome = { ok: true } | { ok: false; error: FencelineError };
+
+/** What runs a job's handler: the process's handlers in production, a timer in the simulator. */
+export interface JobExecutor {
+  /** Runs the job to its end; it should stop soon after `control.signal` is aborted. */
+  run(job: Assignment, control: JobControl): Promise<JobEnd>;
+}
+
+export interface JobControl {
+  /** Aborted when the lease is lost, the job times out, or the worker hands the job back on stop. */
+  readonly signal: AbortSignal;
+  /** Asks the scheduler whether the job's fence is still current; rejects with LeaseLostError if not. */
+  checkFence(): Promise<void>;
+}
+
+/** How a handler ended; a failure says whether another attempt could succeed. */
+export type JobEnd = { ok: true; output: unknown; logs: string | null } | { ok: false; error: unknown; retryable: boolean; logs: string | null };
+
+export interface WorkerStats {
+  started: number;
+  succeeded: number;
+  failed: number;
+  lost: number;
+  refusedWrites: number;
+  handedBack: number;
+}
+
+export function emptyWorkerStats(): WorkerStats {
+  return { started: 0, succeeded: 0, failed: 0, lost: 0, refusedWrites: 0, handedBack: 0 };
+}
+
+export type WorkerLog = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;

@@ -1,0 +1,26 @@
+import type { Assignment } from '../node/worker-pool';
+
+/** A job in one of the worker's slots, from its delivery until its result is answered. */
+export interface RunningJob {
+  readonly job: Assignment;
+  /** The node that delivered the job; its writes and renewals go there first. */
+  readonly via: number;
+  readonly controller: AbortController;
+  /** When this worker started it, by its own clock. */
+  readonly startedMs: number;
+  /** Set once the lease is known lost or handed back: the job must write nothing any more. */
+  lost: boolean;
+  /** Its result is being written; renewing it now would only race the write. */
+  finishing: boolean;
+  /** A renewal of it is on its way; it is not asked for again until that is answered. */
+  renewing: boolean;
+  lastRenewedMs: number;
+}
+
+/** A lease due for renewal, as the worker hands it to whoever sends the renewal. */
+export interface DueLease {
+  readonly jobId: string;
+  readonly fence: number;
+  /** The node that delivered the job; the renewal goes there first. */
+  readonly via: number;
+}
