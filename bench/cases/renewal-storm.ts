@@ -1,5 +1,5 @@
 import { backends, benchSpec, seedBenchDags, transactionCount, triggerBenchRuns } from '@fenceline/db/bench';
-import { benchCluster, cpuSeconds, fmt, percentile, pidOf, round, sleep, until, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
+import { benchCluster, cpuSeconds, fmt, percentile, pidOf, round, sleep, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
 import { LoadGenerators } from '../loadgen-client';
 
 const SHARDS = 16;

@@ -1,5 +1,5 @@
 import { type SimReplay } from './replay-model';
-import { SHOWN_STATES, STATE_CODE, type ShownState } from '@/lib/shown-states';
+import { SHOWN_STATES, STATE_CODE } from '@/lib/shown-states';
 
 /**
  * A replay's transitions as parallel typed arrays, built once per replay, so that the state

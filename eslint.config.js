@@ -1,0 +1,128 @@
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+// The repository's structural rules (docs/architecture.md) as lint rules, plus a few
+// correctness checks. The parser runs without type information, so a lint of the whole
+// tree takes seconds; type errors are the type-checker's job (npm run typecheck).
+
+/** Import sources that reach into another package's sources instead of its entry points. */
+const reachIntoSrc = [
+  {
+    regex: '^(\\.\\./)+((packages|apps)/)?[^./][^/]*/src(/|$)',
+    message: 'Import the package by name (@fenceline/...); add what you need to its entry point, not a path into its src/.',
+  },
+  {
+    regex: '^@fenceline/[^/]+/src(/|$)',
+    message: "Import the package's entry point; add what you need to its exports instead of reaching into src/.",
+  },
+];
+
+/** The database drivers: only packages/db talks to PostgreSQL (architecture.md, "SQL only in packages/db"). */
+const databaseDrivers = [
+  {
+    regex: '^(postgres|drizzle-orm|drizzle-zod)(/|$)',
+    message: 'Only packages/db talks to PostgreSQL; use the Store interface or an export of @fenceline/db.',
+  },
+];
+
+/**
+ * The scheduling core is pure logic: no IO, no store implementation, no UI. Whatever it
+ * needs from the world (clock, store, timers) is handed to it.
+ */
+const coreOutsideWorld = [
+  {
+    regex: '^(node:.*|fs|fs/.*|net|http|https|http2|dgram|tls|dns|os|child_process|worker_threads|perf_hooks)$',
+    message: 'packages/core does no IO: take what you need through an interface passed in from outside.',
+  },
+  {
+    regex: '^@fenceline/(db|sim|scheduler|worker|web)(/|$)',
+    message: 'packages/core depends on no other package of the repository; they depend on it.',
+  },
+  {
+    regex: '^(react|react-dom|next)(/|$)',
+    message: 'packages/core has no UI; the console imports the core, not the other way round.',
+  },
+];
+
+/** The worker reaches the scheduler only through its API, never the store. */
+const workerOnlyThroughApi = [
+  {
+    regex: '^@fenceline/db(/|$)',
+    message: "The worker talks to the scheduler's API only; it never opens the store.",
+  },
+];
+
+/** The console reads the store and the core; the scheduler and worker processes are not its libraries. */
+const consoleNotProcesses = [
+  {
+    regex: '^@fenceline/(scheduler|worker)(/|$)',
+    message: 'The console does not import the scheduler or the worker; it reads the store through @fenceline/db/console.',
+  },
+  {
+    regex: '^(\\.\\./)+(apps/)?(scheduler|worker)(/|$)',
+    message: 'The console does not import the scheduler or the worker.',
+  },
+];
+
+const restrict = (...groups) => ['error', { patterns: groups.flat() }];
+
+/** Ambient time, randomness and timers: the core gets all of them from outside. */
+const ambientTime = {
+  'no-restricted-properties': [
+    'error',
+    { object: 'Date', property: 'now', message: 'packages/core takes the time from its Clock, never from Date.now().' },
+    { object: 'Math', property: 'random', message: 'packages/core takes randomness from outside (a seeded source), never Math.random().' },
+    { object: 'performance', property: 'now', message: 'packages/core takes the time from its Clock, never from performance.now().' },
+    { object: 'globalThis', property: 'setTimeout', message: 'packages/core takes its timers from outside.' },
+    { object: 'globalThis', property: 'setInterval', message: 'packages/core takes its timers from outside.' },
+  ],
+  'no-restricted-syntax': [
+    'error',
+    { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'packages/core takes the time from its Clock, never from new Date().' },
+    { selector: "CallExpression[callee.name='Date']", message: 'packages/core takes the time from its Clock, never from Date().' },
+  ],
+  'no-restricted-globals': [
+    'error',
+    { name: 'setTimeout', message: 'packages/core takes its timers from outside.' },
+    { name: 'setInterval', message: 'packages/core takes its timers from outside.' },
+    { name: 'setImmediate', message: 'packages/core takes its timers from outside.' },
+  ],
+};
+
+export default defineConfig(
+  {
+    ignores: ['**/node_modules/**', '**/.next/**', '**/*.d.ts', 'bench/results/**', 'e2e/artifacts/**', 'test-results/**', 'playwright-report/**', '.data/**', '.scratch/**'],
+  },
+  {
+    files: ['**/*.{ts,tsx,js,mjs}'],
+    languageOptions: { parser: tseslint.parser, ecmaVersion: 2023, sourceType: 'module' },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+      eqeqeq: ['error', 'smart'],
+      'no-debugger': 'error',
+      'no-dupe-else-if': 'error',
+      'no-duplicate-case': 'error',
+      'no-self-assign': 'error',
+      'no-self-compare': 'error',
+      'no-unsafe-finally': 'error',
+      'no-cond-assign': 'error',
+      'no-sparse-arrays': 'error',
+      'no-empty-pattern': 'error',
+      'no-async-promise-executor': 'error',
+      'no-compare-neg-zero': 'error',
+      'use-isnan': 'error',
+      'no-unsafe-negation': 'error',
+      'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers),
+    },
+  },
+  // Each block below restates the whole import rule for its part of the tree: ESLint
+  // replaces a rule's options per matching block rather than merging them.
+  { files: ['packages/core/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, coreOutsideWorld) } },
+  { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
+  { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi) } },
+  { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses) } },
+  { files: ['packages/core/src/**'], ignores: ['packages/core/src/testing/**'], rules: ambientTime },
+);
