@@ -1,11 +1,10 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
-import { TERMINAL_JOB_STATES } from '../model';
 import { jobsPerRunRefusal, LIMITS } from '../limits';
 import type { DagSpec } from '../spec';
 import type { CreatedRun, DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
-import { initialJobs, RunMachine } from '../run/machine';
+import { initialJobs, isTerminalJobState, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure, graphIndexOf } from '../dag/graph';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
@@ -561,7 +560,7 @@ export class ShardLeader {
       if (states.get(task.id) !== 'waiting') continue;
       const deps = task.dependsOn.map((d) => states.get(d));
       if (deps.some((s) => s === 'failed' || s === 'upstream_failed' || s === 'cancelled')) {
-        for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminal(states.get(d)!) && states.get(d) !== 'leased') skip.add(d);
+        for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminalJobState(states.get(d)!) && states.get(d) !== 'leased') skip.add(d);
       } else if (deps.every((s) => s === 'succeeded')) promote.push(task.id);
     }
     if (promote.length > 0 || skip.size > 0) {
@@ -693,8 +692,4 @@ export class ShardLeader {
       throw err;
     }
   }
-}
-
-export function isTerminal(state: JobState): boolean {
-  return TERMINAL_JOB_STATES.includes(state);
 }

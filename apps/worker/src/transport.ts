@@ -1,0 +1,67 @@
+import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, WorkerTransport } from '@fenceline/core';
+import { errorFromJSON } from '@fenceline/core';
+import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
+
+/**
+ * The worker protocol over HTTP: one tRPC client per scheduler node. A node's typed
+ * refusal is rethrown as the FencelineError it stands for; anything else (a node down,
+ * a reset connection) stays a transport error, which the worker core retries elsewhere.
+ */
+export class HttpTransport implements WorkerTransport {
+  private readonly clients: SchedulerClient[];
+
+  constructor(
+    urls: string[],
+    token: string,
+    /** What the worker tells a node about itself when it registers. */
+    private readonly meta: () => Record<string, unknown>,
+  ) {
+    this.clients = urls.map((url) => schedulerClient(url, token));
+  }
+
+  get nodeCount(): number {
+    return this.clients.length;
+  }
+
+  register(node: number, req: { workerId: string; slots: number }) {
+    return refusals(this.client(node).register.mutate({ ...req, meta: this.meta() }));
+  }
+
+  poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll {
+    const controller = new AbortController();
+    return {
+      answer: refusals(this.client(node).poll.mutate(req, { signal: controller.signal }) as Promise<Assignment[]>),
+      hangUp: (reason) => controller.abort(reason),
+    };
+  }
+
+  renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]> {
+    return refusals(this.client(node).renew.mutate(req) as unknown as Promise<RenewOutcome[]>);
+  }
+
+  async completeMany(node: number, req: { workerId: string; results: { jobId: string; fence: number; output: unknown; logs: string | null }[] }): Promise<ResultOutcome[]> {
+    const outcomes = await refusals(this.client(node).completeMany.mutate(req));
+    return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
+  }
+
+  async fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
+    await refusals(this.client(node).fail.mutate(req));
+  }
+
+  async release(node: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
+    await refusals(this.client(node).release.mutate(req));
+  }
+
+  private client(node: number): SchedulerClient {
+    return this.clients[node]!;
+  }
+}
+
+/** Rejects with the typed refusal inside a tRPC error, or with the transport error as it is. */
+async function refusals<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    throw typedRefusal(err) ?? err;
+  }
+}
