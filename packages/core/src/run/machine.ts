@@ -1,4 +1,4 @@
-import type { JobState } from '../model';
+import { TERMINAL_JOB_STATES, type JobState } from '../model';
 import type { DagSpec } from '../spec';
 import type { NewJob } from '../store';
 import { graphIndexOf, type GraphIndex } from '../dag/graph';
@@ -26,8 +26,9 @@ export function initialJobs(spec: DagSpec): NewJob[] {
 }
 
 const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'];
-const TERMINAL = new Set<JobState>(['succeeded', 'failed', 'upstream_failed', 'cancelled']);
+const TERMINAL = new Set<JobState>(TERMINAL_JOB_STATES);
 
+/** Whether a job in `state` is done for good: nothing moves it again in this run. */
 export function isTerminalJobState(state: JobState): boolean {
   return TERMINAL.has(state);
 }

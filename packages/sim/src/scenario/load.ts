@@ -61,10 +61,3 @@ export function* generateGroup(group: DagGroup, config: ScenarioConfig, rng: Rng
 export function scaledCount(count: number, scale: number): number {
   return count <= 0 ? 0 : Math.max(1, Math.round(count * scale));
 }
-
-/** Jobs one day of a group's schedule starts, at the written size (for the mission-day arithmetic). */
-export function jobsPerDay(group: DagGroup, scale = 1): number {
-  if (!group.everyMs) return 0;
-  const tasks = group.shape === 'fanout' ? scaledCount(group.tasks, scale) : group.tasks;
-  return scaledCount(group.count, scale) * tasks * (86_400_000 / group.everyMs);
-}
