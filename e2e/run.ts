@@ -14,7 +14,18 @@ import { missingChromium } from './src/chromium';
  */
 const E2E_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(E2E_DIR, '..');
-const DEFAULT_FILES = ['console.test.ts', 'pages.test.ts', 'mobile.test.ts', 'editor.test.ts', 'runs.test.ts'];
+const DEFAULT_FILES = [
+  'signin.test.ts',
+  'drawn-dag.test.ts',
+  'fair-share.test.ts',
+  'failover.test.ts',
+  'simulator.test.ts',
+  'dag-list.test.ts',
+  'pages.test.ts',
+  'mobile.test.ts',
+  'editor.test.ts',
+  'runs.test.ts',
+];
 
 async function main(): Promise<number> {
   const problem = missingChromium();
