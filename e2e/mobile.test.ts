@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { OPERATOR_TOKEN, SHARDS, screenshot, startHarness, until, type Harness } from './src/env';
+import { join } from 'node:path';
+import { ARTIFACTS, OPERATOR_TOKEN, SHARDS, screenshot, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
 
 /**
@@ -237,6 +238,10 @@ describe('console on a phone', () => {
     const page = await phonePage();
     await page.goto(`${h.consoleUrl}/workers`);
     await openMenu(page);
+    await page.screenshot({ path: join(ARTIFACTS, 'mobile-15-menu-open.png') });
+    // The drawer runs from under the top bar to the foot of the screen, its account and time switch at the bottom.
+    const drawer = await page.getByTestId('console-nav').boundingBox();
+    assert.ok(drawer && Math.abs(drawer.y + drawer.height - PHONE.height) <= 1, `the drawer reaches the foot of the screen: ${JSON.stringify(drawer)}`);
     await page.keyboard.press('Escape');
     await assertMenuClosed(page, 'on Escape');
     await openMenu(page);
@@ -248,6 +253,7 @@ describe('console on a phone', () => {
     await until('the wide layout', async () => !(await page.getByTestId('menu-button').isVisible()));
     assert.ok(await page.getByTestId('console-nav').isVisible(), 'the sidebar is always shown on a wide screen');
     await assertFits(page, 'workers at 1440 px');
+    await screenshot(page, 'mobile-14-workers-wide');
     await page.context().close();
   });
 });
