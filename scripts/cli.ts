@@ -1,4 +1,4 @@
-import { DEFAULTS, FencelineError } from '@fenceline/core';
+import { DEFAULTS, FencelineError, type CatalogueStore, type ClusterStore, type RunReadStore } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
@@ -71,7 +71,10 @@ function fmt(d: Date | null | undefined): string {
   return d ? d.toISOString().replace('.000Z', 'Z') : '-';
 }
 
-async function run(store: SqlStore, command: string, args: string[]): Promise<number> {
+/** What the commands use: the catalogue, the reads, the cluster, and storing many specs at once. */
+type CliStore = CatalogueStore & RunReadStore & ClusterStore & Pick<SqlStore, 'putDags'>;
+
+async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
     case 'apply':
       return apply(store, positional(args));
@@ -131,7 +134,7 @@ async function run(store: SqlStore, command: string, args: string[]): Promise<nu
  * Reads and validates every file before storing any, then stores them all in one
  * transaction: a bad file anywhere in the list leaves the store as it was.
  */
-async function apply(store: SqlStore, files: string[]): Promise<number> {
+async function apply(store: CliStore, files: string[]): Promise<number> {
   if (files.length === 0) throw new UsageError('apply needs at least one file');
   const { specs, problems } = await readSpecFiles(files);
   if (problems.length > 0) {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialJobs, parseDagSpec, type DagSpecInput, type LeaderToken, type Store } from '@fenceline/core';
+import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { Cluster } from '../scripts/cluster';
 import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
@@ -55,10 +56,10 @@ describe('crash safety: a leader that died between steps', () => {
     const promoteShard = await put(promoteSpec);
     const promoteToken = await crashedLeader(promoteShard);
     const promoteRun = await store.triggerRun('crash-promote');
-    const promoteJobs = await store.startRun(promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
+    const promoteJobs = await startRun(store, promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
     const first = promoteJobs.find((j) => j.taskId === 'first')!;
-    const [lease] = await store.grantLeases(promoteToken, [{ jobId: first.id, workerId: 'ghost-worker' }], 60_000);
-    await store.completeJob({ jobId: first.id, fence: lease!.fence, workerId: 'ghost-worker' }, { output: { acknowledged: true } });
+    const [lease] = await grantLeases(store, promoteToken, [{ jobId: first.id, workerId: 'ghost-worker' }], 60_000);
+    await completeJob(store, { jobId: first.id, fence: lease!.fence, workerId: 'ghost-worker' }, { output: { acknowledged: true } });
     if (promoteShard !== queuedShard) await store.releaseShard(promoteToken);
 
     // Case 3: a job failed for good, but the leader died before marking its downstream.
@@ -66,9 +67,9 @@ describe('crash safety: a leader that died between steps', () => {
     const failShard = await put(failSpec);
     const failToken = failShard === promoteShard ? promoteToken : await crashedLeader(failShard);
     const failRun = await store.triggerRun('crash-fail');
-    const failJobs = await store.startRun(failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
+    const failJobs = await startRun(store, failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
     const doomed = failJobs.find((j) => j.taskId === 'doomed')!;
-    const [failLease] = await store.grantLeases(failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
+    const [failLease] = await grantLeases(store, failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
     await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: 'ghost-worker' }, { error: 'boom', retryable: false });
 
     // Case 4: a lease was granted, but the leader died before delivering it to its worker.
@@ -77,8 +78,8 @@ describe('crash safety: a leader that died between steps', () => {
     const lostShard = await put(lostSpec);
     const lostToken = await crashedLeaderOf(lostShard);
     const lostRun = await store.triggerRun('crash-undelivered');
-    const [lostJob] = await store.startRun(lostToken, lostRun.id, initialJobs(parseDagSpec(lostSpec)));
-    const [lostLease] = await store.grantLeases(lostToken, [{ jobId: lostJob!.id, workerId: 'worker-1' }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
+    const [lostJob] = await startRun(store, lostToken, lostRun.id, initialJobs(parseDagSpec(lostSpec)));
+    const [lostLease] = await grantLeases(store, lostToken, [{ jobId: lostJob!.id, workerId: 'worker-1' }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
     expect(lostLease).toMatchObject({ attempt: 1 });
 
     // The crashed node's leases are let go (as expiry would), and a real cluster takes over.

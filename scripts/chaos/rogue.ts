@@ -1,4 +1,4 @@
-import type { Store } from '@fenceline/core';
+import type { RunReadStore } from '@fenceline/core';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 
 /**
@@ -12,7 +12,7 @@ export class RogueWorker {
   private readonly seen: { jobId: string; fence: number; workerId: string }[] = [];
 
   constructor(
-    private readonly store: Store,
+    private readonly store: RunReadStore,
     private readonly urls: () => string[],
     private readonly token: string,
     private readonly random: () => number,

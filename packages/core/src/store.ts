@@ -5,13 +5,16 @@ import type { DagSpec, DagSpecInput } from './spec';
 /**
  * The store contract. The SQL store (packages/db) and the simulator's in-memory store
  * (packages/sim) both implement it and both pass packages/core/src/testing/store-contract.ts.
+ * It is split by role, by who uses each part (ClusterStore, CatalogueStore, RunReadStore,
+ * LeaderStore, WorkerProtocolStore, EventStore, NoticeStore); `Store` is all of them.
  *
  * Rules every implementation keeps ("The store's rules" in docs/architecture.md):
  * - time is the store's own clock (`now()` in PostgreSQL), never the caller's;
  * - each operation is one statement or one short transaction;
  * - a leader operation takes a LeaderToken and writes nothing unless that token's epoch
  *   is still the shard's current epoch, held by that node and not expired; otherwise it
- *   throws DeposedLeaderError;
+ *   throws DeposedLeaderError (a write for several leaders returns it for that token's
+ *   items instead);
  * - a worker operation takes a LeaseRef and writes nothing unless the fence equals the
  *   job's fence, the holder matches and the lease is live; otherwise it throws (or, for
  *   batches, reports) StaleFence / ForgedFence / LeaseLost / NotFound.
@@ -104,7 +107,7 @@ export interface CompleteItem {
   logs?: string | null;
 }
 
-/** The tick's write for one due DAG (see createScheduledRuns). */
+/** The tick's write for one due DAG (see LeaderStore.createScheduledRunsAcross). */
 export interface ScheduledRunsItem {
   dagId: string;
   expectedNextRunAt: Date;
@@ -136,7 +139,7 @@ export interface DueDag {
   nextRunAt: Date;
 }
 
-/** How a leader reads ahead of the DAGs already due (Store.dueDags). */
+/** How a leader reads ahead of the DAGs already due (LeaderStore.dueDags). */
 export interface DueReadOptions {
   /**
    * DAGs due within this long after now are read too: a leader reads the DAGs about to
@@ -224,7 +227,7 @@ export type StoreNotice =
     }
   | { kind: 'dag-changed'; shard: number; dagId: string };
 
-/** How a manual trigger identifies itself; see Store.triggerRun. */
+/** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
 export interface TriggerOptions {
   requestKey?: string;
 }
@@ -236,15 +239,19 @@ export interface ContentionView {
   nodes: string[];
 }
 
-export interface Store {
-  /** The store's clock. */
+/** The store's clock: every role reads it, since every rule is judged by store time. */
+export interface StoreTime {
   now(): Promise<Date>;
+}
 
-  // ---- cluster -------------------------------------------------------------
+/**
+ * The cluster: the shard count, the shard leases (leadership with an epoch), the nodes
+ * seen serving, and the workers seen. A scheduler node contends for shards through it; the
+ * CLI and the tools read it.
+ */
+export interface ClusterStore extends StoreTime {
   /** Fixes the shard count on first call; later calls return the recorded count (a different one is ignored). */
   initCluster(shardCount: number): Promise<{ shardCount: number }>;
-
-  // ---- shard leadership (a lease with an epoch) ------------------------------
   /**
    * Takes the shard if it is unheld, released or expired (epoch + 1), or renews it if
    * `nodeId` already holds it (same epoch). Returns null if another node holds a live lease.
@@ -265,17 +272,21 @@ export interface Store {
   contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView>;
   /** Forgets the node's presence at once (a graceful stop), so the others share out its shards without waiting for it to age out. */
   leaveCluster(nodeId: string): Promise<void>;
+  /** Workers seen within `withinMs` of store time. */
+  listWorkers(withinMs: number): Promise<WorkerRow[]>;
+}
 
-  // ---- DAGs (operator writes; validated) ------------------------------------
+/**
+ * The catalogue: DAG specs and their versions, pausing, and manual triggers. Operators
+ * write it (console, CLI); every write is validated and tells the shard's leader.
+ */
+export interface CatalogueStore extends StoreTime {
   /**
    * Validates and stores a spec. A spec equal to the current version changes nothing;
    * otherwise a new immutable version is created and becomes current. Throws InvalidDagError.
    */
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }>;
   getDag(dagId: string): Promise<DagRow>;
-  getDagVersion(dagId: string, version: number): Promise<DagVersionRow>;
-  /** Many versions in one read; the ones that do not exist are left out. */
-  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]>;
   listDagVersions(dagId: string): Promise<DagVersionRow[]>;
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;
   setPaused(dagId: string, paused: boolean): Promise<DagRow>;
@@ -287,21 +298,25 @@ export interface Store {
    * checkRequestKey, NotFoundError for a DAG that does not exist.
    */
   triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow>;
+}
 
-  // ---- reads ------------------------------------------------------------------
+/** The reads of runs, jobs and results that the console, the CLI and the tools show. */
+export interface RunReadStore extends StoreTime {
   getRun(runId: string): Promise<RunRow>;
   listRuns(query: ListRunsQuery): Promise<RunRow[]>;
   listJobs(runId: string): Promise<JobRow[]>;
   getJob(jobId: string): Promise<JobRow>;
-  /**
-   * The jobs of these ids that exist, in id order, in one read (at most
-   * LIMITS.maxJobsPerRead ids): a leader re-reads every long-leased job it suspects on
-   * each reconciliation, and one read per job made that a query per running job.
-   */
-  getJobs(jobIds: string[]): Promise<JobRow[]>;
   getResult(jobId: string): Promise<ResultRow | null>;
+  /** Jobs currently leased, optionally to one worker. */
+  listLeasedJobs(workerId?: string): Promise<JobRow[]>;
+}
 
-  // ---- leader operations (epoch-checked) -----------------------------------------
+/**
+ * What a shard leader reads and writes (epoch-checked). The writes come in the batched
+ * forms a node uses: one group of items per token, so a node leading many shards pays one
+ * statement for a step of a tick or a batch of results, not one per shard.
+ */
+export interface LeaderStore extends StoreTime {
   /**
    * DAGs of the given shards whose next_run_at is due (store time), not paused; by index,
    * in (next_run_at, id) order. With `after`, the page starts past that key, so a tick can
@@ -309,80 +324,78 @@ export interface Store {
    * DueReadOptions for reading ahead.
    */
   dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }>;
-  /**
-   * Inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO NOTHING) and moves
-   * next_run_at from `expectedNextRunAt` to `nextRunAt`, in one transaction. Returns only
-   * the runs it created. If next_run_at is no longer `expectedNextRunAt`, or is still after
-   * the store's now (a run is never created before its DAG is due), nothing is written.
-   */
-  createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]>;
-  /**
-   * createScheduledRuns for many DAGs of one shard in one transaction; each item is
-   * decided on its own (a moved next_run_at writes nothing for that DAG). Returns the
-   * runs created per item, in order; a DAG named twice is written for its first item only.
-   */
-  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]>;
   /** Everything a new leader needs to take over a shard's in-memory state. */
   loadShard(token: LeaderToken): Promise<ShardSnapshot>;
   /** Queued runs of the shard (for runs queued by triggers the leader was not told of). */
   queuedRuns(token: LeaderToken): Promise<RunRow[]>;
-  /** queued -> running, inserting its jobs. Returns the jobs; [] if the run was not queued. */
-  startRun(token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]>;
-  /** startRun for many runs of one shard in one statement; the jobs per item, in order ([] where the run was not queued). */
-  startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]>;
-  /** waiting -> ready for the given jobs; returns the ids it moved. */
-  promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]>;
-  /** waiting|ready -> upstream_failed (a dependency failed); returns the ids it moved. */
-  markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]>;
+  /** Many DAG versions in one read (the specs of runs a leader has not seen yet); the ones that do not exist are left out. */
+  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]>;
   /**
-   * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
-   * one whose DAG version has more tasks than a run may hold); false if the run did not move.
+   * The jobs of these ids that exist, in id order, in one read (at most
+   * LIMITS.maxJobsPerRead ids): a leader re-reads every long-leased job it suspects on
+   * each reconciliation, and one read per job made that a query per running job.
    */
-  finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean>;
-  /** finishRun for many runs in one statement; per item whether it moved (a run named twice moves once). */
-  finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]>;
+  getJobs(jobIds: string[]): Promise<JobRow[]>;
   /**
-   * For each grant, moves the job ready -> leased only if it is ready, its backoff has
-   * passed and nobody holds a live lease: fence + 1, attempt + 1, holder and expiry written,
-   * in one statement. Returns the grants that succeeded, with their new fences.
-   */
-  grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]>;
-  /**
-   * grantLeases for the shards of several leaders of one node in one statement: each item
-   * is checked against its own token (its grants land only in its shard), and comes back
-   * as its granted leases or as the DeposedLeaderError of its token.
+   * For each grant of each item, moves the job ready -> leased only if it is ready, its
+   * backoff has passed and nobody holds a live lease: fence + 1, attempt + 1, holder and
+   * expiry written, in one statement for the shards of several leaders of one node. Each
+   * item is checked against its own token (its grants land only in its shard), and comes
+   * back as the grants that succeeded, with their new fences, or as the
+   * DeposedLeaderError of its token.
    */
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]>;
-
-  // ---- leader operations for the shards of several leaders of one node -------------
-  // Each takes groups of items, one group per token, and does the work of the matching
-  // single-token batch in one statement (one transaction for run creation): every group is
-  // checked against its own token and writes only in its own shard, and comes back as its
-  // results or as the DeposedLeaderError of its token. A node leading many shards so pays
-  // one commit per step of a tick or of a batch of results, not one per shard.
-  /** createScheduledRunsMany for several tokens; a DAG named twice anywhere is written for its first item only. */
-  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]>;
-  /** startRuns for several tokens. */
-  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
-  /** promoteJobs for several tokens: per group, the ids it moved. */
-  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
-  /** markUpstreamFailed for several tokens: per group, the ids it moved. */
-  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
-  /** finishRuns for several tokens. */
-  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
   /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
 
-  // ---- worker operations (fenced) ---------------------------------------------------
+  // Each of the following takes groups of items, one group per token, in one statement
+  // (one transaction for run creation): every group is checked against its own token and
+  // writes only in its own shard, and comes back as its results or as the
+  // DeposedLeaderError of its token.
+  /**
+   * Per due DAG: inserts a queued run per slot (ON CONFLICT (dag_id, scheduled_at) DO
+   * NOTHING) and moves next_run_at from `expectedNextRunAt` to `nextRunAt`. Returns only
+   * the runs it created, per item, in order. If next_run_at is no longer
+   * `expectedNextRunAt`, or is still after the store's now (a run is never created before
+   * its DAG is due), nothing is written for that DAG; a DAG named twice anywhere is written
+   * for its first item only.
+   */
+  createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]>;
+  /** queued -> running, inserting its jobs: the jobs per item, in order ([] where the run was not queued). */
+  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
+  /** waiting -> ready for the given jobs: per group, the ids it moved. */
+  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  /** waiting|ready -> upstream_failed (a dependency failed): per group, the ids it moved. */
+  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  /**
+   * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
+   * one whose DAG version has more tasks than a run may hold): per item whether the run
+   * moved (a run named twice moves once).
+   */
+  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
+}
+
+/**
+ * What the worker protocol writes, through the node that serves it: a worker's
+ * registration and presence, and its fenced writes on the leases it holds.
+ */
+export interface WorkerProtocolStore extends StoreTime {
+  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
+  /**
+   * One statement for many workers: last_seen = now(). With `skipSeenWithinMs`, a worker
+   * whose last_seen is already that recent is left as it is: every node vouches for the
+   * workers polling it, and with 10,000 workers on 3 nodes rewriting every row on every
+   * heartbeat was about 2,000 row writes a second to say what the store already knew.
+   */
+  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
   /** Renews many leases in one statement; each succeeds only if fence and holder match and the lease is live. */
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
-  /** leased -> succeeded and a fenced write to the result store, atomically. */
-  completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow>;
   /**
-   * completeJob for many leases in one statement. Each item is fenced on its own: an
-   * accepted item is written with its result, a refused one writes nothing and comes back
-   * with its typed refusal (TooLarge included). Outcomes are in the order of `items`; a
-   * job named twice is completed by its first item only.
+   * leased -> succeeded with a fenced write to the result store, atomically, for many
+   * leases in one statement. Each item is fenced on its own: an accepted item is written
+   * with its result, a refused one writes nothing and comes back with its typed refusal
+   * (TooLarge included). Outcomes are in the order of `items`; a job named twice is
+   * completed by its first item only.
    */
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]>;
   /**
@@ -392,30 +405,33 @@ export interface Store {
   failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow>;
   /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
   releaseJob(ref: LeaseRef): Promise<JobRow>;
+}
 
-  // ---- workers --------------------------------------------------------------------
-  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
-  /**
-   * One statement for many workers: last_seen = now(). With `skipSeenWithinMs`, a worker
-   * whose last_seen is already that recent is left as it is: every node vouches for the
-   * workers polling it, and with 10,000 workers on 3 nodes rewriting every row on every
-   * heartbeat was about 2,000 row writes a second to say what the store already knew.
-   */
-  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
-  /** Workers seen within `withinMs` of store time. */
-  listWorkers(withinMs: number): Promise<WorkerRow[]>;
-  /** Jobs currently leased, optionally to one worker. */
-  listLeasedJobs(workerId?: string): Promise<JobRow[]>;
-
-  // ---- event log --------------------------------------------------------------------
+/** The event log: what happened, for the console and the audits. */
+export interface EventStore extends StoreTime {
   appendEvents(events: NewEvent[]): Promise<void>;
   listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]>;
+}
 
-  // ---- notices -------------------------------------------------------------------------
-  /** Publishes a notice to every subscribed process (pg_notify in SQL). */
+/** Notices between processes (pg_notify in SQL): what a shard leader should react to at once. */
+export interface NoticeStore {
+  /** Publishes a notice to every subscribed process. */
   notify(notice: StoreNotice): Promise<void>;
   /** Receives notices published by any process; returns an unsubscribe function. */
   subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>>;
+}
 
+/**
+ * Every role at once, for what owns a store's connection (a process's main, the
+ * simulator's world) and the contract suite. Each consumer is typed with the roles it
+ * uses: a ShardLeader with LeaderStore, a SchedulerNode with NodeStore, and so on.
+ */
+export interface Store extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore {
   close(): Promise<void>;
+}
+
+/** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
+export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore {
+  /** A queued run a notice named without its facts (older senders). */
+  getRun(runId: string): Promise<RunRow>;
 }

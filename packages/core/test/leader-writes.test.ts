@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
 import { DeposedLeaderError } from '../src/errors';
 import { LeaderWrites } from '../src/node/leader-writes';
-import type { LeaderGroup, LeaderToken, Store } from '../src/store';
+import type { LeaderGroup, LeaderStore, LeaderToken } from '../src/store';
 
 /** Timers that run a callback on the next macrotask, like a zero-length window. */
 const soon: Timers = {
@@ -27,7 +27,7 @@ describe('LeaderWrites', () => {
             : g.items.filter((id) => id !== 'not-waiting'),
         );
       },
-    } as unknown as Store;
+    } as unknown as LeaderStore;
     const writes = new LeaderWrites(store, soon);
     const one = writes.promote(token(1), ['a', 'not-waiting']);
     const two = writes.promote(token(2), ['b']);
@@ -55,7 +55,7 @@ describe('LeaderWrites', () => {
         calls.push(groups);
         return groups.map((g) => g.items.map(() => g.token.epoch === 2));
       },
-    } as unknown as Store;
+    } as unknown as LeaderStore;
     const writes = new LeaderWrites(store, soon);
     const results = await Promise.all([
       writes.finishRun(token(5, 1), { runId: '1', state: 'succeeded' }),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOf, type LeaderToken } from '@fenceline/core';
+import { shardOf, type DeposedLeaderError, type LeaderToken } from '@fenceline/core';
 import { openStore, type SqlStore } from '../src/index';
-import { finishRuns } from '../src/store/runs';
+import { finishRunsAcross } from '../src/store/runs';
 import { renewShard } from '../src/store/shards';
 import { freshDatabase } from './harness';
 
@@ -35,7 +35,8 @@ async function runningRun(dagId: string, node: string): Promise<{ token: LeaderT
   if (!acquired) throw new Error(`shard ${shard} is led by another node`);
   await store.putDag({ id: dagId, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
   const run = await store.triggerRun(dagId);
-  await store.startRuns(acquired.token, [{ runId: run.id, jobs: [] }]);
+  // The run starts with no jobs: its one group answers with one empty list of jobs.
+  expect(await store.startRunsAcross([{ token: acquired.token, items: [{ runId: run.id, jobs: [] }] }])).toEqual([[[]]]);
   return { token: acquired.token, runId: run.id };
 }
 
@@ -43,13 +44,13 @@ async function runningRun(dagId: string, node: string): Promise<{ token: LeaderT
  * Runs a leader write (a run finished) in a transaction that stays open until the
  * returned `commit` is called; resolves `written` once the write itself has run.
  */
-function heldWrite(token: LeaderToken, runId: string): { written: Promise<boolean[]>; commit: () => void; done: Promise<void> } {
+function heldWrite(token: LeaderToken, runId: string): { written: Promise<(boolean[] | DeposedLeaderError)[]>; commit: () => void; done: Promise<void> } {
   let commit!: () => void;
   const release = new Promise<void>((resolve) => (commit = resolve));
-  let wrote!: (flags: boolean[]) => void;
-  const written = new Promise<boolean[]>((resolve) => (wrote = resolve));
+  let wrote!: (flags: (boolean[] | DeposedLeaderError)[]) => void;
+  const written = new Promise<(boolean[] | DeposedLeaderError)[]>((resolve) => (wrote = resolve));
   const done = store.db.transaction(async (tx) => {
-    wrote(await finishRuns(tx, token, [{ runId, state: 'succeeded' }]));
+    wrote(await finishRunsAcross(tx, [{ token, items: [{ runId, state: 'succeeded' }] }]));
     await release;
   });
   return { written, commit, done };
@@ -70,7 +71,7 @@ describe('lead check locks (PostgreSQL)', () => {
   it("a leader's renewal does not wait for its own write in flight", async () => {
     const { token, runId } = await runningRun('held-during-renewal', 'node-a');
     const held = heldWrite(token, runId);
-    expect(await held.written).toEqual([true]);
+    expect(await held.written).toEqual([[true]]);
     const renewal = renewShard(store.db, token, TTL_MS);
     expect(await settlesWithin(renewal, 1_000)).toBe(true);
     await renewal;
@@ -82,7 +83,7 @@ describe('lead check locks (PostgreSQL)', () => {
   it('a takeover waits for a write in flight under the old epoch, which lands before it', async () => {
     const { token, runId } = await runningRun('held-during-takeover', 'node-a');
     const held = heldWrite(token, runId);
-    expect(await held.written).toEqual([true]);
+    expect(await held.written).toEqual([[true]]);
     // The old leader gives the shard up while its write is still open; another node takes
     // it at once. The release does not wait (it changes no epoch); the takeover must.
     await store.releaseShard(token);

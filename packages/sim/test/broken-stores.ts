@@ -1,4 +1,4 @@
-import type { DueDag, DuePageKey, DueReadOptions, Grant, GrantedLease, LeaderToken, LeaseRef, SweptJob } from '@fenceline/core';
+import { DeposedLeaderError, type DueDag, type DuePageKey, type DueReadOptions, type Grant, type GrantedLease, type LeaderToken, type LeaseRef, type SweptJob } from '@fenceline/core';
 import { MemoryStore, type MemJob } from '../src/store/memory-store';
 
 /**
@@ -44,14 +44,16 @@ export class BlindTickStore extends MemoryStore {
 
 /** I6: a grant leases every ready job of the DAG to the named workers, cap or no cap. */
 export class GreedyGrantStore extends MemoryStore {
-  override async grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
-    const granted = await super.grantLeases(token, grants, ttlMs);
-    if (granted.length === 0) return granted;
-    const dagId = granted[0]!.dagId;
-    const extra: Grant[] = [];
-    for (const job of this.allJobs()) if (job.dagId === dagId && job.state === 'ready') extra.push({ jobId: job.id, workerId: granted[0]!.workerId });
-    await super.grantLeases(token, extra, ttlMs);
-    return granted;
+  override async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+    const out = await super.grantLeasesMany(items, ttlMs);
+    for (const [i, granted] of out.entries()) {
+      if (granted instanceof DeposedLeaderError || granted.length === 0) continue;
+      const dagId = granted[0]!.dagId;
+      const extra: Grant[] = [];
+      for (const job of this.allJobs()) if (job.dagId === dagId && job.state === 'ready') extra.push({ jobId: job.id, workerId: granted[0]!.workerId });
+      await super.grantLeasesMany([{ token: items[i]!.token, grants: extra }], ttlMs);
+    }
+    return out;
   }
 }
 

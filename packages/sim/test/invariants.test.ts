@@ -1,4 +1,5 @@
 import { planTick, type LeaderToken } from '@fenceline/core';
+import { completeJob, createScheduledRuns, finishRun, grantLeases, startRun } from '@fenceline/core/testing';
 import { describe, expect, it } from 'vitest';
 import { Checker, type InvariantId } from '../src/check/checker';
 import { MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
@@ -28,7 +29,7 @@ async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', tt
   const token = got!.token;
   await store.putDag({ id: 'd', tasks: Array.from({ length: tasks }, (_, k) => ({ id: `t${k}`, type: 'noop' })) }, SHARDS);
   const run = await store.triggerRun('d');
-  const jobs = await store.startRun(token, run.id, Array.from({ length: tasks }, (_, k) => ({ taskId: `t${k}`, state: 'ready' as const, maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 })));
+  const jobs = await startRun(store, token, run.id, Array.from({ length: tasks }, (_, k) => ({ taskId: `t${k}`, state: 'ready' as const, maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 })));
   return { token, jobIds: jobs.map((j) => j.id), runId: run.id };
 }
 
@@ -41,8 +42,8 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: DoubleLeasingStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
-      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
-      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w2' }], 90_000);
+      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w2' }], 90_000);
     },
   },
   {
@@ -50,7 +51,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: ForgetfulFenceStore,
     story: async ({ store, advance }) => {
       const { token, jobIds } = await leadAndStart(store);
-      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 1_000);
+      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 1_000);
       advance(2_000);
       await store.sweepExpired(token, 10);
     },
@@ -60,8 +61,8 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: FenceBlindStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
-      const [lease] = await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
-      await store.completeJob({ jobId: jobIds[0]!, fence: lease!.fence - 1, workerId: 'w1' }, { output: 'stale' }).catch(() => undefined);
+      const [lease] = await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await completeJob(store, { jobId: jobIds[0]!, fence: lease!.fence - 1, workerId: 'w1' }, { output: 'stale' }).catch(() => undefined);
     },
   },
   {
@@ -89,7 +90,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
         const { dags } = await store.dueDags([token], 100);
         for (const due of dags) {
           const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs: now() });
-          await store.createScheduledRuns(token, due.id, due.nextRunAt, plan.slotsMs.map((m) => new Date(m)), plan.nextRunAtMs === null ? null : new Date(plan.nextRunAtMs));
+          await createScheduledRuns(store, token, due.id, due.nextRunAt, plan.slotsMs.map((m) => new Date(m)), plan.nextRunAtMs === null ? null : new Date(plan.nextRunAtMs));
         }
       }
     },
@@ -100,7 +101,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     story: async ({ store }) => {
       // Pool of 10 slots, cap 30%: the DAG may hold 3 leases; the leader asks for 1.
       const { token, jobIds } = await leadAndStart(store, 8);
-      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
     },
   },
   {
@@ -108,14 +109,14 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: NoSweepStore,
     story: async ({ store, checker, advance, now }) => {
       const { token, jobIds, runId } = await leadAndStart(store);
-      await store.grantLeases(token, [{ jobId: jobIds[0]!, workerId: 'crashed' }], 1_000);
+      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'crashed' }], 1_000);
       advance(5_000);
       // Faults stop here. A healthy leader sweeps, re-leases to a live worker, and finishes.
       const faultsEnded = now();
       for (const s of await store.sweepExpired(token, 10)) {
-        const [lease] = await store.grantLeases(token, [{ jobId: s.jobId, workerId: 'alive' }], 90_000);
-        await store.completeJob({ jobId: s.jobId, fence: lease!.fence, workerId: 'alive' }, {});
-        await store.finishRun(token, runId, 'succeeded');
+        const [lease] = await grantLeases(store, token, [{ jobId: s.jobId, workerId: 'alive' }], 90_000);
+        await completeJob(store, { jobId: s.jobId, fence: lease!.fence, workerId: 'alive' }, {});
+        await finishRun(store, token, runId, 'succeeded');
       }
       advance(600_000);
       checker.checkQuiescent(store, faultsEnded, now());
@@ -128,7 +129,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
       const { token: old, jobIds } = await leadAndStart(store, 1, 'node-a', 1_000);
       advance(2_000);
       await store.acquireShard(0, 'node-b', 60_000);
-      await store.grantLeases(old, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000).catch(() => undefined);
+      await grantLeases(store, old, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000).catch(() => undefined);
     },
   },
 ];

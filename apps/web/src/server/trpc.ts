@@ -3,7 +3,7 @@ import superjson from 'superjson';
 import { isFencelineError, type FencelineError } from '@fenceline/core';
 import { consoleConfig } from './config';
 import { readCookie, roleForSession, SESSION_COOKIE, type Role } from './session';
-import { consoleStore } from './store';
+import { consoleStore, type ConsoleStore } from './store';
 
 export interface Context {
   role: Role | null;
@@ -64,7 +64,7 @@ export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
 });
 
 /** Runs a store call, turning typed refusals into tRPC errors that keep the original as `cause`. */
-export async function withStore<T>(fn: (store: Awaited<ReturnType<typeof consoleStore>>) => Promise<T>): Promise<T> {
+export async function withStore<T>(fn: (store: ConsoleStore) => Promise<T>): Promise<T> {
   const store = await consoleStore();
   try {
     return await fn(store);

@@ -1,6 +1,6 @@
 import type { Clock, Timers } from '../clock';
 import { LIMITS } from '../limits';
-import type { DueDag, DuePageKey, Store } from '../store';
+import type { DueDag, DuePageKey, LeaderStore } from '../store';
 import type { NodeConfig } from './config';
 import type { NodeMetrics } from './metrics';
 import type { ShardLeader } from './shard-leader';
@@ -8,7 +8,7 @@ import { StoreClockEstimate } from './store-clock';
 import { UpcomingSlots } from './upcoming-slots';
 
 export interface DueRunsDeps {
-  store: Store;
+  store: LeaderStore;
   clock: Clock;
   timers: Timers;
   config: Pick<NodeConfig, 'dueBatch' | 'tickLookaheadMs'>;

@@ -2,7 +2,7 @@ import type { Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow } from '../model';
 import type { DagSpec } from '../spec';
-import type { CreatedRun, LeaderGroup, LeaderToken, NewJob, ScheduledRunsItem, Store } from '../store';
+import type { CreatedRun, LeaderGroup, LeaderStore, LeaderToken, NewJob, ScheduledRunsItem } from '../store';
 import { Batcher, type BatcherOptions } from './batcher';
 
 type StartItem = { runId: string; jobs: NewJob[] };
@@ -26,7 +26,7 @@ export class LeaderWrites {
   private readonly finish: AcrossBatcher<FinishItem, boolean>;
   private readonly specs: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
-  constructor(store: Store, timers: Timers) {
+  constructor(store: LeaderStore, timers: Timers) {
     const opts = { windowMs: 0, maxInFlight: 2 };
     // Specs of DAGs a leader has not seen yet (a burst of triggers of many DAGs) are read
     // together, for all leaders of the node: with one reader per shard, a burst of

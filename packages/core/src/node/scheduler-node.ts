@@ -2,7 +2,7 @@ import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
 import type { JobRow, RunRow } from '../model';
-import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, RenewOutcome, Store, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import { DueRuns } from './due-runs';
 import { LeaderWrites } from './leader-writes';
@@ -15,7 +15,7 @@ import { RELEASE_REASONS, releaseReason, type ReleaseCause } from './revocation'
 
 export interface NodeDeps {
   nodeId: string;
-  store: Store;
+  store: NodeStore;
   clock: Clock;
   timers: Timers;
   config?: Partial<NodeConfig>;
@@ -37,7 +37,7 @@ export class SchedulerNode {
   readonly pool: WorkerPool;
   readonly metrics = new NodeMetrics();
   private readonly leaders = new Map<number, ShardLeader>();
-  private readonly store: Store;
+  private readonly store: NodeStore;
   private readonly clock: Clock;
   private readonly timers: Timers;
   private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;

@@ -3,7 +3,7 @@ import { DeposedLeaderError } from '../errors';
 import type { JobRow, JobState, RunRow } from '../model';
 import { jobsPerRunRefusal, LIMITS } from '../limits';
 import type { DagSpec } from '../spec';
-import type { CreatedRun, DueDag, GrantedLease, LeaderToken, NewEvent, Store, SweptJob } from '../store';
+import type { CreatedRun, DueDag, GrantedLease, LeaderStore, LeaderToken, NewEvent, SweptJob } from '../store';
 import { initialJobs, isTerminalJobState, RunMachine } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { downstreamClosure, graphIndexOf } from '../dag/graph';
@@ -42,7 +42,7 @@ interface MemRun {
 }
 
 export interface LeaderDeps {
-  store: Store;
+  store: LeaderStore;
   clock: Clock;
   timers: Timers;
   token: LeaderToken;
@@ -334,7 +334,7 @@ export class ShardLeader {
     let granted: GrantedLease[];
     try {
       const toGrant = grants.filter((g) => takenIds.has(g.jobId));
-      const grantLeases = this.deps.grantLeases ?? ((token, list, ttl) => this.deps.store.grantLeases(token, list, ttl));
+      const grantLeases = this.deps.grantLeases ?? ((token, list, ttl) => grantAlone(this.deps.store, token, list, ttl));
       granted = (await this.guard(() => grantLeases(this.token, toGrant, ttlMs))) ?? [];
     } catch (err) {
       for (const job of taken) this.granting.delete(job.id);
@@ -692,4 +692,11 @@ export class ShardLeader {
       throw err;
     }
   }
+}
+
+/** A leader's grant statement when no node joins it with others: the multi-leader form with one item. */
+async function grantAlone(store: LeaderStore, token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number): Promise<GrantedLease[]> {
+  const [outcome] = await store.grantLeasesMany([{ token, grants }], ttlMs);
+  if (outcome instanceof DeposedLeaderError) throw outcome;
+  return outcome ?? [];
 }

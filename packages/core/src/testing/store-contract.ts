@@ -7,6 +7,8 @@ import { leaseContract } from './store-contract/leases';
 import { runsContract } from './store-contract/runs';
 import { workersAndEventsContract } from './store-contract/workers-and-events';
 
+export * from './store-contract/one-leader';
+
 /**
  * The Store contract as behaviours, exercised only through the Store interface so the SQL
  * store and the simulator's in-memory store pass the same suite.

@@ -30,13 +30,6 @@ function noHigherResult(ref: LeaseRef) {
   return sql`not exists (select 1 from results where job_id = ${ref.jobId} and fence >= ${ref.fence})`;
 }
 
-/** leased -> succeeded, and the output written to the result store under the same fence. */
-export async function completeJob(db: Executor, ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
-  const [outcome] = await completeJobs(db, [{ ref, ...result }]);
-  if (!outcome!.ok) throw outcome!.error;
-  return outcome!.row;
-}
-
 /**
  * Many completions in one statement, each fenced on its own. The `locked` CTE takes the
  * row locks of the accepted jobs in id order (so overlapping batches cannot deadlock) and

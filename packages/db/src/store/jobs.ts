@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
-import { firstOccurrences, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLeadMany } from './lead';
+import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
 import { isId, jobFromRow, resultFromRow, toId } from './rows';
 
 /**
@@ -44,16 +44,6 @@ export function promoteJobsAcross(db: Executor, groups: LeaderGroup<string>[]): 
 /** waiting | ready -> upstream_failed (a dependency failed) for the given jobs of each group's shard. */
 export function markUpstreamFailedAcross(db: Executor, groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
   return moveJobsAcross(db, groups, 'markUpstreamFailed', ['waiting', 'ready'], sql`state = 'upstream_failed', ended_at = now()`);
-}
-
-/** promoteJobsAcross for one token: the ids it moved; a deposed leader's call throws. */
-export async function promoteJobs(db: Executor, token: LeaderToken, jobIds: string[]): Promise<string[]> {
-  return onlyGroup(await promoteJobsAcross(db, [{ token, items: jobIds }]));
-}
-
-/** markUpstreamFailedAcross for one token: the ids it moved; a deposed leader's call throws. */
-export async function markUpstreamFailed(db: Executor, token: LeaderToken, jobIds: string[]): Promise<string[]> {
-  return onlyGroup(await markUpstreamFailedAcross(db, [{ token, items: jobIds }]));
 }
 
 export async function listJobs(db: Executor, runId: string): Promise<JobRow[]> {

@@ -84,13 +84,6 @@ export function perGroup<T>(tokens: LeaderToken[], led: Set<number>, operation: 
   return tokens.map((token, i) => (led.has(i + 1) ? make(i) : deposed(token, operation)));
 }
 
-/** The one group of a single-token call: its result, or its DeposedLeaderError thrown. */
-export function onlyGroup<T>(out: (T | DeposedLeaderError)[]): T {
-  const first = out[0];
-  if (first instanceof DeposedLeaderError) throw first;
-  return first as T;
-}
-
 /**
  * Where each key first appears across the groups of a multi-leader call (group `g`, item
  * `i`, the item), in order. One statement writes a row once, so a repeated key counts for

@@ -3,14 +3,8 @@ import { LIMITS } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
-import { leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
+import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
-
-/** grantLeasesMany for one token: a deposed leader's call throws. */
-export async function grantLeases(db: Executor, token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
-  if (!grants.some((g) => isId(g.jobId))) return [];
-  return onlyGroup(await grantLeasesMany(db, [{ token, grants }], ttlMs));
-}
 
 function grantedFromRow(r: RawRow): GrantedLease {
   return {

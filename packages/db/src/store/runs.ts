@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { checkJobsPerRun, checkRequestKey, InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun, type TriggerOptions } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
-import { firstOccurrences, leadCte, leadManyCte, ledGroups, onlyGroup, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
+import { firstOccurrences, leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
@@ -180,12 +180,6 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
   return perGroup(tokens, ledGroups(result), 'createScheduledRuns', (g) => out[g]!);
 }
 
-/** createScheduledRunsAcross for one token: a deposed leader's call throws. */
-export async function createScheduledRunsMany(db: Executor, token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
-  if (items.length === 0) return [];
-  return onlyGroup(await createScheduledRunsAcross(db, [{ token, items }]));
-}
-
 /** Queued runs of the shard, oldest first, read under the lead check. */
 export async function queuedRuns(db: Executor, token: LeaderToken): Promise<RunRow[]> {
   const result = await rows(
@@ -237,12 +231,6 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
   return perGroup(tokens, ledGroups(result), 'startRun', (g) => out[g]!);
 }
 
-/** startRunsAcross for one token: a deposed leader's call throws. */
-export async function startRuns(db: Executor, token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
-  if (items.length === 0) return [];
-  return onlyGroup(await startRunsAcross(db, [{ token, items }]));
-}
-
 /**
  * running -> succeeded | failed for many runs of one or more leaders' shards; per item
  * whether it moved (a run named twice moves once, for its first item).
@@ -273,12 +261,6 @@ export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId
       return at !== undefined && at.g === g && at.i === i && moved.has(item.runId);
     }),
   );
-}
-
-/** finishRunsAcross for one token: a deposed leader's call throws. */
-export async function finishRuns(db: Executor, token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
-  if (items.length === 0) return [];
-  return onlyGroup(await finishRunsAcross(db, [{ token, items }]));
 }
 
 export async function getRun(db: Executor, runId: string): Promise<RunRow> {

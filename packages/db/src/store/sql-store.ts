@@ -97,9 +97,6 @@ export class SqlStore implements Store {
   getDag(dagId: string): Promise<DagRow> {
     return dags.getDag(this.db, dagId);
   }
-  getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
-    return dags.getDagVersion(this.db, dagId, version);
-  }
   getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
     return dags.getDagVersions(this.db, keys);
   }
@@ -138,38 +135,11 @@ export class SqlStore implements Store {
   dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }> {
     return tick.dueDags(this.db, tokens, limit, after, options);
   }
-  async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
-    return (await runs.createScheduledRunsMany(this.db, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
-  }
-  createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
-    return runs.createScheduledRunsMany(this.db, token, items);
-  }
   loadShard(token: LeaderToken): Promise<ShardSnapshot> {
     return tick.loadShard(this.db, token);
   }
   queuedRuns(token: LeaderToken): Promise<RunRow[]> {
     return runs.queuedRuns(this.db, token);
-  }
-  async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
-    return (await runs.startRuns(this.db, token, [{ runId, jobs: newJobs }]))[0]!;
-  }
-  startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
-    return runs.startRuns(this.db, token, items);
-  }
-  promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]> {
-    return jobs.promoteJobs(this.db, token, jobIds);
-  }
-  markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]> {
-    return jobs.markUpstreamFailed(this.db, token, jobIds);
-  }
-  async finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
-    return (await runs.finishRuns(this.db, token, [{ runId, state }]))[0]!;
-  }
-  finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
-    return runs.finishRuns(this.db, token, items);
-  }
-  grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
-    return leases.grantLeases(this.db, token, grants, ttlMs);
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     return leases.grantLeasesMany(this.db, items, ttlMs);
@@ -195,9 +165,6 @@ export class SqlStore implements Store {
 
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return leases.renewLeases(this.db, refs, ttlMs);
-  }
-  completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
-    return jobWrites.completeJob(this.db, ref, result);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
     return jobWrites.completeJobs(this.db, items);

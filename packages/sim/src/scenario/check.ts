@@ -84,7 +84,7 @@ function checkGroup(g: DagGroup, path: string, at: At, int: Int, num: Num): void
 function checkFaults(f: FaultConfig, at: At, num: Num): void {
   if (typeof f !== 'object' || f === null) return at('faults', 'an object', f);
   num('faults.tickMs', f.tickMs, 0, Infinity, true);
-  for (const k of ['workerPause', 'workerCrash', 'schedulerPause', 'leaderCrash', 'linkSlow', 'linkCut'] as const) {
+  for (const k of ['workerPause', 'workerCrash', 'schedulerPause', 'leaderCrash', 'linkSlow', 'linkCut', 'renewReplyLoss'] as const) {
     const r = f[k];
     if (r === undefined) continue;
     num(`faults.${k}.probability`, r.probability, 0, 1);

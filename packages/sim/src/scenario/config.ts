@@ -19,6 +19,12 @@ export interface FaultConfig {
   /** Extra one-way delay on a store or worker link while slow. */
   linkSlow?: FaultRate & { extraMs: number };
   linkCut?: FaultRate;
+  /**
+   * The answers to renewals lost on one worker's (or renewal agent's) link to one node for
+   * a while: the node renews, the worker never hears it and tries the next node, while its
+   * job may finish and its result go out on the same link.
+   */
+  renewReplyLoss?: FaultRate;
   /** A clock stepped by up to this much, either way. */
   clockStep?: { probability: number; maxStepMs: number };
   /** Every process's clock runs fast or slow by up to this many parts per million. */

@@ -63,6 +63,8 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   // Drawn last, so every earlier draw (and so every world drawn before sharing existed)
   // stays as it was: half the worlds run with the nodes sharing the shards out.
   world.cluster = { ...world.cluster, node: { ...world.cluster.node, shareShards: rng.between(0, 1) < 0.5 } };
+  // Drawn after sharing, for the same reason: renewal answers lost while jobs finish.
+  world.faults = { ...world.faults, renewReplyLoss: pick(rng.between(0, 0.05), 5_000, 60_000) };
   fitFanoutsUnderCap(world);
   return world;
 }

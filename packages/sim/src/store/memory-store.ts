@@ -307,11 +307,6 @@ export class MemoryStore implements Store {
     return dagRowOf(dag, this.specOf(dag));
   }
 
-  async getDagVersion(dagId: string, version: number): Promise<DagVersionRow> {
-    const row = this.versions.get(dagId)?.find((v) => v.version === version);
-    if (!row) throw new NotFoundError(`DAG ${dagId} has no version ${version}`, { dagId, version });
-    return { ...row };
-  }
 
   async getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
     const out: DagVersionRow[] = [];
@@ -460,11 +455,9 @@ export class MemoryStore implements Store {
     };
   }
 
-  async createScheduledRuns(token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
-    return (await this.createScheduledRunsMany(token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
-  }
 
-  async createScheduledRunsMany(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
+  /** One leader's run creations (see createScheduledRunsAcross). */
+  private async createRunsIn(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
     checkJobsPerRun(items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : [])));
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'createScheduledRuns');
@@ -525,11 +518,9 @@ export class MemoryStore implements Store {
       .map((r) => runRowOf(r));
   }
 
-  async startRun(token: LeaderToken, runId: string, newJobs: NewJob[]): Promise<JobRow[]> {
-    return (await this.startRuns(token, [{ runId, jobs: newJobs }]))[0]!;
-  }
 
-  async startRuns(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+  /** One leader's run starts (see startRunsAcross). */
+  private async startRunsIn(token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
     checkJobsPerRun(items);
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'startRun');
@@ -578,19 +569,11 @@ export class MemoryStore implements Store {
     return rows;
   }
 
-  async promoteJobs(token: LeaderToken, jobIds: string[]): Promise<string[]> {
-    return this.moveJobs(token, jobIds, 'promoteJobs', ['waiting'], 'ready');
-  }
 
-  async markUpstreamFailed(token: LeaderToken, jobIds: string[]): Promise<string[]> {
-    return this.moveJobs(token, jobIds, 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed');
-  }
 
-  async finishRun(token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
-    return (await this.finishRuns(token, [{ runId, state }]))[0]!;
-  }
 
-  async finishRuns(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+  /** One leader's run finishes (see finishRunsAcross). */
+  private async finishRunsIn(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
     const now = this.nowMs();
     if (!this.leads(token, now)) throw this.deposed(token, 'finishRun');
     return items.map(({ runId, state }) => {
@@ -605,7 +588,8 @@ export class MemoryStore implements Store {
     });
   }
 
-  async grantLeases(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+  /** One leader's grants (see grantLeasesMany). */
+  private async grantIn(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
     const valid = grants.filter((g) => isId(g.jobId));
     if (valid.length === 0) return [];
     const now = this.nowMs();
@@ -623,32 +607,31 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  // The multi-leader forms run each group through its single-token method, in order, in
-  // one synchronous pass, so they are as atomic as one SQL statement and a subclass that
-  // bends a single-token method bends its multi-leader form too. As in one statement, an
-  // item named twice anywhere in the call counts for its first occurrence only.
+  // The multi-leader forms run each group through its single-token step, in order, in
+  // one synchronous pass, so they are as atomic as one SQL statement. As in one statement,
+  // an item named twice anywhere in the call counts for its first occurrence only.
   async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     // Refused before any group writes, as the one SQL statement is.
     checkJobsPerRun(groups.flatMap((g) => g.items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : []))));
-    return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createScheduledRunsMany(token, items));
+    return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createRunsIn(token, items));
   }
 
   async startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
     // Refused before any group starts, as the one SQL statement is.
     checkJobsPerRun(groups.flatMap((g) => g.items));
-    return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRuns(token, items));
+    return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRunsIn(token, items));
   }
 
   async finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
-    return this.acrossPerItem(groups, (i) => i.runId, false, (token, items) => this.finishRuns(token, items));
+    return this.acrossPerItem(groups, (i) => i.runId, false, (token, items) => this.finishRunsIn(token, items));
   }
 
   async promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
-    return this.across(firstOccurrences(groups, (id) => id), (token, items) => this.promoteJobs(token, items.map((x) => x.item)));
+    return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'promoteJobs', ['waiting'], 'ready'));
   }
 
   async markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
-    return this.across(firstOccurrences(groups, (id) => id), (token, items) => this.markUpstreamFailed(token, items.map((x) => x.item)));
+    return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed'));
   }
 
   /** A multi-leader form whose result has one entry per item; a repeated item gets `repeat`. */
@@ -679,10 +662,10 @@ export class MemoryStore implements Store {
 
   async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     const out: (GrantedLease[] | DeposedLeaderError)[] = [];
-    // Each item is the single-shard grant, so a subclass that bends grantLeases bends this too.
+    // Each item is the single-shard grant, in order, in one synchronous pass.
     for (const { token, grants } of items) {
       try {
-        out.push(await this.grantLeases(token, grants, ttlMs));
+        out.push(await this.grantIn(token, grants, ttlMs));
       } catch (err) {
         if (err instanceof DeposedLeaderError) out.push(err);
         else throw err;
@@ -779,9 +762,6 @@ export class MemoryStore implements Store {
     return outcomes;
   }
 
-  async completeJob(ref: LeaseRef, result: { output?: unknown; logs?: string | null }): Promise<JobRow> {
-    return this.completeOne({ ref, ...result }, this.nowMs());
-  }
 
   async completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
     const now = this.nowMs();

@@ -5,6 +5,9 @@ import type { Link } from './link';
 import type { SchedulerHost } from './scheduler-host';
 import type { WorkerHost } from './worker-host';
 
+/** The calls whose replies a renew-reply-loss fault loses: a worker's renew, an agent's renewMany. */
+const RENEW_CALLS = ['renew', 'renewMany'] as const;
+
 export interface FaultLog {
   atMs: number;
   kind: string;
@@ -29,6 +32,8 @@ export class FaultInjector {
     private readonly hosts: SchedulerHost[],
     private readonly workers: WorkerHost[],
     private readonly links: Link[],
+    /** The links renewals cross (workers' and renewal agents' links to the nodes). */
+    private readonly renewLinks: Link[] = [],
   ) {}
 
   /** Rolls the dice every tick until `untilMs`. */
@@ -109,6 +114,13 @@ export class FaultInjector {
       const step = Math.round(this.rng.between(-c.clockStep.maxStepMs, c.clockStep.maxStepMs));
       this.note('clock-step', p.id, step);
       p.step(step);
+    }
+    // Rolled last, so worlds drawn without it see every other fault as they did before.
+    if (this.hit(c.renewReplyLoss) && this.renewLinks.length > 0) {
+      const link = this.rng.pick(this.renewLinks);
+      const d = this.duration(c.renewReplyLoss!);
+      this.note('renew-reply-loss', link.name, d);
+      link.loseRepliesFor(d, RENEW_CALLS);
     }
   }
 

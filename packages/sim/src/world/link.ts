@@ -28,6 +28,11 @@ export class Link {
   private cutUntilMs = 0;
   private slowUntilMs = 0;
   private slowExtraMs = 0;
+  /** Until then, replies to calls of these kinds are lost on the way back (see loseRepliesFor). */
+  private replyLossUntilMs = 0;
+  private replyLossKinds: readonly string[] = [];
+  /** Replies lost to `loseRepliesFor`, for reports and tests. */
+  repliesLost = 0;
   /** Told when a cut starts: held long polls over this link end then. */
   private readonly watchers = new Set<() => void>();
 
@@ -62,9 +67,27 @@ export class Link {
     this.slowExtraMs = extraMs;
   }
 
+  /**
+   * For a while, the replies to calls of these kinds (`renew`, the last part of a call's
+   * name) are lost on the way back while everything else gets through: the far side acted,
+   * and the caller times out not knowing it did.
+   */
+  loseRepliesFor(durationMs: number, kinds: readonly string[]): void {
+    this.replyLossUntilMs = Math.max(this.replyLossUntilMs, this.sim.nowMs + durationMs);
+    this.replyLossKinds = kinds;
+  }
+
+  /** True (and counted) when a reply to a call of this kind sent now is lost. */
+  losesReplyOf(kind: string): boolean {
+    if (this.sim.nowMs >= this.replyLossUntilMs || !this.replyLossKinds.includes(kind)) return false;
+    this.repliesLost++;
+    return true;
+  }
+
   heal(): void {
     this.cutUntilMs = 0;
     this.slowUntilMs = 0;
+    this.replyLossUntilMs = 0;
   }
 
   /** The delay of one message sent now. */
@@ -148,7 +171,7 @@ class Call<T> {
 
   /** The far side's answer travels back; nobody waits for it once the caller gave up. */
   private reply(ok: boolean, value: unknown): void {
-    if (this.settled || this.link.cut) return;
+    if (this.settled || this.link.cut || this.link.losesReplyOf(this.labels.kind)) return;
     this.link.sim.post(this.link.delayMs(), this.labels.reply, () => {
       if (!this.link.cut) this.caller.deliver(this.incarnation, () => this.finish(ok, value));
     });
@@ -170,6 +193,8 @@ class Call<T> {
 /** The labels of one kind of call's events: `<call> arrive`, `<call> reply` and so on. */
 export interface CallLabels {
   name: string;
+  /** The call's kind, the part of its name after the last dot (`renew` of `w-1>node-0.renew`). */
+  kind: string;
   arrive: string;
   reply: string;
   timeout: string;
@@ -182,7 +207,7 @@ export interface CallLabels {
  * labels of each kind of call once, here, and passes them with every call.
  */
 export function callLabels(name: string): CallLabels {
-  return { name, arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold` };
+  return { name, kind: name.slice(name.lastIndexOf('.') + 1), arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold` };
 }
 
 /** The far side's view of a held call: how it learns that the client hung up. */

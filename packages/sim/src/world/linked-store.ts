@@ -1,4 +1,4 @@
-import type { Store, StoreNotice } from '@fenceline/core';
+import type { NoticeStore, StoreNotice } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, type Link } from './link';
 
@@ -8,7 +8,7 @@ import { callLabels, callOver, type Link } from './link';
  * notices arrive over the same link and are lost while it is cut, as a LISTEN connection
  * loses them when it drops. Everything else is the shared store itself.
  */
-export function linkedStore(store: Store, link: Link, caller: SimProcess, timeoutMs: number, onCall?: (method: string) => void): Store {
+export function linkedStore<S extends NoticeStore>(store: S, link: Link, caller: SimProcess, timeoutMs: number, onCall?: (method: string) => void): S {
   // One wrapper per method, made on first use: the node calls the same few methods
   // millions of times, and a fresh wrapper (and label) per call is garbage.
   const wrappers = new Map<string, unknown>();
@@ -26,7 +26,7 @@ export function linkedStore(store: Store, link: Link, caller: SimProcess, timeou
     },
   });
 
-  function wrap(target: Store, prop: string, value: unknown): unknown {
+  function wrap(target: S, prop: string, value: unknown): unknown {
     if (prop === 'close') return async () => undefined;
     if (prop === 'subscribe') {
       return async (listener: (notice: StoreNotice) => void) => {

@@ -3,7 +3,8 @@ import type { Simulation } from '../engine/simulation';
 import { SimProcess } from '../engine/process';
 import { callLabels, callOver, type CallLabels, type Link } from './link';
 import type { SchedulerHost } from './scheduler-host';
-import { onNode, type DueLease, type RenewalAgentLink, type SimWorker } from './sim-worker';
+import { onNode } from './on-node';
+import type { DueLease, RenewalAgentLink, SimWorker } from './sim-worker';
 
 /** Leases per renewMany request, as bench/loadgen.ts sends them (RENEW_CHUNK). */
 const MAX_LEASES = 1000;

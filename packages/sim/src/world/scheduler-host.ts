@@ -1,4 +1,4 @@
-import { SchedulerNode, type NewEvent, type NodeConfig, type Store } from '@fenceline/core';
+import { SchedulerNode, type NewEvent, type NodeConfig, type NodeStore } from '@fenceline/core';
 import type { Simulation } from '../engine/simulation';
 import { SimProcess } from '../engine/process';
 import type { Link } from './link';
@@ -7,7 +7,7 @@ import { linkedStore } from './linked-store';
 export interface SchedulerHostOptions {
   sim: Simulation;
   nodeId: string;
-  store: Store;
+  store: NodeStore;
   /** This node's link to the store. */
   link: Link;
   storeTimeoutMs: number;

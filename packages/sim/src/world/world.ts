@@ -1,4 +1,4 @@
-import { DeposedLeaderError, FencelineError, type Assignment, type DagSpecInput } from '@fenceline/core';
+import { DeposedLeaderError, emptyWorkerStats, FencelineError, type Assignment, type DagSpecInput } from '@fenceline/core';
 import { Checker, type Violation } from '../check/checker';
 import { Rng } from '../engine/random';
 import { Simulation } from '../engine/simulation';
@@ -50,6 +50,8 @@ export interface WorldResult {
   store: MemoryStore;
   faults: FaultLog[];
   workerStats: WorkerStats;
+  /** Leases a node renewed whose answer was lost on the way back to their worker (the renew-reply-loss fault). */
+  renewRepliesLost: { atMs: number; workerId: string; jobId: string; fence: number }[];
   nodeErrors: { expected: number; unexpected: string[] };
   nodeMetrics: Record<string, number>;
   notes: StoryNotes;
@@ -122,6 +124,8 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
 
   // ---- processes ---------------------------------------------------------------------------------
   const allLinks: Link[] = [];
+  /** The links renewals cross: the renew-reply-loss fault picks among them. */
+  const renewLinks: Link[] = [];
   const netRng = rng.fork('net');
   // The workers' polls are held open until answered (see holdOver in link.ts): the nodes
   // wait that long, and the workers play out the production wait's cycle themselves.
@@ -150,13 +154,15 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     const links = hosts.map((h) => {
       const l = new Link(sim, `${id}~${h.nodeId}`, netRng.fork(`${id}~${h.nodeId}`), { latencyMs: config.network.workerLatencyMs, jitterMs: config.network.workerJitterMs });
       allLinks.push(l);
+      renewLinks.push(l);
       return l;
     });
     const agent = new RenewalAgent(sim, id, hosts, links, config.network.rpcTimeoutMs);
     agent.process.onError = (err) => onNodeError('renewal agent', err, id);
     return agent;
   };
-  const workerStats: WorkerStats = { started: 0, succeeded: 0, failed: 0, lost: 0, refusedWrites: 0, handedBack: 0 };
+  const workerStats: WorkerStats = emptyWorkerStats();
+  const renewRepliesLost: WorldResult['renewRepliesLost'] = [];
   const workers: WorkerHost[] = [];
   const agents: RenewalAgent[] = [];
   const perHost = Math.max(1, Math.floor(config.workers.identitiesPerHost ?? 1));
@@ -173,6 +179,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     const links = hosts.map((h) => {
       const l = new Link(sim, `${id}~${h.nodeId}`, netRng.fork(`${id}~${h.nodeId}`), { latencyMs: config.network.workerLatencyMs, jitterMs: config.network.workerJitterMs });
       allLinks.push(l);
+      renewLinks.push(l);
       return l;
     });
     const wrng = jobRng.fork(id);
@@ -191,6 +198,9 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           outcome,
           stats: workerStats,
           onRefused: (code, op) => metrics.refused(code, op),
+          onRenewReplyLost: (leases) => {
+            for (const l of leases) renewRepliesLost.push({ atMs: sim.nowMs, workerId: id, jobId: l.jobId, fence: l.fence });
+          },
           renewalAgent: agent,
         }),
         (err) => onNodeError('worker', err, id),
@@ -198,7 +208,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     );
   }
 
-  const faults = new FaultInjector(sim, rng.fork('faults'), config.faults, hosts, workers, allLinks);
+  const faults = new FaultInjector(sim, rng.fork('faults'), config.faults, hosts, workers, allLinks, renewLinks);
   faults.drift();
   for (const h of hosts) h.start();
   const startRng = rng.fork('start');
@@ -250,6 +260,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     store,
     faults: faults.log,
     workerStats,
+    renewRepliesLost,
     nodeErrors,
     nodeMetrics,
     notes,

@@ -4,6 +4,7 @@ import type { JobRow } from '../../model';
 import type { LeaderToken, Store } from '../../store';
 import type { StoreHarness } from '../store-contract';
 import { dagIdInFreshShard, LONG_TTL_MS, newJobs, SHARD_COUNT, spec, unique } from './fixtures';
+import { grantLeases, startRun } from './one-leader';
 
 /**
  * What every part of the store contract works with: the harness of the current test (set
@@ -56,7 +57,7 @@ export class ContractContext {
     const { token, dagId } = await this.leadFreshShard(opts.shardTtlMs);
     await this.store.putDag(spec(dagId), SHARD_COUNT);
     const run = await this.store.triggerRun(dagId);
-    const jobs = await this.store.startRun(token, run.id, newJobs(opts));
+    const jobs = await startRun(this.store, token, run.id, newJobs(opts));
     expect(jobs).toHaveLength(2);
     const ready = jobs.find((j) => j.taskId === 'a') as JobRow;
     const waiting = jobs.find((j) => j.taskId === 'b') as JobRow;
@@ -64,7 +65,7 @@ export class ContractContext {
   }
 
   async grantOne(token: LeaderToken, jobId: string, workerId: string, ttlMs = LONG_TTL_MS) {
-    const granted = await this.store.grantLeases(token, [{ jobId, workerId }], ttlMs);
+    const granted = await grantLeases(this.store, token, [{ jobId, workerId }], ttlMs);
     expect(granted).toHaveLength(1);
     return granted[0]!;
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from './context';
 import { dagIdInFreshShard, DUE_STEP_MS, LONG_TTL_MS, MEDIUM_TTL_MS, newJobs, PAST_MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHARD_COUNT, SHORT_TTL_MS, spec, unique } from './fixtures';
+import { createScheduledRuns, finishRun, grantLeases, markUpstreamFailed, promoteJobs, startRun } from './one-leader';
 
 /** The store contract's part on shard leadership: acquiring, renewing and releasing shard leases, epochs, and what a deposed leader can no longer write. */
 export function leadershipContract(c: ContractContext): void {
@@ -108,7 +109,7 @@ export function leadershipContract(c: ContractContext): void {
       // A one-second period: the slot is due (store time) before the runs are created.
       await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 } }), SHARD_COUNT);
       const run = await c.store.triggerRun(dagId);
-      const jobs = await c.store.startRun(old, run.id, newJobs());
+      const jobs = await startRun(c.store, old, run.id, newJobs());
       const ready = jobs.find((j) => j.taskId === 'a')!;
       const waiting = jobs.find((j) => j.taskId === 'b')!;
       const queued = await c.store.triggerRun(dagId);
@@ -121,17 +122,17 @@ export function leadershipContract(c: ContractContext): void {
       const taken = await c.store.acquireShard(old.shard, unique('node'), LONG_TTL_MS);
       expect(taken).toMatchObject({ reason: 'expired', previousHolder: old.nodeId, token: { epoch: old.epoch + 1 } });
 
-      await refusedWith(c.store.grantLeases(old, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS), 'DEPOSED_LEADER');
-      await refusedWith(c.store.startRun(old, queued.id, newJobs()), 'DEPOSED_LEADER');
-      await refusedWith(c.store.promoteJobs(old, [waiting.id]), 'DEPOSED_LEADER');
-      await refusedWith(c.store.markUpstreamFailed(old, [waiting.id]), 'DEPOSED_LEADER');
+      await refusedWith(grantLeases(c.store, old, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS), 'DEPOSED_LEADER');
+      await refusedWith(startRun(c.store, old, queued.id, newJobs()), 'DEPOSED_LEADER');
+      await refusedWith(promoteJobs(c.store, old, [waiting.id]), 'DEPOSED_LEADER');
+      await refusedWith(markUpstreamFailed(c.store, old, [waiting.id]), 'DEPOSED_LEADER');
       await refusedWith(c.store.sweepExpired(old, 100), 'DEPOSED_LEADER');
-      await refusedWith(c.store.finishRun(old, run.id, 'failed'), 'DEPOSED_LEADER');
+      await refusedWith(finishRun(c.store, old, run.id, 'failed'), 'DEPOSED_LEADER');
       await refusedWith(c.store.queuedRuns(old), 'DEPOSED_LEADER');
       await refusedWith(c.store.loadShard(old), 'DEPOSED_LEADER');
       const slot = dag.nextRunAt!;
       await refusedWith(
-        c.store.createScheduledRuns(old, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS)),
+        createScheduledRuns(c.store, old, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS)),
         'DEPOSED_LEADER',
       );
 
@@ -148,9 +149,9 @@ export function leadershipContract(c: ContractContext): void {
       const now = taken!.token;
       await c.untilDue([slot.getTime()]);
       expect(await c.store.sweepExpired(now, 100)).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w1' })]);
-      expect(await c.store.promoteJobs(now, [waiting.id])).toEqual([waiting.id]);
-      expect(await c.store.startRun(now, queued.id, newJobs())).toHaveLength(2);
-      expect(await c.store.createScheduledRuns(now, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS))).toHaveLength(1);
+      expect(await promoteJobs(c.store, now, [waiting.id])).toEqual([waiting.id]);
+      expect(await startRun(c.store, now, queued.id, newJobs())).toHaveLength(2);
+      expect(await createScheduledRuns(c.store, now, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS))).toHaveLength(1);
     });
   });
 }

@@ -3,13 +3,14 @@ import type { FencelineError } from '../../errors';
 import { LIMITS } from '../../limits';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHORT_TTL_MS } from './fixtures';
+import { completeJob, grantLeases } from './one-leader';
 
 /** The store contract's part on job leases and fencing tokens: grants, renewals, fenced writes, revocation and results. */
 export function leaseContract(c: ContractContext): void {
   describe('job leases and fencing tokens', () => {
     it('grants exactly one lease when 50 grants for one job race', async () => {
       const { token, ready } = await c.startedRun();
-      const attempts = Array.from({ length: 50 }, (_, i) => c.store.grantLeases(token, [{ jobId: ready.id, workerId: `w${i}` }], LONG_TTL_MS));
+      const attempts = Array.from({ length: 50 }, (_, i) => grantLeases(c.store, token, [{ jobId: ready.id, workerId: `w${i}` }], LONG_TTL_MS));
       const granted = (await Promise.all(attempts)).flat();
       expect(granted).toHaveLength(1);
       const job = await c.store.getJob(ready.id);
@@ -23,7 +24,7 @@ export function leaseContract(c: ContractContext): void {
 
     it('grants a batch in one call and refuses jobs that are not ready', async () => {
       const { token, ready, waiting } = await c.startedRun();
-      const granted = await c.store.grantLeases(
+      const granted = await grantLeases(c.store, 
         token,
         [
           { jobId: ready.id, workerId: 'w1' },
@@ -110,10 +111,10 @@ export function leaseContract(c: ContractContext): void {
       await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
       const current = await c.grantOne(token, ready.id, 'w2');
 
-      const stale = await refusedWith(c.store.completeJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
+      const stale = await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
       expect(stale.details).toMatchObject({ jobId: ready.id, fence: old.fence, recordFence: current.fence });
       const forged = await refusedWith(
-        c.store.completeJob({ jobId: ready.id, fence: current.fence + 1, workerId: 'w2' }, { output: { by: 'forger' } }),
+        completeJob(c.store, { jobId: ready.id, fence: current.fence + 1, workerId: 'w2' }, { output: { by: 'forger' } }),
         'FORGED_FENCE',
       );
       expect(forged.details).toMatchObject({ jobId: ready.id, fence: current.fence + 1, recordFence: current.fence });
@@ -121,14 +122,14 @@ export function leaseContract(c: ContractContext): void {
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'leased', holder: 'w2', fence: current.fence });
 
-      const done = await c.store.completeJob({ jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { by: 'w2' }, logs: 'ok' });
+      const done = await completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { by: 'w2' }, logs: 'ok' });
       expect(done).toMatchObject({ state: 'succeeded', fence: current.fence });
       expect(done.endedAt).toBeInstanceOf(Date);
       const result = await c.store.getResult(ready.id);
       expect(result).toMatchObject({ jobId: ready.id, fence: current.fence, workerId: 'w2', outcome: 'succeeded', output: { by: 'w2' }, logs: 'ok' });
 
-      await refusedWith(c.store.completeJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
-      await refusedWith(c.store.completeJob({ jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { again: true } }), 'LEASE_LOST');
+      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
+      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { again: true } }), 'LEASE_LOST');
       expect(await c.store.getResult(ready.id)).toEqual(result);
     });
 
@@ -136,7 +137,7 @@ export function leaseContract(c: ContractContext): void {
       const { token, ready } = await c.startedRun();
       const lease = await c.grantOne(token, ready.id, 'w1');
       const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
-      await refusedWith(c.store.completeJob(ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
+      await refusedWith(completeJob(c.store, ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect((await c.store.getJob(ready.id)).state).toBe('leased');
     });
@@ -183,7 +184,7 @@ export function leaseContract(c: ContractContext): void {
     });
 
     it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
-      await refusedWith(c.store.completeJob({ jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
+      await refusedWith(completeJob(c.store, { jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
       await refusedWith(c.store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');
       await refusedWith(c.store.getJob('999999999998'), 'NOT_FOUND');
     });
@@ -196,7 +197,7 @@ export function leaseContract(c: ContractContext): void {
       expect((await c.store.renewLeases([ref], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
       await c.h.advanceMs(PAST_TTL_MS);
       // Expired but not yet swept: the fence still matches, the lease is gone.
-      await refusedWith(c.store.completeJob(ref, { output: 1 }), 'LEASE_LOST');
+      await refusedWith(completeJob(c.store, ref, { output: 1 }), 'LEASE_LOST');
       const [renewal] = await c.store.renewLeases([ref], LONG_TTL_MS);
       expect(renewal).toMatchObject({ ok: false, code: 'LEASE_LOST' });
 
@@ -205,7 +206,7 @@ export function leaseContract(c: ContractContext): void {
       expect(swept[0]).toMatchObject({ jobId: ready.id, previousHolder: 'w1', fence: lease.fence + 1, state: 'ready', renewed: true, attemptCounted: true });
       expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'ready', fence: lease.fence + 1, holder: null, attempt: 1 });
 
-      await refusedWith(c.store.completeJob(ref, { output: 1 }), 'STALE_FENCE');
+      await refusedWith(completeJob(c.store, ref, { output: 1 }), 'STALE_FENCE');
       await refusedWith(c.store.failJob(ref, { error: 'late', retryable: false }), 'STALE_FENCE');
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect(await c.store.sweepExpired(token, 100)).toEqual([]);
@@ -221,7 +222,7 @@ export function leaseContract(c: ContractContext): void {
       const job = await c.store.getJob(ready.id);
       expect(job.state).toBe('failed');
       expect(job.endedAt).toBeInstanceOf(Date);
-      expect(await c.store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+      expect(await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
     });
 
     it('hands the attempt back when a lease expires unrenewed, at most LIMITS.maxLostLeases times', async () => {
@@ -238,7 +239,7 @@ export function leaseContract(c: ContractContext): void {
         expect(job).toMatchObject({ state: 'ready', attempt: 0, holder: null });
         expect(job.lastError).toContain('not counted');
         // The old holder is fenced off as after any expiry.
-        await refusedWith(c.store.completeJob({ jobId: ready.id, fence: lease.fence, workerId: `w${lost}` }, { output: 1 }), 'STALE_FENCE');
+        await refusedWith(completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: `w${lost}` }, { output: 1 }), 'STALE_FENCE');
       }
       // The next unrenewed expiry counts, and with one attempt the job fails.
       await c.grantOne(token, ready.id, 'w-last', SHORT_TTL_MS);
@@ -254,7 +255,7 @@ export function leaseContract(c: ContractContext): void {
       expect(failed).toMatchObject({ state: 'ready', fence: lease.fence, lastError: 'boom', attempt: 1 });
       expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + MEDIUM_TTL_MS);
       expect(await c.store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom', logs: 'trace', fence: lease.fence });
-      expect(await c.store.grantLeases(token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+      expect(await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
 
       await c.h.advanceMs(PAST_MEDIUM_TTL_MS);
       const retry = await c.grantOne(token, ready.id, 'w2');

@@ -5,6 +5,7 @@ import { LIMITS } from '../../limits';
 import type { CreatedRun, DuePageKey, LeaderToken, StoreNotice } from '../../store';
 import type { ContractContext } from './context';
 import { DUE_STEP_MS, eventually, LONG_TTL_MS, newJobs, refusedWith, SHARD_COUNT, spec, unique } from './fixtures';
+import { completeJob, createScheduledRuns, createScheduledRunsMany, finishRun, finishRuns, grantLeases, markUpstreamFailed, promoteJobs, startRun, startRuns } from './one-leader';
 
 /** The store contract's part on ticks and runs: due reads, run creation on slots, starts, promotions and finishes. */
 export function runsContract(c: ContractContext): void {
@@ -62,7 +63,7 @@ export function runsContract(c: ContractContext): void {
       expect(twoSlots!.map((r) => r.state)).toEqual(['queued', 'queued']);
       // The started run's jobs lease like any other.
       const ready = started![0]!.jobs!.find((j) => j.taskId === 'a')!;
-      expect((await c.store.grantLeases(token, [{ jobId: ready.id, workerId: 'w1' }], LONG_TTL_MS)).map((g) => g.jobId)).toEqual([ready.id]);
+      expect((await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w1' }], LONG_TTL_MS)).map((g) => g.jobId)).toEqual([ready.id]);
     });
 
     it('creates no run before its slot: a DAG not yet due is left as it is', async () => {
@@ -70,7 +71,7 @@ export function runsContract(c: ContractContext): void {
       await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 60_000 } }), SHARD_COUNT);
       const slot = (await c.store.getDag(dagId)).nextRunAt!;
       const next = new Date(slot.getTime() + 60_000);
-      expect(await c.store.createScheduledRuns(token, dagId, slot, [slot], next)).toEqual([]);
+      expect(await createScheduledRuns(c.store, token, dagId, slot, [slot], next)).toEqual([]);
       expect(await c.store.createScheduledRunsAcross([{ token, items: [{ dagId, expectedNextRunAt: slot, slots: [slot], nextRunAt: next }] }])).toEqual([[[]]]);
       expect((await c.store.getDag(dagId)).nextRunAt).toEqual(slot);
       expect(await c.store.listRuns({ dagId })).toEqual([]);
@@ -101,13 +102,13 @@ export function runsContract(c: ContractContext): void {
     it('a tick run twice creates one run per (dag, scheduled_at)', async () => {
       const { token, dagId, slot } = await intervalDag();
       const next = new Date(slot.getTime() + DUE_STEP_MS);
-      const created = await c.store.createScheduledRuns(token, dagId, slot, [slot], next);
+      const created = await createScheduledRuns(c.store, token, dagId, slot, [slot], next);
       expect(created).toEqual([expect.objectContaining({ dagId, scheduledAt: slot, trigger: 'schedule', state: 'queued', dagVersion: 1 })]);
       // The same tick again: next_run_at has moved, so the compare-and-set writes nothing.
-      expect(await c.store.createScheduledRuns(token, dagId, slot, [slot], next)).toEqual([]);
+      expect(await createScheduledRuns(c.store, token, dagId, slot, [slot], next)).toEqual([]);
       // A later tick whose catch-up overlaps an existing slot creates only the new one.
       const after = new Date(next.getTime() + DUE_STEP_MS);
-      const second = await c.store.createScheduledRuns(token, dagId, next, [slot, next], after);
+      const second = await createScheduledRuns(c.store, token, dagId, next, [slot, next], after);
       expect(second.map((r) => r.scheduledAt)).toEqual([next]);
       expect((await c.store.getDag(dagId)).nextRunAt).toEqual(after);
       const runs = await c.store.listRuns({ dagId });
@@ -120,8 +121,8 @@ export function runsContract(c: ContractContext): void {
       const next = new Date(slot.getTime() + DUE_STEP_MS);
       // Two ticks of one leader in flight at once.
       const racing = await Promise.all([
-        c.store.createScheduledRuns(token, dagId, slot, [slot], next),
-        c.store.createScheduledRuns(token, dagId, slot, [slot], next),
+        createScheduledRuns(c.store, token, dagId, slot, [slot], next),
+        createScheduledRuns(c.store, token, dagId, slot, [slot], next),
       ]);
       expect(racing.flat()).toHaveLength(1);
       // A failover: the new leader's first tick re-covers the slot the old one already ran.
@@ -129,8 +130,8 @@ export function runsContract(c: ContractContext): void {
       const successor = await c.store.acquireShard(token.shard, unique('node'), LONG_TTL_MS);
       const after = new Date(next.getTime() + DUE_STEP_MS);
       const both = await Promise.allSettled([
-        c.store.createScheduledRuns(token, dagId, next, [slot, next], after),
-        c.store.createScheduledRuns(successor!.token, dagId, next, [slot, next], after),
+        createScheduledRuns(c.store, token, dagId, next, [slot, next], after),
+        createScheduledRuns(c.store, successor!.token, dagId, next, [slot, next], after),
       ]);
       expect(both[0].status).toBe('rejected');
       expect(both[1].status === 'fulfilled' && both[1].value.map((r) => r.scheduledAt)).toEqual([next]);
@@ -210,7 +211,7 @@ export function runsContract(c: ContractContext): void {
       const { token, run, ready, waiting } = await c.startedRun();
       expect(await c.store.getRun(run.id)).toMatchObject({ state: 'running' });
       expect((await c.store.getRun(run.id)).startedAt).toBeInstanceOf(Date);
-      expect(await c.store.startRun(token, run.id, newJobs())).toEqual([]);
+      expect(await startRun(c.store, token, run.id, newJobs())).toEqual([]);
       expect(ready).toMatchObject({ state: 'ready', fence: 0, attempt: 0, runId: run.id, shard: token.shard });
       expect(ready.readyAt).toBeInstanceOf(Date);
       expect(waiting).toMatchObject({ state: 'waiting', readyAt: null });
@@ -220,13 +221,13 @@ export function runsContract(c: ContractContext): void {
       expect(snapshot.jobs.filter((j) => j.runId === run.id)).toHaveLength(2);
 
       const lease = await c.grantOne(token, ready.id, 'w1');
-      await c.store.completeJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { output: null });
-      expect(await c.store.promoteJobs(token, [waiting.id])).toEqual([waiting.id]);
-      expect(await c.store.promoteJobs(token, [waiting.id])).toEqual([]);
-      expect(await c.store.markUpstreamFailed(token, [waiting.id])).toEqual([waiting.id]);
+      await completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { output: null });
+      expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([waiting.id]);
+      expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([]);
+      expect(await markUpstreamFailed(c.store, token, [waiting.id])).toEqual([waiting.id]);
       expect((await c.store.getJob(waiting.id)).state).toBe('upstream_failed');
-      expect(await c.store.finishRun(token, run.id, 'failed')).toBe(true);
-      expect(await c.store.finishRun(token, run.id, 'succeeded')).toBe(false);
+      expect(await finishRun(c.store, token, run.id, 'failed')).toBe(true);
+      expect(await finishRun(c.store, token, run.id, 'succeeded')).toBe(false);
       expect(await c.store.getRun(run.id)).toMatchObject({ state: 'failed' });
       expect((await c.store.listJobs(run.id)).map((j) => j.state)).toEqual(['succeeded', 'upstream_failed']);
       expect((await c.store.loadShard(token)).runs.map((r) => r.id)).not.toContain(run.id);
@@ -243,13 +244,13 @@ export function runsContract(c: ContractContext): void {
       // The third item's expectation is wrong (its next_run_at is elsewhere), and the
       // first DAG is named twice: it is written once, for its first item.
       items[2] = { ...items[2]!, expectedNextRunAt: new Date(slots[2]!.getTime() - 1) };
-      const created = await c.store.createScheduledRunsMany(token, [...items, items[0]!]);
+      const created = await createScheduledRunsMany(c.store, token, [...items, items[0]!]);
       expect(created.map((list) => list.length)).toEqual([1, 1, 0, 0]);
       expect(created[0]![0]).toMatchObject({ dagId: ids[0], scheduledAt: slots[0], state: 'queued' });
       expect((await c.store.getDag(ids[2]!)).nextRunAt).toEqual(slots[2]);
 
       const [a, b] = [created[0]![0]!, created[1]![0]!];
-      const started = await c.store.startRuns(token, [
+      const started = await startRuns(c.store, token, [
         { runId: a.id, jobs: newJobs() },
         { runId: b.id, jobs: newJobs() },
         { runId: a.id, jobs: newJobs() },
@@ -258,7 +259,7 @@ export function runsContract(c: ContractContext): void {
       expect(started[1]!.every((j) => j.runId === b.id)).toBe(true);
       expect((await c.store.listJobs(a.id)).length).toBe(2);
 
-      const finished = await c.store.finishRuns(token, [
+      const finished = await finishRuns(c.store, token, [
         { runId: a.id, state: 'succeeded' },
         { runId: b.id, state: 'failed' },
         { runId: a.id, state: 'failed' },
@@ -266,11 +267,11 @@ export function runsContract(c: ContractContext): void {
       expect(finished).toEqual([true, true, false]);
       expect((await c.store.getRun(a.id)).state).toBe('succeeded');
       expect((await c.store.getRun(b.id)).state).toBe('failed');
-      expect(await c.store.finishRuns(token, [{ runId: a.id, state: 'failed' }])).toEqual([false]);
+      expect(await finishRuns(c.store, token, [{ runId: a.id, state: 'failed' }])).toEqual([false]);
       // A deposed leader's batches write nothing.
       await c.store.releaseShard(token);
-      await refusedWith(c.store.createScheduledRunsMany(token, [items[2]!]), 'DEPOSED_LEADER');
-      await refusedWith(c.store.finishRuns(token, [{ runId: a.id, state: 'failed' }]), 'DEPOSED_LEADER');
+      await refusedWith(createScheduledRunsMany(c.store, token, [items[2]!]), 'DEPOSED_LEADER');
+      await refusedWith(finishRuns(c.store, token, [{ runId: a.id, state: 'failed' }]), 'DEPOSED_LEADER');
     });
 
     it('writes for several leaders in one call, each group under its own token and in its own shard', async () => {
@@ -345,19 +346,19 @@ export function runsContract(c: ContractContext): void {
       const template = newJobs()[0]!;
       const tooMany = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ ...template, taskId: `t${k}` }));
       // Refused as a whole, before anything is written: the run beside it stays queued too.
-      const refused = await refusedWith(c.store.startRuns(token, [{ runId: small.id, jobs: newJobs() }, { runId: big.id, jobs: tooMany }]), 'INVALID_INPUT');
+      const refused = await refusedWith(startRuns(c.store, token, [{ runId: small.id, jobs: newJobs() }, { runId: big.id, jobs: tooMany }]), 'INVALID_INPUT');
       expect(refused.message).toContain(`at most ${LIMITS.maxTasksPerDag} jobs`);
       await refusedWith(c.store.startRunsAcross([{ token, items: [{ runId: big.id, jobs: tooMany }] }]), 'INVALID_INPUT');
       expect((await c.store.getRun(small.id)).state).toBe('queued');
       expect((await c.store.getRun(big.id)).state).toBe('queued');
 
       // A queued run may fail (it can never start), but not succeed.
-      expect(await c.store.finishRuns(token, [{ runId: big.id, state: 'succeeded' }])).toEqual([false]);
-      expect(await c.store.finishRuns(token, [{ runId: big.id, state: 'failed' }])).toEqual([true]);
+      expect(await finishRuns(c.store, token, [{ runId: big.id, state: 'succeeded' }])).toEqual([false]);
+      expect(await finishRuns(c.store, token, [{ runId: big.id, state: 'failed' }])).toEqual([true]);
       expect(await c.store.getRun(big.id)).toMatchObject({ state: 'failed', startedAt: null });
       expect((await c.store.getRun(big.id)).endedAt).toBeInstanceOf(Date);
-      expect(await c.store.finishRuns(token, [{ runId: big.id, state: 'failed' }])).toEqual([false]);
-      expect((await c.store.startRuns(token, [{ runId: small.id, jobs: newJobs() }]))[0]).toHaveLength(2);
+      expect(await finishRuns(c.store, token, [{ runId: big.id, state: 'failed' }])).toEqual([false]);
+      expect((await startRuns(c.store, token, [{ runId: small.id, jobs: newJobs() }]))[0]).toHaveLength(2);
 
       // A tick's write that would start such a run is refused whole, too, writing nothing.
       const { token: scheduledToken, dagId: scheduled } = await c.leadFreshShard();
@@ -365,7 +366,7 @@ export function runsContract(c: ContractContext): void {
       const slot = (await c.store.getDag(scheduled)).nextRunAt!;
       await c.untilDue([slot.getTime()]);
       const item = { dagId: scheduled, expectedNextRunAt: slot, slots: [slot], nextRunAt: new Date(slot.getTime() + DUE_STEP_MS), start: { version: 1, jobs: tooMany } };
-      await refusedWith(c.store.createScheduledRunsMany(scheduledToken, [item]), 'INVALID_INPUT');
+      await refusedWith(createScheduledRunsMany(c.store, scheduledToken, [item]), 'INVALID_INPUT');
       expect((await c.store.getDag(scheduled)).nextRunAt).toEqual(slot);
       expect(await c.store.listRuns({ dagId: scheduled, limit: 10 })).toEqual([]);
     });
