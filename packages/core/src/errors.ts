@@ -71,8 +71,45 @@ export class TooLargeError extends FencelineError {
   readonly code = 'TOO_LARGE' as const;
 }
 
+/**
+ * What a DagIssue is about, so a client (the console's editor, a script) can branch on it
+ * instead of reading the message, whose words may change:
+ * - `shape`: a field has the wrong type, format or range, is missing, or is not known;
+ * - `not-json`: the spec is not plain JSON data (a cycle of references, a BigInt);
+ * - `no-tasks`: the DAG has no tasks;
+ * - `limit`: a size limit of LIMITS is exceeded (spec bytes, tasks, dependencies, config bytes);
+ * - `duplicate-task`: two tasks share an id;
+ * - `self-dependency`, `unknown-dependency`, `duplicate-dependency`: a bad dependsOn entry;
+ * - `cycle`: tasks that depend on each other in a loop (`taskIds` lists the loop in order);
+ * - `more-cycles`: the cycles past the first twenty, in one issue (`taskIds` lists their
+ *   tasks, in no loop order);
+ * - `retry-backoff`: retryBackoffMaxMs below retryBackoffMs;
+ * - `config`: a built-in task type's config fails its schema;
+ * - `bad-timezone`: an unknown schedule time zone;
+ * - `bad-cron`: a cron expression that does not parse, or never matches.
+ */
+export const DAG_ISSUE_KINDS = [
+  'shape',
+  'not-json',
+  'no-tasks',
+  'limit',
+  'duplicate-task',
+  'self-dependency',
+  'unknown-dependency',
+  'duplicate-dependency',
+  'cycle',
+  'more-cycles',
+  'retry-backoff',
+  'config',
+  'bad-timezone',
+  'bad-cron',
+] as const;
+
+export type DagIssueKind = (typeof DAG_ISSUE_KINDS)[number];
+
 /** One problem in a DAG spec, located by a path into the spec (e.g. `tasks.3.dependsOn`). */
 export interface DagIssue {
+  kind: DagIssueKind;
   path: string;
   message: string;
   /** Task ids involved, so an editor can highlight them (e.g. the members of a cycle). */

@@ -46,7 +46,7 @@ describe('validation', () => {
 
   it('refuses a cycle and names it in order', () => {
     const issues = issuesOf({ id: 'd', tasks: [task('a', ['c']), task('b', ['a']), task('c', ['b']), task('d')] });
-    const cycle = issues.filter((i) => i.message.startsWith('cycle:'));
+    const cycle = issues.filter((i) => i.kind === 'cycle');
     expect(cycle).toHaveLength(1);
     expect(cycle[0]!.message).toContain('cycle: a -> b -> c -> a');
     expect(cycle[0]!.taskIds).toEqual(['a', 'b', 'c']);
@@ -55,7 +55,7 @@ describe('validation', () => {
 
   it('reports each distinct cycle', () => {
     const issues = issuesOf({ id: 'd', tasks: [task('a', ['b']), task('b', ['a']), task('x', ['y']), task('y', ['x']), task('z', ['a', 'x'])] });
-    const cycles = issues.filter((i) => i.message.startsWith('cycle:')).map((i) => i.message.split(' (')[0]);
+    const cycles = issues.filter((i) => i.kind === 'cycle').map((i) => i.message.split(' (')[0]);
     expect(cycles).toEqual(['cycle: a -> b -> a', 'cycle: x -> y -> x']);
   });
 
@@ -86,7 +86,7 @@ describe('validation', () => {
 
   it('refuses an empty DAG', () => {
     const issues = issuesOf({ id: 'd', tasks: [] });
-    expect(issues).toEqual([{ path: 'tasks', message: 'The DAG has no tasks; add at least one task.' }]);
+    expect(issues).toEqual([{ kind: 'no-tasks', path: 'tasks', message: 'The DAG has no tasks; add at least one task.' }]);
   });
 
   it('refuses a bad cron expression', () => {

@@ -168,7 +168,7 @@ function fromZodIssue(issue: z.core.$ZodIssue, input: unknown): DagIssue {
   } else if (fieldName !== '') {
     message = `"${fieldName}": ${message}`;
   }
-  const result: DagIssue = { path, message };
+  const result: DagIssue = { kind: 'shape', path, message };
   if (issue.path[0] === 'tasks' && typeof issue.path[1] === 'number') {
     result.message = `${taskLabel(input, issue.path[1])}: ${message}`;
     const id = field((field(input, 'tasks') as unknown[])[issue.path[1]], 'id');
@@ -195,11 +195,12 @@ function jsonBytes(value: unknown): number | undefined {
 function checkSpecSize(value: unknown, isParsed: boolean, issues: DagIssue[]): void {
   const bytes = jsonBytes(value);
   if (bytes === undefined) {
-    issues.push({ path: '', message: 'The DAG spec cannot be serialized as JSON (it has a cycle of references or a BigInt); send plain JSON data.' });
+    issues.push({ kind: 'not-json', path: '', message: 'The DAG spec cannot be serialized as JSON (it has a cycle of references or a BigInt); send plain JSON data.' });
     return;
   }
   if (bytes > LIMITS.maxSpecBytes) {
     issues.push({
+      kind: 'limit',
       path: '',
       message:
         `The DAG spec is ${formatBytes(bytes)} of JSON${isParsed ? ' with defaults filled in' : ''}; the limit is ` +
@@ -211,11 +212,12 @@ function checkSpecSize(value: unknown, isParsed: boolean, issues: DagIssue[]): v
 
 function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolean): void {
   if (tasksIsArray && tasks.length === 0) {
-    issues.push({ path: 'tasks', message: 'The DAG has no tasks; add at least one task.' });
+    issues.push({ kind: 'no-tasks', path: 'tasks', message: 'The DAG has no tasks; add at least one task.' });
     return;
   }
   if (tasks.length > LIMITS.maxTasksPerDag) {
     issues.push({
+      kind: 'limit',
       path: 'tasks',
       message: `The DAG has ${tasks.length} tasks; the limit is ${LIMITS.maxTasksPerDag} (LIMITS.maxTasksPerDag). Split it into several DAGs.`,
     });
@@ -232,6 +234,7 @@ function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolea
   for (const [id, list] of positions) {
     if (list.length < 2) continue;
     issues.push({
+      kind: 'duplicate-task',
       path: `tasks.${list[1]}.id`,
       message: `Task id "${id}" is used by ${list.length} tasks (${list.map((p) => `tasks.${p}`).join(', ')}); task ids must be unique within a DAG, so rename all but one.`,
       taskIds: [id],
@@ -246,6 +249,7 @@ function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolea
 
     if (task.dependsOn.length > LIMITS.maxDependenciesPerTask) {
       issues.push(withIds({
+        kind: 'limit',
         path: `${at}.dependsOn`,
         message: `${label} has ${task.dependsOn.length} dependencies; the limit is ${LIMITS.maxDependenciesPerTask} (LIMITS.maxDependenciesPerTask). Put a join task in between.`,
       }));
@@ -253,20 +257,22 @@ function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolea
     const seen = new Set<string>();
     task.dependsOn.forEach((dep, j) => {
       if (task.id !== undefined && dep === task.id) {
-        issues.push(withIds({ path: `${at}.dependsOn.${j}`, message: `${label} depends on itself; remove "${dep}" from its dependsOn.` }));
+        issues.push(withIds({ kind: 'self-dependency', path: `${at}.dependsOn.${j}`, message: `${label} depends on itself; remove "${dep}" from its dependsOn.` }));
       } else if (!positions.has(dep)) {
         issues.push(withIds({
+          kind: 'unknown-dependency',
           path: `${at}.dependsOn.${j}`,
           message: `${label} depends on "${dep}", which is not a task of this DAG; add a task "${dep}" or remove it from dependsOn.`,
         }));
       } else if (seen.has(dep)) {
-        issues.push(withIds({ path: `${at}.dependsOn.${j}`, message: `${label} lists "${dep}" more than once in dependsOn; list each dependency once.` }));
+        issues.push(withIds({ kind: 'duplicate-dependency', path: `${at}.dependsOn.${j}`, message: `${label} lists "${dep}" more than once in dependsOn; list each dependency once.` }));
       }
       seen.add(dep);
     });
 
     if (task.retryBackoffMs !== undefined && task.retryBackoffMaxMs !== undefined && task.retryBackoffMaxMs < task.retryBackoffMs) {
       issues.push(withIds({
+        kind: 'retry-backoff',
         path: `${at}.retryBackoffMaxMs`,
         message: `${label} has retryBackoffMaxMs ${task.retryBackoffMaxMs} below retryBackoffMs ${task.retryBackoffMs}; raise retryBackoffMaxMs to at least ${task.retryBackoffMs} or lower retryBackoffMs.`,
       }));
@@ -275,6 +281,7 @@ function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolea
     const configBytes = jsonBytes(task.config);
     if (configBytes !== undefined && configBytes > LIMITS.maxTaskConfigBytes) {
       issues.push(withIds({
+        kind: 'limit',
         path: `${at}.config`,
         message: `${label} has ${formatBytes(configBytes)} of config; the limit is ${formatBytes(LIMITS.maxTaskConfigBytes)} (LIMITS.maxTaskConfigBytes). Keep large inputs outside the spec and pass a reference to them.`,
       }));
@@ -288,6 +295,7 @@ function checkTasks(tasks: LooseTask[], issues: DagIssue[], tasksIsArray: boolea
           const sub = pathOf(issue.path);
           const what = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? `"${sub}" is required (expected ${issue.expected})` : `${sub ? `"${sub}": ` : ''}${issue.message}`;
           issues.push(withIds({
+            kind: 'config',
             path: sub ? `${at}.config.${sub}` : `${at}.config`,
             message: `${label} has type "${task.type}", whose config is invalid: ${what}.`,
           }));
@@ -363,6 +371,7 @@ function checkCycles(tasks: LooseTask[], issues: DagIssue[]): void {
     const ids = cycle.map((i) => g.ids[i]!);
     const others = component.length - cycle.length;
     issues.push({
+      kind: 'cycle',
       path: `tasks.${firstPosition.get(ids[0]!)}.dependsOn`,
       message:
         `cycle: ${[...ids, ids[0]].join(' -> ')} (each task depends on the one before it), so none of them can ever start. ` +
@@ -373,6 +382,7 @@ function checkCycles(tasks: LooseTask[], issues: DagIssue[]): void {
   if (components.length > MAX_CYCLE_ISSUES) {
     const rest = components.slice(MAX_CYCLE_ISSUES);
     issues.push({
+      kind: 'more-cycles',
       path: 'tasks',
       message: `${rest.length} more cycles (involving ${rest.reduce((s, c) => s + c.length, 0)} tasks) are not listed one by one; fix the ones above and validate again.`,
       taskIds: rest.flatMap((c) => c.map((i) => g.ids[i]!)),
@@ -419,6 +429,7 @@ function checkSchedule(schedule: unknown, issues: DagIssue[]): void {
     } catch {
       zoneOk = false;
       issues.push({
+        kind: 'bad-timezone',
         path: 'schedule.timezone',
         message: `Unknown time zone "${timezone}"; use an IANA time zone name such as "UTC", "Europe/Berlin" or "America/New_York".`,
       });
@@ -432,6 +443,7 @@ function checkSchedule(schedule: unknown, issues: DagIssue[]): void {
     // no next run from any instant, so asking from the epoch is a fixed, pure check.
     if (cron.nextRun(new Date(0)) === null) {
       issues.push({
+        kind: 'bad-cron',
         path: 'schedule.cron',
         message: `Cron expression "${expr}" never matches any date (check the day of month against the month); fix it or use a manual schedule.`,
       });
@@ -439,6 +451,7 @@ function checkSchedule(schedule: unknown, issues: DagIssue[]): void {
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
     issues.push({
+      kind: 'bad-cron',
       path: 'schedule.cron',
       message:
         `Invalid cron expression "${expr}": ${reason}. Use five fields (minute hour day-of-month month day-of-week), ` +

@@ -44,7 +44,7 @@ export function Editor() {
   const cycleEdges = useMemo(() => {
     const out = new Set<string>();
     for (const issue of issues) {
-      if (!issue.message.startsWith('cycle:') || !issue.taskIds) continue;
+      if (issue.kind !== 'cycle' || !issue.taskIds) continue;
       const ids = issue.taskIds;
       ids.forEach((id, i) => out.add(`${id}->${ids[(i + 1) % ids.length]}`));
     }
@@ -127,7 +127,7 @@ export function Editor() {
           {issues.length > 0 ? (
             <ul className="issues" data-testid="validation-issues">
               {issues.map((i, k) => (
-                <li key={k} data-testid={i.message.startsWith('cycle:') ? 'issue-cycle' : 'issue'}>
+                <li key={k} data-testid={i.kind === 'cycle' ? 'issue-cycle' : 'issue'}>
                   <code>{i.path || '(spec)'}</code> {i.message}
                 </li>
               ))}
