@@ -1,7 +1,8 @@
 'use client';
 
 import type { RunTimeline, TimelineInterval } from '@fenceline/db/console';
-import { formatDuration } from '@/components/format';
+import { formatDuration, formatTime } from '@/components/format';
+import { useShownZone } from '@/components/time';
 import { plural } from '@/lib/plural';
 
 const MAX_ROWS = 400;
@@ -40,6 +41,7 @@ function describe(i: TimelineInterval, ms: number): string {
  */
 export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline; selected: string | null; onSelect: (taskId: string) => void }) {
   const { run } = timeline;
+  const zone = useShownZone();
   const startMs = new Date(run.startedAt ?? run.createdAt).getTime();
   const endMs = Math.max(startMs + 1000, new Date(run.endedAt ?? timeline.now).getTime());
   const span = endMs - startMs;
@@ -77,7 +79,7 @@ export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline;
             })}
             {j.attempts.flatMap((a, i) =>
               a.renewals.map((at, k) => (
-                <div key={`r${i}-${k}`} className="renewal-tick" data-testid="renewal-tick" style={{ left: `${(clamp(new Date(at).getTime()) / span) * 100}%` }} title={`renewed ${new Date(at).toISOString()} (fence ${a.fence})`} />
+                <div key={`r${i}-${k}`} className="renewal-tick" data-testid="renewal-tick" style={{ left: `${(clamp(new Date(at).getTime()) / span) * 100}%` }} title={`renewed ${formatTime(at, zone)} (fence ${a.fence})`} />
               )),
             )}
           </div>
