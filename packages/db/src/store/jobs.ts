@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type LeaderToken, type ResultRow } from '@fenceline/core';
+import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
 import { isId, jobFromRow, resultFromRow, toId } from './rows';

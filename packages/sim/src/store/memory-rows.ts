@@ -5,6 +5,8 @@ const ID_PATTERN = /^[0-9]{1,18}$/;
 export const isId = (id: string): boolean => ID_PATTERN.test(id);
 export const date = (ms: number): Date => new Date(ms);
 export const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+/** Orders two ids or keys by their UTF-16 code units (the order the store's reads list them in). */
+export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */
 export interface MemJob {

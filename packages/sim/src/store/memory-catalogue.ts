@@ -1,0 +1,102 @@
+import { canonicalJson, checkRequestKey, firstSlot, NotFoundError, parseDagSpec, shardOf, specsEqual, type CatalogueStore, type DagRow, type DagSpecInput, type DagVersionRow, type ListDagsQuery, type RunRow, type TriggerOptions } from '@fenceline/core';
+import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
+import type { MemoryTables } from './memory-tables';
+
+/** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore). */
+export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
+  constructor(private readonly tables: MemoryTables) {}
+
+  async putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
+    const spec = parseDagSpec(input);
+    const now = this.tables.nowMs();
+    const head = this.tables.dags.get(spec.id);
+    if (!head) {
+      const shard = shardOf(spec.id, shardCount);
+      const dag: MemDag = { id: spec.id, shard, version: 1, paused: spec.paused, nextRunAtMs: firstSlot(spec.schedule, now), createdAtMs: now, updatedAtMs: now };
+      this.tables.dags.set(spec.id, dag);
+      this.tables.versions.set(spec.id, [{ dagId: spec.id, version: 1, spec, createdAt: date(now) }]);
+      this.tables.indexDue(dag);
+      this.tables.emit({ op: 'dag:put', atMs: now, dagId: spec.id, shard, version: 1, nextRunAtMs: dag.nextRunAtMs, paused: dag.paused });
+      this.tables.publish({ kind: 'dag-changed', shard, dagId: spec.id });
+      return { dagId: spec.id, version: 1, created: true };
+    }
+    const current = this.tables.specOf(head);
+    if (specsEqual(current, spec)) return { dagId: spec.id, version: head.version, created: false };
+    const version = head.version + 1;
+    this.tables.versions.get(spec.id)!.push({ dagId: spec.id, version, spec, createdAt: date(now) });
+    head.version = version;
+    head.updatedAtMs = now;
+    // An edit that keeps the schedule keeps the next slot, so it neither moves nor skips one.
+    if (canonicalJson(current.schedule) !== canonicalJson(spec.schedule)) {
+      head.nextRunAtMs = firstSlot(spec.schedule, now);
+      this.tables.indexDue(head);
+    }
+    this.tables.emit({ op: 'dag:put', atMs: now, dagId: spec.id, shard: head.shard, version, nextRunAtMs: head.nextRunAtMs, paused: head.paused });
+    this.tables.publish({ kind: 'dag-changed', shard: head.shard, dagId: spec.id });
+    return { dagId: spec.id, version, created: true };
+  }
+
+  async getDag(dagId: string): Promise<DagRow> {
+    const dag = this.tables.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    return dagRowOf(dag, this.tables.specOf(dag));
+  }
+
+  async listDagVersions(dagId: string): Promise<DagVersionRow[]> {
+    return (this.tables.versions.get(dagId) ?? []).map((v) => ({ ...v }));
+  }
+
+  async listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }> {
+    const limit = Math.min(Math.max(query.limit ?? 50, 1), 1_000);
+    const offset = Math.max(query.offset ?? 0, 0);
+    const desc = query.direction === 'desc';
+    const search = query.search?.trim().toLowerCase();
+    const all = [...this.tables.dags.values()].filter((d) => !search || d.id.toLowerCase().includes(search));
+    const sort = query.sort ?? 'id';
+    const byId = (a: MemDag, b: MemDag): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    all.sort((a, b) => {
+      if (sort !== 'id') {
+        const av = sort === 'nextRunAt' ? a.nextRunAtMs : a.updatedAtMs;
+        const bv = sort === 'nextRunAt' ? b.nextRunAtMs : b.updatedAtMs;
+        // NULLS LAST in either direction, as the SQL store orders them.
+        if (av === null && bv !== null) return 1;
+        if (bv === null && av !== null) return -1;
+        if (av !== null && bv !== null && av !== bv) return desc ? bv - av : av - bv;
+      }
+      return desc ? byId(b, a) : byId(a, b);
+    });
+    return { rows: all.slice(offset, offset + limit).map((d) => dagRowOf(d, this.tables.specOf(d))), total: all.length };
+  }
+
+  async setPaused(dagId: string, paused: boolean): Promise<DagRow> {
+    const dag = this.tables.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const now = this.tables.nowMs();
+    dag.paused = paused;
+    dag.updatedAtMs = now;
+    this.tables.indexDue(dag);
+    this.tables.emit({ op: 'dag:paused', atMs: now, dagId, paused });
+    this.tables.publish({ kind: 'dag-changed', shard: dag.shard, dagId });
+    return dagRowOf(dag, this.tables.specOf(dag));
+  }
+
+  async triggerRun(dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
+    const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+    const dag = this.tables.dags.get(dagId);
+    if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const keyed = key === null ? undefined : this.tables.requestKeys.get(`${dagId}\u0000${key}`);
+    if (keyed !== undefined) return runRowOf(this.tables.runs.get(keyed)!);
+    // The SQL store retries a collision on (dag_id, scheduled_at) with clock_timestamp(),
+    // which moves on by microseconds; virtual time stands still within an event, so the
+    // retry here moves on by one millisecond instead.
+    const now = this.tables.nowMs();
+    for (let k = 0; k < 3; k++) {
+      if (this.tables.rules.slotTaken(dagId, now + k)) continue;
+      const run = this.tables.insertRun(dag, now + k, 'manual', null);
+      if (key !== null) this.tables.requestKeys.set(`${dagId}\u0000${key}`, run.id);
+      this.tables.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id, dagId: run.dagId, dagVersion: run.dagVersion, scheduledAt: date(run.scheduledAtMs).toISOString() });
+      return runRowOf(run);
+    }
+    throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);
+  }
+}

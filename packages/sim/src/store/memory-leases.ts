@@ -1,0 +1,104 @@
+import { DeposedLeaderError, LIMITS, type Grant, type GrantedLease, type LeaderToken, type SweptJob } from '@fenceline/core';
+import { date, dateOrNull, isId, type MemJob } from './memory-rows';
+import type { MemoryTables } from './memory-tables';
+
+/**
+ * A leader's side of job leases, in memory: granting (rule 1: one step that raises the
+ * fence and names the holder) and sweeping expired leases (rule 4: revocation raises the
+ * fence again).
+ */
+export class MemoryLeases {
+  constructor(private readonly tables: MemoryTables) {}
+
+  async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+    const out: (GrantedLease[] | DeposedLeaderError)[] = [];
+    // Each item is one shard's grant, in order. Each is awaited, as it always was, so the
+    // order of microtasks, and with it every simulator trace, stays as it was.
+    for (const { token, grants } of items) {
+      try {
+        out.push(await this.grantIn(token, grants, ttlMs));
+      } catch (err) {
+        if (err instanceof DeposedLeaderError) out.push(err);
+        else throw err;
+      }
+    }
+    return out;
+  }
+
+  /** One leader's grants (see grantLeasesMany). */
+  private async grantIn(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+    const valid = grants.filter((g) => isId(g.jobId));
+    if (valid.length === 0) return [];
+    const now = this.tables.nowMs();
+    if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'grantLeases');
+    const seen = new Set<string>();
+    const out: GrantedLease[] = [];
+    for (const g of valid) {
+      // A job named twice in one batch is granted once, to the first grant that names it.
+      if (seen.has(g.jobId)) continue;
+      seen.add(g.jobId);
+      const job = this.tables.jobs.get(g.jobId);
+      if (!job || job.shard !== token.shard || !this.tables.rules.grantable(job, now)) continue;
+      out.push(this.lease(job, g.workerId, ttlMs, now, token));
+    }
+    return out;
+  }
+
+  /** ready -> leased with fence + 1, attempt + 1, holder and expiry, in one step. */
+  private lease(job: MemJob, workerId: string, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
+    job.state = 'leased';
+    job.fence += 1;
+    job.attempt += 1;
+    job.holder = workerId;
+    job.leaseExpiresAtMs = now + ttlMs;
+    job.leasedAtMs = now;
+    job.renewed = false;
+    job.nextAttemptAtMs = null;
+    this.tables.indexLease(job);
+    this.tables.emit({ op: 'job:granted', atMs: now, jobId: job.id, dagId: job.dagId, workerId, fence: job.fence, expiresAtMs: now + ttlMs, token });
+    return { jobId: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId, workerId, fence: job.fence, attempt: job.attempt, leaseExpiresAt: date(now + ttlMs) };
+  }
+
+  async sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
+    const now = this.tables.nowMs();
+    if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'sweepExpired');
+    const max = Math.max(1, Math.floor(limit));
+    const heap = this.tables.leaseIndex.get(token.shard);
+    const expired: MemJob[] = [];
+    if (heap) {
+      this.tables.pruneLeases(heap);
+      heap.walkWhile((e) => {
+        if (e.atMs > now) return false;
+        const job = this.tables.jobs.get(e.id);
+        if (job && job.state === 'leased' && job.leaseExpiresAtMs === e.atMs && !expired.includes(job)) expired.push(job);
+        return true;
+      });
+    }
+    expired.sort((a, b) => a.leaseExpiresAtMs! - b.leaseExpiresAtMs! || a.num - b.num);
+    const swept: SweptJob[] = [];
+    for (const job of expired.slice(0, max).sort((a, b) => a.num - b.num)) {
+      const holder = job.holder;
+      // A lease never renewed was most likely never delivered; see LIMITS.maxLostLeases.
+      const lost = !job.renewed && job.lostLeases < LIMITS.maxLostLeases;
+      const retry = lost || job.attempt < job.maxAttempts;
+      const renewed = job.renewed;
+      job.nextAttemptAtMs = lost ? null : retry ? now + this.tables.backoffMs(job) : null;
+      if (lost) {
+        job.attempt--;
+        job.lostLeases++;
+      }
+      job.renewed = false;
+      job.fence = this.tables.rules.revokedFence(job.fence);
+      job.holder = null;
+      job.leaseExpiresAtMs = null;
+      this.tables.leased.delete(job.id);
+      job.state = retry ? 'ready' : 'failed';
+      if (retry) job.readyAtMs = now;
+      job.endedAtMs = retry ? null : now;
+      job.lastError = `lease of ${holder ?? 'unknown worker'} expired${lost ? ' before its holder renewed it; the attempt is not counted' : ''}`;
+      this.tables.emit({ op: 'job:swept', atMs: now, jobId: job.id, dagId: job.dagId, fence: job.fence, state: retry ? 'ready' : 'failed', token });
+      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs), renewed, attemptCounted: !lost });
+    }
+    return swept;
+  }
+}

@@ -1,0 +1,147 @@
+import { FencelineError, ForgedFenceError, LeaseLostError, LIMITS, NotFoundError, StaleFenceError, TooLargeError, utf8ByteLength, type CompleteItem, type JobRow, type LeaseRef, type RenewOutcome, type WorkerProtocolStore, type WorkerRow, type WriteOutcome } from '@fenceline/core';
+import { date, isId, type MemJob } from './memory-rows';
+import type { NewWorker } from './memory-workers';
+import type { MemoryTables } from './memory-tables';
+
+/**
+ * What the worker protocol writes, in memory (WorkerProtocolStore): registration and
+ * heartbeats, and the fenced writes on a lease (renew, complete, fail, hand back), each
+ * refused with the typed error the SQL store gives when the fence, the holder or the
+ * lease's life does not match (rule 5).
+ */
+export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
+  constructor(private readonly tables: MemoryTables) {}
+
+  async registerWorker(worker: NewWorker): Promise<WorkerRow> {
+    return this.tables.workerTable.register(worker, date(this.tables.nowMs()));
+  }
+
+  async heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
+    this.tables.workerTable.heartbeat(workerIds, nodeId, skipSeenWithinMs, date(this.tables.nowMs()));
+  }
+
+  async renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+    const now = this.tables.nowMs();
+    // Decide every ref against the rows as they were before this statement, as one SQL
+    // statement does, then write the renewals.
+    const accepted = refs.map((ref) => {
+      if (!isId(ref.jobId)) return false;
+      const job = this.tables.jobs.get(ref.jobId);
+      return !!job && this.tables.rules.fenceAccepts(job, ref, now);
+    });
+    const outcomes: RenewOutcome[] = [];
+    refs.forEach((ref, i) => {
+      if (accepted[i]) {
+        const job = this.tables.jobs.get(ref.jobId)!;
+        job.renewed = true;
+        if (job.leaseExpiresAtMs !== now + ttlMs) {
+          job.leaseExpiresAtMs = now + ttlMs;
+          this.tables.indexLease(job);
+        }
+        this.tables.emit({ op: 'job:renewed', atMs: now, jobId: job.id, workerId: ref.workerId, fence: ref.fence, expiresAtMs: now + ttlMs });
+        outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: date(now + ttlMs) });
+      } else {
+        const error = this.refusal(ref, 'renewLease', now);
+        outcomes.push({ jobId: ref.jobId, ok: false, code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND', message: error.message });
+      }
+    });
+    return outcomes;
+  }
+
+  async completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
+    const now = this.tables.nowMs();
+    return items.map((item) => {
+      try {
+        return { jobId: item.ref.jobId, ok: true as const, row: this.completeOne(item, now) };
+      } catch (err) {
+        if (err instanceof FencelineError) return { jobId: item.ref.jobId, ok: false as const, error: err };
+        throw err;
+      }
+    });
+  }
+
+  private completeOne({ ref, output: value, logs }: CompleteItem, now: number): JobRow {
+    const result = { output: value, logs };
+    const output = JSON.stringify(result.output ?? null);
+    this.assertResultSize(ref, utf8ByteLength(output) + utf8ByteLength(result.logs ?? ''));
+    const job = this.fencedJob(ref, 'completeJob', now, true);
+    job.state = 'succeeded';
+    job.endedAtMs = now;
+    job.leaseExpiresAtMs = null;
+    this.tables.leased.delete(job.id);
+    this.tables.emit({ op: 'job:completed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
+    this.writeResult(job, 'succeeded', result.output ?? null, null, result.logs ?? null, now);
+    return this.tables.jobRow(job);
+  }
+
+  async failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+    this.assertResultSize(ref, utf8ByteLength(failure.error) + utf8ByteLength(failure.logs ?? ''));
+    const now = this.tables.nowMs();
+    const job = this.fencedJob(ref, 'failJob', now, true);
+    const retry = failure.retryable && job.attempt < job.maxAttempts;
+    job.state = retry ? 'ready' : 'failed';
+    job.nextAttemptAtMs = retry ? now + this.tables.backoffMs(job) : null;
+    if (retry) job.readyAtMs = now;
+    job.endedAtMs = retry ? null : now;
+    job.leaseExpiresAtMs = null;
+    job.lastError = failure.error;
+    this.tables.leased.delete(job.id);
+    this.tables.emit({ op: retry ? 'job:retry' : 'job:failed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
+    this.writeResult(job, 'failed', null, failure.error, failure.logs ?? null, now);
+    return this.tables.jobRow(job);
+  }
+
+  async releaseJob(ref: LeaseRef): Promise<JobRow> {
+    const now = this.tables.nowMs();
+    const job = this.fencedJob(ref, 'releaseJob', now, false);
+    job.state = 'ready';
+    job.fence = this.tables.rules.revokedFence(job.fence);
+    job.attempt = Math.max(job.attempt - 1, 0);
+    job.holder = null;
+    job.leaseExpiresAtMs = null;
+    job.nextAttemptAtMs = null;
+    job.readyAtMs = now;
+    this.tables.leased.delete(job.id);
+    this.tables.emit({ op: 'job:released', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence, newFence: job.fence });
+    return this.tables.jobRow(job);
+  }
+
+  /**
+   * The job a fenced write may change, or the typed refusal. With `checkResults`, a write
+   * is also refused when the result store already holds this fence or a higher one, so the
+   * job update and the result write cannot disagree.
+   */
+  private fencedJob(ref: LeaseRef, operation: string, now: number, checkResults: boolean): MemJob {
+    const job = isId(ref.jobId) ? this.tables.jobs.get(ref.jobId) : undefined;
+    const held = this.tables.results.get(ref.jobId);
+    if (job && this.tables.rules.fenceAccepts(job, ref, now) && !(checkResults && held && held.fence >= ref.fence)) return job;
+    throw this.refusal(ref, operation, now);
+  }
+
+  /** Why a fenced write was refused, classified from the job as it is now (as fencing.ts does). */
+  private refusal(ref: LeaseRef, operation: string, now: number): FencelineError {
+    const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };
+    const job = isId(ref.jobId) ? this.tables.jobs.get(ref.jobId) : undefined;
+    if (!job) return new NotFoundError(`${operation} refused: job ${ref.jobId} does not exist`, { ...base, recordFence: null });
+    const details = { ...base, recordFence: job.fence, holder: job.holder, state: job.state };
+    if (ref.fence < job.fence) return new StaleFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} is stale (the record is at ${job.fence})`, details);
+    if (ref.fence > job.fence) return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
+    const live = job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now;
+    const why = job.state !== 'leased' ? `the job is ${job.state}` : job.holder !== ref.workerId ? `it is held by ${job.holder}` : live ? 'the result store already holds this fence' : 'the lease expired';
+    return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
+  }
+
+  private assertResultSize(ref: LeaseRef, bytes: number): void {
+    if (bytes > LIMITS.maxResultBytes) {
+      throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, { jobId: ref.jobId, bytes, limitBytes: LIMITS.maxResultBytes });
+    }
+  }
+
+  /** The result store keeps the highest fence it has seen per job. */
+  private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, now: number): void {
+    const held = this.tables.results.get(job.id);
+    if (held && held.fence >= job.fence) return;
+    this.tables.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, writtenAt: date(now) });
+    this.tables.emit({ op: 'result:written', atMs: now, jobId: job.id, workerId: job.holder!, fence: job.fence, outcome });
+  }
+}
