@@ -5,6 +5,9 @@ import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { runsContract } from './store-contract/runs';
+import { ticksContract } from './store-contract/ticks';
+import { triggersContract } from './store-contract/triggers';
+import { workerWritesContract } from './store-contract/worker-writes';
 import { workersAndEventsContract } from './store-contract/workers-and-events';
 
 export * from './store-contract/one-leader';
@@ -25,7 +28,11 @@ export interface StoreHarness {
   teardown(): Promise<void>;
 }
 
-/** Registers the whole contract for one store; its parts live in store-contract/, one file per concern. */
+/**
+ * Registers the whole contract for one store. Its parts live in store-contract/, along the
+ * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol).
+ */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
     const c = new ContractContext();
@@ -38,9 +45,12 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     });
 
     leaseContract(c);
+    workerWritesContract(c);
     leadershipContract(c);
+    ticksContract(c);
     runsContract(c);
     dagsContract(c);
+    triggersContract(c);
     workersAndEventsContract(c);
   });
 }

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { FencelineError } from '../../errors';
 import { LIMITS } from '../../limits';
 import type { ContractContext } from './context';
-import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHORT_TTL_MS } from './fixtures';
+import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHORT_TTL_MS } from './fixtures';
 import { completeJob, grantLeases } from './one-leader';
 
-/** The store contract's part on job leases and fencing tokens: grants, renewals, fenced writes, revocation and results. */
+/** The store contract's part on a leader's side of job leases: grants, the fence they raise, revocation of expired leases, and re-reading leased jobs. */
 export function leaseContract(c: ContractContext): void {
   describe('job leases and fencing tokens', () => {
     it('grants exactly one lease when 50 grants for one job race', async () => {
@@ -80,94 +80,6 @@ export function leaseContract(c: ContractContext): void {
       expect(third).toMatchObject({ fence: f0 + 5, attempt: 2 });
     });
 
-    it('renews a live lease, and refuses an old fence as STALE_FENCE and a higher one as FORGED_FENCE', async () => {
-      const { token, ready } = await c.startedRun();
-      const old = await c.grantOne(token, ready.id, 'w1');
-      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
-      const current = await c.grantOne(token, ready.id, 'w2', MEDIUM_TTL_MS);
-      const outcomes = await c.store.renewLeases(
-        [
-          { jobId: ready.id, fence: old.fence, workerId: 'w1' },
-          { jobId: ready.id, fence: current.fence + 1, workerId: 'w2' },
-          { jobId: ready.id, fence: current.fence, workerId: 'w1' },
-          { jobId: '999999999999', fence: 1, workerId: 'w2' },
-          { jobId: ready.id, fence: current.fence, workerId: 'w2' },
-        ],
-        LONG_TTL_MS,
-      );
-      expect(outcomes.map((o) => (o.ok ? 'OK' : o.code))).toEqual(['STALE_FENCE', 'FORGED_FENCE', 'LEASE_LOST', 'NOT_FOUND', 'OK']);
-      expect(outcomes.map((o) => o.jobId)).toEqual([ready.id, ready.id, ready.id, '999999999999', ready.id]);
-      const renewed = outcomes[4]!;
-      expect(renewed.ok && renewed.leaseExpiresAt.getTime()).toBeGreaterThan(current.leaseExpiresAt.getTime());
-      // The renewal outlives the TTL the lease was granted with.
-      await c.h.advanceMs(PAST_MEDIUM_TTL_MS);
-      expect(await c.store.sweepExpired(token, 100)).toEqual([]);
-      expect((await c.store.getJob(ready.id)).holder).toBe('w2');
-    });
-
-    it('refuses a result write with a stale or forged fence and leaves the result store unchanged', async () => {
-      const { token, ready } = await c.startedRun();
-      const old = await c.grantOne(token, ready.id, 'w1');
-      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' });
-      const current = await c.grantOne(token, ready.id, 'w2');
-
-      const stale = await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
-      expect(stale.details).toMatchObject({ jobId: ready.id, fence: old.fence, recordFence: current.fence });
-      const forged = await refusedWith(
-        completeJob(c.store, { jobId: ready.id, fence: current.fence + 1, workerId: 'w2' }, { output: { by: 'forger' } }),
-        'FORGED_FENCE',
-      );
-      expect(forged.details).toMatchObject({ jobId: ready.id, fence: current.fence + 1, recordFence: current.fence });
-      await refusedWith(c.store.failJob({ jobId: ready.id, fence: old.fence, workerId: 'w1' }, { error: 'late', retryable: true }), 'STALE_FENCE');
-      expect(await c.store.getResult(ready.id)).toBeNull();
-      expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'leased', holder: 'w2', fence: current.fence });
-
-      const done = await completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { by: 'w2' }, logs: 'ok' });
-      expect(done).toMatchObject({ state: 'succeeded', fence: current.fence });
-      expect(done.endedAt).toBeInstanceOf(Date);
-      const result = await c.store.getResult(ready.id);
-      expect(result).toMatchObject({ jobId: ready.id, fence: current.fence, workerId: 'w2', outcome: 'succeeded', output: { by: 'w2' }, logs: 'ok' });
-
-      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: 'w1' }, { output: { by: 'w1' } }), 'STALE_FENCE');
-      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: 'w2' }, { output: { again: true } }), 'LEASE_LOST');
-      expect(await c.store.getResult(ready.id)).toEqual(result);
-    });
-
-    it('refuses a result over the size limit and writes nothing', async () => {
-      const { token, ready } = await c.startedRun();
-      const lease = await c.grantOne(token, ready.id, 'w1');
-      const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
-      await refusedWith(completeJob(c.store, ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
-      expect(await c.store.getResult(ready.id)).toBeNull();
-      expect((await c.store.getJob(ready.id)).state).toBe('leased');
-    });
-
-    it('completes a batch: each item fenced on its own, refusals typed, nothing written for them', async () => {
-      const first = await c.startedRun();
-      const second = await c.startedRun();
-      const third = await c.startedRun();
-      const l1 = await c.grantOne(first.token, first.ready.id, 'w1');
-      const l2 = await c.grantOne(second.token, second.ready.id, 'w2');
-      const l3 = await c.grantOne(third.token, third.ready.id, 'w3');
-      const outcomes = await c.store.completeJobs([
-        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: 'w1' }, output: { n: 1 }, logs: 'one' },
-        { ref: { jobId: second.ready.id, fence: l2.fence - 1, workerId: 'w2' }, output: { n: 2 } },
-        { ref: { jobId: third.ready.id, fence: l3.fence, workerId: 'w3' }, output: 'x'.repeat(300 * 1024) },
-        { ref: { jobId: '999999999997', fence: 1, workerId: 'w4' } },
-        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: 'w1' }, output: { n: 'again' } },
-        { ref: { jobId: third.ready.id, fence: l3.fence + 1, workerId: 'w3' }, output: { n: 3 } },
-      ]);
-      expect(outcomes.map((o) => o.jobId)).toEqual([first.ready.id, second.ready.id, third.ready.id, '999999999997', first.ready.id, third.ready.id]);
-      expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(['ok', 'STALE_FENCE', 'TOO_LARGE', 'NOT_FOUND', 'LEASE_LOST', 'FORGED_FENCE']);
-      expect(outcomes[0]!.ok && outcomes[0]!.row).toMatchObject({ id: first.ready.id, state: 'succeeded', fence: l1.fence });
-      expect(await c.store.getResult(first.ready.id)).toMatchObject({ fence: l1.fence, workerId: 'w1', output: { n: 1 }, logs: 'one' });
-      expect(await c.store.getResult(second.ready.id)).toBeNull();
-      expect(await c.store.getResult(third.ready.id)).toBeNull();
-      expect((await c.store.getJob(second.ready.id)).state).toBe('leased');
-      expect((await c.store.getJob(third.ready.id)).state).toBe('leased');
-      expect(await c.store.completeJobs([])).toEqual([]);
-    });
-
     it('getJobs reads many jobs at once, in id order, leaving out ids that name no job', async () => {
       const one = await c.startedRun();
       const two = await c.startedRun();
@@ -181,12 +93,6 @@ export function leaseContract(c: ContractContext): void {
       expect(got.find((j) => j.id === two.ready.id)).toMatchObject({ state: 'leased', holder: 'w1' });
       expect(await c.store.getJobs([])).toEqual([]);
       await refusedWith(c.store.getJobs(Array.from({ length: LIMITS.maxJobsPerRead + 1 }, (_, i) => String(i + 1))), 'INVALID_INPUT');
-    });
-
-    it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
-      await refusedWith(completeJob(c.store, { jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
-      await refusedWith(c.store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');
-      await refusedWith(c.store.getJob('999999999998'), 'NOT_FOUND');
     });
 
     it('sweeps an expired lease back to ready with a higher fence, and then refuses the old holder', async () => {
@@ -245,33 +151,6 @@ export function leaseContract(c: ContractContext): void {
       await c.grantOne(token, ready.id, 'w-last', SHORT_TTL_MS);
       await c.h.advanceMs(PAST_TTL_MS);
       expect(await c.store.sweepExpired(token, 100)).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', attemptCounted: true })]);
-    });
-
-    it('failJob retries after the backoff: a grant before it is refused, one after it succeeds', async () => {
-      const { token, ready } = await c.startedRun({ maxAttempts: 2, retryBackoffMs: MEDIUM_TTL_MS });
-      const lease = await c.grantOne(token, ready.id, 'w1');
-      const before = await c.store.now();
-      const failed = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { error: 'boom', retryable: true, logs: 'trace' });
-      expect(failed).toMatchObject({ state: 'ready', fence: lease.fence, lastError: 'boom', attempt: 1 });
-      expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + MEDIUM_TTL_MS);
-      expect(await c.store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom', logs: 'trace', fence: lease.fence });
-      expect(await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
-
-      await c.h.advanceMs(PAST_MEDIUM_TTL_MS);
-      const retry = await c.grantOne(token, ready.id, 'w2');
-      expect(retry).toMatchObject({ attempt: 2, fence: lease.fence + 1 });
-      // The last attempt fails for good even though the failure is retryable.
-      const final = await c.store.failJob({ jobId: ready.id, fence: retry.fence, workerId: 'w2' }, { error: 'boom again', retryable: true });
-      expect(final).toMatchObject({ state: 'failed', nextAttemptAt: null });
-      expect(await c.store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom again', fence: retry.fence, workerId: 'w2' });
-    });
-
-    it('a failure that is not retryable fails the job at once', async () => {
-      const { token, ready } = await c.startedRun({ maxAttempts: 5 });
-      const lease = await c.grantOne(token, ready.id, 'w1');
-      const failed = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { error: 'bad input', retryable: false });
-      expect(failed.state).toBe('failed');
-      expect(failed.endedAt).toBeInstanceOf(Date);
     });
   });
 }
