@@ -61,7 +61,7 @@ describe('WorkerPool', () => {
   it('lists only workers with an open poll, and credits freed slots up to the worker size', () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
-    void pool.wait('a', 4, 1, 25_000, () => undefined);
+    void pool.wait({ workerId: 'a', slots: 4, freeSlots: 1, waitMs: 25_000 }, () => undefined);
     pool.touch('b', 4);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 1 }]);
     expect(pool.credit('a', 10)).toBe(true);
@@ -74,7 +74,7 @@ describe('WorkerPool', () => {
   it('keeps slots reserved by a round out of the next plan, and gives leases that come late to the next poll', async () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
-    const first = pool.wait('a', 8, 6, 25_000, () => undefined);
+    const first = pool.wait({ workerId: 'a', slots: 8, freeSlots: 6, waitMs: 25_000 }, () => undefined);
     // Round 1 plans 4 of the 6 free slots; round 2, planned while round 1 is out, sees 2.
     pool.reserve('a', 4);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 2 }]);
@@ -85,7 +85,7 @@ describe('WorkerPool', () => {
     expect((await first).map((j) => j.jobId)).toEqual(['r2-1', 'r2-2']);
     expect(pool.settle('a', 4, [job('r1-1'), job('r1-2'), job('r1-3')])).toBe(true);
     // The worker polls again at once and gets them, even with no free slot to offer.
-    const second = await pool.wait('a', 8, 0, 25_000, () => undefined);
+    const second = await pool.wait({ workerId: 'a', slots: 8, freeSlots: 0, waitMs: 25_000 }, () => undefined);
     expect(second.map((j) => j.jobId)).toEqual(['r1-1', 'r1-2', 'r1-3']);
     expect(pool.settle('ghost', 1, [job('x')])).toBe(false);
   });
@@ -118,7 +118,7 @@ describe('WorkerPool', () => {
           pool.seen(id);
           break;
         case 2:
-          void pool.wait(id, 1 + next(8), next(4), 1 + next(20_000), () => undefined);
+          void pool.wait({ workerId: id, slots: 1 + next(8), freeSlots: next(4), waitMs: 1 + next(20_000) }, () => undefined);
           break;
         case 3:
           pool.cancel(id);
@@ -144,7 +144,7 @@ describe('WorkerPool', () => {
       // Mostly polls, credits and reservations, so files of many workers build up and
       // workers move between them; answers, hand-ups and time passing take them out.
       const op = next(12);
-      if (op < 4) void pool.wait(id, 1 + next(4), next(5), 1 + next(60_000), () => undefined);
+      if (op < 4) void pool.wait({ workerId: id, slots: 1 + next(4), freeSlots: next(5), waitMs: 1 + next(60_000) }, () => undefined);
       else if (op < 6) pool.credit(id, next(3));
       else if (op < 8) pool.reserve(id, next(2));
       else if (op < 10) pool.settle(id, next(2), next(6) === 0 ? [job(`j${step}`)] : []);
@@ -169,7 +169,7 @@ describe('WorkerPool', () => {
       const fleet = 1 + next(60);
       for (let i = 0; i < fleet; i++) {
         const slots = 1 + next(8);
-        void pool.wait(`w${i}`, slots, 1 + next(slots), 25_000, () => undefined);
+        void pool.wait({ workerId: `w${i}`, slots, freeSlots: 1 + next(slots), waitMs: 25_000 }, () => undefined);
         if (next(4) === 0) pool.reserve(`w${i}`, next(3));
       }
       const dags: DispatchDag[] = Array.from({ length: 1 + next(4) }, (_, d) => ({

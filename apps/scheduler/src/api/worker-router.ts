@@ -30,7 +30,7 @@ export const workerRouter = router({
       };
       ctx.res.once('close', onClose);
       try {
-        return await ctx.node.poll(input.workerId, input.slots, input.free, input.waitMs, { onCancel: (fn) => (cancel = fn) });
+        return await ctx.node.poll({ workerId: input.workerId, slots: input.slots, freeSlots: input.free, waitMs: input.waitMs }, { onCancel: (fn) => (cancel = fn) });
       } finally {
         ctx.res.off('close', onClose);
       }

@@ -75,7 +75,7 @@ export class DueRuns {
     for (;;) {
       const sentMs = this.deps.clock.nowMs();
       const { now, dags } = await this.deps.store.dueDags(tokens, this.deps.config.dueBatch, after, { horizonMs: this.deps.config.tickLookaheadMs, skipSlots });
-      this.storeClock.sample(sentMs, now.getTime(), this.deps.clock.nowMs());
+      this.storeClock.sample({ sentMs, storeMs: now.getTime(), receivedMs: this.deps.clock.nowMs() });
       const dueNow: DueDag[] = [];
       for (const due of dags) {
         if (this.upcoming.has(due)) continue;

@@ -10,7 +10,7 @@ import { planShardShare } from './shard-share';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { NodeMetrics } from './metrics';
 import { ShardLeader } from './shard-leader';
-import { WorkerPool, type Assignment } from './worker-pool';
+import { WorkerPool, type Assignment, type PollRequest } from './worker-pool';
 import { RELEASE_REASONS, releaseReason, type ReleaseCause } from './revocation';
 
 export interface NodeDeps {
@@ -458,11 +458,14 @@ export class SchedulerNode {
       .then(() => ({ nodeId: this.nodeId, leaseTtlMs: this.config.leaseTtlMs, renewIntervalMs: this.config.renewIntervalMs, pollWaitMs: this.config.pollWaitMs }));
   }
 
-  /** Long poll: answered the moment a lease is granted to this worker, or empty after `waitMs`. */
-  poll(workerId: string, slots: number, free: number, waitMs?: number, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
-    const wait = Math.min(waitMs ?? this.config.pollWaitMs, this.config.pollWaitMs);
+  /**
+   * Long poll: answered the moment a lease is granted to this worker, or empty after
+   * `waitMs` (at most the node's pollWaitMs, which is also the default).
+   */
+  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+    const waitMs = Math.min(poll.waitMs ?? this.config.pollWaitMs, this.config.pollWaitMs);
     // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
-    return this.pool.wait(workerId, slots, free, wait, () => this.hasReadyWork() && this.kick(), cancelled);
+    return this.pool.wait({ ...poll, waitMs }, () => this.hasReadyWork() && this.kick(), cancelled);
   }
 
   cancelPoll(workerId: string): void {

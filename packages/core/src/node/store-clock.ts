@@ -19,7 +19,7 @@ export class StoreClockEstimate {
   constructor(private readonly keep = 8) {}
 
   /** One read: local time sent, the store's time in the answer, local time received. */
-  sample(sentMs: number, storeMs: number, receivedMs: number): void {
+  sample({ sentMs, storeMs, receivedMs }: { sentMs: number; storeMs: number; receivedMs: number }): void {
     const rttMs = Math.max(0, receivedMs - sentMs);
     const offsetMs = Math.round(storeMs - (sentMs + receivedMs) / 2);
     // Half-widths plus a millisecond of rounding: the two intervals must overlap.

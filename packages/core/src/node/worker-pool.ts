@@ -3,6 +3,14 @@ import { Heap } from '../heap';
 import { tieKey, type FreeWorker } from '../fairshare/plan';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
+/** A worker's long poll: who it is, its slots, how many of them are free, and how long it waits. */
+export interface PollRequest {
+  workerId: string;
+  slots: number;
+  freeSlots: number;
+  waitMs: number;
+}
+
 export interface Assignment {
   jobId: string;
   runId: string;
@@ -133,7 +141,8 @@ export class WorkerPool {
    * Waits for work. A second poll from the same worker replaces the first, which is answered
    * empty. `cancelled` ends this wait (and only this one) when its client hangs up.
    */
-  wait(workerId: string, slots: number, free: number, waitMs: number, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  wait(poll: PollRequest, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+    const { workerId, slots, freeSlots: free, waitMs } = poll;
     this.touch(workerId, slots);
     const worker = this.workers.get(workerId)!;
     this.answer(worker, []);
