@@ -49,7 +49,8 @@ import * as workers from './workers';
 /**
  * The Store contract on PostgreSQL. Every method is one function in a file named for its
  * concern, and each is one statement or one short transaction with all time taken from
- * the store's clock; this class only routes calls and owns the connection.
+ * the store's clock; this class only routes calls and owns the connection. Its methods
+ * are grouped by the role of the Store they belong to (packages/core/src/store.ts).
  */
 export class SqlStore implements Store {
   constructor(
@@ -57,14 +58,15 @@ export class SqlStore implements Store {
     readonly db: Db,
   ) {}
 
+  // ---- the store's clock -------------------------------------------------------------------
   now(): Promise<Date> {
     return tick.now(this.db);
   }
 
+  // ---- ClusterStore ------------------------------------------------------------------------
   initCluster(shardCount: number): Promise<{ shardCount: number }> {
     return shards.initCluster(this.db, shardCount);
   }
-
   acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
     return shards.acquireShard(this.db, shard, nodeId, ttlMs);
   }
@@ -83,7 +85,11 @@ export class SqlStore implements Store {
   leaveCluster(nodeId: string): Promise<void> {
     return shards.leaveCluster(this.db, nodeId);
   }
+  listWorkers(withinMs: number): Promise<WorkerRow[]> {
+    return workers.listWorkers(this.db, withinMs);
+  }
 
+  // ---- CatalogueStore ----------------------------------------------------------------------
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
     return dags.putDag(this.db, spec, shardCount);
   }
@@ -96,9 +102,6 @@ export class SqlStore implements Store {
   }
   getDag(dagId: string): Promise<DagRow> {
     return dags.getDag(this.db, dagId);
-  }
-  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
-    return dags.getDagVersions(this.db, keys);
   }
   listDagVersions(dagId: string): Promise<DagVersionRow[]> {
     return dags.listDagVersions(this.db, dagId);
@@ -113,6 +116,7 @@ export class SqlStore implements Store {
     return runs.triggerRun(this.db, dagId, options);
   }
 
+  // ---- RunReadStore ------------------------------------------------------------------------
   getRun(runId: string): Promise<RunRow> {
     return runs.getRun(this.db, runId);
   }
@@ -125,13 +129,14 @@ export class SqlStore implements Store {
   getJob(jobId: string): Promise<JobRow> {
     return jobs.getJob(this.db, jobId);
   }
-  getJobs(jobIds: string[]): Promise<JobRow[]> {
-    return jobs.getJobs(this.db, jobIds);
-  }
   getResult(jobId: string): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
   }
+  listLeasedJobs(workerId?: string): Promise<JobRow[]> {
+    return jobs.listLeasedJobs(this.db, workerId);
+  }
 
+  // ---- LeaderStore -------------------------------------------------------------------------
   dueDags(tokens: LeaderToken[], limit: number, after?: DuePageKey, options?: DueReadOptions): Promise<{ now: Date; dags: DueDag[] }> {
     return tick.dueDags(this.db, tokens, limit, after, options);
   }
@@ -141,8 +146,11 @@ export class SqlStore implements Store {
   queuedRuns(token: LeaderToken): Promise<RunRow[]> {
     return runs.queuedRuns(this.db, token);
   }
-  grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
-    return leases.grantLeasesMany(this.db, items, ttlMs);
+  getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
+    return dags.getDagVersions(this.db, keys);
+  }
+  getJobs(jobIds: string[]): Promise<JobRow[]> {
+    return jobs.getJobs(this.db, jobIds);
   }
   createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     return runs.createScheduledRunsAcross(this.db, groups);
@@ -159,10 +167,20 @@ export class SqlStore implements Store {
   finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return runs.finishRunsAcross(this.db, groups);
   }
+  grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+    return leases.grantLeasesMany(this.db, items, ttlMs);
+  }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return leases.sweepExpired(this.db, token, limit);
   }
 
+  // ---- WorkerProtocolStore -----------------------------------------------------------------
+  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+    return workers.registerWorker(this.db, worker);
+  }
+  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+    return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
+  }
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return leases.renewLeases(this.db, refs, ttlMs);
   }
@@ -176,26 +194,13 @@ export class SqlStore implements Store {
     return jobWrites.releaseJob(this.db, ref);
   }
 
-  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
-    return workers.registerWorker(this.db, worker);
-  }
-  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
-    return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
-  }
-  listWorkers(withinMs: number): Promise<WorkerRow[]> {
-    return workers.listWorkers(this.db, withinMs);
-  }
-  listLeasedJobs(workerId?: string): Promise<JobRow[]> {
-    return jobs.listLeasedJobs(this.db, workerId);
-  }
-
+  // ---- EventStore and NoticeStore ----------------------------------------------------------
   appendEvents(newEvents: NewEvent[]): Promise<void> {
     return events.appendEvents(this.db, newEvents);
   }
   listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
     return events.listEvents(this.db, query);
   }
-
   notify(notice: StoreNotice): Promise<void> {
     return notices.notify(this.db, notice);
   }
