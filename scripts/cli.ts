@@ -1,4 +1,4 @@
-import { DEFAULTS, FencelineError, type CatalogueStore, type ClusterStore, type RunReadStore } from '@fenceline/core';
+import { DEFAULTS, FencelineError, parseDagId, parseRunId, type CatalogueStore, type ClusterStore, type RunReadStore } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
@@ -86,23 +86,23 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     }
     case 'runs': {
       const [dagId] = positional(args);
-      const runs = await store.listRuns({ dagId, limit: Number(flag(args, '--limit') ?? 20) });
+      const runs = await store.listRuns({ dagId: dagId === undefined ? undefined : parseDagId(dagId, 'DAG'), limit: Number(flag(args, '--limit') ?? 20) });
       console.table(runs.map((r) => ({ id: r.id, dag: r.dagId, version: r.dagVersion, state: r.state, trigger: r.trigger, scheduledAt: fmt(r.scheduledAt), startedAt: fmt(r.startedAt), endedAt: fmt(r.endedAt) })));
       return 0;
     }
     case 'trigger': {
-      const run = await store.triggerRun(need(positional(args)[0], 'DAG id'));
+      const run = await store.triggerRun(parseDagId(need(positional(args)[0], 'DAG id'), 'DAG'));
       console.log(`run ${run.id} of ${run.dagId} queued (version ${run.dagVersion})`);
       return 0;
     }
     case 'pause':
     case 'resume': {
-      const dag = await store.setPaused(need(positional(args)[0], 'DAG id'), command === 'pause');
+      const dag = await store.setPaused(parseDagId(need(positional(args)[0], 'DAG id'), 'DAG'), command === 'pause');
       console.log(`${dag.id} ${dag.paused ? 'paused' : 'resumed'}; next run ${fmt(dag.nextRunAt)}`);
       return 0;
     }
     case 'jobs': {
-      const runId = need(positional(args)[0], 'run id');
+      const runId = parseRunId(need(positional(args)[0], 'run id'), 'RUN_ID');
       const run = await store.getRun(runId);
       const jobs = await store.listJobs(runId);
       console.log(`run ${run.id} of ${run.dagId}@${run.dagVersion}: ${run.state}`);

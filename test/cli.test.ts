@@ -170,3 +170,21 @@ describe('fenceline apply', () => {
     expect(await storedIds()).not.toContain('cli-dup');
   });
 });
+
+describe('fenceline ids', () => {
+  it('refuses a run or DAG id that cannot name one, naming the argument, and reads nothing under it', async () => {
+    await store.initCluster(4);
+    await store.putDag({ id: 'cli-ids', tasks: [{ id: 'only', type: 'noop' }] }, 4);
+    const run = await store.triggerRun('cli-ids');
+    const outOfRange = 'INVALID_INPUT: RUN_ID: must be a numeric id from 1 to 9223372036854775807';
+    expect(await cli('jobs', 'abc')).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: RUN_ID: must be a numeric id\n' });
+    // '0' + id is the same bigint to PostgreSQL; it must not print the run under a second name.
+    expect(await cli('jobs', `0${run.id}`)).toMatchObject({ code: 1, stdout: '', stderr: `${outOfRange}\n` });
+    expect(await cli('jobs', '1'.repeat(20))).toMatchObject({ code: 1, stderr: `${outOfRange}\n` });
+    expect(await cli('jobs', '9223372036854775807')).toMatchObject({ code: 1, stderr: 'NOT_FOUND: run 9223372036854775807 does not exist\n' });
+    expect((await cli('jobs', run.id)).stdout).toContain(`run ${run.id} of cli-ids@1: queued`);
+    const badDag = await cli('trigger', 'cli/ids');
+    expect(badDag).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: DAG: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit\n' });
+    expect(await store.listRuns({ dagId: 'cli-ids' })).toHaveLength(1);
+  });
+});
