@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initialJobs, parseDagSpec, type DagSpecInput, type LeaderToken, type Store } from '@fenceline/core';
+import { initialJobs, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { Cluster } from '../scripts/cluster';
@@ -87,7 +87,7 @@ describe('crash safety: a leader that died between steps', () => {
     const cluster = new Cluster({ databaseUrl, workerToken: randomBytes(18).toString('base64url'), schedulers: 1, workers: 1, basePort: 17300 + Math.floor(Math.random() * 90), output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet', env: FAST_ENV });
     try {
       await cluster.start();
-      const ended = async (runId: string) => {
+      const ended = async (runId: RunId) => {
         const run = await store.getRun(runId);
         return run.state === 'succeeded' || run.state === 'failed' ? run : null;
       };

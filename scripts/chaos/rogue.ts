@@ -1,4 +1,4 @@
-import type { RunReadStore } from '@fenceline/core';
+import type { JobId, RunReadStore } from '@fenceline/core';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 
 /**
@@ -9,7 +9,7 @@ import { schedulerClient, typedRefusal } from '@fenceline/worker';
 export class RogueWorker {
   readonly refused: Record<string, number> = {};
   readonly accepted: string[] = [];
-  private readonly seen: { jobId: string; fence: number; workerId: string }[] = [];
+  private readonly seen: { jobId: JobId; fence: number; workerId: string }[] = [];
 
   constructor(
     private readonly store: RunReadStore,

@@ -1,3 +1,4 @@
+import type { DagId, JobId, RunId, WorkerId } from './ids';
 import type { DagSpec } from './spec';
 
 /**
@@ -13,7 +14,7 @@ export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 
 export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
 
 export interface DagRow {
-  id: string;
+  id: DagId;
   shard: number;
   version: number;
   spec: DagSpec;
@@ -25,15 +26,15 @@ export interface DagRow {
 }
 
 export interface DagVersionRow {
-  dagId: string;
+  dagId: DagId;
   version: number;
   spec: DagSpec;
   createdAt: Date;
 }
 
 export interface RunRow {
-  id: string;
-  dagId: string;
+  id: RunId;
+  dagId: DagId;
   dagVersion: number;
   shard: number;
   scheduledAt: Date;
@@ -45,9 +46,9 @@ export interface RunRow {
 }
 
 export interface JobRow {
-  id: string;
-  runId: string;
-  dagId: string;
+  id: JobId;
+  runId: RunId;
+  dagId: DagId;
   shard: number;
   taskId: string;
   state: JobState;
@@ -57,7 +58,7 @@ export interface JobRow {
   /** Rises by one on every lease and every revocation. */
   fence: number;
   /** The worker that holds (or last held) the lease. */
-  holder: string | null;
+  holder: WorkerId | null;
   leaseExpiresAt: Date | null;
   /** A retry may not be leased before this store time. */
   nextAttemptAt: Date | null;
@@ -73,9 +74,9 @@ export interface JobRow {
 
 /** What the result store holds per job: the highest fence it accepted and what came with it. */
 export interface ResultRow {
-  jobId: string;
+  jobId: JobId;
   fence: number;
-  workerId: string;
+  workerId: WorkerId;
   outcome: 'succeeded' | 'failed';
   output: unknown;
   error: string | null;
@@ -92,7 +93,7 @@ export interface ShardLeaseRow {
 }
 
 export interface WorkerRow {
-  id: string;
+  id: WorkerId;
   slots: number;
   nodeId: string | null;
   meta: Record<string, unknown>;
@@ -105,10 +106,10 @@ export interface EventRow {
   at: Date;
   type: string;
   shard: number | null;
-  dagId: string | null;
-  runId: string | null;
-  jobId: string | null;
-  workerId: string | null;
+  dagId: DagId | null;
+  runId: RunId | null;
+  jobId: JobId | null;
+  workerId: WorkerId | null;
   nodeId: string | null;
   fence: number | null;
   epoch: number | null;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NAME_CHARACTERS, NAME_PATTERN } from './ids';
+import { NAME_CHARACTERS, NAME_PATTERN, type DagId } from './ids';
 import { DEFAULTS, LIMITS } from './limits';
 
 /**
@@ -78,7 +78,8 @@ export const taskSchema = z.object({
 });
 
 export const dagSpecSchema = z.object({
-  id,
+  // A spec that passes is a DAG's id: the spec's validation is where a DagId is made.
+  id: id.transform((text) => text as DagId),
   name: z.string().max(LIMITS.maxNameLength).optional(),
   description: z.string().max(10_000).optional(),
   schedule: scheduleSchema.default({ kind: 'manual' }),

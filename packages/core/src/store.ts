@@ -1,4 +1,5 @@
 import type { DeposedLeaderError, ErrorCode, FencelineError } from './errors';
+import type { DagId, JobId, RunId, WorkerId } from './ids';
 import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpec, DagSpecInput } from './spec';
 
@@ -64,20 +65,20 @@ export interface Grant {
 }
 
 export interface GrantedLease {
-  jobId: string;
-  runId: string;
-  dagId: string;
+  jobId: JobId;
+  runId: RunId;
+  dagId: DagId;
   taskId: string;
-  workerId: string;
+  workerId: WorkerId;
   fence: number;
   attempt: number;
   leaseExpiresAt: Date;
 }
 
 export interface SweptJob {
-  jobId: string;
-  runId: string;
-  dagId: string;
+  jobId: JobId;
+  runId: RunId;
+  dagId: DagId;
   previousHolder: string | null;
   /** The fence after revocation (one higher than the expired lease's). */
   fence: number;
@@ -212,20 +213,20 @@ export type StoreNotice =
   | {
       kind: 'run-queued';
       shard: number;
-      runId: string;
+      runId: RunId;
       /** The queued run's facts, so the leader need not read the run back (older senders omit them). */
-      dagId?: string;
+      dagId?: DagId;
       dagVersion?: number;
       scheduledAt?: string;
     }
   | {
       kind: 'job-ended';
       shard: number;
-      jobId: string;
+      jobId: JobId;
       /** Every job of the shard that ended, jobId included, when one notice tells of several (older senders send jobId alone). */
-      jobIds?: string[];
+      jobIds?: JobId[];
     }
-  | { kind: 'dag-changed'; shard: number; dagId: string };
+  | { kind: 'dag-changed'; shard: number; dagId: DagId };
 
 /** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
 export interface TriggerOptions {
@@ -302,11 +303,11 @@ export interface CatalogueStore extends StoreTime {
 
 /** The reads of runs, jobs and results that the console, the CLI and the tools show. */
 export interface RunReadStore extends StoreTime {
-  getRun(runId: string): Promise<RunRow>;
+  getRun(runId: RunId): Promise<RunRow>;
   listRuns(query: ListRunsQuery): Promise<RunRow[]>;
-  listJobs(runId: string): Promise<JobRow[]>;
-  getJob(jobId: string): Promise<JobRow>;
-  getResult(jobId: string): Promise<ResultRow | null>;
+  listJobs(runId: RunId): Promise<JobRow[]>;
+  getJob(jobId: JobId): Promise<JobRow>;
+  getResult(jobId: JobId): Promise<ResultRow | null>;
   /** Jobs currently leased, optionally to one worker. */
   listLeasedJobs(workerId?: string): Promise<JobRow[]>;
 }

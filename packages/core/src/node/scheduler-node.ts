@@ -1,6 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError, FencelineError, InvalidInputError } from '../errors';
 import { capFor, planDispatch, saltedHash } from '../fairshare/plan';
+import type { JobId } from '../ids';
 import type { JobRow, RunRow } from '../model';
 import type { CompleteItem, GrantedLease, LeaderToken, LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
@@ -639,7 +640,7 @@ export class SchedulerNode {
 const NOTICE_JOB_IDS = 200;
 
 export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): StoreNotice[] {
-  const byShard = new Map<number, string[]>();
+  const byShard = new Map<number, JobId[]>();
   for (const row of rows) {
     const ids = byShard.get(row.shard);
     if (ids) ids.push(row.id);

@@ -346,7 +346,7 @@ export class ShardLeader {
       throw err;
     }
     for (const job of taken) this.granting.delete(job.id);
-    const byId = new Map(granted.map((g) => [g.jobId, g]));
+    const byId = new Map<string, GrantedLease>(granted.map((g) => [g.jobId, g]));
     const nowMs = this.deps.clock.nowMs();
     const refused: string[] = [];
     for (const job of taken) {

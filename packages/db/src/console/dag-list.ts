@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import type { ListDagsQuery, RunId, Schedule } from '@fenceline/core';
+import type { DagId, ListDagsQuery, RunId, Schedule } from '@fenceline/core';
 import { listDags } from '../store/dags';
 import { capOf, poolSnapshot } from './pool';
 import { dateOrNull, num, query, runIdOrNull, type ConsoleDb } from './sql';
 
 export interface DagListRow {
-  id: string;
+  id: DagId;
   name: string | null;
   shard: number;
   version: number;

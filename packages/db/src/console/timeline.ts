@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DagSpec, JobId, JobRow, RunRow, WorkerId } from '@fenceline/core';
+import type { DagSpec, JobId, JobRow, RunId, RunRow, WorkerId } from '@fenceline/core';
 import { getDagVersion } from '../store/dags';
 import { listJobs } from '../store/jobs';
 import { getRun } from '../store/runs';
@@ -82,7 +82,7 @@ function readyAgain(outcome: string, data: Record<string, unknown>): boolean {
  * ready). The reason a waiting job waits is worked out from the same facts the leader
  * uses: dependencies, backoff, the DAG's cap against the pool, free slots.
  */
-export async function runTimeline(db: ConsoleDb, runId: string, opts: { capFraction: number; liveWindowMs: number }): Promise<RunTimeline> {
+export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFraction: number; liveWindowMs: number }): Promise<RunTimeline> {
   const run = await getRun(db, runId);
   const [version, jobs, events, pool] = await Promise.all([
     getDagVersion(db, run.dagId, run.dagVersion),

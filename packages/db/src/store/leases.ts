@@ -4,15 +4,15 @@ import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, Re
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
-import { isId, toDate, toDateOrNull, toId, toNumber } from './rows';
+import { isId, toDagId, toDate, toDateOrNull, toId, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
 
 function grantedFromRow(r: RawRow): GrantedLease {
   return {
-    jobId: toId(r.id),
-    runId: toId(r.run_id),
-    dagId: String(r.dag_id),
+    jobId: toJobId(r.id),
+    runId: toRunId(r.run_id),
+    dagId: toDagId(r.dag_id),
     taskId: String(r.task_id),
-    workerId: String(r.holder),
+    workerId: toWorkerId(r.holder),
     fence: toNumber(r.fence),
     attempt: toNumber(r.attempt),
     leaseExpiresAt: toDate(r.lease_expires_at),
@@ -180,10 +180,10 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
         ${selectWithLead('id')} order by w.id`,
   );
   return writtenRows(result, token, 'sweepExpired').map((r) => ({
-    jobId: toId(r.id),
-    runId: toId(r.run_id),
-    dagId: String(r.dag_id),
-    previousHolder: (r.previous_holder as string | null) ?? null,
+    jobId: toJobId(r.id),
+    runId: toRunId(r.run_id),
+    dagId: toDagId(r.dag_id),
+    previousHolder: toWorkerIdOrNull(r.previous_holder),
     fence: toNumber(r.fence),
     state: r.state as 'ready' | 'failed',
     nextAttemptAt: toDateOrNull(r.next_attempt_at),

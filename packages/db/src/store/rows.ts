@@ -1,4 +1,5 @@
-import type { DagRow, DagSpec, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from '@fenceline/core';
+import { isSequenceId } from '@fenceline/core';
+import type { DagId, DagRow, DagSpec, DagVersionRow, EventRow, JobId, JobRow, ResultRow, RunId, RunRow, ShardLeaseRow, WorkerId, WorkerRow } from '@fenceline/core';
 import type { RawRow } from './db';
 
 /**
@@ -7,10 +8,12 @@ import type { RawRow } from './db';
  * stay decimal strings, fences and epochs become numbers, times become Dates.
  */
 
-/** Ids are decimal strings; anything else cannot name a row (and must not reach a bigint cast). */
-export function isId(id: string): boolean {
-  return /^[0-9]{1,18}$/.test(id);
-}
+/**
+ * Whether text can name a row by a bigint id (the core's one rule for job and run ids);
+ * anything else names no row and must not reach a bigint cast. The callers pass typed ids,
+ * so this only guards a value that reached the store around its parser.
+ */
+export const isId = (id: string): boolean => isSequenceId(id);
 
 export function toDate(value: unknown): Date {
   if (value instanceof Date) return value;
@@ -35,6 +38,22 @@ export function toIdOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : toId(value);
 }
 
+// Ids as the store hands them back, in their branded types. Every id was checked on its
+// way in (by the parsers in @fenceline/core or the spec's validation), so each row's ids
+// are decoded here once and not checked again.
+export const toJobId = (value: unknown): JobId => toId(value) as JobId;
+export const toRunId = (value: unknown): RunId => toId(value) as RunId;
+export const toDagId = (value: unknown): DagId => String(value) as DagId;
+export const toWorkerId = (value: unknown): WorkerId => String(value) as WorkerId;
+const orNull =
+  <T>(decode: (value: unknown) => T) =>
+  (value: unknown): T | null =>
+    value === null || value === undefined ? null : decode(value);
+export const toJobIdOrNull = orNull(toJobId);
+export const toRunIdOrNull = orNull(toRunId);
+export const toDagIdOrNull = orNull(toDagId);
+export const toWorkerIdOrNull = orNull(toWorkerId);
+
 export function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isFinite(n)) throw new Error(`expected a number from the store, got ${String(value)}`);
@@ -56,7 +75,7 @@ function strOrNull(value: unknown): string | null {
 /** Expects `spec` beside the dags columns (the current version joined in). */
 export function dagFromRow(r: RawRow): DagRow {
   return {
-    id: str(r.id),
+    id: toDagId(r.id),
     shard: toNumber(r.shard),
     version: toNumber(r.current_version),
     spec: r.spec as DagSpec,
@@ -68,13 +87,13 @@ export function dagFromRow(r: RawRow): DagRow {
 }
 
 export function dagVersionFromRow(r: RawRow): DagVersionRow {
-  return { dagId: str(r.dag_id), version: toNumber(r.version), spec: r.spec as DagSpec, createdAt: toDate(r.created_at) };
+  return { dagId: toDagId(r.dag_id), version: toNumber(r.version), spec: r.spec as DagSpec, createdAt: toDate(r.created_at) };
 }
 
 export function runFromRow(r: RawRow): RunRow {
   return {
-    id: toId(r.id),
-    dagId: str(r.dag_id),
+    id: toRunId(r.id),
+    dagId: toDagId(r.dag_id),
     dagVersion: toNumber(r.dag_version),
     shard: toNumber(r.shard),
     scheduledAt: toDate(r.scheduled_at),
@@ -88,16 +107,16 @@ export function runFromRow(r: RawRow): RunRow {
 
 export function jobFromRow(r: RawRow): JobRow {
   return {
-    id: toId(r.id),
-    runId: toId(r.run_id),
-    dagId: str(r.dag_id),
+    id: toJobId(r.id),
+    runId: toRunId(r.run_id),
+    dagId: toDagId(r.dag_id),
     shard: toNumber(r.shard),
     taskId: str(r.task_id),
     state: r.state as JobRow['state'],
     attempt: toNumber(r.attempt),
     maxAttempts: toNumber(r.max_attempts),
     fence: toNumber(r.fence),
-    holder: strOrNull(r.holder),
+    holder: toWorkerIdOrNull(r.holder),
     leaseExpiresAt: toDateOrNull(r.lease_expires_at),
     nextAttemptAt: toDateOrNull(r.next_attempt_at),
     priority: toNumber(r.priority),
@@ -113,9 +132,9 @@ export function jobFromRow(r: RawRow): JobRow {
 
 export function resultFromRow(r: RawRow): ResultRow {
   return {
-    jobId: toId(r.job_id),
+    jobId: toJobId(r.job_id),
     fence: toNumber(r.fence),
-    workerId: str(r.worker_id),
+    workerId: toWorkerId(r.worker_id),
     outcome: r.outcome as ResultRow['outcome'],
     output: r.output ?? null,
     error: strOrNull(r.error),
@@ -127,7 +146,7 @@ export function resultFromRow(r: RawRow): ResultRow {
 export function shardLeaseFromRow(r: RawRow): ShardLeaseRow {
   return {
     shard: toNumber(r.shard),
-    holder: strOrNull(r.holder),
+    holder: toWorkerIdOrNull(r.holder),
     epoch: toNumber(r.epoch),
     expiresAt: toDateOrNull(r.expires_at),
     acquiredAt: toDateOrNull(r.acquired_at),
@@ -136,7 +155,7 @@ export function shardLeaseFromRow(r: RawRow): ShardLeaseRow {
 
 export function workerFromRow(r: RawRow): WorkerRow {
   return {
-    id: str(r.id),
+    id: toWorkerId(r.id),
     slots: toNumber(r.slots),
     nodeId: strOrNull(r.node_id),
     meta: (r.meta as Record<string, unknown> | null) ?? {},
@@ -151,10 +170,10 @@ export function eventFromRow(r: RawRow): EventRow {
     at: toDate(r.at),
     type: str(r.type),
     shard: toNumberOrNull(r.shard),
-    dagId: strOrNull(r.dag_id),
-    runId: toIdOrNull(r.run_id),
-    jobId: toIdOrNull(r.job_id),
-    workerId: strOrNull(r.worker_id),
+    dagId: toDagIdOrNull(r.dag_id),
+    runId: toRunIdOrNull(r.run_id),
+    jobId: toJobIdOrNull(r.job_id),
+    workerId: toWorkerIdOrNull(r.worker_id),
     nodeId: strOrNull(r.node_id),
     fence: toNumberOrNull(r.fence),
     epoch: toNumberOrNull(r.epoch),

@@ -76,7 +76,7 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
     dag.updatedAtMs = now;
     this.tables.indexDue(dag);
     this.tables.emit({ op: 'dag:paused', atMs: now, dagId, paused });
-    this.tables.publish({ kind: 'dag-changed', shard: dag.shard, dagId });
+    this.tables.publish({ kind: 'dag-changed', shard: dag.shard, dagId: dag.id });
     return dagRowOf(dag, this.tables.specOf(dag));
   }
 

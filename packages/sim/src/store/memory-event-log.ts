@@ -1,4 +1,4 @@
-import type { EventRow, NewEvent } from '@fenceline/core';
+import type { DagId, EventRow, JobId, NewEvent, RunId, WorkerId } from '@fenceline/core';
 import { isId } from './memory-rows';
 
 /** What listEvents filters on, as the Store contract has it. */
@@ -29,10 +29,12 @@ export class MemoryEventLog {
         at: e.at ?? at,
         type: e.type,
         shard: e.shard ?? null,
-        dagId: e.dagId ?? null,
-        runId: e.runId != null && isId(e.runId) ? e.runId : null,
-        jobId: e.jobId != null && isId(e.jobId) ? e.jobId : null,
-        workerId: e.workerId ?? null,
+        // The log keeps the ids it was given as they are, as the SQL store's columns do;
+        // a run or job id that could not name a row is not kept.
+        dagId: (e.dagId ?? null) as DagId | null,
+        runId: e.runId != null && isId(e.runId) ? (e.runId as RunId) : null,
+        jobId: e.jobId != null && isId(e.jobId) ? (e.jobId as JobId) : null,
+        workerId: (e.workerId ?? null) as WorkerId | null,
         nodeId: e.nodeId ?? null,
         fence: e.fence ?? null,
         epoch: e.epoch ?? null,

@@ -1,5 +1,5 @@
 import { checkJobsPerRead, checkJobsPerRun, checkSkippedSlots, DeposedLeaderError, type CreatedRun, type DagSpec, type DagVersionRow, type DueDag, type DuePageKey, type DueReadOptions, type JobRow, type JobState, type LeaderGroup, type LeaderToken, type NewJob, type RunRow, type ScheduledRunsItem, type ShardSnapshot } from '@fenceline/core';
-import { date, runRowOf, compareIds, type MemDag, type MemJob, type MemRun } from './memory-rows';
+import { date, jobIdOf, runRowOf, compareIds, type MemDag, type MemJob, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
 /** Whether a DAG sorts after a page key in the due order, (next_run_at, id). */
@@ -169,7 +169,7 @@ export class MemoryLeader {
       const num = this.tables.nextJobNum++;
       const job: MemJob = {
         num,
-        id: String(num),
+        id: jobIdOf(num),
         runId: run.id,
         dagId: run.dagId,
         shard: run.shard,

@@ -1,4 +1,4 @@
-import { DeposedLeaderError, LIMITS, type Grant, type GrantedLease, type LeaderToken, type SweptJob } from '@fenceline/core';
+import { DeposedLeaderError, LIMITS, type Grant, type GrantedLease, type LeaderToken, type SweptJob, type WorkerId } from '@fenceline/core';
 import { date, dateOrNull, isId, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -49,14 +49,15 @@ export class MemoryLeases {
     job.state = 'leased';
     job.fence += 1;
     job.attempt += 1;
-    job.holder = workerId;
+    // Worker ids reach the store checked by the protocol's parser (workerIdSchema).
+    job.holder = workerId as WorkerId;
     job.leaseExpiresAtMs = now + ttlMs;
     job.leasedAtMs = now;
     job.renewed = false;
     job.nextAttemptAtMs = null;
     this.tables.indexLease(job);
     this.tables.emit({ op: 'job:granted', atMs: now, jobId: job.id, dagId: job.dagId, workerId, fence: job.fence, expiresAtMs: now + ttlMs, token });
-    return { jobId: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId, workerId, fence: job.fence, attempt: job.attempt, leaseExpiresAt: date(now + ttlMs) };
+    return { jobId: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId, workerId: job.holder, fence: job.fence, attempt: job.attempt, leaseExpiresAt: date(now + ttlMs) };
   }
 
   async sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {

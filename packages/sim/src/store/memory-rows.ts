@@ -1,8 +1,15 @@
-import type { DagRow, DagSpec, JobRow, JobState, RunRow, RunState } from '@fenceline/core';
+import { isSequenceId } from '@fenceline/core';
+import type { DagId, DagRow, DagSpec, JobId, JobRow, JobState, RunId, RunRow, RunState, WorkerId } from '@fenceline/core';
 
-const ID_PATTERN = /^[0-9]{1,18}$/;
-/** Whether a string is a row id as the SQL store's bigint ids print (a wrong one finds nothing there, and here). */
-export const isId = (id: string): boolean => ID_PATTERN.test(id);
+/**
+ * Whether a string can name a row by a bigint id, by the core's one rule (a wrong one finds
+ * nothing in the SQL store, and nothing here). Callers pass typed ids; this guards a value
+ * that reached the store around its parser.
+ */
+export const isId = (id: string): boolean => isSequenceId(id);
+/** The id of the `num`th job or run, printed as the SQL store's bigint sequences print. */
+export const jobIdOf = (num: number): JobId => String(num) as JobId;
+export const runIdOf = (num: number): RunId => String(num) as RunId;
 export const date = (ms: number): Date => new Date(ms);
 export const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 /** Orders two ids or keys by their UTF-16 code units (the order the store's reads list them in). */
@@ -11,16 +18,16 @@ export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b 
 /** Job rows kept with times as epoch milliseconds; Dates are made only when a row is read. */
 export interface MemJob {
   num: number;
-  id: string;
-  runId: string;
-  dagId: string;
+  id: JobId;
+  runId: RunId;
+  dagId: DagId;
   shard: number;
   taskId: string;
   state: JobState;
   attempt: number;
   maxAttempts: number;
   fence: number;
-  holder: string | null;
+  holder: WorkerId | null;
   leaseExpiresAtMs: number | null;
   nextAttemptAtMs: number | null;
   priority: number;
@@ -39,8 +46,8 @@ export interface MemJob {
 
 export interface MemRun {
   num: number;
-  id: string;
-  dagId: string;
+  id: RunId;
+  dagId: DagId;
   dagVersion: number;
   shard: number;
   scheduledAtMs: number;
@@ -49,11 +56,11 @@ export interface MemRun {
   createdAtMs: number;
   startedAtMs: number | null;
   endedAtMs: number | null;
-  jobIds: string[];
+  jobIds: JobId[];
 }
 
 export interface MemDag {
-  id: string;
+  id: DagId;
   shard: number;
   version: number;
   paused: boolean;

@@ -1,5 +1,5 @@
 import { DeposedLeaderError, Heap, retryBackoffMs, type DagSpec, type DagVersionRow, type JobRow, type LeaderToken, type LeaseRef, type ResultRow, type StoreNotice } from '@fenceline/core';
-import { jobRowOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
+import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryEventLog } from './memory-event-log';
 import { MemoryWorkers } from './memory-workers';
 import type { StoreObserver, StoreWrite } from './records';
@@ -99,7 +99,7 @@ export class MemoryTables {
     const num = this.nextRunNum++;
     const run: MemRun = {
       num,
-      id: String(num),
+      id: runIdOf(num),
       dagId: dag.id,
       dagVersion: dag.version,
       shard: dag.shard,

@@ -1,4 +1,4 @@
-import type { WorkerRow } from '@fenceline/core';
+import type { WorkerId, WorkerRow } from '@fenceline/core';
 
 /** A worker as it registers. */
 export interface NewWorker {
@@ -13,7 +13,8 @@ export class MemoryWorkers {
   private readonly rows = new Map<string, WorkerRow>();
 
   register(worker: NewWorker, now: Date): WorkerRow {
-    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
+    // Worker ids reach the store checked by the protocol's parser (workerIdSchema).
+    const row: WorkerRow = { id: worker.id as WorkerId, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
     this.rows.set(worker.id, row);
     return { ...row };
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseJobId } from '../../ids';
 import { LIMITS } from '../../limits';
 import type { StoreNotice } from '../../store';
 import type { ContractContext } from './context';
@@ -16,10 +17,10 @@ export function triggersContract(c: ContractContext): void {
         const run = await c.store.triggerRun(dagId);
         expect(run).toMatchObject({ dagId, trigger: 'manual', state: 'queued', dagVersion: 1 });
         await eventually(() => seen.some((n) => n.kind === 'run-queued' && n.runId === run.id));
-        await c.store.notify({ kind: 'job-ended', shard: 1, jobId: '42' });
+        await c.store.notify({ kind: 'job-ended', shard: 1, jobId: parseJobId('42') });
         await eventually(() => seen.some((n) => n.kind === 'job-ended' && n.jobId === '42'));
         // A notice of several jobs arrives with its whole list.
-        await c.store.notify({ kind: 'job-ended', shard: 1, jobId: '43', jobIds: ['43', '44', '45'] });
+        await c.store.notify({ kind: 'job-ended', shard: 1, jobId: parseJobId('43'), jobIds: ['43', '44', '45'].map((id) => parseJobId(id)) });
         await eventually(() => seen.some((n) => n.kind === 'job-ended' && n.jobId === '43'));
         expect(seen.find((n) => n.kind === 'job-ended' && n.jobId === '43')).toEqual({ kind: 'job-ended', shard: 1, jobId: '43', jobIds: ['43', '44', '45'] });
       } finally {

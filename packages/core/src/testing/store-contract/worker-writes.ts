@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_SEQUENCE_ID, parseJobId, type JobId, type RunId } from '../../ids';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_MEDIUM_TTL_MS, refusedWith } from './fixtures';
 import { completeJob, grantLeases } from './one-leader';
@@ -97,7 +98,22 @@ export function workerWritesContract(c: ContractContext): void {
     it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
       await refusedWith(completeJob(c.store, { jobId: '999999999998', fence: 1, workerId: 'w' }, {}), 'NOT_FOUND');
       await refusedWith(c.store.releaseJob({ jobId: '999999999998', fence: 1, workerId: 'w' }), 'NOT_FOUND');
-      await refusedWith(c.store.getJob('999999999998'), 'NOT_FOUND');
+      await refusedWith(c.store.getJob(parseJobId('999999999998')), 'NOT_FOUND');
+    });
+
+    it('takes a job id in its one decimal form only: the largest bigint names no job, a leading zero is not the job', async () => {
+      const { token, ready, run } = await c.startedRun();
+      const lease = await c.grantOne(token, ready.id, 'w1');
+      await refusedWith(c.store.getJob(parseJobId(MAX_SEQUENCE_ID)), 'NOT_FOUND');
+      expect(await c.store.getResult(parseJobId(MAX_SEQUENCE_ID))).toBeNull();
+      // The parsers refuse these; a store still must not read '0' + id as the job (PostgreSQL would cast it to the same bigint).
+      const padded = `0${ready.id}` as JobId;
+      await refusedWith(c.store.getJob(padded), 'NOT_FOUND');
+      expect(await c.store.listJobs(`0${run.id}` as RunId)).toEqual([]);
+      await refusedWith(completeJob(c.store, { jobId: padded, fence: lease.fence, workerId: 'w1' }, {}), 'NOT_FOUND');
+      const [renewal] = await c.store.renewLeases([{ jobId: padded, fence: lease.fence, workerId: 'w1' }], LONG_TTL_MS);
+      expect(renewal).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+      expect((await c.store.getJob(ready.id)).state).toBe('leased');
     });
 
     it('failJob retries after the backoff: a grant before it is refused, one after it succeeds', async () => {

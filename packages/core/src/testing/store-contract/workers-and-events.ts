@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { WorkerRow } from '../../model';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, PAST_TTL_MS, SHORT_TTL_MS, unique } from './fixtures';
 
@@ -25,14 +26,14 @@ export function workersAndEventsContract(c: ContractContext): void {
       await c.store.registerWorker({ id: stale, slots: 1, nodeId: 'n1' });
       await c.h.advanceMs(PAST_TTL_MS);
       await c.store.registerWorker({ id: fresh, slots: 1, nodeId: 'n1' });
-      const before = new Map((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
+      const before = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
       await c.store.heartbeatWorkers([fresh, stale, unique('never-registered')], 'n2', SHORT_TTL_MS);
-      const after = new Map((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
+      const after = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
       // The fresh row is untouched, node included; the stale one is seen now, by n2.
       expect(after.get(fresh)).toEqual(before.get(fresh));
       expect(after.get(stale)!.nodeId).toBe('n2');
       expect(after.get(stale)!.lastSeen.getTime()).toBeGreaterThan(before.get(stale)!.lastSeen.getTime());
-      expect((await c.store.listWorkers(SHORT_TTL_MS)).map((w) => w.id).filter((id) => id === fresh || id === stale).sort()).toEqual([fresh, stale].sort());
+      expect((await c.store.listWorkers(SHORT_TTL_MS)).map((w): string => w.id).filter((id) => id === fresh || id === stale).sort()).toEqual([fresh, stale].sort());
     });
 
     it('appends events and reads them back in order', async () => {
