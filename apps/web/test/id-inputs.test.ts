@@ -64,9 +64,15 @@ describe('console: ids in input', () => {
   });
 
   it('takes DAG ids by the spec rule', async () => {
-    expect(await refusal(caller.dags.get({ id: 'a/b' }))).toEqual({ code: 'NOT_FOUND', said: 'NOT_FOUND: DAG a/b does not exist (id: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit)' });
+    expect(await refusal(caller.dags.get({ id: 'a/b' }))).toEqual({
+      code: 'NOT_FOUND',
+      said: 'NOT_FOUND: DAG a/b does not exist (id: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit)',
+    });
     expect((await caller.dags.get({ id: 'ids' })).dag.id).toBe('ids');
-    expect(await refusal(caller.dags.trigger({ id: '-ids' }))).toEqual({ code: 'BAD_REQUEST', said: 'id: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit' });
+    expect(await refusal(caller.dags.trigger({ id: '-ids' }))).toEqual({
+      code: 'BAD_REQUEST',
+      said: 'id: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit',
+    });
     expect(await refusal(caller.dags.setPaused({ id: '', paused: true }))).toEqual({ code: 'BAD_REQUEST', said: 'id: must not be empty' });
     expect((await store.listRuns({ dagId: 'ids' })).length).toBe(1);
   });
