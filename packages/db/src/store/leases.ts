@@ -4,7 +4,7 @@ import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, Re
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
-import { isId, toDagId, toDate, toDateOrNull, toId, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
+import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
 
 function grantedFromRow(r: RawRow): GrantedLease {
   return {
