@@ -1,5 +1,6 @@
 export * from './assert';
 export * from './errors';
+export * from './unavailable';
 export * from './ids';
 export * from './clock';
 export * from './heap';

@@ -45,6 +45,7 @@ import * as runs from './runs';
 import * as shards from './shards';
 import * as tick from './tick';
 import * as workers from './workers';
+import { mapUnavailableErrors } from './unavailable';
 
 /**
  * The Store contract on PostgreSQL. Every method is one function in a file named for its
@@ -212,3 +213,7 @@ export class SqlStore implements Store {
     await this.db.$client.end({ timeout: 5 });
   }
 }
+
+// A lost connection reaches the scheduling logic as core's StoreUnavailableError, whichever
+// method met it, so the logic can tell an outage it waits out from a bug it must report.
+mapUnavailableErrors(SqlStore.prototype);

@@ -149,7 +149,7 @@ class Call<T> {
     const target = this.target;
     if (target && !target.alive) {
       // Nobody listens on the far side: the connection is refused at once.
-      this.reply(false, new LinkError(`${this.labels.name}: connection refused (${target.id} is down)`));
+      this.reply(false, this.labels.lost(`${this.labels.name}: connection refused (${target.id} is down)`));
       return;
     }
     if (target) target.deliver(target.incarnation, () => this.run());
@@ -178,7 +178,7 @@ class Call<T> {
   }
 
   private timedOut(): void {
-    this.finish(false, new LinkError(`${this.labels.name}: no reply within ${this.timeoutMs} ms`));
+    this.finish(false, this.labels.lost(`${this.labels.name}: no reply within ${this.timeoutMs} ms`));
   }
 
   private finish(ok: boolean, value: unknown): void {
@@ -200,14 +200,16 @@ export interface CallLabels {
   timeout: string;
   hangUp: string;
   unhold: string;
+  /** The error a caller sees when the far side is down or its reply does not come in time. */
+  lost: (message: string) => Error;
 }
 
 /**
  * A worker or a node makes the same few calls over and over, so each caller builds the
  * labels of each kind of call once, here, and passes them with every call.
  */
-export function callLabels(name: string): CallLabels {
-  return { name, kind: name.slice(name.lastIndexOf('.') + 1), arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold` };
+export function callLabels(name: string, lost: (message: string) => Error = (message) => new LinkError(message)): CallLabels {
+  return { name, kind: name.slice(name.lastIndexOf('.') + 1), arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold`, lost };
 }
 
 /** The far side's view of a held call: how it learns that the client hung up. */

@@ -1,4 +1,4 @@
-import type { NoticeStore, StoreNotice } from '@fenceline/core';
+import { StoreUnavailableError, type NoticeStore, type StoreNotice } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, type Link } from './link';
 
@@ -40,10 +40,16 @@ export function linkedStore<S extends NoticeStore>(store: S, link: Link, caller:
       };
     }
     const method = value as (...args: unknown[]) => Promise<unknown>;
-    const labels = callLabels(`${caller.id}>store.${prop}`);
+    // A store call that gets no reply in time fails as a database client's does when its
+    // connection is lost: the scheduling logic waits out such an outage.
+    const labels = callLabels(`${caller.id}>store.${prop}`, storeUnavailable);
     return (...args: unknown[]) => {
       onCall?.(prop);
       return callOver(link, caller, null, labels, timeoutMs, () => method.apply(target, args));
     };
   }
+}
+
+function storeUnavailable(message: string): Error {
+  return new StoreUnavailableError(message);
 }

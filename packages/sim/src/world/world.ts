@@ -1,4 +1,4 @@
-import { DeposedLeaderError, emptyWorkerStats, FencelineError, type Assignment, type DagSpecInput } from '@fenceline/core';
+import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, type Assignment, type DagSpecInput } from '@fenceline/core';
 import { Checker, type Violation } from '../check/checker';
 import { Rng } from '../engine/random';
 import { Simulation } from '../engine/simulation';
@@ -93,7 +93,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
 
   const nodeErrors = { expected: 0, unexpected: [] as string[] };
   const onNodeError = (where: string, err: unknown, nodeId: string): void => {
-    if (err instanceof LinkError || err instanceof DeposedLeaderError || err instanceof FencelineError) {
+    if (err instanceof LinkError || isStoreUnavailable(err) || err instanceof DeposedLeaderError || err instanceof FencelineError) {
       nodeErrors.expected++;
       return;
     }

@@ -1,0 +1,72 @@
+import { StoreUnavailableError } from '@fenceline/core';
+
+/**
+ * postgres.js's and Node's codes for a connection that could not be made or was lost: the
+ * statement's outcome is unknown and the server may be back in a moment.
+ */
+const LOST_CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * PostgreSQL's SQLSTATEs that mean the server, not the statement, is the trouble: the
+ * server is shutting down or starting (57P01-57P03), has no connection to spare (53300),
+ * or cancelled the statement on a timeout (57014). Class 08, connection exceptions, is
+ * matched by its prefix.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Whether an error from the driver (or one it caused, as drizzle wraps them) says the server is out of reach. */
+export function isLostConnection(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = codeOf(e);
+    if (code && (LOST_CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  }
+  return false;
+}
+
+/** The error a store method rejects with: a lost connection as core's StoreUnavailableError, anything else as it was. */
+export function storeErrorOf(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError || !isLostConnection(err)) return err;
+  const code = codeOf(err) ?? codeOf((err as Error).cause);
+  return new StoreUnavailableError(`the database is unavailable${code ? ` (${code})` : ''}`, { cause: err });
+}
+
+/**
+ * Makes every promise-returning method of `proto` reject with storeErrorOf's mapping, so
+ * no method of the store can forget it. A refusal thrown before the first statement (bad
+ * input) is thrown as it was.
+ */
+export function mapUnavailableErrors(proto: object): void {
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const method = (proto as Record<string, unknown>)[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    Object.defineProperty(proto, name, {
+      configurable: true,
+      writable: true,
+      value: function (this: unknown, ...args: unknown[]): unknown {
+        const result = (method as (...a: unknown[]) => unknown).apply(this, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          throw storeErrorOf(err);
+        });
+      },
+    });
+  }
+}

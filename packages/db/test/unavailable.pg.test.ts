@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { InvalidInputError, isStoreUnavailable, StoreUnavailableError } from '@fenceline/core';
+import { terminateBackends } from '../src/audit';
+import { openStore, type SqlStore } from '../src/index';
+import { schema } from '../src/schema/index';
+import { SqlStore as SqlStoreClass } from '../src/store/sql-store';
+import { isLostConnection } from '../src/store/unavailable';
+import { freshDatabase } from './harness';
+
+/**
+ * The SQL store reports a database it cannot reach, or a connection lost under a
+ * statement, as core's StoreUnavailableError, and every other error as it was: the
+ * scheduling logic waits out the first and must see the second.
+ */
+const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let database: { url: string; drop(): Promise<void> };
+let store: SqlStore;
+
+beforeAll(async () => {
+  database = await freshDatabase(adminUrl);
+  store = await openStore({ databaseUrl: database.url, max: 2, applicationName: 'fenceline-test' });
+  await store.initCluster(2);
+});
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+});
+
+describe('the SQL store on a database out of reach', () => {
+  it('rejects with StoreUnavailableError when nothing listens at the address', async () => {
+    // Port 1 is privileged and unused: the connection is refused at once.
+    const client = postgres('postgres://postgres@127.0.0.1:1/postgres', { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    const away = new SqlStoreClass(drizzle(client, { schema }));
+    try {
+      const err = await away.getJobs(['1']).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect((err as Error).message).toBe('the database is unavailable (ECONNREFUSED)');
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it('rejects a statement whose connection is cut under it with StoreUnavailableError, then serves the next one', async () => {
+    // Another session holds the shard row, so the takeover waits on it until its
+    // connection is cut by the server.
+    expect(await store.acquireShard(1, 'node-x', 60_000)).not.toBeNull();
+    const holder = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const release = holder.begin(async (tx) => {
+        await tx`select shard from shard_leases where shard = 1 for update`;
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+      }).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const waiting = store.acquireShard(1, 'node-a', 60_000).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await terminateBackends(adminUrl, database.url.slice(database.url.lastIndexOf('/') + 1))).toBeGreaterThan(0);
+      const err = await waiting;
+      expect(isStoreUnavailable(err), String(err)).toBe(true);
+      await release;
+    } finally {
+      await holder.end({ timeout: 1 });
+    }
+    // postgres.js reconnects by itself: the store works again without being reopened.
+    expect(await store.getJobs([])).toEqual([]);
+  });
+
+  it('leaves a refusal of bad input as it was', async () => {
+    const ids = Array.from({ length: 10_001 }, (_, i) => String(i + 1));
+    const err = await store.getJobs(ids).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(isStoreUnavailable(err)).toBe(false);
+  });
+});
+
+describe('isLostConnection', () => {
+  it('knows driver codes, connection SQLSTATEs and a wrapped cause, and nothing else', () => {
+    const coded = (code: string): Error => Object.assign(new Error(code), { code });
+    expect(isLostConnection(coded('CONNECTION_CLOSED'))).toBe(true);
+    expect(isLostConnection(coded('08006'))).toBe(true);
+    expect(isLostConnection(coded('57P01'))).toBe(true);
+    expect(isLostConnection(new Error('query failed', { cause: coded('ECONNRESET') }))).toBe(true);
+    expect(isLostConnection(coded('23505'))).toBe(false);
+    expect(isLostConnection(coded('42P01'))).toBe(false);
+    expect(isLostConnection(new TypeError('x is undefined'))).toBe(false);
+    expect(isLostConnection('CONNECTION_CLOSED')).toBe(false);
+  });
+});
