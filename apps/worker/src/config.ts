@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { workerIdProblem, type WorkerId } from '@fenceline/core';
 import type { ShellPolicy } from './handlers/shell';
 
 export interface WorkerConfig {
-  workerId: string;
+  workerId: WorkerId;
   slots: number;
   schedulerUrls: string[];
   token: string;
@@ -23,8 +24,12 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (token.length < 16) throw new Error('FENCELINE_WORKER_TOKEN must be set to the cluster\'s worker token');
   const slots = Number(env.FENCELINE_WORKER_SLOTS ?? 4);
   if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
+  // The schedulers refuse every call from an id outside the shared rule, so a bad one stops the worker here, named.
+  const workerId = env.FENCELINE_WORKER_ID || `worker-${hostname()}-${randomUUID().slice(0, 8)}`;
+  const idProblem = workerIdProblem(workerId);
+  if (idProblem !== null) throw new Error(`FENCELINE_WORKER_ID ${idProblem}, got "${workerId}"`);
   return {
-    workerId: env.FENCELINE_WORKER_ID || `worker-${hostname()}-${randomUUID().slice(0, 8)}`,
+    workerId: workerId as WorkerId,
     slots,
     schedulerUrls: urls,
     token,

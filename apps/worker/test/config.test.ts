@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { readWorkerConfig } from '../src/config';
+
+const BASE = { FENCELINE_WORKER_TOKEN: 'a-worker-token-of-some-length' };
+
+describe('worker settings', () => {
+  it('refuses a FENCELINE_WORKER_ID the schedulers would refuse, naming the setting', () => {
+    expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_ID: 'w/1' })).toThrow('FENCELINE_WORKER_ID may contain only letters, digits and _ . : @ -, got "w/1"');
+    expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_ID: 'w'.repeat(201) })).toThrow('FENCELINE_WORKER_ID must be at most 200 characters');
+  });
+
+  it('takes a worker id by the protocol rule, and makes one from the host name when none is set', () => {
+    expect(readWorkerConfig({ ...BASE, FENCELINE_WORKER_ID: 'host.example:7@pool_2' }).workerId).toBe('host.example:7@pool_2');
+    expect(readWorkerConfig(BASE).workerId).toMatch(/^worker-.+-[0-9a-f]{8}$/);
+  });
+});
