@@ -2,29 +2,40 @@
 
 import { useSearchParams } from 'next/navigation';
 import { useMemo } from 'react';
-import { validateDag, type DagIssue } from '@fenceline/core';
+import { validateDag } from '@fenceline/core';
 import { ErrorBox } from '@/components/errors';
-import { removeTasks, renameTask } from './draft';
 import { Canvas } from './canvas';
 import { EditorHeader } from './editor-header';
+import { cycleEdges, problemTasks } from './issues';
 import { JsonMirror } from './json-mirror';
 import { Palette } from './palette';
 import { SaveResult } from './save-result';
+import { SidePanel } from './side-panel';
 import { useSpecImport } from './spec-file';
-import { TaskPanel } from './task-panel';
-import { DagPanel } from './dag-panel';
 import { useCanvas } from './use-canvas';
 import { useHistory } from './use-history';
-import { usePanelKeys } from './use-panel-keys';
 import { useSave } from './use-save';
 import { useSelection } from './use-selection';
 import { useShortcuts } from './use-shortcuts';
 import { useStoredDag } from './use-stored-dag';
+import { ValidationCard } from './validation-card';
+
+/** A refused import: the file's name and what is wrong with it. */
+function ImportError({ error }: { error: string | null }) {
+  if (!error) return null;
+  return (
+    <div className="error-box" role="alert">
+      <span className="error-code">IMPORT</span>
+      <span className="error-message">{error}</span>
+    </div>
+  );
+}
 
 /**
  * The DAG editor: a draft with undo (use-history), drawn on a canvas (canvas, use-canvas),
- * mirrored as JSON (json-mirror), checked by the store's own validator, and saved as the
- * stored DAG's next version with a guard against leaving unsaved work (use-stored-dag, use-save).
+ * mirrored as JSON (json-mirror), checked by the store's own validator (issues,
+ * validation-card), and saved as the stored DAG's next version with a guard against leaving
+ * unsaved work (use-stored-dag, use-save).
  */
 export function Editor() {
   const editing = useSearchParams().get('dag');
@@ -34,25 +45,11 @@ export function Editor() {
   const canvas = useCanvas(history, selection);
   const stored = useStoredDag(editing, spec, history.reset);
   const validation = useMemo(() => validateDag(spec), [spec]);
+  const issues = useMemo(() => (validation.ok ? [] : validation.issues), [validation]);
+  const problems = useMemo(() => ({ tasks: problemTasks(issues), edges: cycleEdges(issues) }), [issues]);
   const save = useSave(spec, validation.ok, stored.saved);
   const importer = useSpecImport(canvas.layoutSpec);
   useShortcuts({ save: save.request, undo: history.undo, redo: history.redo, layout: canvas.layout });
-  const panelKeys = usePanelKeys();
-
-  const issues: DagIssue[] = validation.ok ? [] : validation.issues;
-  const problemTasks = useMemo(() => new Set(issues.flatMap((i) => i.taskIds ?? [])), [issues]);
-  const cycleEdges = useMemo(() => {
-    const out = new Set<string>();
-    for (const issue of issues) {
-      if (issue.kind !== 'cycle' || !issue.taskIds) continue;
-      const ids = issue.taskIds;
-      ids.forEach((id, i) => out.add(`${id}->${ids[(i + 1) % ids.length]}`));
-    }
-    return out;
-  }, [issues]);
-
-  const task = spec.tasks.find((t) => t.id === selection.task) ?? null;
-  const taskIndex = task ? spec.tasks.indexOf(task) : -1;
 
   return (
     <div className="editor-page">
@@ -66,12 +63,7 @@ export function Editor() {
         save={save}
         valid={validation.ok}
       />
-      {importer.error ? (
-        <div className="error-box" role="alert">
-          <span className="error-code">IMPORT</span>
-          <span className="error-message">{importer.error}</span>
-        </div>
-      ) : null}
+      <ImportError error={importer.error} />
       <ErrorBox error={stored.existing.error} what={`Loading ${editing}`} />
       <SaveResult save={save} />
       <div className="editor">
@@ -80,62 +72,16 @@ export function Editor() {
           history={history}
           selection={selection}
           dims={canvas.dims}
-          problems={{ tasks: problemTasks, edges: cycleEdges }}
+          problems={problems}
           addTask={canvas.addTask}
           onNodesChange={canvas.onNodesChange}
           onEdgesChange={canvas.onEdgesChange}
           onConnect={canvas.onConnect}
         />
-        <aside className="side-panel">
-          {task ? (
-            <TaskPanel
-              key={panelKeys.keyFor(task.id)}
-              task={task}
-              index={taskIndex}
-              allIds={spec.tasks.map((t) => t.id)}
-              issues={issues.filter((i) => i.path === `tasks.${taskIndex}` || i.path.startsWith(`tasks.${taskIndex}.`) || (i.taskIds?.includes(task.id) ?? false))}
-              onChange={(next) => setSpec({ ...spec, tasks: spec.tasks.map((t) => (t.id === task.id ? next : t)) })}
-              onRename={(to) => {
-                panelKeys.rename(task.id, to);
-                setSpec(renameTask(spec, task.id, to));
-                selection.only(to);
-              }}
-              onDelete={() => {
-                setSpec(removeTasks(spec, new Set([task.id])));
-                selection.setTask(null);
-              }}
-            />
-          ) : (
-            <DagPanel spec={spec} issues={issues.filter((i) => !i.path.startsWith('tasks.'))} onChange={(next) => setSpec(next)} />
-          )}
-        </aside>
+        <SidePanel history={history} selection={selection} issues={issues} />
       </div>
       <div className="editor-bottom">
-        <section className="card">
-          <div className="card-head">
-            <h2>Validation</h2>
-            {validation.ok ? (
-              <span className="badge state-succeeded" data-testid="validation-ok">
-                valid
-              </span>
-            ) : (
-              <span className="badge state-failed" data-testid="issue-count">
-                {issues.length} {issues.length === 1 ? 'issue' : 'issues'}
-              </span>
-            )}
-          </div>
-          {issues.length > 0 ? (
-            <ul className="issues" data-testid="validation-issues">
-              {issues.map((i, k) => (
-                <li key={k} data-testid={i.kind === 'cycle' ? 'issue-cycle' : 'issue'}>
-                  <code>{i.path || '(spec)'}</code> {i.message}
-                </li>
-              ))}
-            </ul>
-          ) : (
-            <div className="muted">The spec passes every check the store makes on save.</div>
-          )}
-        </section>
+        <ValidationCard validation={validation} />
         <JsonMirror spec={spec} setSpec={setSpec} />
       </div>
     </div>

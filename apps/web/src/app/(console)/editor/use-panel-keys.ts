@@ -6,7 +6,13 @@ import { useRef } from 'react';
  * Keys for the task panel that follow a task through renames: keyed by the task id, a
  * rename remounted the panel and dropped the focus the author had just clicked.
  */
-export function usePanelKeys() {
+export interface PanelKeys {
+  keyFor(taskId: string): number;
+  /** Hands the renamed task's key to its new id, so its panel stays mounted. */
+  rename(from: string, to: string): void;
+}
+
+export function usePanelKeys(): PanelKeys {
   const keys = useRef(new Map<string, number>());
   const next = useRef(1);
   const keyFor = (taskId: string): number => {
