@@ -15,6 +15,7 @@ import { missingChromium } from './src/chromium';
 const E2E_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(E2E_DIR, '..');
 const DEFAULT_FILES = [
+  'ports.test.ts',
   'signin.test.ts',
   'drawn-dag.test.ts',
   'fair-share.test.ts',

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { acquireServer, createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../scripts/cluster';
 import { chromiumPath, missingChromium } from './chromium';
+import { freePort, freePortRun } from './ports';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = join(REPO_ROOT, 'e2e', 'artifacts');
@@ -29,17 +29,6 @@ export const CLUSTER_ENV: Record<string, string> = {
   FENCELINE_LOG_LEVEL: 'warn',
 };
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface Harness {
   adminUrl: string;
   dbName: string;
@@ -53,42 +42,12 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/**
- * Everything the browser tests run against, all real: a fresh database on the run's
- * PostgreSQL (DATABASE_URL, which `test:e2e` sets; else the server on 127.0.0.1:5432; else
- * an embedded one for this file), two scheduler processes and three workers from
- * scripts/cluster.ts, and the built console under `next start`. The console must have been
- * built first (`test:e2e` does).
- */
-export async function startHarness(): Promise<Harness> {
-  const noChromium = missingChromium();
-  if (noChromium) throw new Error(noChromium);
-  await mkdir(ARTIFACTS, { recursive: true });
-  const server = await acquireServer();
-  const adminUrl = server.url;
-  const dbName = `fenceline_e2e_${process.pid}_${Date.now().toString(36)}`;
-  const databaseUrl = await createDatabase(adminUrl, dbName);
-  const store = await openStore({ databaseUrl, applicationName: 'fenceline-e2e', max: 4 });
-  await store.initCluster(SHARDS);
-
-  const basePort = await freePort();
-  const cluster = new Cluster({
-    databaseUrl,
-    workerToken: 'e2e-worker-token-0123456789abcdef',
-    schedulers: 2,
-    workers: WORKERS,
-    workerSlots: SLOTS,
-    basePort,
-    env: CLUSTER_ENV,
-    output: process.env.E2E_VERBOSE === '1' ? 'prefixed' : 'quiet',
-  });
-  // The second scheduler's port must be free too; freePort only checked the first.
-  await cluster.start();
-
+/** The built console under `next start` on a free port, against `databaseUrl`, once it answers. */
+async function startConsole(databaseUrl: string): Promise<{ proc: ChildProcess; url: string; logs: string[] }> {
   const port = await freePort();
-  const consoleLogs: string[] = [];
+  const logs: string[] = [];
   const nextBin = join(REPO_ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
-  const consoleProc = spawn(process.execPath, [nextBin, 'start', '-H', '127.0.0.1', '-p', String(port)], {
+  const proc = spawn(process.execPath, [nextBin, 'start', '-H', '127.0.0.1', '-p', String(port)], {
     cwd: join(REPO_ROOT, 'apps', 'web'),
     env: {
       ...process.env,
@@ -101,42 +60,85 @@ export async function startHarness(): Promise<Harness> {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  consoleProc.stdout!.on('data', (b: Buffer) => consoleLogs.push(b.toString()));
-  consoleProc.stderr!.on('data', (b: Buffer) => consoleLogs.push(b.toString()));
-  const consoleUrl = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${consoleUrl}/signin`, 60_000);
+  proc.stdout!.on('data', (b: Buffer) => logs.push(b.toString()));
+  proc.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${url}/signin`, 60_000);
+  } catch (error) {
+    stopConsole(proc);
+    throw error;
+  }
+  return { proc, url, logs };
+}
 
-  const browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+/** `next start` runs a next-server child: signal the whole process group so neither outlives the test. */
+function stopConsole(proc: ChildProcess): void {
+  if (!proc.pid || proc.exitCode !== null) return;
+  try {
+    process.kill(-proc.pid, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
+}
 
-  return {
-    adminUrl,
-    dbName,
-    databaseUrl,
-    store,
-    cluster,
-    consoleUrl,
-    console: consoleProc,
-    consoleLogs,
-    browser,
-    async stop() {
-      await browser.close().catch(() => undefined);
-      // `next start` runs a next-server child: signal the whole process group so neither outlives the test.
-      if (consoleProc.pid && consoleProc.exitCode === null) {
-        try {
-          process.kill(-consoleProc.pid, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
-      }
-      await cluster.stop(5_000);
-      await store.close();
-      await dropDatabase(adminUrl, dbName).catch(() => undefined);
-      await server.release();
-    },
+/**
+ * Everything the browser tests run against, all real: a fresh database on the run's
+ * PostgreSQL (DATABASE_URL, which `test:e2e` sets; else the server on 127.0.0.1:5432; else
+ * an embedded one for this file), two scheduler processes and three workers from
+ * scripts/cluster.ts, and the built console under `next start`. The console must have been
+ * built first (`test:e2e` does).
+ *
+ * Each part is stopped in reverse order, by `stop()` or as soon as a later part fails to
+ * start: a half-started harness left a scheduler, a database and open connections behind,
+ * and they held the test file open until its timeout.
+ */
+export async function startHarness(): Promise<Harness> {
+  const noChromium = missingChromium();
+  if (noChromium) throw new Error(noChromium);
+  await mkdir(ARTIFACTS, { recursive: true });
+  const started: (() => Promise<unknown> | void)[] = [];
+  const stop = async () => {
+    for (const step of started.splice(0).reverse()) await Promise.resolve(step()).catch(() => undefined);
   };
+  try {
+    const server = await acquireServer();
+    started.push(() => server.release());
+    const adminUrl = server.url;
+    const dbName = `fenceline_e2e_${process.pid}_${Date.now().toString(36)}`;
+    const databaseUrl = await createDatabase(adminUrl, dbName);
+    started.push(() => dropDatabase(adminUrl, dbName));
+    const store = await openStore({ databaseUrl, applicationName: 'fenceline-e2e', max: 4 });
+    started.push(() => store.close());
+    await store.initCluster(SHARDS);
+
+    const cluster = new Cluster({
+      databaseUrl,
+      workerToken: 'e2e-worker-token-0123456789abcdef',
+      schedulers: 2,
+      workers: WORKERS,
+      workerSlots: SLOTS,
+      // The schedulers listen on the base port and the one above it.
+      basePort: await freePortRun(2),
+      env: CLUSTER_ENV,
+      output: process.env.E2E_VERBOSE === '1' ? 'prefixed' : 'quiet',
+    });
+    started.push(() => cluster.stop(5_000));
+    await cluster.start();
+
+    const web = await startConsole(databaseUrl);
+    started.push(() => stopConsole(web.proc));
+    const browser = await chromium.launch({
+      executablePath: chromiumPath(),
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    started.push(() => browser.close());
+
+    return { adminUrl, dbName, databaseUrl, store, cluster, consoleUrl: web.url, console: web.proc, consoleLogs: web.logs, browser, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** A signed-in page at a laptop-sized viewport. */
