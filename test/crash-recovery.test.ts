@@ -35,7 +35,7 @@ describe('crash safety: a leader that died between steps', () => {
   }
 
   async function crashedLeader(shard: number): Promise<LeaderToken> {
-    const got = await store.acquireShard(shard, 'crashed-node', 60_000);
+    const got = await store.acquireShard({ shard, nodeId: 'crashed-node', ttlMs: 60_000 });
     if (!got) throw new Error(`shard ${shard} is held`);
     return got.token;
   }

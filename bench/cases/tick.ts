@@ -132,7 +132,7 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
       // its shards whether it released them or its lease is still live.
       const mine: LeaderToken[] = [];
       for (let s = 0; s < SHARDS; s++) {
-        const got = await store.acquireShard(s, 'scheduler-1', 60_000);
+        const got = await store.acquireShard({ shard: s, nodeId: 'scheduler-1', ttlMs: 60_000 });
         if (got) mine.push(got.token);
       }
       for (let i = 0; i < (ctx.quick ? 20 : 200); i++) {

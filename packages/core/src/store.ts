@@ -233,6 +233,20 @@ export interface TriggerOptions {
   requestKey?: string;
 }
 
+/** A node asking for a shard's lease, for `ttlMs` of store time (ClusterStore.acquireShard). */
+export interface ShardAsk {
+  shard: number;
+  nodeId: string;
+  ttlMs: number;
+}
+
+/** A node asking what it contends from (ClusterStore.contentionView); `serving` says workers poll it. */
+export interface ContentionAsk {
+  nodeId: string;
+  liveWindowMs: number;
+  serving: boolean;
+}
+
 /** What a scheduler node contends from: the shard leases and the nodes alive, read at store time `now`. */
 export interface ContentionView {
   now: Date;
@@ -257,7 +271,7 @@ export interface ClusterStore extends StoreTime {
    * Takes the shard if it is unheld, released or expired (epoch + 1), or renews it if
    * `nodeId` already holds it (same epoch). Returns null if another node holds a live lease.
    */
-  acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null>;
+  acquireShard(ask: ShardAsk): Promise<AcquireResult | null>;
   /** Extends the lease; throws DeposedLeaderError if the token is no longer current. */
   renewShard(token: LeaderToken, ttlMs: number): Promise<Date>;
   /** Gives the shard up at once so a standby can take it on its next attempt. */
@@ -270,7 +284,7 @@ export interface ClusterStore extends StoreTime {
    * its stamp to age out. Each node contends for shards and shares them out from this once
    * a tick. Throws InvalidInputError for an empty node id or a window outside 1 ms to a day.
    */
-  contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView>;
+  contentionView(ask: ContentionAsk): Promise<ContentionView>;
   /** Forgets the node's presence at once (a graceful stop), so the others share out its shards without waiting for it to age out. */
   leaveCluster(nodeId: string): Promise<void>;
   /** Workers seen within `withinMs` of store time. */

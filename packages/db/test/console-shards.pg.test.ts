@@ -24,8 +24,8 @@ afterAll(async () => {
 
 describe('console: shards snapshot', () => {
   it('lists a serving node that leads nothing as alive and as a standby, and tells a sharing release from a stop', async () => {
-    const a = await store.acquireShard(0, 'node-a', 60_000);
-    await store.contentionView('node-b', 3_000, true);
+    const a = await store.acquireShard({ shard: 0, nodeId: 'node-a', ttlMs: 60_000 });
+    await store.contentionView({ nodeId: 'node-b', liveWindowMs: 3_000, serving: true });
     await store.appendEvents([
       { type: 'leader:released', shard: 1, epoch: 1, nodeId: 'node-a', data: { reason: 'share' } },
       { type: 'leader:released', shard: 1, epoch: 2, nodeId: 'node-c' },

@@ -31,7 +31,7 @@ afterAll(async () => {
 /** A running run in a shard led by `node`, and the leader's token. */
 async function runningRun(dagId: string, node: string): Promise<{ token: LeaderToken; runId: string }> {
   const shard = shardOf(dagId, SHARDS);
-  const acquired = await store.acquireShard(shard, node, TTL_MS);
+  const acquired = await store.acquireShard({ shard, nodeId: node, ttlMs: TTL_MS });
   if (!acquired) throw new Error(`shard ${shard} is led by another node`);
   await store.putDag({ id: dagId, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
   const run = await store.triggerRun(dagId);
@@ -87,7 +87,7 @@ describe('lead check locks (PostgreSQL)', () => {
     // The old leader gives the shard up while its write is still open; another node takes
     // it at once. The release does not wait (it changes no epoch); the takeover must.
     await store.releaseShard(token);
-    const takeover = store.acquireShard(token.shard, 'node-b', TTL_MS);
+    const takeover = store.acquireShard({ shard: token.shard, nodeId: 'node-b', ttlMs: TTL_MS });
     expect(await settlesWithin(takeover, 1_000)).toBe(false);
     held.commit();
     await held.done;

@@ -45,7 +45,7 @@ describe('the SQL store on a database out of reach', () => {
   it('rejects a statement whose connection is cut under it with StoreUnavailableError, then serves the next one', async () => {
     // Another session holds the shard row, so the takeover waits on it until its
     // connection is cut by the server.
-    expect(await store.acquireShard(1, 'node-x', 60_000)).not.toBeNull();
+    expect(await store.acquireShard({ shard: 1, nodeId: 'node-x', ttlMs: 60_000 })).not.toBeNull();
     const holder = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
       const release = holder.begin(async (tx) => {
@@ -53,7 +53,7 @@ describe('the SQL store on a database out of reach', () => {
         await new Promise((resolve) => setTimeout(resolve, 1500));
       }).catch((e: unknown) => e);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const waiting = store.acquireShard(1, 'node-a', 60_000).catch((e: unknown) => e);
+      const waiting = store.acquireShard({ shard: 1, nodeId: 'node-a', ttlMs: 60_000 }).catch((e: unknown) => e);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await terminateBackends(adminUrl, database.url.slice(database.url.lastIndexOf('/') + 1))).toBeGreaterThan(0);
       const err = await waiting;

@@ -25,7 +25,7 @@ function harness(Store: StoreClass, poolSlots = 10) {
 
 async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', ttlMs = 60_000): Promise<{ token: LeaderToken; jobIds: string[]; runId: string }> {
   await store.initCluster(SHARDS);
-  const got = await store.acquireShard(0, nodeId, ttlMs);
+  const got = await store.acquireShard({ shard: 0, nodeId, ttlMs });
   const token = got!.token;
   await store.putDag({ id: 'd', tasks: Array.from({ length: tasks }, (_, k) => ({ id: `t${k}`, type: 'noop' })) }, SHARDS);
   const run = await store.triggerRun('d');
@@ -80,7 +80,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: BlindTickStore,
     story: async ({ store, checker, advance, now }) => {
       await store.initCluster(SHARDS);
-      const token = (await store.acquireShard(0, 'node-a', 3_600_000))!.token;
+      const token = (await store.acquireShard({ shard: 0, nodeId: 'node-a', ttlMs: 3_600_000 }))!.token;
       await store.putDag({ id: 'every-minute', schedule: { kind: 'interval', everyMs: 60_000 }, tasks: [{ id: 't', type: 'noop' }] }, SHARDS);
       const dag = await store.getDag('every-minute');
       checker.registerDag(dag.id, dag.spec.schedule, undefined, dag.nextRunAt!.getTime());
@@ -128,7 +128,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     story: async ({ store, advance }) => {
       const { token: old, jobIds } = await leadAndStart(store, 1, 'node-a', 1_000);
       advance(2_000);
-      await store.acquireShard(0, 'node-b', 60_000);
+      await store.acquireShard({ shard: 0, nodeId: 'node-b', ttlMs: 60_000 });
       await grantLeases(store, old, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000).catch(() => undefined);
     },
   },

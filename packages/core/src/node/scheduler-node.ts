@@ -172,7 +172,7 @@ export class SchedulerNode {
     if (this.stopped) return;
     // A node no worker polls could lead shards only for their jobs to wait.
     const serving = this.pool.poolSlots() > 0;
-    const view = await this.store.contentionView(this.nodeId, this.nodeLiveWindowMs(), serving);
+    const view = await this.store.contentionView({ nodeId: this.nodeId, liveWindowMs: this.nodeLiveWindowMs(), serving });
     if (this.stopped) return;
     const plan = planShardShare({
       nodeId: this.nodeId,
@@ -187,7 +187,7 @@ export class SchedulerNode {
     });
     for (const shard of plan.acquire) {
       if (this.leaders.has(shard) || this.stopped) continue;
-      const got = await this.store.acquireShard(shard, this.nodeId, this.config.shardLeaseTtlMs);
+      const got = await this.store.acquireShard({ shard, nodeId: this.nodeId, ttlMs: this.config.shardLeaseTtlMs });
       if (got) this.lead(got.token, got.previousHolder, got.reason);
     }
     for (const shard of plan.release) {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { checkContention, type AcquireResult, type ContentionView, type LeaderToken, type ShardLeaseRow } from '@fenceline/core';
+import { checkContention, type AcquireResult, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk, type ShardLeaseRow } from '@fenceline/core';
 import { firstRow, msInterval, rows, type Executor } from './db';
 import { deposed } from './lead';
 import { shardLeaseFromRow, toDate, toNumber } from './rows';
@@ -27,7 +27,7 @@ export async function initCluster(db: Executor, shardCount: number): Promise<{ s
  * The row is locked FOR UPDATE first: see leadCte for why the takeover must wait for the
  * writes in flight under the old epoch.
  */
-export async function acquireShard(db: Executor, shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
+export async function acquireShard(db: Executor, { shard, nodeId, ttlMs }: ShardAsk): Promise<AcquireResult | null> {
   const row = await firstRow(
     db,
     sql`with prev as (select holder, epoch, expires_at > now() as live from shard_leases where shard = ${shard}),
@@ -102,7 +102,7 @@ export async function listShards(db: Executor): Promise<ShardLeaseRow[]> {
  * nodes serving. The node's own row is listed by what it says now, not by its stamp. The
  * stamp runs though nothing reads it: PostgreSQL runs every data-modifying CTE.
  */
-export async function contentionView(db: Executor, nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
+export async function contentionView(db: Executor, { nodeId, liveWindowMs, serving }: ContentionAsk): Promise<ContentionView> {
   checkContention(nodeId, liveWindowMs);
   const result = await rows(
     db,

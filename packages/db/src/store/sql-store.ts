@@ -1,4 +1,5 @@
 import type {
+  ContentionAsk,
   ContentionView,
   AcquireResult,
   CompleteItem,
@@ -25,6 +26,7 @@ import type {
   ResultRow,
   RunRow,
   ScheduledRunsItem,
+  ShardAsk,
   ShardLeaseRow,
   ShardSnapshot,
   Store,
@@ -68,8 +70,8 @@ export class SqlStore implements Store {
   initCluster(shardCount: number): Promise<{ shardCount: number }> {
     return shards.initCluster(this.db, shardCount);
   }
-  acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
-    return shards.acquireShard(this.db, shard, nodeId, ttlMs);
+  acquireShard(ask: ShardAsk): Promise<AcquireResult | null> {
+    return shards.acquireShard(this.db, ask);
   }
   renewShard(token: LeaderToken, ttlMs: number): Promise<Date> {
     return shards.renewShard(this.db, token, ttlMs);
@@ -80,8 +82,8 @@ export class SqlStore implements Store {
   listShards(): Promise<ShardLeaseRow[]> {
     return shards.listShards(this.db);
   }
-  contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
-    return shards.contentionView(this.db, nodeId, liveWindowMs, serving);
+  contentionView(ask: ContentionAsk): Promise<ContentionView> {
+    return shards.contentionView(this.db, ask);
   }
   leaveCluster(nodeId: string): Promise<void> {
     return shards.leaveCluster(this.db, nodeId);

@@ -1,4 +1,4 @@
-import { checkContention, type AcquireResult, type ClusterStore, type ContentionView, type LeaderToken, type ShardLeaseRow, type WorkerRow } from '@fenceline/core';
+import { checkContention, type AcquireResult, type ClusterStore, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk, type ShardLeaseRow, type WorkerRow } from '@fenceline/core';
 import { date, dateOrNull, type MemShard } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -17,7 +17,7 @@ export class MemoryCluster implements Omit<ClusterStore, 'now'> {
     return { shardCount: this.tables.shardCount };
   }
 
-  async acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
+  async acquireShard({ shard, nodeId, ttlMs }: ShardAsk): Promise<AcquireResult | null> {
     const now = this.tables.nowMs();
     const row = this.tables.shards.get(shard);
     if (!row) {
@@ -62,7 +62,7 @@ export class MemoryCluster implements Omit<ClusterStore, 'now'> {
     this.tables.emit({ op: 'shard:released', atMs: now, shard: token.shard, nodeId: token.nodeId, epoch: token.epoch });
   }
 
-  async contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
+  async contentionView({ nodeId, liveWindowMs, serving }: ContentionAsk): Promise<ContentionView> {
     checkContention(nodeId, liveWindowMs);
     const now = this.tables.nowMs();
     const last = this.tables.nodesSeen.get(nodeId);

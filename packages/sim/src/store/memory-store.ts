@@ -1,6 +1,7 @@
 import type {
   AcquireResult,
   CompleteItem,
+  ContentionAsk,
   ContentionView,
   CreatedRun,
   DagRow,
@@ -25,6 +26,7 @@ import type {
   ResultRow,
   RunRow,
   ScheduledRunsItem,
+  ShardAsk,
   ShardLeaseRow,
   ShardSnapshot,
   Store,
@@ -178,8 +180,8 @@ export class MemoryStore implements Store {
   initCluster(shardCount: number): Promise<{ shardCount: number }> {
     return this.cluster.initCluster(shardCount);
   }
-  acquireShard(shard: number, nodeId: string, ttlMs: number): Promise<AcquireResult | null> {
-    return this.cluster.acquireShard(shard, nodeId, ttlMs);
+  acquireShard(ask: ShardAsk): Promise<AcquireResult | null> {
+    return this.cluster.acquireShard(ask);
   }
   renewShard(token: LeaderToken, ttlMs: number): Promise<Date> {
     return this.cluster.renewShard(token, ttlMs);
@@ -187,8 +189,8 @@ export class MemoryStore implements Store {
   releaseShard(token: LeaderToken): Promise<void> {
     return this.cluster.releaseShard(token);
   }
-  contentionView(nodeId: string, liveWindowMs: number, serving: boolean): Promise<ContentionView> {
-    return this.cluster.contentionView(nodeId, liveWindowMs, serving);
+  contentionView(ask: ContentionAsk): Promise<ContentionView> {
+    return this.cluster.contentionView(ask);
   }
   leaveCluster(nodeId: string): Promise<void> {
     return this.cluster.leaveCluster(nodeId);

@@ -47,7 +47,7 @@ export class ContractContext {
   /** Leads a fresh shard with a new node. */
   async leadFreshShard(ttlMs = LONG_TTL_MS, prefix = 'dag'): Promise<{ token: LeaderToken; dagId: string }> {
     const { dagId, shard } = dagIdInFreshShard(prefix);
-    const acquired = await this.store.acquireShard(shard, unique('node'), ttlMs);
+    const acquired = await this.store.acquireShard({ shard, nodeId: unique('node'), ttlMs });
     expect(acquired).not.toBeNull();
     return { token: acquired!.token, dagId };
   }

@@ -14,12 +14,12 @@ export function leadershipContract(c: ContractContext): void {
 
     it('acquireShard by a second node while the first holds it returns null', async () => {
       const { shard } = dagIdInFreshShard('lead');
-      const first = await c.store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+      const first = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: LONG_TTL_MS });
       expect(first).toMatchObject({ reason: 'new', previousHolder: null });
-      expect(await c.store.acquireShard(shard, 'node-b', LONG_TTL_MS)).toBeNull();
+      expect(await c.store.acquireShard({ shard, nodeId: 'node-b', ttlMs: LONG_TTL_MS })).toBeNull();
       // The same node id taking its own live lease again (a restarted process) gets a new
       // epoch: the earlier process's token must die with it.
-      const reclaimed = await c.store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+      const reclaimed = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: LONG_TTL_MS });
       expect(reclaimed).toMatchObject({ reason: 'reclaimed', previousHolder: null, token: { shard, nodeId: 'node-a', epoch: first!.token.epoch + 1 } });
       const row = (await c.store.listShards()).find((s) => s.shard === shard);
       expect(row).toMatchObject({ holder: 'node-a', epoch: first!.token.epoch + 1 });
@@ -28,9 +28,9 @@ export function leadershipContract(c: ContractContext): void {
 
     it('release lets another node take over at once with epoch + 1', async () => {
       const { shard } = dagIdInFreshShard('lead');
-      const first = await c.store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+      const first = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: LONG_TTL_MS });
       await c.store.releaseShard(first!.token);
-      const second = await c.store.acquireShard(shard, 'node-b', LONG_TTL_MS);
+      const second = await c.store.acquireShard({ shard, nodeId: 'node-b', ttlMs: LONG_TTL_MS });
       expect(second).toMatchObject({ reason: 'released', token: { shard, nodeId: 'node-b', epoch: first!.token.epoch + 1 } });
       await refusedWith(c.store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
     });
@@ -39,66 +39,66 @@ export function leadershipContract(c: ContractContext): void {
       const a = unique('node-a');
       const b = unique('node-b');
       const { shard } = dagIdInFreshShard('lead');
-      const held = await c.store.acquireShard(shard, a, LONG_TTL_MS);
-      const first = await c.store.contentionView(a, MEDIUM_TTL_MS, true);
+      const held = await c.store.acquireShard({ shard, nodeId: a, ttlMs: LONG_TTL_MS });
+      const first = await c.store.contentionView({ nodeId: a, liveWindowMs: MEDIUM_TTL_MS, serving: true });
       expect(first.nodes).toContain(a);
       expect(first.nodes).not.toContain(b);
       expect(first.shards.find((s) => s.shard === shard)).toMatchObject({ holder: a, epoch: held!.token.epoch });
       expect(Math.abs(first.now.getTime() - (await c.store.now()).getTime())).toBeLessThan(5_000);
-      const seenByB = await c.store.contentionView(b, MEDIUM_TTL_MS, true);
+      const seenByB = await c.store.contentionView({ nodeId: b, liveWindowMs: MEDIUM_TTL_MS, serving: true });
       expect(seenByB.nodes).toEqual(expect.arrayContaining([a, b]));
       expect(seenByB.nodes).toEqual([...seenByB.nodes].sort());
       // A stays listed only as long as it keeps stamping itself.
       await c.h.advanceMs(PAST_MEDIUM_TTL_MS);
-      const later = await c.store.contentionView(b, MEDIUM_TTL_MS, true);
+      const later = await c.store.contentionView({ nodeId: b, liveWindowMs: MEDIUM_TTL_MS, serving: true });
       expect(later.nodes).toContain(b);
       expect(later.nodes).not.toContain(a);
-      await c.store.contentionView(a, MEDIUM_TTL_MS, true);
-      expect((await c.store.contentionView(b, MEDIUM_TTL_MS, true)).nodes).toContain(a);
+      await c.store.contentionView({ nodeId: a, liveWindowMs: MEDIUM_TTL_MS, serving: true });
+      expect((await c.store.contentionView({ nodeId: b, liveWindowMs: MEDIUM_TTL_MS, serving: true })).nodes).toContain(a);
       await c.store.leaveCluster(a);
-      expect((await c.store.contentionView(b, MEDIUM_TTL_MS, true)).nodes).not.toContain(a);
+      expect((await c.store.contentionView({ nodeId: b, liveWindowMs: MEDIUM_TTL_MS, serving: true })).nodes).not.toContain(a);
     });
 
     it('a node that serves no workers reads the view without being listed, even by itself', async () => {
       const a = unique('node-a');
       const b = unique('node-b');
-      const own = await c.store.contentionView(a, LONG_TTL_MS, false);
+      const own = await c.store.contentionView({ nodeId: a, liveWindowMs: LONG_TTL_MS, serving: false });
       expect(own.nodes).not.toContain(a);
-      expect((await c.store.contentionView(b, LONG_TTL_MS, true)).nodes).not.toContain(a);
+      expect((await c.store.contentionView({ nodeId: b, liveWindowMs: LONG_TTL_MS, serving: true })).nodes).not.toContain(a);
       // Once it serves it is listed; when it stops serving it is no longer listed by itself.
-      await c.store.contentionView(a, LONG_TTL_MS, true);
-      expect((await c.store.contentionView(b, LONG_TTL_MS, true)).nodes).toContain(a);
-      expect((await c.store.contentionView(a, LONG_TTL_MS, false)).nodes).not.toContain(a);
+      await c.store.contentionView({ nodeId: a, liveWindowMs: LONG_TTL_MS, serving: true });
+      expect((await c.store.contentionView({ nodeId: b, liveWindowMs: LONG_TTL_MS, serving: true })).nodes).toContain(a);
+      expect((await c.store.contentionView({ nodeId: a, liveWindowMs: LONG_TTL_MS, serving: false })).nodes).not.toContain(a);
     });
 
     it('contentionView refuses an empty node id or a bad window and stamps nothing', async () => {
       const b = unique('node-b');
-      await refusedWith(c.store.contentionView('', 1_000, true), 'INVALID_INPUT');
-      await refusedWith(c.store.contentionView(b, 0, true), 'INVALID_INPUT');
-      await refusedWith(c.store.contentionView(b, 1.5, true), 'INVALID_INPUT');
+      await refusedWith(c.store.contentionView({ nodeId: '', liveWindowMs: 1_000, serving: true }), 'INVALID_INPUT');
+      await refusedWith(c.store.contentionView({ nodeId: b, liveWindowMs: 0, serving: true }), 'INVALID_INPUT');
+      await refusedWith(c.store.contentionView({ nodeId: b, liveWindowMs: 1.5, serving: true }), 'INVALID_INPUT');
       const nodeC = unique('node-c');
-      expect((await c.store.contentionView(nodeC, LONG_TTL_MS, true)).nodes).not.toContain(b);
+      expect((await c.store.contentionView({ nodeId: nodeC, liveWindowMs: LONG_TTL_MS, serving: true })).nodes).not.toContain(b);
     });
 
     it('renewShard moves the expiry; after it lapses another node takes over with epoch + 1', async () => {
       const { shard } = dagIdInFreshShard('lead');
-      const first = await c.store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+      const first = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: LONG_TTL_MS });
       const before = await c.store.now();
       const until = await c.store.renewShard(first!.token, SHORT_TTL_MS);
       expect(until.getTime()).toBeGreaterThanOrEqual(before.getTime() + SHORT_TTL_MS);
       expect(until.getTime()).toBeLessThan(first!.expiresAt.getTime());
       await c.h.advanceMs(PAST_TTL_MS);
-      const second = await c.store.acquireShard(shard, 'node-b', LONG_TTL_MS);
+      const second = await c.store.acquireShard({ shard, nodeId: 'node-b', ttlMs: LONG_TTL_MS });
       expect(second).toMatchObject({ reason: 'expired', previousHolder: 'node-a', token: { epoch: first!.token.epoch + 1 } });
       await refusedWith(c.store.renewShard(first!.token, LONG_TTL_MS), 'DEPOSED_LEADER');
     });
 
     it('a node whose own shard lease lapsed takes it again under a new epoch', async () => {
       const { shard } = dagIdInFreshShard('lead');
-      const first = await c.store.acquireShard(shard, 'node-a', SHORT_TTL_MS);
+      const first = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: SHORT_TTL_MS });
       await c.h.advanceMs(PAST_TTL_MS);
       // Its old token must die with the lapse: the node may have missed what happened meanwhile.
-      const again = await c.store.acquireShard(shard, 'node-a', LONG_TTL_MS);
+      const again = await c.store.acquireShard({ shard, nodeId: 'node-a', ttlMs: LONG_TTL_MS });
       expect(again).toMatchObject({ reason: 'expired', previousHolder: 'node-a', token: { epoch: first!.token.epoch + 1 } });
       await refusedWith(c.store.queuedRuns(first!.token), 'DEPOSED_LEADER');
       expect(await c.store.queuedRuns(again!.token)).toEqual([]);
@@ -119,7 +119,7 @@ export function leadershipContract(c: ContractContext): void {
       const leased = await c.grantOne(old, ready.id, 'w1', SHORT_TTL_MS);
 
       await c.h.advanceMs(PAST_TTL_MS);
-      const taken = await c.store.acquireShard(old.shard, unique('node'), LONG_TTL_MS);
+      const taken = await c.store.acquireShard({ shard: old.shard, nodeId: unique('node'), ttlMs: LONG_TTL_MS });
       expect(taken).toMatchObject({ reason: 'expired', previousHolder: old.nodeId, token: { epoch: old.epoch + 1 } });
 
       await refusedWith(grantLeases(c.store, old, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS), 'DEPOSED_LEADER');

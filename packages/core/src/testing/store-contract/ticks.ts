@@ -125,7 +125,7 @@ export function ticksContract(c: ContractContext): void {
       expect(racing.flat()).toHaveLength(1);
       // A failover: the new leader's first tick re-covers the slot the old one already ran.
       await c.store.releaseShard(token);
-      const successor = await c.store.acquireShard(token.shard, unique('node'), LONG_TTL_MS);
+      const successor = await c.store.acquireShard({ shard: token.shard, nodeId: unique('node'), ttlMs: LONG_TTL_MS });
       const after = new Date(next.getTime() + DUE_STEP_MS);
       const both = await Promise.allSettled([
         createScheduledRuns(c.store, token, dagId, next, [slot, next], after),
