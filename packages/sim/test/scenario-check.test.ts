@@ -61,6 +61,14 @@ describe('checkScenario', () => {
     await expect(runScenario(bad)).rejects.toThrow(/cluster.nodes must be an integer >= 1, got 0; cluster.capFraction must be a number in \(0, 1\], got 1.5/);
   });
 
+  it('rejects a group name whose DAG ids the store would refuse', () => {
+    for (const name of ['_hidden', 'a/b', 'x'.repeat(127)]) {
+      const config: ScenarioConfig = resolveScenario({ ...small, load: [{ ...small.load[0]!, name, count: 10 }] });
+      expect(() => checkScenario(config), name).toThrow(/load\[0\].name must be letters, digits, dots, dashes or underscores, starting with a letter or digit/);
+    }
+    expect(() => checkScenario(resolveScenario({ ...small, load: [{ ...small.load[0]!, name: 'x'.repeat(126), count: 10 }] }))).not.toThrow();
+  });
+
   it('rejects duplicate group names, since figures are kept per group', () => {
     const config: ScenarioConfig = resolveScenario({ ...small, load: [small.load[0]!, { ...small.load[0]! }] });
     expect(() => checkScenario(config)).toThrow(/load\[1\].name must be unique among the groups/);

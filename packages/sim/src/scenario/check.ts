@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@fenceline/core';
+import { InvalidInputError, isDagId } from '@fenceline/core';
 import type { DagGroup, FaultConfig, ScenarioConfig, ScriptedFault } from './config';
 
 const SHAPES = new Set(['independent', 'chain', 'diamond', 'fanout']);
@@ -67,7 +67,9 @@ type Int = (path: string, v: unknown, min: number) => void;
 type Num = (path: string, v: unknown, min: number, max?: number, minOpen?: boolean) => void;
 
 function checkGroup(g: DagGroup, path: string, at: At, int: Int, num: Num): void {
-  if (typeof g?.name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(g.name)) at(`${path}.name`, 'letters, digits, dots, dashes or underscores (DAG ids are name-index)', g?.name);
+  // The group's DAG ids are name-index, so its last one must pass the DAG id rule.
+  const lastId = typeof g?.name === 'string' ? `${g.name}-${Number.isInteger(g.count) && g.count > 0 ? g.count - 1 : 0}` : null;
+  if (lastId === null || !isDagId(lastId)) at(`${path}.name`, 'letters, digits, dots, dashes or underscores, starting with a letter or digit (DAG ids are name-index, at most 128 characters)', g?.name);
   int(`${path}.count`, g?.count, 0);
   int(`${path}.tasks`, g?.tasks, 1);
   if (!SHAPES.has(g?.shape)) at(`${path}.shape`, `one of ${[...SHAPES].join(', ')}`, g?.shape);
