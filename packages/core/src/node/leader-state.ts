@@ -1,0 +1,166 @@
+import type { Clock, Timers } from '../clock';
+import { DeposedLeaderError } from '../errors';
+import type { JobRow, JobState, RunRow } from '../model';
+import type { DagSpec } from '../spec';
+import type { GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
+import { RunMachine } from '../run/machine';
+import { JobIndex, type MemJob } from './job-index';
+import { LeaderWrites } from './leader-writes';
+import { SpecCache } from './spec-cache';
+
+/**
+ * DAG versions a leader keeps read (most recently used first). A shard of the mission's
+ * 100,000 DAGs on 16 shards holds about 6,000; a version not kept is read again, in a
+ * batch with others, when its DAG next runs.
+ */
+const SPECS_PER_SHARD = 1_000;
+
+/** An active run, as the leader keeps it in memory. */
+export interface MemRun {
+  row: RunRow;
+  spec: DagSpec;
+  machine: RunMachine;
+  jobIdByTask: Map<string, string>;
+}
+
+export interface LeaderDeps {
+  store: LeaderStore;
+  clock: Clock;
+  timers: Timers;
+  token: LeaderToken;
+  emit: (event: NewEvent) => void;
+  /** Asks the node to run a dispatch round soon (new ready jobs, freed leases). */
+  kick: () => void;
+  /** Called when the store says this leader was deposed. */
+  onDeposed: (shard: number) => void;
+  reconcileAfterMs: number;
+  /**
+   * How this leader's grant statement reaches the store; the node passes one that joins
+   * the grants of all its leaders in a dispatch round into one statement.
+   */
+  grantLeases?: (token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number) => Promise<GrantedLease[]>;
+  /** The node's bulk leader writes, shared by all its leaders; a leader alone makes its own. */
+  writes?: LeaderWrites;
+  /**
+   * Whether a worker has left the pool as the node sees it, for the reasons of revoked
+   * leases; without it every holder counts as still in the pool.
+   */
+  holderGone?: (workerId: string | null) => boolean;
+}
+
+/**
+ * What one shard leader knows and the steps every part of it shares: its runs and jobs in
+ * memory, the work in flight that others must wait for, and its guarded writes. The parts
+ * (RunStarts, RunFinish, LeaderSync and the ShardLeader itself) each own a kind of step.
+ */
+export class LeaderState {
+  readonly token: LeaderToken;
+  readonly index = new JobIndex();
+  readonly runs = new Map<string, MemRun>();
+  /** Active runs per DAG, for the max-active-runs check on every start. */
+  readonly runsByDag = new Map<string, Set<string>>();
+  readonly queued = new Map<string, RunRow[]>();
+  readonly specCache = new SpecCache(SPECS_PER_SHARD);
+  readonly starting = new Set<string>();
+  /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
+  readonly granting = new Set<string>();
+  readonly restart = new Set<string>();
+  /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
+  readonly finishing = new Set<string>();
+  deposed = false;
+  // Every leader write that many jobs or runs make at once goes through a batcher: the
+  // runs of a whole tick, the promotions after a batch of completions and the finished
+  // runs share one statement (and one commit), for every shard the node leads.
+  readonly writes: LeaderWrites;
+
+  constructor(readonly deps: LeaderDeps) {
+    this.token = deps.token;
+    this.writes = deps.writes ?? new LeaderWrites(deps.store, deps.timers);
+  }
+
+  get shard(): number {
+    return this.token.shard;
+  }
+
+  /** Runs a leader write; a DeposedLeader refusal marks this leader deposed and yields null. */
+  async guard<T>(fn: () => Promise<T>): Promise<T | null> {
+    if (this.deposed) return null;
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof DeposedLeaderError) {
+        this.deposed = true;
+        this.deps.onDeposed(this.shard);
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  adoptRun(row: RunRow, spec: DagSpec, jobs: JobRow[]): MemRun {
+    const states = new Map<string, JobState>();
+    for (const j of jobs) states.set(j.taskId, j.state);
+    const run: MemRun = { row, spec, machine: new RunMachine(spec, states), jobIdByTask: new Map() };
+    this.runs.set(row.id, run);
+    let active = this.runsByDag.get(row.dagId);
+    if (!active) this.runsByDag.set(row.dagId, (active = new Set()));
+    active.add(row.id);
+    this.index.setCapFraction(row.dagId, spec.capFraction);
+    const nowMs = this.deps.clock.nowMs();
+    for (const j of jobs) {
+      run.jobIdByTask.set(j.taskId, j.id);
+      this.index.add(memJob(j, nowMs));
+    }
+    return run;
+  }
+
+  /** Forgets a finished run and its jobs. */
+  dropRun(run: MemRun): void {
+    this.runs.delete(run.row.id);
+    const active = this.runsByDag.get(run.row.dagId);
+    active?.delete(run.row.id);
+    if (active?.size === 0) {
+      // A DAG with no active run has no job here either: what is kept per DAG goes with it,
+      // or a leader would keep an entry for every DAG it ever ran.
+      this.runsByDag.delete(run.row.dagId);
+      this.index.forgetDag(run.row.dagId);
+    }
+    for (const jobId of run.jobIdByTask.values()) this.index.remove(jobId);
+  }
+
+  enqueue(run: RunRow): void {
+    const list = this.queued.get(run.dagId) ?? [];
+    list.push(run);
+    list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+    this.queued.set(run.dagId, list);
+  }
+
+  activeRuns(dagId: string): number {
+    return this.runsByDag.get(dagId)?.size ?? 0;
+  }
+
+  async specFor(dagId: string, version: number): Promise<DagSpec | null> {
+    const key = `${dagId}@${version}`;
+    const cached = this.specCache.get(key);
+    if (cached) return cached;
+    const spec = await this.writes.readSpec(dagId, version);
+    if (spec) this.specCache.set(key, spec);
+    return spec;
+  }
+}
+
+function memJob(j: JobRow, nowMs: number): MemJob {
+  return {
+    id: j.id,
+    runId: j.runId,
+    dagId: j.dagId,
+    taskId: j.taskId,
+    state: j.state,
+    priority: j.priority,
+    readyAtMs: j.readyAt?.getTime() ?? nowMs,
+    nextAttemptAtMs: j.nextAttemptAt?.getTime() ?? 0,
+    fence: j.fence,
+    holder: j.holder,
+    leasedAtMs: j.leasedAt?.getTime() ?? nowMs,
+  };
+}

@@ -1,0 +1,101 @@
+import { LIMITS } from '../limits';
+import type { JobRow, JobState, RunRow } from '../model';
+import type { SweptJob } from '../store';
+import type { LeaderState, MemRun } from './leader-state';
+import { sweepReason } from './revocation';
+
+/** The job-end row a sweep or a read hands on, as the leader applies it. */
+export type EndedRow = Pick<JobRow, 'id' | 'state' | 'nextAttemptAt' | 'fence'>;
+
+/** What keeping the cache in line with the store needs from the rest of the leader. */
+export interface SyncSteps {
+  jobEnded(row: EndedRow): Promise<void>;
+  jobsEnded(rows: EndedRow[]): Promise<void>;
+  repair(run: MemRun): Promise<void>;
+  adoptQueued(run: RunRow): Promise<void>;
+  startQueued(dagId: string): Promise<void>;
+}
+
+/**
+ * A leader's sweep of expired leases and its reconciliation with the store: re-reading the
+ * jobs its memory may be wrong about, repairing runs, and taking up queued runs whose
+ * notice was lost.
+ */
+export class LeaderSync {
+  constructor(
+    private readonly s: LeaderState,
+    private readonly steps: SyncSteps,
+  ) {}
+
+  /** Revokes expired leases of this shard (rule 4). */
+  async sweep(limit: number): Promise<SweptJob[]> {
+    const { s } = this;
+    if (s.index.leasedCount() === 0) return [];
+    const swept = (await s.guard(() => s.deps.store.sweepExpired(s.token, limit))) ?? [];
+    for (const sj of swept) {
+      const holderGone = s.deps.holderGone?.(sj.previousHolder) ?? false;
+      const reason = sweepReason(sj, holderGone);
+      s.deps.emit({ type: 'lease:expired', shard: s.shard, dagId: sj.dagId, runId: sj.runId, jobId: sj.jobId, workerId: sj.previousHolder, fence: sj.fence, epoch: s.token.epoch, data: { state: sj.state, attemptCounted: sj.attemptCounted, renewed: sj.renewed, holderGone, reason } });
+    }
+    await this.steps.jobsEnded(swept.map((sj) => ({ id: sj.jobId, state: sj.state, nextAttemptAt: sj.nextAttemptAt, fence: sj.fence })));
+    return swept;
+  }
+
+  /**
+   * Re-reads jobs the cache believes leased for longer than a lease can live without a
+   * renewal reaching this node; their end may have been written through another node
+   * whose notice was lost.
+   */
+  async reconcile(): Promise<void> {
+    const { s } = this;
+    const cutoff = s.deps.clock.nowMs() - s.deps.reconcileAfterMs;
+    await this.resyncMany(s.index.leasedBefore(cutoff));
+    for (const run of [...s.runs.values()]) await this.steps.repair(run);
+    const queued = await s.guard(() => s.deps.store.queuedRuns(s.token));
+    for (const run of queued ?? []) await this.steps.adoptQueued(run);
+    for (const dagId of [...s.queued.keys()]) await this.steps.startQueued(dagId);
+  }
+
+  /**
+   * Re-reads jobs the cache may be wrong about, together: the leases reconciliation
+   * suspects (a node with thousands of five-minute jobs running used to send a query per
+   * job each time), the jobs another node's notice says ended, and the jobs of a grant or
+   * a promotion whose answer did not say what became of them. A job this leader changed while the read
+   * was out is left alone: its row may predate that change, and whatever changed it
+   * brought the cache up to date.
+   */
+  async resyncMany(jobIds: string[]): Promise<void> {
+    const { s } = this;
+    for (let i = 0; i < jobIds.length; i += LIMITS.maxJobsPerRead) {
+      const asked = new Map<string, { state: JobState; fence: number }>();
+      for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
+        const job = s.index.get(id);
+        if (job && !s.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });
+      }
+      if (asked.size === 0) continue;
+      const rows = await s.deps.store.getJobs([...asked.keys()]).catch(() => null);
+      for (const row of rows ?? []) {
+        const job = s.index.get(row.id);
+        const before = asked.get(row.id);
+        if (job && before && job.state === before.state && job.fence === before.fence) await this.applyRead(row);
+      }
+    }
+  }
+
+  /** Brings the cached job in line with a row read from the store. */
+  private async applyRead(row: JobRow): Promise<void> {
+    const { s } = this;
+    const job = s.index.get(row.id);
+    // A grant that started while we read answers for itself.
+    if (!job || s.granting.has(row.id)) return;
+    if (row.state === 'leased') {
+      job.leasedAtMs = s.deps.clock.nowMs();
+      s.index.setState(job, 'leased');
+      job.fence = row.fence;
+      job.holder = row.holder;
+      return;
+    }
+    if (row.state === job.state) return;
+    await this.steps.jobEnded(row);
+  }
+}

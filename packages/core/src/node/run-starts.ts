@@ -1,0 +1,144 @@
+import { jobsPerRunRefusal } from '../limits';
+import type { RunRow } from '../model';
+import type { CreatedRun, DueDag } from '../store';
+import { initialJobs } from '../run/machine';
+import { planTick } from '../schedule/tick';
+import type { LeaderState, MemRun } from './leader-state';
+
+/** What starting runs needs from the rest of the leader. */
+export interface StartSteps {
+  /** Finishes a run whose jobs all ended (a run of no runnable job ends as it starts). */
+  maybeFinish(run: MemRun): Promise<void>;
+}
+
+/**
+ * A leader's run creation and starts: the runs of due slots, and queued runs started up
+ * to each DAG's max active runs, one DAG at a time.
+ */
+export class RunStarts {
+  constructor(
+    private readonly s: LeaderState,
+    private readonly steps: StartSteps,
+  ) {}
+
+  /**
+   * Creates the runs of one due DAG (the node reads due DAGs for all its shards at once)
+   * and returns how many it created. A single run of a DAG with room under its max active
+   * runs and nothing queued ahead is created running, its jobs inserted in the same write;
+   * anything else is queued, and starting it is the caller's next step (startQueued), so a
+   * tick can read its next page of due DAGs meanwhile.
+   */
+  async createRuns(due: DueDag, nowMs: number): Promise<number> {
+    const { s } = this;
+    const dagId = due.id;
+    s.specCache.set(`${dagId}@${due.version}`, due.spec);
+    const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs });
+    const slots = plan.slotsMs.map((ms) => new Date(ms));
+    const next = plan.nextRunAtMs == null ? null : new Date(plan.nextRunAtMs);
+    // Starting in the creating write holds the DAG's start lock, so a trigger's start
+    // cannot take the same room under max active runs meanwhile.
+    // A run that can never start is created queued, and startQueued fails it with its reason.
+    const roomToStart = slots.length === 1 && !s.starting.has(dagId) && !s.queued.has(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
+    const jobs = roomToStart ? initialJobs(due.spec) : [];
+    const startNow = roomToStart && jobsPerRunRefusal(jobs.length) === null;
+    if (startNow) s.starting.add(dagId);
+    let created: CreatedRun[] | null;
+    try {
+      const start = startNow ? { version: due.version, jobs } : undefined;
+      created = await s.guard(() => s.writes.createRuns(s.token, { dagId, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next, start }));
+      if (!created) return 0;
+      for (const run of created) {
+        const finishing = this.onCreated(run, due);
+        if (finishing) await finishing;
+      }
+    } finally {
+      if (startNow) s.starting.delete(dagId);
+    }
+    if (plan.skipped > 0) s.deps.emit({ type: 'run:created', shard: s.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    // A start asked for while this write was out waited for it (see startQueued).
+    if (s.restart.has(dagId)) void this.startQueued(dagId).catch(() => undefined);
+    return created.length;
+  }
+
+  /**
+   * Takes up a run the creating write made: running with its jobs (returning the step that
+   * finishes it if it has nothing to run), or queued. It returns that promise rather than
+   * awaiting it, so the tick takes no more turns than the step itself.
+   */
+  private onCreated(run: CreatedRun, due: DueDag): Promise<void> | null {
+    const { s } = this;
+    s.deps.emit({ type: 'run:created', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
+    if (run.state === 'running' && run.jobs && !s.deposed) {
+      const { jobs, ...row } = run;
+      const adopted = s.adoptRun(row, due.spec, jobs);
+      s.deps.emit({ type: 'run:started', shard: s.shard, dagId: due.id, runId: run.id, epoch: s.token.epoch, data: { jobs: jobs.length } });
+      return this.steps.maybeFinish(adopted);
+    }
+    if (run.state === 'queued') s.enqueue(run);
+    return null;
+  }
+
+  /** A run queued by a trigger (told by a notice or found by reconciliation). */
+  async adoptQueued(run: RunRow): Promise<void> {
+    const { s } = this;
+    if (s.runs.has(run.id) || run.state !== 'queued') return;
+    const list = s.queued.get(run.dagId) ?? [];
+    if (list.some((r) => r.id === run.id)) return;
+    s.enqueue(run);
+    await this.startQueued(run.dagId);
+  }
+
+  /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
+  async startQueued(dagId: string): Promise<void> {
+    const { s } = this;
+    if (s.starting.has(dagId)) {
+      s.restart.add(dagId);
+      return;
+    }
+    s.starting.add(dagId);
+    try {
+      do {
+        s.restart.delete(dagId);
+        // One loop, not a helper per run: each await here is a turn other steps interleave with.
+        for (;;) {
+          const next = s.queued.get(dagId)?.[0];
+          if (!next || s.deposed) break;
+          const spec = await s.specFor(next.dagId, next.dagVersion);
+          if (!spec) break;
+          if (s.activeRuns(dagId) >= spec.maxActiveRuns) break;
+          s.queued.get(dagId)!.shift();
+          const jobs = initialJobs(spec);
+          const refusal = jobsPerRunRefusal(jobs.length);
+          if (refusal) {
+            await this.failUnstartable(next, refusal);
+            continue;
+          }
+          const rows = await s.guard(() => s.writes.startRun(s.token, { runId: next.id, jobs }));
+          if (!rows) break;
+          if (rows.length === 0) continue;
+          const run = s.adoptRun({ ...next, state: 'running' as const }, spec, rows);
+          s.deps.emit({ type: 'run:started', shard: s.shard, dagId, runId: next.id, epoch: s.token.epoch, data: { jobs: rows.length } });
+          await this.steps.maybeFinish(run);
+        }
+      } while (s.restart.has(dagId));
+    } finally {
+      s.starting.delete(dagId);
+      if ((s.queued.get(dagId)?.length ?? 0) === 0) s.queued.delete(dagId);
+    }
+    s.deps.kick();
+  }
+
+  /**
+   * Fails a queued run that can never start: its DAG version has more tasks than a run may
+   * hold (a version stored before the limit was lowered, or written around the API). The
+   * store refuses such a start, and as one item of a batch of starts or of a tick's
+   * creations it would fail the whole batch, every time it was retried; failed, it says
+   * why and lets the DAG's later runs start.
+   */
+  private async failUnstartable(run: RunRow, reason: string): Promise<void> {
+    const { s } = this;
+    const failed = await s.guard(() => s.writes.finishRun(s.token, { runId: run.id, state: 'failed' }));
+    if (!failed) return;
+    s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'failed', reason } });
+  }
+}
