@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initialJobs, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
+import { initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { Cluster } from '../scripts/cluster';
@@ -31,7 +31,7 @@ describe('crash safety: a leader that died between steps', () => {
 
   async function put(spec: DagSpecInput): Promise<number> {
     await store.putDag(spec, SHARDS);
-    return (await store.getDag(spec.id)).shard;
+    return (await store.getDag(parseDagId(spec.id))).shard;
   }
 
   async function crashedLeader(shard: number): Promise<LeaderToken> {
@@ -49,13 +49,13 @@ describe('crash safety: a leader that died between steps', () => {
   it('recovers runs left queued, half-promoted, half-failed and with an undelivered lease, and loses nothing acknowledged', async () => {
     // Case 1: the tick created the run (acknowledged) but the leader died before starting it.
     const queuedShard = await put({ id: 'crash-queued', tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }] });
-    const queued = await store.triggerRun('crash-queued');
+    const queued = await store.triggerRun(parseDagId('crash-queued'));
 
     // Case 2: a job's success was accepted, but the leader died before promoting its dependents.
     const promoteSpec: DagSpecInput = { id: 'crash-promote', tasks: [{ id: 'first', type: 'noop' }, { id: 'second', type: 'noop', dependsOn: ['first'] }, { id: 'third', type: 'noop', dependsOn: ['second'] }] };
     const promoteShard = await put(promoteSpec);
     const promoteToken = await crashedLeader(promoteShard);
-    const promoteRun = await store.triggerRun('crash-promote');
+    const promoteRun = await store.triggerRun(parseDagId('crash-promote'));
     const promoteJobs = await startRun(store, promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
     const first = promoteJobs.find((j) => j.taskId === 'first')!;
     const [lease] = await grantLeases(store, promoteToken, [{ jobId: first.id, workerId: 'ghost-worker' }], 60_000);
@@ -66,7 +66,7 @@ describe('crash safety: a leader that died between steps', () => {
     const failSpec: DagSpecInput = { id: 'crash-fail', tasks: [{ id: 'doomed', type: 'noop' }, { id: 'after', type: 'noop', dependsOn: ['doomed'] }] };
     const failShard = await put(failSpec);
     const failToken = failShard === promoteShard ? promoteToken : await crashedLeader(failShard);
-    const failRun = await store.triggerRun('crash-fail');
+    const failRun = await store.triggerRun(parseDagId('crash-fail'));
     const failJobs = await startRun(store, failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
     const doomed = failJobs.find((j) => j.taskId === 'doomed')!;
     const [failLease] = await grantLeases(store, failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
@@ -77,7 +77,7 @@ describe('crash safety: a leader that died between steps', () => {
     const lostSpec: DagSpecInput = { id: 'crash-undelivered', tasks: [{ id: 'only', type: 'noop' }] };
     const lostShard = await put(lostSpec);
     const lostToken = await crashedLeaderOf(lostShard);
-    const lostRun = await store.triggerRun('crash-undelivered');
+    const lostRun = await store.triggerRun(parseDagId('crash-undelivered'));
     const [lostJob] = await startRun(store, lostToken, lostRun.id, initialJobs(parseDagSpec(lostSpec)));
     const [lostLease] = await grantLeases(store, lostToken, [{ jobId: lostJob!.id, workerId: 'worker-1' }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
     expect(lostLease).toMatchObject({ attempt: 1 });

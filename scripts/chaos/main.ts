@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { capFor, DEFAULTS, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
+import { capFor, DEFAULTS, parseDagId, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
@@ -109,7 +109,7 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
       nextTrigger = Date.now() + 12_000;
       // Keep the backlog bounded: a new manual run only when none is still queued, so the
       // load stays feasible however long the soak runs and the drain has a fixed bound.
-      for (const dagId of [dags.fanout.id, dags.flaky.id]) {
+      for (const dagId of [dags.fanout.id, dags.flaky.id].map((id) => parseDagId(id))) {
         const queued = await store.listRuns({ dagId, state: 'queued', limit: 1 }).catch(() => [{}]);
         if (queued.length === 0) await store.triggerRun(dagId).catch(() => undefined);
       }
@@ -239,7 +239,7 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   console.log('faults off: draining the workload');
   await Promise.all(pending);
   for (const name of cluster.procs.keys()) cluster.signal(name, 'SIGCONT');
-  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.setPaused(spec.id, true);
+  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.setPaused(parseDagId(spec.id), true);
   const drainDeadline = Date.now() + 5 * 60_000;
   let report: AuditReport = await auditStore(databaseUrl);
   while ((report.nonTerminalJobs > 0 || report.nonTerminalRuns > 0) && Date.now() < drainDeadline) {

@@ -301,10 +301,10 @@ export interface CatalogueStore extends StoreTime {
    * otherwise a new immutable version is created and becomes current. Throws InvalidDagError.
    */
   putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }>;
-  getDag(dagId: string): Promise<DagRow>;
-  listDagVersions(dagId: string): Promise<DagVersionRow[]>;
+  getDag(dagId: DagId): Promise<DagRow>;
+  listDagVersions(dagId: DagId): Promise<DagVersionRow[]>;
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;
-  setPaused(dagId: string, paused: boolean): Promise<DagRow>;
+  setPaused(dagId: DagId, paused: boolean): Promise<DagRow>;
   /**
    * Queues a manual run at store time now; notifies the shard's leader. With a
    * `requestKey`, a second trigger of the DAG with the same key queues nothing and returns
@@ -312,7 +312,7 @@ export interface CatalogueStore extends StoreTime {
    * lost answer) makes one run. Throws InvalidInputError for a key that fails
    * checkRequestKey, NotFoundError for a DAG that does not exist.
    */
-  triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow>;
+  triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
 }
 
 /** The reads of runs, jobs and results that the console, the CLI and the tools show. */

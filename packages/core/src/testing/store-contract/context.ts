@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { shardOf } from '../../dag/shard';
+import { parseDagId, type DagId } from '../../ids';
 import type { JobRow } from '../../model';
 import type { LeaderToken, Store } from '../../store';
 import type { StoreHarness } from '../store-contract';
@@ -29,10 +30,10 @@ export class ContractContext {
   }
 
   /** `dagId` and more DAG ids in its shard, `${dagId}${tag}<k>` searched until they land there. */
-  idsInShard(dagId: string, shard: number, count: number, tag: string): string[] {
+  idsInShard(dagId: DagId, shard: number, count: number, tag: string): DagId[] {
     const ids = [dagId];
     for (let k = 0; ids.length < count; k++) {
-      const candidate = `${dagId}${tag}${k}`;
+      const candidate = parseDagId(`${dagId}${tag}${k}`);
       if (shardOf(candidate, SHARD_COUNT) === shard) ids.push(candidate);
     }
     return ids;
@@ -45,7 +46,7 @@ export class ContractContext {
   }
 
   /** Leads a fresh shard with a new node. */
-  async leadFreshShard(ttlMs = LONG_TTL_MS, prefix = 'dag'): Promise<{ token: LeaderToken; dagId: string }> {
+  async leadFreshShard(ttlMs = LONG_TTL_MS, prefix = 'dag'): Promise<{ token: LeaderToken; dagId: DagId }> {
     const { dagId, shard } = dagIdInFreshShard(prefix);
     const acquired = await this.store.acquireShard({ shard, nodeId: unique('node'), ttlMs });
     expect(acquired).not.toBeNull();

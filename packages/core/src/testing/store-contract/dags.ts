@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseDagId } from '../../ids';
 import type { ContractContext } from './context';
 import { dagIdInFreshShard, refusedWith, SHARD_COUNT, spec, unique } from './fixtures';
 
@@ -73,7 +74,7 @@ export function dagsContract(c: ContractContext): void {
       expect((await c.store.setPaused(dagId, false)).paused).toBe(false);
       await c.store.putDag(spec(dagId, { paused: true, description: 'v2' }), SHARD_COUNT);
       expect(await c.store.getDag(dagId)).toMatchObject({ version: 2, paused: false });
-      await refusedWith(c.store.setPaused(unique('missing'), true), 'NOT_FOUND');
+      await refusedWith(c.store.setPaused(parseDagId(unique('missing')), true), 'NOT_FOUND');
     });
 
     it('lists DAGs by search with a total, in pages', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { shardOf } from '../../dag/shard';
+import { parseDagId, type DagId } from '../../ids';
 import type { FencelineError } from '../../errors';
 import type { DagSpecInput } from '../../spec';
 import type { NewJob } from '../../store';
@@ -38,11 +39,11 @@ export function unique(prefix: string): string {
 let nextShard = Math.floor(Math.random() * SHARD_COUNT);
 
 /** A fresh DAG id that lands in a shard no other test of this run uses. */
-export function dagIdInFreshShard(prefix: string): { dagId: string; shard: number } {
+export function dagIdInFreshShard(prefix: string): { dagId: DagId; shard: number } {
   nextShard = (nextShard + 1) % SHARD_COUNT;
   const base = unique(prefix);
   for (let k = 0; ; k++) {
-    const dagId = `${base}-${k}`;
+    const dagId = parseDagId(`${base}-${k}`);
     if (shardOf(dagId, SHARD_COUNT) === nextShard) return { dagId, shard: nextShard };
   }
 }

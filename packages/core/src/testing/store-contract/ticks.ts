@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { DagId } from '../../ids';
 import { LIMITS } from '../../limits';
 import type { CreatedRun, DuePageKey } from '../../store';
 import type { ContractContext } from './context';
@@ -77,7 +78,7 @@ export function ticksContract(c: ContractContext): void {
 
     it('dueDags with a horizon also returns the DAGs due within it, and only those, leaving out skipped slots', async () => {
       const { token, dagId } = await c.leadFreshShard(LONG_TTL_MS, 'ahead');
-      const [, near, far] = c.idsInShard(dagId, token.shard, 3, 'n') as [string, string, string];
+      const [, near, far] = c.idsInShard(dagId, token.shard, 3, 'n') as [DagId, DagId, DagId];
       // Anchored on store time, so the near DAG is due in about 30 s and the far one in
       // about an hour whatever the time of day.
       const nowMs = (await c.store.now()).getTime();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJobId } from '../../ids';
+import { parseDagId, parseJobId } from '../../ids';
 import { LIMITS } from '../../limits';
 import type { StoreNotice } from '../../store';
 import type { ContractContext } from './context';
@@ -26,12 +26,12 @@ export function triggersContract(c: ContractContext): void {
       } finally {
         await unsubscribe();
       }
-      await refusedWith(c.store.triggerRun(unique('missing')), 'NOT_FOUND');
+      await refusedWith(c.store.triggerRun(parseDagId(unique('missing'))), 'NOT_FOUND');
     });
 
     it('triggerRun with a request key queues one run per key and DAG, even when sent twice at once', async () => {
       const { dagId } = await c.leadFreshShard();
-      const other = unique('keyed-other');
+      const other = parseDagId(unique('keyed-other'));
       await c.store.putDag(spec(dagId), SHARD_COUNT);
       await c.store.putDag(spec(other), SHARD_COUNT);
       const [first, again] = await Promise.all([c.store.triggerRun(dagId, { requestKey: 'click-1' }), c.store.triggerRun(dagId, { requestKey: 'click-1' })]);
