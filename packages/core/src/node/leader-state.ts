@@ -46,6 +46,8 @@ export interface LeaderDeps {
    * leases; without it every holder counts as still in the pool.
    */
   holderGone?: (workerId: string | null) => boolean;
+  /** Errors of steps nobody awaits (a restarted start of queued runs), other than an outage of the store. */
+  onError?: (where: string, err: unknown) => void;
 }
 
 /**

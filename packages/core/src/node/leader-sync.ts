@@ -1,4 +1,5 @@
 import { LIMITS } from '../limits';
+import { unlessUnavailable } from '../unavailable';
 import type { JobRow, JobState, RunRow } from '../model';
 import type { SweptJob } from '../store';
 import type { LeaderState, MemRun } from './leader-state';
@@ -73,7 +74,9 @@ export class LeaderSync {
         if (job && !s.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });
       }
       if (asked.size === 0) continue;
-      const rows = await s.deps.store.getJobs([...asked.keys()]).catch(() => null);
+      // A store that is away leaves the cache as it is until the next reconciliation; any
+      // other error of the read is a bug, and surfaces.
+      const rows = await s.deps.store.getJobs([...asked.keys()]).catch(unlessUnavailable(null));
       for (const row of rows ?? []) {
         const job = s.index.get(row.id);
         const before = asked.get(row.id);

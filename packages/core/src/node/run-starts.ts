@@ -3,6 +3,7 @@ import type { RunRow } from '../model';
 import type { CreatedRun, DueDag } from '../store';
 import { initialJobs } from '../run/machine';
 import { planTick } from '../schedule/tick';
+import { isStoreUnavailable } from '../unavailable';
 import type { LeaderState, MemRun } from './leader-state';
 
 /** What starting runs needs from the rest of the leader. */
@@ -56,7 +57,8 @@ export class RunStarts {
     }
     if (plan.skipped > 0) s.deps.emit({ type: 'run:created', shard: s.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
     // A start asked for while this write was out waited for it (see startQueued).
-    if (s.restart.has(dagId)) void this.startQueued(dagId).catch(() => undefined);
+    // Nobody awaits it: an outage waits for the next reconciliation, anything else is reported.
+    if (s.restart.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
     return created.length;
   }
 

@@ -233,6 +233,7 @@ export class SchedulerNode {
       // A holder that held its lease and lived would have been heard from within every
       // renewal interval; one silent for longer than the TTL less that interval has gone.
       holderGone: (workerId) => workerId === null || this.pool.silentMs(workerId) > this.config.leaseTtlMs - this.config.renewIntervalMs,
+      onError: (where, err) => this.error(where, err),
       grantLeases: async (t, grants) => {
         const outcome = await this.grantBatcher.submit({ token: t, grants });
         if (outcome instanceof Error) throw outcome;

@@ -2,6 +2,7 @@ import { DeposedLeaderError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DueDag, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
+import { unlessUnavailable } from '../unavailable';
 import type { DispatchDag } from '../fairshare/plan';
 import type { MemJob } from './job-index';
 import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
@@ -172,7 +173,7 @@ export class ShardLeader {
       // commit). Keep counting the jobs as held, so the cap stays exact, until a re-read of
       // each says otherwise; reconciliation retries the re-read if the store is still away.
       for (const job of taken) job.leasedAtMs = 0;
-      await this.sync.resyncMany(taken.map((job) => job.id)).catch(() => undefined);
+      await this.sync.resyncMany(taken.map((job) => job.id)).catch(unlessUnavailable(undefined));
       throw err;
     }
     for (const job of taken) s.granting.delete(job.id);
