@@ -1,0 +1,214 @@
+import { capFor, planDispatch, saltedHash, type DispatchDag, type DispatchPlan } from '../fairshare/plan';
+import type { JobRow } from '../model';
+import type { GrantedLease } from '../store';
+import type { NodeContext } from './node-context';
+import { RELEASE_REASONS } from './revocation';
+import type { ShardLeader } from './shard-leader';
+import type { Assignment } from './worker-pool';
+
+/** What dispatch needs from the rest of the node. */
+export interface DispatchDeps {
+  /** The leaders that may act (loaded, not deposed). */
+  loadedLeaders(): ShardLeader[];
+  /** Every leader, for the retry wake-up. */
+  allLeaders(): Iterable<ShardLeader>;
+  /** The store's clock as the node estimates it: backoffs were set by it. */
+  storeNowMs(): number;
+  /** Hands a lease back for a worker that left the pool between the plan and the grant. */
+  handBack(jobId: string, fence: number, workerId: string, reason: string): Promise<JobRow>;
+}
+
+type Grant = { jobId: string; workerId: string };
+
+/**
+ * A node's dispatch rounds: on a kick, the fair-share plan over every shard it leads and
+ * the waiting workers, the grants of all its leaders in one statement, and the leases
+ * handed to the workers' open polls; plus the wake-up for the earliest retry backoff.
+ */
+export class Dispatcher {
+  private roundsInFlight = 0;
+  private dispatchAgain = false;
+  private dispatchScheduled = false;
+  private retryTimer: { atMs: number; cancel: () => void } | null = null;
+  private rotation = 0;
+  /** This node's part of the planner's tie-break between equally free workers. */
+  private readonly nodeSalt: number;
+
+  constructor(
+    private readonly c: NodeContext,
+    private readonly d: DispatchDeps,
+  ) {
+    this.nodeSalt = saltedHash(c.nodeId, 0);
+  }
+
+  /** Whether some leader has a ready job: only then is a round worth its cost. */
+  hasReadyWork(): boolean {
+    return this.d.loadedLeaders().some((l) => l.readyCount() > 0);
+  }
+
+  /** Requests a dispatch round on the next turn. */
+  kick(): void {
+    if (this.c.stopped() || this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    this.c.timers.after(0, () => {
+      this.dispatchScheduled = false;
+      this.dispatch();
+    });
+  }
+
+  stop(): void {
+    this.retryTimer?.cancel();
+  }
+
+  /**
+   * Starts a round unless dispatchRoundsInFlight are out already, in which case one more
+   * runs when one of them ends. Rounds may overlap: a round takes its jobs out of the
+   * ready queues and reserves its workers' slots before its grant statement goes out, so
+   * the next round plans only what is left.
+   */
+  private dispatch(): void {
+    const { c } = this;
+    if (c.stopped()) return;
+    if (this.roundsInFlight >= c.config.dispatchRoundsInFlight) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatchAgain = false;
+    this.roundsInFlight++;
+    const startedMs = c.clock.nowMs();
+    void this.dispatchRound()
+      .catch((e) => c.error('dispatch', e))
+      .finally(() => {
+        this.roundsInFlight--;
+        c.metrics.inc('dispatch_rounds_total');
+        c.metrics.inc('dispatch_round_ms_total', c.clock.nowMs() - startedMs);
+        if (this.dispatchAgain) this.dispatch();
+      });
+  }
+
+  private async dispatchRound(): Promise<void> {
+    const { c } = this;
+    const plan = this.planRound();
+    if (!plan) return;
+    const { byLeader, planned } = this.groupGrants(plan.plan, plan.dagShard);
+    for (const [workerId, n] of planned) c.pool.reserve(workerId, n);
+    const grantStartedMs = c.clock.nowMs();
+    let results: { leader: ShardLeader; granted: GrantedLease[] }[];
+    try {
+      results = await Promise.all([...byLeader].map(async ([leader, grants]) => ({ leader, granted: await leader.grant(grants, c.config.leaseTtlMs) })));
+    } catch (err) {
+      for (const [workerId, n] of planned) c.pool.settle(workerId, n, []);
+      throw err;
+    }
+    c.metrics.inc('dispatch_grant_ms_total', c.clock.nowMs() - grantStartedMs);
+    const perWorker = this.assignments(results);
+    c.metrics.inc('leases_granted_total', [...perWorker.values()].reduce((n, l) => n + l.length, 0));
+    for (const [workerId, n] of planned) {
+      const jobs = perWorker.get(workerId) ?? [];
+      if (c.pool.settle(workerId, n, jobs)) continue;
+      c.metrics.inc('leases_undelivered_total', jobs.length);
+      // The worker left the pool between the plan and the grant: hand the leases back.
+      for (const job of jobs) await this.d.handBack(job.jobId, job.fence, workerId, RELEASE_REASONS.leftPool);
+    }
+  }
+
+  /** The round's fair-share plan, or null when it has nothing to grant. */
+  private planRound(): { plan: DispatchPlan; dagShard: Map<string, ShardLeader> } | null {
+    const { c } = this;
+    // Backoffs were set by the store's clock, so they are compared with it.
+    const nowMs = this.d.storeNowMs();
+    this.scheduleRetryWakeup(nowMs);
+    // Rounds are asked for on every job end; most find nothing ready, and then the fleet
+    // need not be looked at at all.
+    if (!this.hasReadyWork()) {
+      c.metrics.set('dags_capped', 0);
+      return null;
+    }
+    if (!c.pool.hasWaiters()) return null;
+    const poolSlots = c.pool.poolSlots();
+    const capOf = (fraction: number | undefined): number => capFor(poolSlots, fraction ?? c.config.capFraction);
+    const { dags, dagShard } = this.views(nowMs, capOf);
+    const cappedBefore = this.d.loadedLeaders().reduce((n, l) => n + l.cappedDags(capOf), 0);
+    c.metrics.set('dags_capped', cappedBefore);
+    if (dags.length === 0) return null;
+    const rotation = this.rotation++;
+    // Ties between equally free workers go differently on each node and in each round, so
+    // the nodes do not all pick the same idle workers (each double fill is a hand-back).
+    const tieSalt = (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0;
+    // The round can grant at most this many jobs, so it needs at most this many workers:
+    // the pool picks them in the planner's own order without listing the whole fleet.
+    let grantable = 0;
+    for (const d of dags) grantable += Math.min(d.ready.length, Math.max(0, capOf(d.capFraction) - d.held));
+    const workers = c.pool.bestWaiting(grantable, tieSalt);
+    if (workers.length === 0) return null;
+    const plan = planDispatch({ dags, poolSlots, workers, capFraction: c.config.capFraction, rotation, tieSalt });
+    c.metrics.set('dags_capped', cappedBefore + plan.capped.length);
+    return plan.grants.length === 0 ? null : { plan, dagShard };
+  }
+
+  /** Every leader's fair-share view, and which leader owns each DAG in it. */
+  private views(nowMs: number, capOf: (fraction: number | undefined) => number): { dags: DispatchDag[]; dagShard: Map<string, ShardLeader> } {
+    const dagShard = new Map<string, ShardLeader>();
+    const dags: DispatchDag[] = [];
+    for (const leader of this.d.loadedLeaders()) {
+      for (const view of leader.dispatchView(nowMs, capOf)) {
+        dagShard.set(view.dagId, leader);
+        dags.push(view);
+      }
+    }
+    return { dags, dagShard };
+  }
+
+  /** The plan's grants per leader, and how many each worker was planned. */
+  private groupGrants(plan: DispatchPlan, dagShard: Map<string, ShardLeader>): { byLeader: Map<ShardLeader, Grant[]>; planned: Map<string, number> } {
+    const byLeader = new Map<ShardLeader, Grant[]>();
+    const planned = new Map<string, number>();
+    for (const g of plan.grants) {
+      const leader = dagShard.get(g.dagId)!;
+      const list = byLeader.get(leader) ?? [];
+      list.push({ jobId: g.jobId, workerId: g.workerId });
+      byLeader.set(leader, list);
+      planned.set(g.workerId, (planned.get(g.workerId) ?? 0) + 1);
+    }
+    return { byLeader, planned };
+  }
+
+  /** The granted leases as each worker receives them. */
+  private assignments(results: { leader: ShardLeader; granted: GrantedLease[] }[]): Map<string, Assignment[]> {
+    const { config } = this.c;
+    const perWorker = new Map<string, Assignment[]>();
+    for (const { leader, granted } of results) {
+      for (const lease of granted) {
+        const list = perWorker.get(lease.workerId) ?? [];
+        list.push({
+          jobId: lease.jobId,
+          runId: lease.runId,
+          dagId: lease.dagId,
+          taskId: lease.taskId,
+          attempt: lease.attempt,
+          fence: lease.fence,
+          leaseTtlMs: config.leaseTtlMs,
+          renewIntervalMs: config.renewIntervalMs,
+          task: leader.taskOf(lease.runId, lease.taskId) ?? { type: 'unknown', config: {}, timeoutMs: 0 },
+        });
+        perWorker.set(lease.workerId, list);
+      }
+    }
+    return perWorker;
+  }
+
+  private scheduleRetryWakeup(nowMs: number): void {
+    let next: number | null = null;
+    for (const l of this.d.allLeaders()) {
+      const t = l.nextRetryAtMs(nowMs);
+      if (t != null && (next == null || t < next)) next = t;
+    }
+    if (next == null || (this.retryTimer && this.retryTimer.atMs <= next && this.retryTimer.atMs > nowMs)) return;
+    this.retryTimer?.cancel();
+    const cancel = this.c.timers.after(next - nowMs, () => {
+      this.retryTimer = null;
+      this.kick();
+    });
+    this.retryTimer = { atMs: next, cancel };
+  }
+}

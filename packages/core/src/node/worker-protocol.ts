@@ -1,0 +1,205 @@
+import { FencelineError, InvalidInputError } from '../errors';
+import type { JobId } from '../ids';
+import type { JobRow } from '../model';
+import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
+import { Batcher } from './batcher';
+import type { NodeContext } from './node-context';
+import { releaseReason, type ReleaseCause } from './revocation';
+import type { ShardLeader } from './shard-leader';
+import type { Assignment, PollRequest } from './worker-pool';
+
+/** What the worker protocol needs from the rest of the node. */
+export interface ProtocolDeps {
+  /** The leader of a shard on this node, if any. */
+  leader(shard: number): ShardLeader | undefined;
+  hasReadyWork(): boolean;
+  kick(): void;
+}
+
+type ResultInput = { jobId: string; fence: number; output?: unknown; logs?: string | null };
+
+/**
+ * The worker protocol as a node serves it: register, long poll, renew, complete, fail and
+ * hand back. Renewals and completions of every worker share store statements; a job's
+ * end is passed on to its shard's leader here, or told to the node that leads it.
+ */
+export class WorkerProtocol {
+  private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
+  private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+
+  constructor(
+    private readonly c: NodeContext,
+    private readonly d: ProtocolDeps,
+  ) {
+    this.renewBatcher = new Batcher(c.timers, { windowMs: c.config.renewBatchWindowMs, maxBatch: 1000 }, (items) => c.store.renewLeases(items, c.config.leaseTtlMs));
+    // Completions from every worker share a statement: while one batch commits, the next
+    // gathers, so the batch size follows the load and an idle node answers at once.
+    this.completeBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => c.store.completeJobs(items));
+  }
+
+  register(workerId: string, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
+    const { c } = this;
+    if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`);
+    c.pool.touch(workerId, slots);
+    c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots } });
+    return c.store
+      .registerWorker({ id: workerId, slots, nodeId: c.nodeId, meta })
+      .then(() => ({ nodeId: c.nodeId, leaseTtlMs: c.config.leaseTtlMs, renewIntervalMs: c.config.renewIntervalMs, pollWaitMs: c.config.pollWaitMs }));
+  }
+
+  /**
+   * Long poll: answered the moment a lease is granted to this worker, or empty after
+   * `waitMs` (at most the node's pollWaitMs, which is also the default).
+   */
+  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+    const { c } = this;
+    const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);
+    // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
+    return c.pool.wait({ ...poll, waitMs }, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
+  }
+
+  /**
+   * Renewals of leases held by many worker identities, for a process that hosts many of
+   * them and renews them in one request; each lease is still checked against its own holder.
+   */
+  async renewMany(refs: LeaseRef[]): Promise<RenewOutcome[]> {
+    const { c } = this;
+    for (const ref of refs) c.pool.seen(ref.workerId);
+    const outcomes = await this.renewBatcher.submitMany(refs);
+    outcomes.forEach((o, i) => {
+      const ref = refs[i]!;
+      if (o.ok) {
+        c.metrics.inc('renewals_total');
+        // Renewals go to the event log too (in the same batched flush as every event), so
+        // the console can draw each attempt's renewals on the run timeline.
+        c.emit({ type: 'lease:renewed', jobId: o.jobId, workerId: ref.workerId, fence: ref.fence, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
+      } else this.refused(o.code, { jobId: o.jobId, workerId: ref.workerId, op: 'renew' });
+    });
+    return outcomes;
+  }
+
+  async complete(workerId: string, input: ResultInput): Promise<JobRow> {
+    const [outcome] = await this.completeMany(workerId, [input]);
+    if (!outcome!.ok) throw outcome!.error;
+    return outcome!.row;
+  }
+
+  /**
+   * Several results of one worker in one call. Each is fenced on its own and answered on
+   * its own: an accepted result's row, or its typed refusal. The worker is answered once
+   * the results are durable; the leaders' follow-up (readiness downstream, finished runs)
+   * runs after, since it is theirs to finish and repair, not the worker's to wait for.
+   */
+  async completeMany(workerId: string, items: ResultInput[]): Promise<WriteOutcome[]> {
+    const { c } = this;
+    c.pool.seen(workerId);
+    const outcomes = await this.completeBatcher.submitMany(items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId }, output: i.output, logs: i.logs ?? null })));
+    const ended: JobRow[] = [];
+    for (const o of outcomes) {
+      if (o.ok) {
+        const row = o.row;
+        c.metrics.inc('jobs_succeeded_total');
+        c.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: c.nodeId });
+        ended.push(row);
+      } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, { jobId: o.jobId, workerId, op: 'complete', ...o.error.details });
+    }
+    // Each result frees a slot of the worker: a poll it has open here may now take that
+    // many more jobs, without the worker having to poll again to say so.
+    if (c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
+    void this.afterJobsEnd(ended);
+    return outcomes;
+  }
+
+  async fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+    const { c } = this;
+    c.pool.seen(workerId);
+    const row = await this.fenced('fail', workerId, input.jobId, () =>
+      c.store.failJob({ jobId: input.jobId, fence: input.fence, workerId }, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }),
+    );
+    c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
+    c.pool.credit(workerId, 1);
+    c.emit({ type: row.state === 'failed' ? 'job:failed' : 'job:retrying', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: c.nodeId, data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null } });
+    await this.afterJobEnd(row);
+    return row;
+  }
+
+  async release(workerId: string, input: { jobId: string; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+    this.c.pool.seen(workerId);
+    const row = await this.handBack(input.jobId, input.fence, workerId, releaseReason(input.reason));
+    this.c.pool.credit(workerId, 1);
+    return row;
+  }
+
+  /** Hands a lease back for its worker (a release, an unclaimed lease, a worker gone from the pool). */
+  async handBack(jobId: string, fence: number, workerId: string, reason: string): Promise<JobRow> {
+    const { c } = this;
+    const row = await this.fenced('release', workerId, jobId, () => c.store.releaseJob({ jobId, fence, workerId }));
+    c.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: c.nodeId, data: { reason } });
+    await this.afterJobEnd(row);
+    return row;
+  }
+
+  /** The shard's leader reacts in memory; if another node leads it, that node is told. */
+  private async afterJobEnd(row: JobRow): Promise<void> {
+    await this.afterJobsEnd([row]);
+  }
+
+  private async afterJobsEnd(rows: JobRow[]): Promise<void> {
+    const { c } = this;
+    // The workers' writes have landed; a failure from here on is the leader's to repair
+    // (its reconciliation re-reads the run), not the worker's to retry.
+    const local = new Map<ShardLeader, JobRow[]>();
+    const remote: JobRow[] = [];
+    for (const row of rows) {
+      const leader = this.d.leader(row.shard);
+      if (!leader?.hasJob(row.id)) remote.push(row);
+      else if (local.has(leader)) local.get(leader)!.push(row);
+      else local.set(leader, [row]);
+    }
+    await Promise.all([
+      ...[...local].map(([leader, ended]) => leader.jobsEnded(ended).catch((err) => c.error('after-job-end', err))),
+      ...endedNotices(remote).map((notice) => c.store.notify(notice).catch((err) => c.error('after-job-end', err))),
+    ]);
+  }
+
+  private async fenced<T>(op: string, workerId: string, jobId: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof FencelineError && err.code !== 'INVALID_INPUT') this.refused(err.code, { jobId, workerId, op, ...err.details });
+      throw err;
+    }
+  }
+
+  private refused(code: string, data: Record<string, unknown>): void {
+    const { c } = this;
+    c.metrics.inc(`writes_refused_total{reason="${code}"}`);
+    c.emit({ type: 'write:fenced', jobId: String(data.jobId ?? ''), workerId: String(data.workerId ?? ''), nodeId: c.nodeId, data: { reason: code, ...data } });
+  }
+}
+
+/**
+ * Job ends another node's leader must hear of, one notice per shard and per
+ * NOTICE_JOB_IDS jobs: after a failover, every result for a job delivered by the old
+ * leader comes through this node, and a notice (and a read on the far side) per job was a
+ * store round trip per job. NOTIFY payloads are limited to 8,000 bytes; 200 ids of up to
+ * 19 digits stay well inside it.
+ */
+const NOTICE_JOB_IDS = 200;
+
+export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): StoreNotice[] {
+  const byShard = new Map<number, JobId[]>();
+  for (const row of rows) {
+    const ids = byShard.get(row.shard);
+    if (ids) ids.push(row.id);
+    else byShard.set(row.shard, [row.id]);
+  }
+  const notices: StoreNotice[] = [];
+  for (const [shard, ids] of byShard) {
+    for (let i = 0; i < ids.length; i += NOTICE_JOB_IDS) {
+      const part = ids.slice(i, i + NOTICE_JOB_IDS);
+      notices.push({ kind: 'job-ended', shard, jobId: part[0]!, jobIds: part });
+    }
+  }
+  return notices;
+}
