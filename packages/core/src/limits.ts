@@ -39,6 +39,13 @@ export const LIMITS = {
   maxSkippedSlots: 1_000,
   /** A manual trigger's request key, in characters. */
   maxRequestKeyLength: 100,
+  /**
+   * Events a scheduler node holds for the store's event log while writing them fails (a
+   * store outage); beyond it the oldest are dropped and counted in events_dropped_total.
+   * At a few hundred bytes each this bounds the buffer to tens of megabytes, minutes of
+   * events at the mission's load.
+   */
+  maxBufferedEvents: 100_000,
 } as const;
 
 /** Refuses a getJobs read of more than LIMITS.maxJobsPerRead ids. */

@@ -4,6 +4,7 @@ import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOut
 import { DueRuns } from './due-runs';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { Dispatcher } from './dispatch';
+import { EventBuffer } from './event-buffer';
 import { Leadership } from './leadership';
 import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
@@ -50,7 +51,7 @@ export class SchedulerNode {
   private readonly protocol: WorkerProtocol;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
-  private eventBuffer: NewEvent[] = [];
+  private readonly events = new EventBuffer((dropped) => this.metrics.inc('events_dropped_total', dropped));
   private stopped = false;
   private readonly dueRuns: DueRuns;
 
@@ -253,14 +254,13 @@ export class SchedulerNode {
    */
   emit(event: NewEvent): void {
     const withNode = { nodeId: this.nodeId, at: new Date(this.storeNowMs()), ...event };
-    this.eventBuffer.push(withNode);
+    this.events.push(withNode);
     this.deps.onEvent?.({ ...withNode, at: this.clock.nowMs() });
   }
 
-  private async flushEvents(): Promise<void> {
-    if (this.eventBuffer.length === 0) return;
-    const batch = this.eventBuffer.splice(0, this.eventBuffer.length);
-    await this.store.appendEvents(batch);
+  /** Writes the buffered events; a batch whose write fails is kept for the next flush. */
+  private flushEvents(): Promise<void> {
+    return this.events.flush((batch) => this.store.appendEvents(batch));
   }
 
   /** Runs `fn` every `everyMs`, never overlapping itself, reporting errors and carrying on. */

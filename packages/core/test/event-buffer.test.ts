@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import type { NewEvent } from '../src/store';
+import { EventBuffer } from '../src/node/event-buffer';
+
+function event(n: number): NewEvent {
+  return { type: 'lease:renewed', jobId: String(n), at: new Date(1_700_000_000_000 + n) };
+}
+
+/** A stand-in for the store's appendEvents that refuses its first `failures` calls, as a store that is away. */
+function flakyLog(failures: number): { written: NewEvent[]; calls: number; append(batch: NewEvent[]): Promise<void> } {
+  const log = {
+    written: [] as NewEvent[],
+    calls: 0,
+    async append(batch: NewEvent[]): Promise<void> {
+      log.calls++;
+      if (log.calls <= failures) throw new Error('connection lost');
+      log.written.push(...batch);
+    },
+  };
+  return log;
+}
+
+describe('EventBuffer', () => {
+  it('keeps a batch whose write failed, in front of newer events, and loses nothing once the write succeeds', async () => {
+    const drops: number[] = [];
+    const buffer = new EventBuffer((n) => drops.push(n), 100);
+    const log = flakyLog(2);
+    for (let i = 0; i < 5; i++) buffer.push(event(i));
+    await expect(buffer.flush((b) => log.append(b))).rejects.toThrow('connection lost');
+    for (let i = 5; i < 8; i++) buffer.push(event(i));
+    await expect(buffer.flush((b) => log.append(b))).rejects.toThrow('connection lost');
+    expect(buffer.size).toBe(8);
+    buffer.push(event(8));
+    await buffer.flush((b) => log.append(b));
+    expect(log.written.map((e) => e.jobId)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
+    expect(buffer.size).toBe(0);
+    expect(drops).toEqual([]);
+  });
+
+  it('puts events emitted while a failing write was out after its batch', async () => {
+    const buffer = new EventBuffer(() => undefined, 100);
+    const log = flakyLog(1);
+    buffer.push(event(0));
+    const flushing = buffer.flush(async (b) => {
+      buffer.push(event(1));
+      await log.append(b);
+    });
+    await expect(flushing).rejects.toThrow('connection lost');
+    await buffer.flush((b) => log.append(b));
+    expect(log.written.map((e) => e.jobId)).toEqual(['0', '1']);
+  });
+
+  it('drops the oldest events beyond its bound and counts every one dropped', async () => {
+    let dropped = 0;
+    const buffer = new EventBuffer((n) => (dropped += n), 10);
+    const log = flakyLog(1);
+    for (let i = 0; i < 8; i++) buffer.push(event(i));
+    await expect(buffer.flush((b) => log.append(b))).rejects.toThrow();
+    for (let i = 8; i < 15; i++) buffer.push(event(i));
+    expect(dropped).toBe(5);
+    expect(buffer.size).toBe(10);
+    await buffer.flush((b) => log.append(b));
+    expect(log.written.map((e) => Number(e.jobId))).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+  });
+
+  it('trims a failed batch put back in front of newer events to the bound, dropping the oldest', async () => {
+    let dropped = 0;
+    const buffer = new EventBuffer((n) => (dropped += n), 10);
+    for (let i = 0; i < 8; i++) buffer.push(event(i));
+    await expect(
+      buffer.flush(async () => {
+        for (let i = 8; i < 14; i++) buffer.push(event(i));
+        throw new Error('connection lost');
+      }),
+    ).rejects.toThrow();
+    expect(dropped).toBe(4);
+    const log = flakyLog(0);
+    await buffer.flush((b) => log.append(b));
+    expect(log.written.map((e) => Number(e.jobId))).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+  });
+
+  it('writes nothing when nothing is buffered', async () => {
+    const log = flakyLog(0);
+    await new EventBuffer(() => undefined, 10).flush((b) => log.append(b));
+    expect(log.calls).toBe(0);
+  });
+});
