@@ -1,3 +1,4 @@
+import { assert } from '../assert';
 import { capFor, planDispatch, saltedHash, type DispatchDag, type DispatchPlan } from '../fairshare/plan';
 import type { JobRow } from '../model';
 import type { GrantedLease } from '../store';
@@ -164,7 +165,8 @@ export class Dispatcher {
     const byLeader = new Map<ShardLeader, Grant[]>();
     const planned = new Map<string, number>();
     for (const g of plan.grants) {
-      const leader = dagShard.get(g.dagId)!;
+      const leader = dagShard.get(g.dagId);
+      assert(leader, `the plan grants a job of DAG ${g.dagId} only if a leader's view offered it`);
       const list = byLeader.get(leader) ?? [];
       list.push({ jobId: g.jobId, workerId: g.workerId });
       byLeader.set(leader, list);

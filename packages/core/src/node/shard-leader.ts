@@ -1,3 +1,4 @@
+import { assert } from '../assert';
 import { DeposedLeaderError } from '../errors';
 import type { JobRow, RunRow } from '../model';
 import type { DueDag, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
@@ -224,7 +225,8 @@ export class ShardLeader {
     const job = s.index.get(row.id);
     if (!job) return;
     const run = s.runs.get(job.runId);
-    if (!run) return;
+    // A run's jobs leave the index in the same step as the run (LeaderState.dropRun).
+    assert(run, `job ${job.id} of the index has its run ${job.runId} in memory`);
     if (job.state === row.state) {
       // Already known; a retry may only have moved its backoff.
       if (row.state === 'ready') s.index.moveBackoff(job, row.nextAttemptAt?.getTime() ?? 0);
