@@ -11,25 +11,29 @@
 import { bestK } from './best-k';
 import { Heap } from '../heap';
 
-export interface ReadyJob {
-  jobId: string;
+/**
+ * The planner is generic in its job and worker ids (`J`, `W`): a scheduler node plans with
+ * the branded ids of its leaders and its pool, and gets them back on its grants unchanged.
+ */
+export interface ReadyJob<J extends string = string> {
+  jobId: J;
   /** Higher runs first within one DAG. */
   priority: number;
   /** When the job became ready (store time); older first among equal priorities. */
   readyAtMs: number;
 }
 
-export interface DispatchDag {
+export interface DispatchDag<J extends string = string> {
   dagId: string;
   /** Leases the DAG holds right now, across all its runs. */
   held: number;
   /** The DAG's own cap (fraction of the pool), overriding the cluster's. */
   capFraction?: number;
-  ready: ReadyJob[];
+  ready: ReadyJob<J>[];
 }
 
-export interface FreeWorker {
-  workerId: string;
+export interface FreeWorker<W extends string = string> {
+  workerId: W;
   /** Slots the worker has free right now. */
   free: number;
   /**
@@ -39,9 +43,9 @@ export interface FreeWorker {
   tie?: number;
 }
 
-export interface DispatchGrant {
-  jobId: string;
-  workerId: string;
+export interface DispatchGrant<J extends string = string, W extends string = string> {
+  jobId: J;
+  workerId: W;
   dagId: string;
 }
 
@@ -54,17 +58,17 @@ export interface CappedDag {
   waiting: number;
 }
 
-export interface DispatchPlan {
-  grants: DispatchGrant[];
+export interface DispatchPlan<J extends string = string, W extends string = string> {
+  grants: DispatchGrant<J, W>[];
   /** DAGs that still have ready jobs but reached their cap (none while the pool is empty). */
   capped: CappedDag[];
 }
 
-export interface DispatchInput {
-  dags: DispatchDag[];
+export interface DispatchInput<J extends string = string, W extends string = string> {
+  dags: DispatchDag<J>[];
   /** Slots of all live workers, busy or not: the pool the cap is a fraction of. */
   poolSlots: number;
-  workers: FreeWorker[];
+  workers: FreeWorker<W>[];
   /** The cluster's cap, used for DAGs that set none (DEFAULTS.capFraction by default in config). */
   capFraction: number;
   /** Which DAG goes first this time; pass a counter that grows by one per call. */
@@ -101,7 +105,7 @@ export function compareReady(a: ReadyJob, b: ReadyJob): number {
  * number of jobs (a cap of 30 over 10,000 ready jobs) it keeps a bounded heap of the best
  * k seen so far (bestK), O(n log k), instead of sorting everything on every dispatch.
  */
-export function topReady(jobs: readonly ReadyJob[], k: number): ReadyJob[] {
+export function topReady<J extends string>(jobs: readonly ReadyJob<J>[], k: number): ReadyJob<J>[] {
   if (k <= 0) return [];
   if (k * 4 >= jobs.length) return [...jobs].sort(compareReady).slice(0, k);
   return bestK(jobs, k, (a, b) => compareReady(a, b) < 0).sort(compareReady);
@@ -144,8 +148,8 @@ export function workerBefore(a: { workerId: string; free: number; tie: number },
   return a.workerId < b.workerId;
 }
 
-interface HeapWorker {
-  workerId: string;
+interface HeapWorker<W extends string> {
+  workerId: W;
   free: number;
   tie: number;
 }
@@ -156,11 +160,11 @@ interface HeapWorker {
  * `tie` (given by the pool, else a salted hash of the id, or 0) decides between equally
  * free workers.
  */
-class WorkerHeap {
-  private readonly heap: Heap<HeapWorker>;
+class WorkerHeap<W extends string> {
+  private readonly heap: Heap<HeapWorker<W>>;
 
-  constructor(workers: readonly FreeWorker[], tieSalt: number | undefined) {
-    const items: HeapWorker[] = [];
+  constructor(workers: readonly FreeWorker<W>[], tieSalt: number | undefined) {
+    const items: HeapWorker<W>[] = [];
     for (const w of workers) {
       if (w.free >= 1) items.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
     }
@@ -172,7 +176,7 @@ class WorkerHeap {
   }
 
   /** Takes one slot from the worker with the most free slots. */
-  take(): string | undefined {
+  take(): W | undefined {
     const top = this.heap.peek();
     if (top === undefined) return undefined;
     top.free--;
@@ -187,7 +191,7 @@ class WorkerHeap {
  * `rotation % dags.length`, until free slots or grantable jobs run out. A DAG gets at
  * most cap - held grants. Pure and O(total ready jobs + grants * log(workers)).
  */
-export function planDispatch(input: DispatchInput): DispatchPlan {
+export function planDispatch<J extends string = string, W extends string = string>(input: DispatchInput<J, W>): DispatchPlan<J, W> {
   const { dags, poolSlots, workers, capFraction } = input;
   const pool = new WorkerHeap(workers, input.tieSalt === undefined ? undefined : Math.floor(input.tieSalt) | 0);
   let freeSlots = 0;
@@ -198,7 +202,7 @@ export function planDispatch(input: DispatchInput): DispatchPlan {
   const queues = dags.map((dag, i) => topReady(dag.ready, Math.min(Math.max(0, caps[i]! - dag.held), freeSlots)));
   const granted = new Array<number>(dags.length).fill(0);
 
-  const grants: DispatchGrant[] = [];
+  const grants: DispatchGrant<J, W>[] = [];
   const n = dags.length;
   if (n > 0 && freeSlots > 0) {
     const rotation = Math.floor(input.rotation ?? 0);
