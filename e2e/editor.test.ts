@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Dialog, Page } from 'playwright-core';
 import { REPO_ROOT, SHARDS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 import { chain } from './src/specs';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * The DAG editor and the DAG page's writes, in real Chromium against a real cluster: a task
@@ -32,7 +33,7 @@ function answerDialogs(p: Page, accept: boolean): { seen: Dialog[]; stop(): void
 }
 
 async function runCount(dagId: string): Promise<number> {
-  return (await h.store.listRuns({ dagId, limit: 100 })).length;
+  return (await h.store.listRuns({ dagId: parseDagId(dagId), limit: 100 })).length;
 }
 
 /** The node's drawn position, to see that nothing re-laid the canvas out. */
@@ -129,7 +130,7 @@ describe('editor', () => {
     await fresh.getByTestId('unsaved').waitFor();
     await save.click();
     await until('version 2 in the header', async () => /Version 2 is saved/.test((await fresh.getByTestId('editor-subtitle').textContent()) ?? ''));
-    assert.equal((await h.store.getDag('e2e-header')).version, 2);
+    assert.equal((await h.store.getDag(parseDagId('e2e-header'))).version, 2);
 
     // Closing the tab with unsaved changes gets the browser's own question.
     await fresh.getByTestId('palette-noop').click();
@@ -186,7 +187,7 @@ describe('DAG page writes', () => {
     await trigger.click();
     await until('a second run', async () => (await runCount('e2e-trigger')) === 2);
 
-    await h.store.setPaused('e2e-trigger', true);
+    await h.store.setPaused(parseDagId('e2e-trigger'), true);
     await page.getByTestId('paused-badge').waitFor();
     const no = answerDialogs(page, false);
     await trigger.click();
@@ -203,8 +204,8 @@ describe('DAG page writes', () => {
 
   test('a paused DAG shows "paused" for its next run (page, list, CLI) and its real state in the editor', async () => {
     await h.store.putDag({ ...chain('e2e-held', 50), schedule: { kind: 'interval', everyMs: 3_600_000 } }, SHARDS);
-    await h.store.setPaused('e2e-held', true);
-    assert.ok((await h.store.getDag('e2e-held')).nextRunAt, 'the store still has a next slot; it will not be run while paused');
+    await h.store.setPaused(parseDagId('e2e-held'), true);
+    assert.ok((await h.store.getDag(parseDagId('e2e-held'))).nextRunAt, 'the store still has a next slot; it will not be run while paused');
 
     await page.goto(`${h.consoleUrl}/dags/e2e-held`);
     await page.getByTestId('next-run-paused').waitFor();
@@ -234,7 +235,7 @@ describe('DAG page writes', () => {
     const result = page.getByTestId('save-result');
     await result.waitFor();
     assert.match((await result.textContent()) ?? '', /now resumed/);
-    const dag = await h.store.getDag('e2e-held');
+    const dag = await h.store.getDag(parseDagId('e2e-held'));
     assert.equal(dag.paused, false);
     assert.equal(dag.version, 1);
   });
@@ -250,13 +251,13 @@ describe('DAG page writes', () => {
     no.stop();
     assert.match(no.seen[0]!.message(), /version 2/);
     await new Promise((r) => setTimeout(r, 1_000));
-    assert.equal((await h.store.listDagVersions('e2e-catchup')).length, 1, 'declined: no new version');
+    assert.equal((await h.store.listDagVersions(parseDagId('e2e-catchup'))).length, 1, 'declined: no new version');
     assert.equal(await select.inputValue(), 'latest', 'the choice shows the stored policy again');
 
     const yes = answerDialogs(page, true);
     await select.selectOption('all');
     await page.getByTestId('version-2').waitFor();
     yes.stop();
-    assert.equal((await h.store.getDag('e2e-catchup')).spec.catchup.policy, 'all');
+    assert.equal((await h.store.getDag(parseDagId('e2e-catchup'))).spec.catchup.policy, 'all');
   });
 });

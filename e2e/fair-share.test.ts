@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { CAP_PERCENT, SHARDS, SLOTS, WORKERS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * Fair share in real Chromium against a real cluster: a wide fan-out held to its cap while a
@@ -28,7 +29,7 @@ after(async () => {
 
 describe('fair share', () => {
   test('fair share: a wide fan-out holds its cap and a second DAG still starts its jobs', async () => {
-    await h.store.triggerRun('e2e-fanout');
+    await h.store.triggerRun(parseDagId('e2e-fanout'));
     await page.goto(`${h.consoleUrl}/fair-share`);
     const fan = page.getByTestId('share-e2e-fanout');
     await until('the fan-out to reach its cap', async () => Number(await fan.getAttribute('data-held')) === CAP, 60_000);
@@ -37,7 +38,7 @@ describe('fair share', () => {
     assert.equal(await page.getByTestId('pool-slots').textContent(), String(POOL));
     await until('ready fan-out jobs to wait on the cap', async () => Number(await fan.getAttribute('data-capped')) > 0, 20_000);
 
-    await h.store.triggerRun('e2e-neighbour');
+    await h.store.triggerRun(parseDagId('e2e-neighbour'));
     const neighbour = page.getByTestId('share-e2e-neighbour');
     await until(
       'the neighbour DAG to hold a lease while the fan-out is capped',
@@ -52,10 +53,10 @@ describe('fair share', () => {
     await screenshot(page, '06-fair-share');
 
     // Its whole chain finishes while the fan-out is still running.
-    const runs = await h.store.listRuns({ dagId: 'e2e-neighbour', limit: 1 });
+    const runs = await h.store.listRuns({ dagId: parseDagId('e2e-neighbour'), limit: 1 });
     await page.goto(`${h.consoleUrl}/runs/${runs[0]!.id}`);
     await until('the neighbour run to succeed', async () => (await page.getByTestId('run-state').getAttribute('data-state')) === 'succeeded', 60_000);
-    const fanRun = (await h.store.listRuns({ dagId: 'e2e-fanout', limit: 1 }))[0]!;
+    const fanRun = (await h.store.listRuns({ dagId: parseDagId('e2e-fanout'), limit: 1 }))[0]!;
     assert.equal((await h.store.getRun(fanRun.id)).state, 'running', 'the fan-out is still running when its neighbour is done');
 
     await page.goto(`${h.consoleUrl}/runs/${fanRun.id}`);

@@ -4,6 +4,7 @@ import type { Page } from 'playwright-core';
 import { join } from 'node:path';
 import { ARTIFACTS, OPERATOR_TOKEN, SHARDS, screenshot, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * The console on a phone, in real Chromium against a real cluster: every page fits a 390 px
@@ -149,9 +150,9 @@ before(async () => {
     SHARDS,
   );
   await h.store.putDag(chain(CHAIN_DAG, 200), SHARDS);
-  runId = String((await h.store.triggerRun(CHAIN_DAG)).id);
+  runId = String((await h.store.triggerRun(parseDagId(CHAIN_DAG))).id);
   await h.store.putDag(fanOut(BUSY_DAG, 12, 180_000), SHARDS);
-  await h.store.triggerRun(BUSY_DAG);
+  await h.store.triggerRun(parseDagId(BUSY_DAG));
 });
 
 after(async () => {

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, SHARDS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 import { fanOut } from './src/specs';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * Detail pages in real Chromium against a real cluster: a DAG or run that does not exist, a
@@ -105,7 +106,7 @@ describe('detail pages', () => {
     }, 10_000).catch(() => assert.fail(`the graph is drawn at ${scale.toFixed(2)}x`));
     await screenshot(page, 'pages-03-dag-wide');
 
-    const run = await h.store.triggerRun('e2e-wide');
+    const run = await h.store.triggerRun(parseDagId('e2e-wide'));
     await page.goto(`${h.consoleUrl}/runs/${run.id}`);
     const runGroup = page.getByTestId('dag-graph').getByTestId('task-group-node');
     await runGroup.waitFor({ timeout: 60_000 });

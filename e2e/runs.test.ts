@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { SHARDS, SLOTS, WORKERS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * The run page's timeline, its not-found answer, and the workers page, in real Chromium
@@ -90,7 +91,7 @@ describe('runs and workers pages', () => {
   });
 
   test('the timeline draws a failed attempt, its backoff and the retry at the store times, and the earlier error is said to be earlier', async () => {
-    const run = await h.store.triggerRun(RETRY_DAG);
+    const run = await h.store.triggerRun(parseDagId(RETRY_DAG));
     await page.goto(`${h.consoleUrl}/runs/${run.id}`);
     await until('the run to succeed', async () => (await page.getByTestId('run-state').getAttribute('data-state')) === 'succeeded', 60_000);
     const row = page.getByTestId('gantt-row-call-service');
@@ -138,7 +139,7 @@ describe('runs and workers pages', () => {
   });
 
   test('workers page: each worker says what it runs, job names stay on one line, and counts read in the singular for one', async () => {
-    const run = await h.store.triggerRun(LONG_DAG);
+    const run = await h.store.triggerRun(parseDagId(LONG_DAG));
     const [job] = await until('the long job to be leased', async () => {
       const jobs = await h.store.listJobs(run.id);
       return jobs[0]?.state === 'leased' ? jobs : null;

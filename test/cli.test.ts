@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { REPO_ROOT } from '../scripts/cluster';
 import { ADMIN_URL } from './support/cluster-fixture';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * `fenceline apply` as an operator runs it: the real CLI process, in a folder of spec
@@ -175,7 +176,7 @@ describe('fenceline ids', () => {
   it('refuses a run or DAG id that cannot name one, naming the argument, and reads nothing under it', async () => {
     await store.initCluster(4);
     await store.putDag({ id: 'cli-ids', tasks: [{ id: 'only', type: 'noop' }] }, 4);
-    const run = await store.triggerRun('cli-ids');
+    const run = await store.triggerRun(parseDagId('cli-ids'));
     const outOfRange = 'INVALID_INPUT: RUN_ID: must be a numeric id from 1 to 9223372036854775807';
     expect(await cli('jobs', 'abc')).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: RUN_ID: must be a numeric id\n' });
     // '0' + id is the same bigint to PostgreSQL; it must not print the run under a second name.
@@ -185,6 +186,6 @@ describe('fenceline ids', () => {
     expect((await cli('jobs', run.id)).stdout).toContain(`run ${run.id} of cli-ids@1: queued`);
     const badDag = await cli('trigger', 'cli/ids');
     expect(badDag).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: DAG: may contain only letters, digits, "_", "." and "-", and must start with a letter or digit\n' });
-    expect(await store.listRuns({ dagId: 'cli-ids' })).toHaveLength(1);
+    expect(await store.listRuns({ dagId: parseDagId('cli-ids') })).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS, type JobRow, type RunRow } from '@fenceline/core';
+import { parseRunId, parseDagId, LIMITS, type JobRow, type RunRow } from '@fenceline/core';
 import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
 import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
@@ -10,7 +10,7 @@ const TICK_MS = Number(FAST_ENV.FENCELINE_TICK_INTERVAL_MS);
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
 
 async function runSettled(f: Fixture, runId: string): Promise<RunRow | null> {
-  const run = await f.store.getRun(runId);
+  const run = await f.store.getRun(parseRunId(runId));
   return run.state === 'succeeded' || run.state === 'failed' ? run : null;
 }
 
@@ -28,7 +28,7 @@ describe('cluster: two schedulers and three workers', () => {
     for (const file of examples) {
       const spec = await loadExample(file);
       await f.store.putDag(spec, SHARDS);
-      runs.push(await f.store.triggerRun(spec.id));
+      runs.push(await f.store.triggerRun(parseDagId(spec.id)));
     }
     for (const run of runs) {
       const settled = await eventually(`run ${run.id} of ${run.dagId} to finish`, () => runSettled(f, run.id), 120_000);
@@ -58,7 +58,7 @@ describe('cluster: two schedulers and three workers', () => {
     const tasks = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ id: `t${k}`, type: 'noop' }));
     await seedBenchDags(f.store.db, [{ id: 'too-wide', nextRunAt: null, spec: benchSpec('too-wide', { tasks }) }], SHARDS);
     await f.store.putDag({ id: 'beside-too-wide', tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
-    const [first, second, beside] = [await f.store.triggerRun('too-wide'), await f.store.triggerRun('too-wide'), await f.store.triggerRun('beside-too-wide')];
+    const [first, second, beside] = [await f.store.triggerRun(parseDagId('too-wide')), await f.store.triggerRun(parseDagId('too-wide')), await f.store.triggerRun(parseDagId('beside-too-wide'))];
     for (const run of [first, second]) {
       const settled = await eventually(`run ${run.id} to fail`, () => runSettled(f, run.id), 60_000);
       expect(settled).toMatchObject({ state: 'failed', startedAt: null });
@@ -83,7 +83,7 @@ describe('cluster: two schedulers and three workers', () => {
       ],
       SHARDS,
     );
-    const scheduledRun = async (dagId: string) => (await f.store.listRuns({ dagId, limit: 10 })).find((r) => r.state === 'succeeded' || r.state === 'failed') ?? null;
+    const scheduledRun = async (dagId: string) => (await f.store.listRuns({ dagId: parseDagId(dagId), limit: 10 })).find((r) => r.state === 'succeeded' || r.state === 'failed') ?? null;
     expect(await eventually('the scheduled run that cannot start to fail', () => scheduledRun('too-wide-scheduled'), 60_000)).toMatchObject({ state: 'failed', trigger: 'schedule', startedAt: null });
     expect(await eventually('the scheduled run beside it to succeed', () => scheduledRun('beside-too-wide-scheduled'), 60_000)).toMatchObject({ state: 'succeeded', trigger: 'schedule' });
   });
@@ -93,7 +93,7 @@ describe('cluster: two schedulers and three workers', () => {
     const done = await eventually(
       'two scheduled runs to succeed',
       async () => {
-        const runs = await f.store.listRuns({ dagId: 'every-two-seconds', limit: 50 });
+        const runs = await f.store.listRuns({ dagId: parseDagId('every-two-seconds'), limit: 50 });
         const ok = runs.filter((r) => r.state === 'succeeded' && r.trigger === 'schedule');
         return ok.length >= 2 ? ok : null;
       },
@@ -112,7 +112,7 @@ describe('cluster: a worker paused past its lease', () => {
 
   it('has its renewal or result write refused while the other worker’s result lands', async () => {
     await f.store.putDag({ id: 'slow-one', tasks: [{ id: 'work', type: 'sleep', config: { durationMs: 4000 }, retries: 2, retryBackoffMs: 0 }] }, SHARDS);
-    const run = await f.store.triggerRun('slow-one');
+    const run = await f.store.triggerRun(parseDagId('slow-one'));
     const first = await eventually('the job to be leased', async () => (await f.store.listJobs(run.id)).find((j) => j.state === 'leased'), 20_000);
     const paused = first.holder!;
     const other = paused === 'worker-1' ? 'worker-2' : 'worker-1';
@@ -159,8 +159,8 @@ describe('cluster: the leading scheduler killed', () => {
 
   it('is replaced by the standby within the shard lease TTL plus one tick; missed ticks run once', async () => {
     await f.store.putDag({ id: 'heartbeat', schedule: { kind: 'interval', everyMs: 1000 }, catchup: { policy: 'all' }, maxActiveRuns: 20, tasks: [{ id: 'beat', type: 'noop' }] }, SHARDS);
-    const dag = await f.store.getDag('heartbeat');
-    await eventually('a scheduled run', async () => (await f.store.listRuns({ dagId: 'heartbeat', limit: 5 })).length > 0, 20_000);
+    const dag = await f.store.getDag(parseDagId('heartbeat'));
+    await eventually('a scheduled run', async () => (await f.store.listRuns({ dagId: parseDagId('heartbeat'), limit: 5 })).length > 0, 20_000);
     const before = (await f.store.listShards()).find((s) => s.shard === dag.shard)!;
     const leader = before.holder!;
     expect(leader).toMatch(/^scheduler-/);
@@ -182,19 +182,19 @@ describe('cluster: the leading scheduler killed', () => {
     expect(takeoverMs).toBeLessThanOrEqual(SHARD_TTL_MS + TICK_MS + 1500);
     // Every slot of the outage gets exactly one run, created by the new leader's first ticks.
     await sleep(2500);
-    const runs = await f.store.listRuns({ dagId: 'heartbeat', limit: 500 });
+    const runs = await f.store.listRuns({ dagId: parseDagId('heartbeat'), limit: 500 });
     const slots = runs.map((r) => r.scheduledAt.getTime()).sort((a, b) => a - b);
     expect(new Set(slots).size).toBe(slots.length);
     for (let i = 1; i < slots.length; i++) expect(slots[i]! - slots[i - 1]!).toBe(1000);
     expect(slots.some((s) => s > killedAt && s < killedAt + SHARD_TTL_MS)).toBe(true);
     // Pause the DAG so the set of runs stops growing, then every run must have succeeded.
-    await f.store.setPaused('heartbeat', true);
+    await f.store.setPaused(parseDagId('heartbeat'), true);
     await sleep(1500);
     let unfinished: string[] = [];
     await eventually(
       'every run to succeed',
       async () => {
-        const all = await f.store.listRuns({ dagId: 'heartbeat', limit: 500 });
+        const all = await f.store.listRuns({ dagId: parseDagId('heartbeat'), limit: 500 });
         unfinished = [];
         for (const r of all.filter((run) => run.state !== 'succeeded')) {
           const jobs = await f.store.listJobs(r.id);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
+import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { Cluster } from '../scripts/cluster';
@@ -58,8 +58,8 @@ describe('crash safety: a leader that died between steps', () => {
     const promoteRun = await store.triggerRun(parseDagId('crash-promote'));
     const promoteJobs = await startRun(store, promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
     const first = promoteJobs.find((j) => j.taskId === 'first')!;
-    const [lease] = await grantLeases(store, promoteToken, [{ jobId: first.id, workerId: 'ghost-worker' }], 60_000);
-    await completeJob(store, { jobId: first.id, fence: lease!.fence, workerId: 'ghost-worker' }, { output: { acknowledged: true } });
+    const [lease] = await grantLeases(store, promoteToken, [{ jobId: first.id, workerId: parseWorkerId('ghost-worker') }], 60_000);
+    await completeJob(store, { jobId: first.id, fence: lease!.fence, workerId: parseWorkerId('ghost-worker') }, { output: { acknowledged: true } });
     if (promoteShard !== queuedShard) await store.releaseShard(promoteToken);
 
     // Case 3: a job failed for good, but the leader died before marking its downstream.
@@ -69,8 +69,8 @@ describe('crash safety: a leader that died between steps', () => {
     const failRun = await store.triggerRun(parseDagId('crash-fail'));
     const failJobs = await startRun(store, failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
     const doomed = failJobs.find((j) => j.taskId === 'doomed')!;
-    const [failLease] = await grantLeases(store, failToken, [{ jobId: doomed.id, workerId: 'ghost-worker' }], 60_000);
-    await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: 'ghost-worker' }, { error: 'boom', retryable: false });
+    const [failLease] = await grantLeases(store, failToken, [{ jobId: doomed.id, workerId: parseWorkerId('ghost-worker') }], 60_000);
+    await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: parseWorkerId('ghost-worker') }, { error: 'boom', retryable: false });
 
     // Case 4: a lease was granted, but the leader died before delivering it to its worker.
     // The job has no retries: the lost lease must not use up its only attempt.
@@ -79,7 +79,7 @@ describe('crash safety: a leader that died between steps', () => {
     const lostToken = await crashedLeaderOf(lostShard);
     const lostRun = await store.triggerRun(parseDagId('crash-undelivered'));
     const [lostJob] = await startRun(store, lostToken, lostRun.id, initialJobs(parseDagSpec(lostSpec)));
-    const [lostLease] = await grantLeases(store, lostToken, [{ jobId: lostJob!.id, workerId: 'worker-1' }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
+    const [lostLease] = await grantLeases(store, lostToken, [{ jobId: lostJob!.id, workerId: parseWorkerId('worker-1') }], Number(FAST_ENV.FENCELINE_LEASE_TTL_MS));
     expect(lostLease).toMatchObject({ attempt: 1 });
 
     // The crashed node's leases are let go (as expiry would), and a real cluster takes over.

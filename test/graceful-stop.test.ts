@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { ADMIN_URL, eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 import { exitWithin, freePortBase, launch } from './support/launcher';
+import { parseDagId } from '@fenceline/core';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
 
@@ -52,7 +53,7 @@ describe('cluster: a worker killed while it runs a job', () => {
 
   it('has its lease revoked with the reason "holder gone"', async () => {
     await f.store.putDag({ id: 'killed-holder', tasks: [{ id: 'slow', type: 'sleep', config: { durationMs: 60_000 } }] }, SHARDS);
-    const run = await f.store.triggerRun('killed-holder');
+    const run = await f.store.triggerRun(parseDagId('killed-holder'));
     // Renewed at least once (renewals come every second with the fast settings).
     const [job] = await eventually('the job to be leased and renewed', async () => {
       const jobs = await f.store.listJobs(run.id);
@@ -107,9 +108,9 @@ describe('npm start: Ctrl-C while jobs run', () => {
       await eventually('the banner', async () => first.output().includes('fenceline is running'), 120_000);
       // The store already held a DAG: the examples are left out.
       expect(first.output()).toContain('examples not applied');
-      await expect(store.getDag('wide-fanout')).rejects.toThrow(/does not exist/);
+      await expect(store.getDag(parseDagId('wide-fanout'))).rejects.toThrow(/does not exist/);
 
-      const run = await store.triggerRun('stop-test');
+      const run = await store.triggerRun(parseDagId('stop-test'));
       await eventually('both jobs to be running', async () => {
         const jobs = await store!.listJobs(run.id);
         return jobs.length === 2 && jobs.every((j) => j.state === 'leased');

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
+import { parseDagId } from '@fenceline/core';
 
 const SHARDS = 4;
 
@@ -35,7 +36,7 @@ describe('cluster: an http job that fails', () => {
       },
       SHARDS,
     );
-    const run = await f.store.triggerRun('http-failures');
+    const run = await f.store.triggerRun(parseDagId('http-failures'));
     const jobs = await eventually(
       'both jobs to fail',
       async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRPCClientError } from '@trpc/client';
-import { isJobId, MAX_SEQUENCE_ID } from '@fenceline/core';
+import { parseDagId, isJobId, MAX_SEQUENCE_ID } from '@fenceline/core';
 import { workerRouter } from '@fenceline/scheduler';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
@@ -59,7 +59,7 @@ describe('worker protocol against a real scheduler', () => {
     await client.register.mutate({ workerId: 'honest', slots: 1 });
     await client.register.mutate({ workerId: 'intruder', slots: 1 });
     const polled = client.poll.mutate({ workerId: 'honest', slots: 1, free: 1, waitMs: 10_000 });
-    await f.store.triggerRun('abuse');
+    await f.store.triggerRun(parseDagId('abuse'));
     const [job] = await polled;
     expect(job).toBeDefined();
     const { jobId, fence } = job!;
@@ -113,7 +113,7 @@ describe('worker protocol against a real scheduler', () => {
     await client.register.mutate({ workerId: 'batcher', slots: 2 });
     await client.register.mutate({ workerId: 'host-b', slots: 1 });
     const polled = client.poll.mutate({ workerId: 'batcher', slots: 2, free: 2, waitMs: 10_000 });
-    await f.store.triggerRun('batched');
+    await f.store.triggerRun(parseDagId('batched'));
     let jobs = await polled;
     // The two jobs may come in one delivery or two.
     if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'batcher', slots: 2, free: 1, waitMs: 10_000 }))];

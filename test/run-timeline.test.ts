@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow, JobRow } from '@fenceline/core';
 import { runTimeline, type JobTimeline, type TimelineInterval } from '@fenceline/db/console';
 import { eventually, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
+import { parseDagId } from '@fenceline/core';
 
 const SHARDS = 4;
 const BACKOFF_MS = 1000;
@@ -32,7 +33,7 @@ describe('cluster: the run timeline', () => {
     // The middle task fails once, then succeeds after one backoff.
     spec.tasks = spec.tasks.map((t) => (t.id === 'call-flaky-service' ? { ...t, config: { succeedOnAttempt: 2 }, retryBackoffMs: BACKOFF_MS } : t));
     await f.store.putDag(spec, SHARDS);
-    const run = await f.store.triggerRun(spec.id);
+    const run = await f.store.triggerRun(parseDagId(spec.id));
     await eventually('the run to succeed', async () => (await f.store.getRun(run.id)).state === 'succeeded', 60_000);
     // Events arrive a flush later than the run's end: wait for each job's success to be logged.
     const events = await eventually(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOf } from '@fenceline/core';
+import { parseDagId, shardOf } from '@fenceline/core';
 import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 
@@ -65,13 +65,13 @@ describe('cluster: scheduler nodes share the shards', () => {
     // once, the race in which a worker that cut one node's poll lost the answer on the wire.
     const tasks = Array.from({ length: 40 }, (_, k) => ({ id: `t${k}`, type: 'noop' }));
     for (const id of ids) await f.store.putDag({ id, tasks }, SHARDS);
-    for (const id of ids) await f.store.triggerRun(id);
+    for (const id of ids) await f.store.triggerRun(parseDagId(id));
     await eventually(
       'a run of every shard to succeed',
       async () => {
         const states: string[] = [];
         for (const id of ids) {
-          const [run] = await f.store.listRuns({ dagId: id, limit: 1 });
+          const [run] = await f.store.listRuns({ dagId: parseDagId(id), limit: 1 });
           states.push(run?.state ?? 'none');
         }
         return states.every((st) => st === 'succeeded') ? states : null;
@@ -84,7 +84,7 @@ describe('cluster: scheduler nodes share the shards', () => {
     const expired = await f.store.listEvents({ type: 'lease:expired', limit: 500 });
     expect(expired.filter((e) => e.dagId && ids.includes(e.dagId)).map((e) => `${e.dagId} job ${e.jobId}`)).toEqual([]);
     for (const id of ids) {
-      const [run] = await f.store.listRuns({ dagId: id, limit: 1 });
+      const [run] = await f.store.listRuns({ dagId: parseDagId(id), limit: 1 });
       expect(await f.store.listJobs(run!.id)).toHaveLength(40);
     }
     await eventually(

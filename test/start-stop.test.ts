@@ -9,6 +9,7 @@ import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceli
 import type { ClusterFile } from '../scripts/cluster-file';
 import { ADMIN_URL, eventually } from './support/cluster-fixture';
 import { exitWithin, freePortBase, launch, processLogs, type Launch } from './support/launcher';
+import { parseDagId } from '@fenceline/core';
 
 /**
  * `npm start`, a second `npm start` in the same folder, a restart, and a Ctrl-C as a
@@ -74,11 +75,11 @@ describe('npm start', () => {
       for (const url of file.schedulerUrls) expect((await fetch(`${url}/health`)).ok).toBe(true);
 
       // An edit made in the console: the restart below must keep it.
-      const edited = { ...(await store.getDag('wide-fanout')).spec, name: 'edited in the console' };
+      const edited = { ...(await store.getDag(parseDagId('wide-fanout'))).spec, name: 'edited in the console' };
       expect((await store.putDag(edited, 4)).version).toBe(2);
 
       // Two hundred two-second parts: some are running whenever the Ctrl-C comes.
-      await store.triggerRun('wide-fanout');
+      await store.triggerRun(parseDagId('wide-fanout'));
       await eventually('parts to be running', async () => (await store.listEvents({ type: 'lease:granted', limit: 20 })).length >= 10, 60_000);
       first.interrupt();
       expect(await exitWithin(first, 90_000), first.output().slice(-4000)).toBe(0);
@@ -102,7 +103,7 @@ describe('npm start', () => {
 
       // Every part that was running finished or was handed back: none is left leased, every
       // shard was given up, and no scheduler answers any more.
-      const [run] = await store.listRuns({ dagId: 'wide-fanout', limit: 1 });
+      const [run] = await store.listRuns({ dagId: parseDagId('wide-fanout'), limit: 1 });
       const jobs = await store.listJobs(run!.id);
       expect(jobs.filter((j) => j.state === 'succeeded').length).toBeGreaterThan(0);
       expect(jobs.filter((j) => j.state === 'leased')).toEqual([]);
@@ -115,7 +116,7 @@ describe('npm start', () => {
       try {
         await running(restart);
         expect(restart.output()).toContain('examples not applied');
-        expect((await store.getDag('wide-fanout')).version).toBe(2);
+        expect((await store.getDag(parseDagId('wide-fanout'))).version).toBe(2);
         restart.interrupt();
         expect(await exitWithin(restart, 60_000)).toBe(0);
       } finally {

@@ -1,5 +1,5 @@
 import { benchSpec, seedBenchDags, storeNow } from '@fenceline/db/bench';
-import { shardOf } from '@fenceline/core';
+import { parseDagId, shardOf } from '@fenceline/core';
 import { waitForHttp } from '../../scripts/cluster';
 import { benchCluster, fmt, median, round, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
@@ -32,7 +32,7 @@ export async function failover(ctx: BenchContext): Promise<CaseResult> {
         }, 60_000);
         const t0 = await storeNow(store.db);
         cluster.signal(leader, 'SIGKILL');
-        const run = await store.triggerRun('failover');
+        const run = await store.triggerRun(parseDagId('failover'));
         const leasedAt = await until('the new leader to lease the job', async () => {
           const job = (await store.listJobs(run.id))[0];
           return job?.leasedAt ?? null;

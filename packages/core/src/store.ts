@@ -30,9 +30,9 @@ export interface LeaderToken {
 
 /** Proof of a job lease, carried by every worker write. */
 export interface LeaseRef {
-  jobId: string;
+  jobId: JobId;
   fence: number;
-  workerId: string;
+  workerId: WorkerId;
 }
 
 export interface AcquireResult {
@@ -60,8 +60,8 @@ export interface NewJob {
 }
 
 export interface Grant {
-  jobId: string;
-  workerId: string;
+  jobId: JobId;
+  workerId: WorkerId;
 }
 
 export interface GrantedLease {
@@ -79,7 +79,7 @@ export interface SweptJob {
   jobId: JobId;
   runId: RunId;
   dagId: DagId;
-  previousHolder: string | null;
+  previousHolder: WorkerId | null;
   /** The fence after revocation (one higher than the expired lease's). */
   fence: number;
   state: 'ready' | 'failed';
@@ -95,11 +95,11 @@ export interface SweptJob {
 }
 
 export type RenewOutcome =
-  | { jobId: string; ok: true; leaseExpiresAt: Date }
-  | { jobId: string; ok: false; code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>; message: string };
+  | { jobId: JobId; ok: true; leaseExpiresAt: Date }
+  | { jobId: JobId; ok: false; code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>; message: string };
 
 /** One worker write of a batch: the row it left, or the typed refusal (nothing written). */
-export type WriteOutcome = { jobId: string; ok: true; row: JobRow } | { jobId: string; ok: false; error: FencelineError };
+export type WriteOutcome = { jobId: JobId; ok: true; row: JobRow } | { jobId: JobId; ok: false; error: FencelineError };
 
 /** One successful result of a batch of completions. */
 export interface CompleteItem {
@@ -133,7 +133,7 @@ export interface LeaderGroup<T> {
 }
 
 export interface DueDag {
-  id: string;
+  id: DagId;
   shard: number;
   version: number;
   spec: DagSpec;
@@ -183,10 +183,10 @@ export interface ListDagsQuery {
 }
 
 export interface ListRunsQuery {
-  dagId?: string;
+  dagId?: DagId;
   state?: RunRow['state'];
   limit?: number;
-  beforeId?: string;
+  beforeId?: RunId;
 }
 
 export interface NewEvent {
@@ -198,10 +198,10 @@ export interface NewEvent {
    */
   at?: Date;
   shard?: number | null;
-  dagId?: string | null;
-  runId?: string | null;
-  jobId?: string | null;
-  workerId?: string | null;
+  dagId?: DagId | null;
+  runId?: RunId | null;
+  jobId?: JobId | null;
+  workerId?: WorkerId | null;
   nodeId?: string | null;
   fence?: number | null;
   epoch?: number | null;
@@ -323,7 +323,7 @@ export interface RunReadStore extends StoreTime {
   getJob(jobId: JobId): Promise<JobRow>;
   getResult(jobId: JobId): Promise<ResultRow | null>;
   /** Jobs currently leased, optionally to one worker. */
-  listLeasedJobs(workerId?: string): Promise<JobRow[]>;
+  listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]>;
 }
 
 /**
@@ -350,7 +350,7 @@ export interface LeaderStore extends StoreTime {
    * LIMITS.maxJobsPerRead ids): a leader re-reads every long-leased job it suspects on
    * each reconciliation, and one read per job made that a query per running job.
    */
-  getJobs(jobIds: string[]): Promise<JobRow[]>;
+  getJobs(jobIds: JobId[]): Promise<JobRow[]>;
   /**
    * For each grant of each item, moves the job ready -> leased only if it is ready, its
    * backoff has passed and nobody holds a live lease: fence + 1, attempt + 1, holder and
@@ -377,17 +377,17 @@ export interface LeaderStore extends StoreTime {
    */
   createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]>;
   /** queued -> running, inserting its jobs: the jobs per item, in order ([] where the run was not queued). */
-  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
+  startRunsAcross(groups: LeaderGroup<{ runId: RunId; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]>;
   /** waiting -> ready for the given jobs: per group, the ids it moved. */
-  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /** waiting|ready -> upstream_failed (a dependency failed): per group, the ids it moved. */
-  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]>;
+  markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /**
    * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
    * one whose DAG version has more tasks than a run may hold): per item whether the run
    * moved (a run named twice moves once).
    */
-  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
 }
 
 /**
@@ -395,14 +395,14 @@ export interface LeaderStore extends StoreTime {
  * registration and presence, and its fenced writes on the leases it holds.
  */
 export interface WorkerProtocolStore extends StoreTime {
-  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
+  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
   /**
    * One statement for many workers: last_seen = now(). With `skipSeenWithinMs`, a worker
    * whose last_seen is already that recent is left as it is: every node vouches for the
    * workers polling it, and with 10,000 workers on 3 nodes rewriting every row on every
    * heartbeat was about 2,000 row writes a second to say what the store already knew.
    */
-  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
+  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
   /** Renews many leases in one statement; each succeeds only if fence and holder match and the lease is live. */
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
   /**
@@ -448,5 +448,5 @@ export interface Store extends ClusterStore, CatalogueStore, RunReadStore, Leade
 /** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
 export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore {
   /** A queued run a notice named without its facts (older senders). */
-  getRun(runId: string): Promise<RunRow>;
+  getRun(runId: RunId): Promise<RunRow>;
 }

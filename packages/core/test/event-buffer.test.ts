@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../src/store';
 import { EventBuffer } from '../src/node/event-buffer';
+import { asJobId } from './literal-ids';
 
 function event(n: number): NewEvent {
-  return { type: 'lease:renewed', jobId: String(n), at: new Date(1_700_000_000_000 + n) };
+  return { type: 'lease:renewed', jobId: asJobId(String(n)), at: new Date(1_700_000_000_000 + n) };
 }
 
 /** A stand-in for the store's appendEvents that refuses its first `failures` calls, as a store that is away. */

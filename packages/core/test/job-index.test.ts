@@ -2,9 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { AssertionError } from '../src/assert';
 import type { JobState } from '../src/model';
 import { JobIndex, type MemJob } from '../src/node/job-index';
+import { asDagId, asJobId, asRunId } from './literal-ids';
 
 function job(id: string, dagId: string, state: JobState, over: Partial<MemJob> = {}): MemJob {
-  return { id, runId: `run-${dagId}`, dagId, taskId: `t-${id}`, state, priority: 0, readyAtMs: 0, nextAttemptAtMs: 0, fence: 0, holder: null, leasedAtMs: 0, ...over };
+  return {
+    id: asJobId(id),
+    runId: asRunId(`run-${dagId}`),
+    dagId: asDagId(dagId),
+    taskId: `t-${id}`,
+    state,
+    priority: 0,
+    readyAtMs: 0,
+    nextAttemptAtMs: 0,
+    fence: 0,
+    holder: null,
+    leasedAtMs: 0,
+    ...over,
+  };
 }
 
 const noCap = (): number => Infinity;

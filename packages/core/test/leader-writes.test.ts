@@ -3,6 +3,7 @@ import type { Timers } from '../src/clock';
 import { DeposedLeaderError } from '../src/errors';
 import { LeaderWrites } from '../src/node/leader-writes';
 import type { LeaderGroup, LeaderStore, LeaderToken } from '../src/store';
+import { asJobId, asRunId } from './literal-ids';
 
 /** Timers that run a callback on the next macrotask, like a zero-length window. */
 const soon: Timers = {
@@ -29,10 +30,10 @@ describe('LeaderWrites', () => {
       },
     } as unknown as LeaderStore;
     const writes = new LeaderWrites(store, soon);
-    const one = writes.promote(token(1), ['a', 'not-waiting']);
-    const two = writes.promote(token(2), ['b']);
-    const again = writes.promote(token(1), ['c']);
-    const three = writes.promote(token(3), ['d']).then(
+    const one = writes.promote(token(1), [asJobId('a'), asJobId('not-waiting')]);
+    const two = writes.promote(token(2), [asJobId('b')]);
+    const again = writes.promote(token(1), [asJobId('c')]);
+    const three = writes.promote(token(3), [asJobId('d')]).then(
       () => 'moved',
       (e: unknown) => (e as DeposedLeaderError).code,
     );
@@ -58,8 +59,8 @@ describe('LeaderWrites', () => {
     } as unknown as LeaderStore;
     const writes = new LeaderWrites(store, soon);
     const results = await Promise.all([
-      writes.finishRun(token(5, 1), { runId: '1', state: 'succeeded' }),
-      writes.finishRun(token(5, 2), { runId: '2', state: 'failed' }),
+      writes.finishRun(token(5, 1), { runId: asRunId('1'), state: 'succeeded' }),
+      writes.finishRun(token(5, 2), { runId: asRunId('2'), state: 'failed' }),
     ]);
     expect(results).toEqual([false, true]);
     expect(calls[0]!.map((g) => g.token.epoch)).toEqual([1, 2]);

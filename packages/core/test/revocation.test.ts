@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { asWorkerId } from './literal-ids';
 import { releaseReason, sweepReason } from '../src/node/revocation';
 
 describe('revocation reasons', () => {
-  const lease = { previousHolder: 'worker-7', renewed: false, attemptCounted: false };
+  const lease = { previousHolder: asWorkerId('worker-7'), renewed: false, attemptCounted: false };
 
   it('blames a lost delivery only when the holder stayed in the pool and never renewed', () => {
     expect(sweepReason(lease, false)).toBe('never renewed while worker-7 stayed in the pool (most likely never delivered); the attempt is not counted');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
 import { UpcomingSlots } from '../src/node/upcoming-slots';
 import type { DueDag } from '../src/store';
+import { asDagId } from './literal-ids';
 
 /** Timers fired by hand, in order of due time. */
 function manualTimers(): Timers & { fireUntil(ms: number): void } {
@@ -23,7 +24,7 @@ function manualTimers(): Timers & { fireUntil(ms: number): void } {
   };
 }
 
-const due = (id: string, atMs: number): DueDag => ({ id, shard: 0, version: 1, spec: {} as DueDag['spec'], nextRunAt: new Date(atMs) });
+const due = (id: string, atMs: number): DueDag => ({ id: asDagId(id), shard: 0, version: 1, spec: {} as DueDag['spec'], nextRunAt: new Date(atMs) });
 
 describe('UpcomingSlots', () => {
   it('releases each slot instant once, with every DAG held for it, and lists it as held until the release settles', async () => {

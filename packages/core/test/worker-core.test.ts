@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle, unreachable } from './worker-fakes';
+import { asJobId, asWorkerId } from './literal-ids';
 
 function worker(over: Partial<WorkerCoreDeps> & { nodes?: number; slots?: number } = {}) {
   const time = new FakeTime();
   const transport = new FakeTransport(over.nodes ?? 1);
   const executor = new FakeExecutor();
-  const core = new WorkerCore({ workerId: 'w-1', slots: over.slots ?? 2, clock: time, timers: time, transport, executor, pollWaitMs: 25_000, shutdownGraceMs: 30_000, ...over });
+  const core = new WorkerCore({ workerId: asWorkerId('w-1'), slots: over.slots ?? 2, clock: time, timers: time, transport, executor, pollWaitMs: 25_000, shutdownGraceMs: 30_000, ...over });
   return { time, transport, executor, core };
 }
 
@@ -107,7 +108,7 @@ describe('WorkerCore: results', () => {
     expect(nextBatchSize([10, 10, 10, 10], { maxResults: 3, maxBytes: 1000 })).toBe(3);
     expect(nextBatchSize([400, 400, 400], { maxResults: 10, maxBytes: 1000 })).toBe(2);
     expect(nextBatchSize([5000, 10], { maxResults: 10, maxBytes: 1000 })).toBe(1);
-    const r: ResultToSend = { jobId: 'j', fence: 1, output: { text: 'é'.repeat(100) }, logs: 'x'.repeat(50) };
+    const r: ResultToSend = { jobId: asJobId('j'), fence: 1, output: { text: 'é'.repeat(100) }, logs: 'x'.repeat(50) };
     expect(resultBytes(r)).toBe(JSON.stringify(r.output).length + 100 + 50 + 200);
   });
 

@@ -1,4 +1,5 @@
-import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, WorkerTransport } from '../src';
+import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, JobId, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, WorkerTransport } from '../src';
+import { asDagId, asJobId, asRunId } from './literal-ids';
 
 /** Virtual time: timers fire only when the test advances the clock, in order, with promise continuations run in between. */
 export class FakeTime implements Clock, Timers {
@@ -43,9 +44,9 @@ export async function settle(): Promise<void> {
 
 export function assignment(jobId: string, over: Partial<Assignment> = {}, task: Partial<Assignment['task']> = {}): Assignment {
   return {
-    jobId,
-    runId: 'run-1',
-    dagId: 'dag-1',
+    jobId: asJobId(jobId),
+    runId: asRunId('run-1'),
+    dagId: asDagId('dag-1'),
     taskId: jobId,
     attempt: 1,
     fence: 1,
@@ -65,7 +66,7 @@ type Answer<T> = (node: number, req: never) => Promise<T> | T;
 export class FakeTransport implements WorkerTransport {
   readonly calls: { op: string; node: number; req: unknown }[] = [];
   private readonly openPolls: { node: number; free: number; resolve: (jobs: Assignment[]) => void; reject: (err: unknown) => void }[] = [];
-  renewAnswer: (node: number, leases: { jobId: string; fence: number }[]) => Promise<RenewOutcome[]> | RenewOutcome[] = (_n, leases) =>
+  renewAnswer: (node: number, leases: { jobId: JobId; fence: number }[]) => Promise<RenewOutcome[]> | RenewOutcome[] = (_n, leases) =>
     leases.map((l) => ({ jobId: l.jobId, ok: true as const, leaseExpiresAt: new Date(0) }));
   completeAnswer: (node: number, results: ResultToSend[]) => Promise<ResultOutcome[]> | ResultOutcome[] = (_n, results) => results.map(() => ({ ok: true as const }));
   failAnswer: Answer<void> = () => undefined;
@@ -107,7 +108,7 @@ export class FakeTransport implements WorkerTransport {
     p!.resolve(jobs);
   }
 
-  async renew(node: number, req: { leases: { jobId: string; fence: number }[] }) {
+  async renew(node: number, req: { leases: { jobId: JobId; fence: number }[] }) {
     this.calls.push({ op: 'renew', node, req });
     return this.renewAnswer(node, req.leases);
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Clock, Timers } from '../src/clock';
 import { planDispatch, type DispatchDag } from '../src/fairshare/plan';
 import { WorkerPool, type Assignment } from '../src/node/worker-pool';
+import { asDagId, asJobId, asRunId, asWorkerId } from './literal-ids';
 
 /** A clock and timers that move only when the test advances them. */
 function fakeTime(): Clock & Timers & { advance(ms: number): void } {
@@ -35,15 +36,25 @@ function seeded(seed: number): (n: number) => number {
 }
 
 function job(jobId: string): Assignment {
-  return { jobId, runId: '1', dagId: 'd', taskId: jobId, attempt: 1, fence: 1, leaseTtlMs: 60_000, renewIntervalMs: 20_000, task: { type: 'noop', config: {}, timeoutMs: 0 } };
+  return {
+    jobId: asJobId(jobId),
+    runId: asRunId('1'),
+    dagId: asDagId('d'),
+    taskId: jobId,
+    attempt: 1,
+    fence: 1,
+    leaseTtlMs: 60_000,
+    renewIntervalMs: 20_000,
+    task: { type: 'noop', config: {}, timeoutMs: 0 },
+  };
 }
 
 describe('WorkerPool', () => {
   it('keeps a fully busy worker in the pool while it renews or writes results', () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
-    pool.touch('busy', 4);
-    pool.touch('quiet', 4);
+    pool.touch(asWorkerId('busy'), 4);
+    pool.touch(asWorkerId('quiet'), 4);
     expect(pool.poolSlots()).toBe(8);
     // Neither polls again (the busy one has no free slot); only the busy one renews.
     for (let k = 0; k < 3; k++) {
@@ -61,8 +72,8 @@ describe('WorkerPool', () => {
   it('lists only workers with an open poll, and credits freed slots up to the worker size', () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
-    void pool.wait({ workerId: 'a', slots: 4, freeSlots: 1, waitMs: 25_000 }, () => undefined);
-    pool.touch('b', 4);
+    void pool.wait({ workerId: asWorkerId('a'), slots: 4, freeSlots: 1, waitMs: 25_000 }, () => undefined);
+    pool.touch(asWorkerId('b'), 4);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 1 }]);
     expect(pool.credit('a', 10)).toBe(true);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 4 }]);
@@ -74,7 +85,7 @@ describe('WorkerPool', () => {
   it('keeps slots reserved by a round out of the next plan, and gives leases that come late to the next poll', async () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
-    const first = pool.wait({ workerId: 'a', slots: 8, freeSlots: 6, waitMs: 25_000 }, () => undefined);
+    const first = pool.wait({ workerId: asWorkerId('a'), slots: 8, freeSlots: 6, waitMs: 25_000 }, () => undefined);
     // Round 1 plans 4 of the 6 free slots; round 2, planned while round 1 is out, sees 2.
     pool.reserve('a', 4);
     expect(pool.waiting()).toEqual([{ workerId: 'a', free: 2 }]);
@@ -85,7 +96,7 @@ describe('WorkerPool', () => {
     expect((await first).map((j) => j.jobId)).toEqual(['r2-1', 'r2-2']);
     expect(pool.settle('a', 4, [job('r1-1'), job('r1-2'), job('r1-3')])).toBe(true);
     // The worker polls again at once and gets them, even with no free slot to offer.
-    const second = await pool.wait({ workerId: 'a', slots: 8, freeSlots: 0, waitMs: 25_000 }, () => undefined);
+    const second = await pool.wait({ workerId: asWorkerId('a'), slots: 8, freeSlots: 0, waitMs: 25_000 }, () => undefined);
     expect(second.map((j) => j.jobId)).toEqual(['r1-1', 'r1-2', 'r1-3']);
     expect(pool.settle('ghost', 1, [job('x')])).toBe(false);
   });
@@ -94,7 +105,7 @@ describe('WorkerPool', () => {
     const time = fakeTime();
     const unclaimed: string[][] = [];
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: (_w, jobs) => unclaimed.push(jobs.map((j) => j.jobId)) });
-    pool.touch('a', 4);
+    pool.touch(asWorkerId('a'), 4);
     pool.reserve('a', 1);
     expect(pool.settle('a', 1, [job('late')])).toBe(true);
     time.advance(4_999);
@@ -109,7 +120,7 @@ describe('WorkerPool', () => {
     const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
     const recount = (): number => pool.live().reduce((n, w) => n + w.slots, 0);
     for (let step = 0; step < 3_000; step++) {
-      const id = `w${next(30)}`;
+      const id = asWorkerId(`w${next(30)}`);
       switch (next(7)) {
         case 0:
           pool.touch(id, 1 + next(8));
@@ -118,7 +129,7 @@ describe('WorkerPool', () => {
           pool.seen(id);
           break;
         case 2:
-          void pool.wait({ workerId: id, slots: 1 + next(8), freeSlots: next(4), waitMs: 1 + next(20_000) }, () => undefined);
+          void pool.wait({ workerId: asWorkerId(id), slots: 1 + next(8), freeSlots: next(4), waitMs: 1 + next(20_000) }, () => undefined);
           break;
         case 3:
           pool.cancel(id);
@@ -140,11 +151,11 @@ describe('WorkerPool', () => {
     const pool = new WorkerPool(time, time, { liveWindowMs: 10_000, outboxHoldMs: 1_000, onUnclaimed: () => undefined });
     const sorted = (list: { workerId: string; free: number }[]) => list.map((w) => `${w.workerId}:${w.free}`).sort();
     for (let step = 0; step < 3_000; step++) {
-      const id = `w${next(25)}`;
+      const id = asWorkerId(`w${next(25)}`);
       // Mostly polls, credits and reservations, so files of many workers build up and
       // workers move between them; answers, hand-ups and time passing take them out.
       const op = next(12);
-      if (op < 4) void pool.wait({ workerId: id, slots: 1 + next(4), freeSlots: next(5), waitMs: 1 + next(60_000) }, () => undefined);
+      if (op < 4) void pool.wait({ workerId: asWorkerId(id), slots: 1 + next(4), freeSlots: next(5), waitMs: 1 + next(60_000) }, () => undefined);
       else if (op < 6) pool.credit(id, next(3));
       else if (op < 8) pool.reserve(id, next(2));
       else if (op < 10) pool.settle(id, next(2), next(6) === 0 ? [job(`j${step}`)] : []);
@@ -169,7 +180,7 @@ describe('WorkerPool', () => {
       const fleet = 1 + next(60);
       for (let i = 0; i < fleet; i++) {
         const slots = 1 + next(8);
-        void pool.wait({ workerId: `w${i}`, slots, freeSlots: 1 + next(slots), waitMs: 25_000 }, () => undefined);
+        void pool.wait({ workerId: asWorkerId(`w${i}`), slots, freeSlots: 1 + next(slots), waitMs: 25_000 }, () => undefined);
         if (next(4) === 0) pool.reserve(`w${i}`, next(3));
       }
       const dags: DispatchDag[] = Array.from({ length: 1 + next(4) }, (_, d) => ({

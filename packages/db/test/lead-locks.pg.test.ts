@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOf, type DeposedLeaderError, type LeaderToken } from '@fenceline/core';
+import { parseDagId, parseRunId, shardOf, type DeposedLeaderError, type LeaderToken } from '@fenceline/core';
 import { openStore, type SqlStore } from '../src/index';
 import { finishRunsAcross } from '../src/store/runs';
 import { renewShard } from '../src/store/shards';
@@ -34,7 +34,7 @@ async function runningRun(dagId: string, node: string): Promise<{ token: LeaderT
   const acquired = await store.acquireShard({ shard, nodeId: node, ttlMs: TTL_MS });
   if (!acquired) throw new Error(`shard ${shard} is led by another node`);
   await store.putDag({ id: dagId, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
-  const run = await store.triggerRun(dagId);
+  const run = await store.triggerRun(parseDagId(dagId));
   // The run starts with no jobs: its one group answers with one empty list of jobs.
   expect(await store.startRunsAcross([{ token: acquired.token, items: [{ runId: run.id, jobs: [] }] }])).toEqual([[[]]]);
   return { token: acquired.token, runId: run.id };
@@ -77,7 +77,7 @@ describe('lead check locks (PostgreSQL)', () => {
     await renewal;
     held.commit();
     await held.done;
-    expect((await store.getRun(runId)).state).toBe('succeeded');
+    expect((await store.getRun(parseRunId(runId))).state).toBe('succeeded');
   });
 
   it('a takeover waits for a write in flight under the old epoch, which lands before it', async () => {
@@ -94,6 +94,6 @@ describe('lead check locks (PostgreSQL)', () => {
     const taken = await takeover;
     expect(taken?.token.epoch).toBe(token.epoch + 1);
     // The new leader loads the shard after its takeover: the old write is already there.
-    expect((await store.getRun(runId)).state).toBe('succeeded');
+    expect((await store.getRun(parseRunId(runId))).state).toBe('succeeded');
   });
 });

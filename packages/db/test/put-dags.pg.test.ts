@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { InvalidDagError, NotFoundError, type DagSpecInput } from '@fenceline/core';
+import { parseDagId, InvalidDagError, NotFoundError, type DagSpecInput } from '@fenceline/core';
 import { openStore, type SqlStore } from '../src/index';
 import { freshDatabase } from './harness';
 
@@ -30,7 +30,7 @@ function spec(id: string, task = 'only'): DagSpecInput {
 
 async function exists(dagId: string): Promise<boolean> {
   try {
-    await store.getDag(dagId);
+    await store.getDag(parseDagId(dagId));
     return true;
   } catch (err) {
     if (err instanceof NotFoundError) return false;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { InvalidInputError, isStoreUnavailable, StoreUnavailableError } from '@fenceline/core';
+import { parseJobId, InvalidInputError, isStoreUnavailable, StoreUnavailableError } from '@fenceline/core';
 import { terminateBackends } from '../src/audit';
 import { openStore, type SqlStore } from '../src/index';
 import { schema } from '../src/schema/index';
@@ -34,7 +34,7 @@ describe('the SQL store on a database out of reach', () => {
     const client = postgres('postgres://postgres@127.0.0.1:1/postgres', { max: 1, onnotice: () => {}, connect_timeout: 5 });
     const away = new SqlStoreClass(drizzle(client, { schema }));
     try {
-      const err = await away.getJobs(['1']).catch((e: unknown) => e);
+      const err = await away.getJobs([parseJobId('1')]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreUnavailableError);
       expect((err as Error).message).toBe('the database is unavailable (ECONNREFUSED)');
     } finally {
@@ -67,7 +67,7 @@ describe('the SQL store on a database out of reach', () => {
   });
 
   it('leaves a refusal of bad input as it was', async () => {
-    const ids = Array.from({ length: 10_001 }, (_, i) => String(i + 1));
+    const ids = Array.from({ length: 10_001 }, (_, i) => parseJobId(String(i + 1)));
     const err = await store.getJobs(ids).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect(isStoreUnavailable(err)).toBe(false);

@@ -1,4 +1,4 @@
-import { planTick, type LeaderToken } from '@fenceline/core';
+import { parseDagId, parseJobId, parseWorkerId, planTick, type JobId, type LeaderToken, type RunId } from '@fenceline/core';
 import { completeJob, createScheduledRuns, finishRun, grantLeases, startRun } from '@fenceline/core/testing';
 import { describe, expect, it } from 'vitest';
 import { Checker, type InvariantId } from '../src/check/checker';
@@ -23,12 +23,12 @@ function harness(Store: StoreClass, poolSlots = 10) {
   return { store, checker, advance, now: () => now };
 }
 
-async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', ttlMs = 60_000): Promise<{ token: LeaderToken; jobIds: string[]; runId: string }> {
+async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', ttlMs = 60_000): Promise<{ token: LeaderToken; jobIds: JobId[]; runId: RunId }> {
   await store.initCluster(SHARDS);
   const got = await store.acquireShard({ shard: 0, nodeId, ttlMs });
   const token = got!.token;
   await store.putDag({ id: 'd', tasks: Array.from({ length: tasks }, (_, k) => ({ id: `t${k}`, type: 'noop' })) }, SHARDS);
-  const run = await store.triggerRun('d');
+  const run = await store.triggerRun(parseDagId('d'));
   const jobs = await startRun(store, token, run.id, Array.from({ length: tasks }, (_, k) => ({ taskId: `t${k}`, state: 'ready' as const, maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 })));
   return { token, jobIds: jobs.map((j) => j.id), runId: run.id };
 }
@@ -42,8 +42,8 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: DoubleLeasingStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
-      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
-      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w2' }], 90_000);
+      await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
+      await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w2') }], 90_000);
     },
   },
   {
@@ -51,7 +51,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: ForgetfulFenceStore,
     story: async ({ store, advance }) => {
       const { token, jobIds } = await leadAndStart(store);
-      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 1_000);
+      await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 1_000);
       advance(2_000);
       await store.sweepExpired(token, 10);
     },
@@ -61,8 +61,8 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: FenceBlindStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
-      const [lease] = await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
-      await completeJob(store, { jobId: jobIds[0]!, fence: lease!.fence - 1, workerId: 'w1' }, { output: 'stale' }).catch(() => undefined);
+      const [lease] = await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
+      await completeJob(store, { jobId: parseJobId(jobIds[0]!), fence: lease!.fence - 1, workerId: parseWorkerId('w1') }, { output: 'stale' }).catch(() => undefined);
     },
   },
   {
@@ -71,8 +71,8 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     story: async ({ store }) => {
       await leadAndStart(store);
       // Two triggers in one millisecond; the unique index must turn the second into a new slot.
-      await store.triggerRun('d');
-      await store.triggerRun('d').catch(() => undefined);
+      await store.triggerRun(parseDagId('d'));
+      await store.triggerRun(parseDagId('d')).catch(() => undefined);
     },
   },
   {
@@ -82,7 +82,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
       await store.initCluster(SHARDS);
       const token = (await store.acquireShard({ shard: 0, nodeId: 'node-a', ttlMs: 3_600_000 }))!.token;
       await store.putDag({ id: 'every-minute', schedule: { kind: 'interval', everyMs: 60_000 }, tasks: [{ id: 't', type: 'noop' }] }, SHARDS);
-      const dag = await store.getDag('every-minute');
+      const dag = await store.getDag(parseDagId('every-minute'));
       checker.registerDag(dag.id, dag.spec.schedule, undefined, dag.nextRunAt!.getTime());
       // A leader ticking every second for five minutes, with the production tick planner.
       for (let s = 0; s < 300; s++) {
@@ -101,7 +101,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     story: async ({ store }) => {
       // Pool of 10 slots, cap 30%: the DAG may hold 3 leases; the leader asks for 1.
       const { token, jobIds } = await leadAndStart(store, 8);
-      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000);
+      await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
     },
   },
   {
@@ -109,13 +109,13 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     broken: NoSweepStore,
     story: async ({ store, checker, advance, now }) => {
       const { token, jobIds, runId } = await leadAndStart(store);
-      await grantLeases(store, token, [{ jobId: jobIds[0]!, workerId: 'crashed' }], 1_000);
+      await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('crashed') }], 1_000);
       advance(5_000);
       // Faults stop here. A healthy leader sweeps, re-leases to a live worker, and finishes.
       const faultsEnded = now();
       for (const s of await store.sweepExpired(token, 10)) {
-        const [lease] = await grantLeases(store, token, [{ jobId: s.jobId, workerId: 'alive' }], 90_000);
-        await completeJob(store, { jobId: s.jobId, fence: lease!.fence, workerId: 'alive' }, {});
+        const [lease] = await grantLeases(store, token, [{ jobId: s.jobId, workerId: parseWorkerId('alive') }], 90_000);
+        await completeJob(store, { jobId: s.jobId, fence: lease!.fence, workerId: parseWorkerId('alive') }, {});
         await finishRun(store, token, runId, 'succeeded');
       }
       advance(600_000);
@@ -129,7 +129,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
       const { token: old, jobIds } = await leadAndStart(store, 1, 'node-a', 1_000);
       advance(2_000);
       await store.acquireShard({ shard: 0, nodeId: 'node-b', ttlMs: 60_000 });
-      await grantLeases(store, old, [{ jobId: jobIds[0]!, workerId: 'w1' }], 90_000).catch(() => undefined);
+      await grantLeases(store, old, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000).catch(() => undefined);
     },
   },
 ];

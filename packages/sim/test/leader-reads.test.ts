@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ShardLeader, StoreUnavailableError, type JobRow, type Timers } from '@fenceline/core';
+import { parseDagId, parseJobId, ShardLeader, StoreUnavailableError, type JobId, type JobRow, type Timers } from '@fenceline/core';
 import { MemoryStore } from '../src/store/memory-store';
 
 /** The memory store, whose job reads fail with `failWith` while it is set. */
 class FailingReads extends MemoryStore {
   failWith: unknown = null;
-  override async getJobs(jobIds: string[]): Promise<JobRow[]> {
+  override async getJobs(jobIds: JobId[]): Promise<JobRow[]> {
     if (this.failWith) throw this.failWith;
     return super.getJobs(jobIds);
   }
@@ -25,7 +25,7 @@ async function leaderWithReadyJob(): Promise<{ store: FailingReads; leader: Shar
   await store.initCluster(1);
   await store.putDag({ id: 'etl', tasks: [{ id: 'a', type: 'noop' }] }, 1);
   const acquired = await store.acquireShard({ shard: 0, nodeId: 'node-1', ttlMs: 60_000 });
-  await store.triggerRun('etl');
+  await store.triggerRun(parseDagId('etl'));
   const leader = new ShardLeader({
     store,
     clock: { nowMs: () => nowMs },
@@ -45,13 +45,13 @@ describe('a shard leader re-reading jobs', () => {
   it('waits out a store that is unavailable, changing nothing', async () => {
     const { store, leader, jobId } = await leaderWithReadyJob();
     store.failWith = new StoreUnavailableError('no reply within 5000 ms');
-    await expect(leader.resyncMany([jobId])).resolves.toBeUndefined();
+    await expect(leader.resyncMany([parseJobId(jobId)])).resolves.toBeUndefined();
     expect(leader.summary()).toEqual({ activeRuns: 1, queuedRuns: 0, ready: 1, leased: 0 });
   });
 
   it('lets any other error of the read surface', async () => {
     const { store, leader, jobId } = await leaderWithReadyJob();
     store.failWith = new TypeError("Cannot read properties of undefined (reading 'state')");
-    await expect(leader.resyncMany([jobId])).rejects.toThrow(TypeError);
+    await expect(leader.resyncMany([parseJobId(jobId)])).rejects.toThrow(TypeError);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LIMITS, SchedulerNode, StoreUnavailableError, type NewEvent, type Timers } from '@fenceline/core';
+import { parseJobId, parseWorkerId, LIMITS, SchedulerNode, StoreUnavailableError, type NewEvent, type Timers } from '@fenceline/core';
 import { MemoryStore } from '../src/store/memory-store';
 
 /** The memory store, whose event log refuses the next `failures` appends, as a store that is away. */
@@ -48,7 +48,7 @@ async function startedNode(): Promise<{ store: FlakyEventLog; node: SchedulerNod
 }
 
 function renewal(n: number): NewEvent {
-  return { type: 'lease:renewed', jobId: String(n + 1), workerId: 'w-1', fence: 1 };
+  return { type: 'lease:renewed', jobId: parseJobId(String(n + 1)), workerId: parseWorkerId('w-1'), fence: 1 };
 }
 
 describe('a scheduler node writing its events while the store is away', () => {

@@ -1,7 +1,8 @@
 import { assert } from '../assert';
 import { capFor, planDispatch, saltedHash, type DispatchDag, type DispatchPlan } from '../fairshare/plan';
 import type { JobRow } from '../model';
-import type { GrantedLease } from '../store';
+import type { JobId, WorkerId } from '../ids';
+import type { Grant, GrantedLease } from '../store';
 import type { NodeContext } from './node-context';
 import { RELEASE_REASONS } from './revocation';
 import type { ShardLeader } from './shard-leader';
@@ -16,10 +17,8 @@ export interface DispatchDeps {
   /** The store's clock as the node estimates it: backoffs were set by it. */
   storeNowMs(): number;
   /** Hands a lease back for a worker that left the pool between the plan and the grant. */
-  handBack(jobId: string, fence: number, workerId: string, reason: string): Promise<JobRow>;
+  handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow>;
 }
-
-type Grant = { jobId: string; workerId: string };
 
 /**
  * A node's dispatch rounds: on a kick, the fair-share plan over every shard it leads and
@@ -114,7 +113,7 @@ export class Dispatcher {
   }
 
   /** The round's fair-share plan, or null when it has nothing to grant. */
-  private planRound(): { plan: DispatchPlan; dagShard: Map<string, ShardLeader> } | null {
+  private planRound(): { plan: DispatchPlan<JobId, WorkerId>; dagShard: Map<string, ShardLeader> } | null {
     const { c } = this;
     // Backoffs were set by the store's clock, so they are compared with it.
     const nowMs = this.d.storeNowMs();
@@ -148,9 +147,9 @@ export class Dispatcher {
   }
 
   /** Every leader's fair-share view, and which leader owns each DAG in it. */
-  private views(nowMs: number, capOf: (fraction: number | undefined) => number): { dags: DispatchDag[]; dagShard: Map<string, ShardLeader> } {
+  private views(nowMs: number, capOf: (fraction: number | undefined) => number): { dags: DispatchDag<JobId>[]; dagShard: Map<string, ShardLeader> } {
     const dagShard = new Map<string, ShardLeader>();
-    const dags: DispatchDag[] = [];
+    const dags: DispatchDag<JobId>[] = [];
     for (const leader of this.d.loadedLeaders()) {
       for (const view of leader.dispatchView(nowMs, capOf)) {
         dagShard.set(view.dagId, leader);
@@ -161,9 +160,9 @@ export class Dispatcher {
   }
 
   /** The plan's grants per leader, and how many each worker was planned. */
-  private groupGrants(plan: DispatchPlan, dagShard: Map<string, ShardLeader>): { byLeader: Map<ShardLeader, Grant[]>; planned: Map<string, number> } {
+  private groupGrants(plan: DispatchPlan<JobId, WorkerId>, dagShard: Map<string, ShardLeader>): { byLeader: Map<ShardLeader, Grant[]>; planned: Map<WorkerId, number> } {
     const byLeader = new Map<ShardLeader, Grant[]>();
-    const planned = new Map<string, number>();
+    const planned = new Map<WorkerId, number>();
     for (const g of plan.grants) {
       const leader = dagShard.get(g.dagId);
       assert(leader, `the plan grants a job of DAG ${g.dagId} only if a leader's view offered it`);
@@ -176,9 +175,9 @@ export class Dispatcher {
   }
 
   /** The granted leases as each worker receives them. */
-  private assignments(results: { leader: ShardLeader; granted: GrantedLease[] }[]): Map<string, Assignment[]> {
+  private assignments(results: { leader: ShardLeader; granted: GrantedLease[] }[]): Map<WorkerId, Assignment[]> {
     const { config } = this.c;
-    const perWorker = new Map<string, Assignment[]>();
+    const perWorker = new Map<WorkerId, Assignment[]>();
     for (const { leader, granted } of results) {
       for (const lease of granted) {
         const list = perWorker.get(lease.workerId) ?? [];

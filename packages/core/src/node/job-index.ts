@@ -1,19 +1,20 @@
 import { assert } from '../assert';
+import type { DagId, JobId, RunId, WorkerId } from '../ids';
 import type { JobState } from '../model';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
 
 /** A job of an active run, as the leader keeps it in memory. */
 export interface MemJob {
-  id: string;
-  runId: string;
-  dagId: string;
+  id: JobId;
+  runId: RunId;
+  dagId: DagId;
   taskId: string;
   state: JobState;
   priority: number;
   readyAtMs: number;
   nextAttemptAtMs: number;
   fence: number;
-  holder: string | null;
+  holder: WorkerId | null;
   leasedAtMs: number;
 }
 
@@ -91,19 +92,19 @@ export class JobIndex {
   }
 
   /** Jobs believed leased since before `cutoffMs`, in the order they were indexed. */
-  leasedBefore(cutoffMs: number): string[] {
-    const stale: string[] = [];
+  leasedBefore(cutoffMs: number): JobId[] {
+    const stale: JobId[] = [];
     for (const job of this.jobs.values()) if (job.state === 'leased' && job.leasedAtMs < cutoffMs) stale.push(job.id);
     return stale;
   }
 
   /** The fair-share view of the shard: ready jobs past their backoff and held leases per DAG. */
-  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag[] {
-    const out: DispatchDag[] = [];
+  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag<JobId>[] {
+    const out: DispatchDag<JobId>[] = [];
     for (const [dagId, jobs] of this.ready) {
       // A DAG already at its cap can be granted nothing; skip copying its ready jobs.
       if (capOf && this.held(dagId) >= capOf(this.capFraction.get(dagId))) continue;
-      const ready: ReadyJob[] = [];
+      const ready: ReadyJob<JobId>[] = [];
       for (const job of jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs });
       if (ready.length === 0) continue;
       out.push({ dagId, held: this.held(dagId), capFraction: this.capFraction.get(dagId), ready });

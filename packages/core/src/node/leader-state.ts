@@ -1,8 +1,9 @@
 import type { Clock, Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
+import type { DagId, JobId } from '../ids';
 import type { JobRow, JobState, RunRow } from '../model';
 import type { DagSpec } from '../spec';
-import type { GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
+import type { Grant, GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
 import { RunMachine } from '../run/machine';
 import { JobIndex, type MemJob } from './job-index';
 import { LeaderWrites } from './leader-writes';
@@ -20,7 +21,7 @@ export interface MemRun {
   row: RunRow;
   spec: DagSpec;
   machine: RunMachine;
-  jobIdByTask: Map<string, string>;
+  jobIdByTask: Map<string, JobId>;
 }
 
 export interface LeaderDeps {
@@ -38,7 +39,7 @@ export interface LeaderDeps {
    * How this leader's grant statement reaches the store; the node passes one that joins
    * the grants of all its leaders in a dispatch round into one statement.
    */
-  grantLeases?: (token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number) => Promise<GrantedLease[]>;
+  grantLeases?: (token: LeaderToken, grants: Grant[], ttlMs: number) => Promise<GrantedLease[]>;
   /** The node's bulk leader writes, shared by all its leaders; a leader alone makes its own. */
   writes?: LeaderWrites;
   /**
@@ -60,8 +61,8 @@ export class LeaderState {
   readonly index = new JobIndex();
   readonly runs = new Map<string, MemRun>();
   /** Active runs per DAG, for the max-active-runs check on every start. */
-  readonly runsByDag = new Map<string, Set<string>>();
-  readonly queued = new Map<string, RunRow[]>();
+  readonly runsByDag = new Map<DagId, Set<string>>();
+  readonly queued = new Map<DagId, RunRow[]>();
   readonly specCache = new SpecCache(SPECS_PER_SHARD);
   readonly starting = new Set<string>();
   /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
@@ -137,7 +138,7 @@ export class LeaderState {
     this.queued.set(run.dagId, list);
   }
 
-  activeRuns(dagId: string): number {
+  activeRuns(dagId: DagId): number {
     return this.runsByDag.get(dagId)?.size ?? 0;
   }
 

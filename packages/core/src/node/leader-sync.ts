@@ -1,5 +1,6 @@
 import { LIMITS } from '../limits';
 import { unlessUnavailable } from '../unavailable';
+import type { DagId, JobId } from '../ids';
 import type { JobRow, JobState, RunRow } from '../model';
 import type { SweptJob } from '../store';
 import type { LeaderState, MemRun } from './leader-state';
@@ -14,7 +15,7 @@ export interface SyncSteps {
   jobsEnded(rows: EndedRow[]): Promise<void>;
   repair(run: MemRun): Promise<void>;
   adoptQueued(run: RunRow): Promise<void>;
-  startQueued(dagId: string): Promise<void>;
+  startQueued(dagId: DagId): Promise<void>;
 }
 
 /**
@@ -65,10 +66,10 @@ export class LeaderSync {
    * was out is left alone: its row may predate that change, and whatever changed it
    * brought the cache up to date.
    */
-  async resyncMany(jobIds: string[]): Promise<void> {
+  async resyncMany(jobIds: JobId[]): Promise<void> {
     const { s } = this;
     for (let i = 0; i < jobIds.length; i += LIMITS.maxJobsPerRead) {
-      const asked = new Map<string, { state: JobState; fence: number }>();
+      const asked = new Map<JobId, { state: JobState; fence: number }>();
       for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
         const job = s.index.get(id);
         if (job && !s.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });

@@ -1,12 +1,13 @@
 import type { Timers } from '../clock';
 import { DeposedLeaderError } from '../errors';
+import type { JobId, RunId } from '../ids';
 import type { JobRow } from '../model';
 import type { DagSpec } from '../spec';
 import type { CreatedRun, LeaderGroup, LeaderStore, LeaderToken, NewJob, ScheduledRunsItem } from '../store';
 import { Batcher, type BatcherOptions } from './batcher';
 
-type StartItem = { runId: string; jobs: NewJob[] };
-type FinishItem = { runId: string; state: 'succeeded' | 'failed' };
+type StartItem = { runId: RunId; jobs: NewJob[] };
+type FinishItem = { runId: RunId; state: 'succeeded' | 'failed' };
 
 /**
  * The writes shard leaders make in bulk (and their one bulk read, of specs). Each call is
@@ -21,8 +22,8 @@ type FinishItem = { runId: string; state: 'succeeded' | 'failed' };
 export class LeaderWrites {
   private readonly create: AcrossBatcher<ScheduledRunsItem, CreatedRun[]>;
   private readonly start: AcrossBatcher<StartItem, JobRow[]>;
-  private readonly promoteBatch: AcrossBatcher<string, boolean>;
-  private readonly skipBatch: AcrossBatcher<string, boolean>;
+  private readonly promoteBatch: AcrossBatcher<JobId, boolean>;
+  private readonly skipBatch: AcrossBatcher<JobId, boolean>;
   private readonly finish: AcrossBatcher<FinishItem, boolean>;
   private readonly specs: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
@@ -66,12 +67,12 @@ export class LeaderWrites {
   }
 
   /** Per job, whether it moved from waiting to ready. */
-  promote(token: LeaderToken, jobIds: string[]): Promise<boolean[]> {
+  promote(token: LeaderToken, jobIds: JobId[]): Promise<boolean[]> {
     return Promise.all(jobIds.map((id) => this.promoteBatch.submit(token, id)));
   }
 
   /** Per job, whether it moved to upstream_failed. */
-  skip(token: LeaderToken, jobIds: string[]): Promise<boolean[]> {
+  skip(token: LeaderToken, jobIds: JobId[]): Promise<boolean[]> {
     return Promise.all(jobIds.map((id) => this.skipBatch.submit(token, id)));
   }
 
@@ -82,7 +83,7 @@ export class LeaderWrites {
 }
 
 /** Per item of each group, whether the store's list of moved ids holds it. */
-function asFlags(groups: LeaderGroup<string>[], out: (string[] | DeposedLeaderError)[]): (boolean[] | DeposedLeaderError)[] {
+function asFlags(groups: LeaderGroup<JobId>[], out: (JobId[] | DeposedLeaderError)[]): (boolean[] | DeposedLeaderError)[] {
   return out.map((moved, g) => {
     if (moved instanceof DeposedLeaderError) return moved;
     const set = new Set(moved);

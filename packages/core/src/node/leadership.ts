@@ -1,12 +1,12 @@
 import { DeposedLeaderError } from '../errors';
-import type { GrantedLease, LeaderToken } from '../store';
+import type { Grant, GrantedLease, LeaderToken } from '../store';
 import { Batcher } from './batcher';
 import { LeaderWrites } from './leader-writes';
 import type { NodeContext } from './node-context';
 import { ShardLeader } from './shard-leader';
 import { planShardShare } from './shard-share';
 
-type GrantItem = { token: LeaderToken; grants: { jobId: string; workerId: string }[] };
+type GrantItem = { token: LeaderToken; grants: Grant[] };
 
 /**
  * A node's shard leadership: contending for shards, renewing the leases of those it

@@ -1,3 +1,4 @@
+import type { DagId, JobId } from '../ids';
 import type { JobState } from '../model';
 import { isTerminalJobState, RunMachine } from '../run/machine';
 import { downstreamClosure } from '../dag/graph';
@@ -5,8 +6,8 @@ import type { LeaderState, MemRun } from './leader-state';
 
 /** What carrying runs forward needs from the rest of the leader. */
 export interface FinishSteps {
-  startQueued(dagId: string): Promise<void>;
-  resyncMany(jobIds: string[]): Promise<void>;
+  startQueued(dagId: DagId): Promise<void>;
+  resyncMany(jobIds: JobId[]): Promise<void>;
 }
 
 /**

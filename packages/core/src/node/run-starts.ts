@@ -1,4 +1,5 @@
 import { jobsPerRunRefusal } from '../limits';
+import type { DagId } from '../ids';
 import type { RunRow } from '../model';
 import type { CreatedRun, DueDag } from '../store';
 import { initialJobs } from '../run/machine';
@@ -91,7 +92,7 @@ export class RunStarts {
   }
 
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
-  async startQueued(dagId: string): Promise<void> {
+  async startQueued(dagId: DagId): Promise<void> {
     const { s } = this;
     if (s.starting.has(dagId)) {
       s.restart.add(dagId);

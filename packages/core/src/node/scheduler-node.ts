@@ -1,4 +1,5 @@
 import type { Clock, Timers } from '../clock';
+import type { JobId, WorkerId } from '../ids';
 import type { JobRow, RunRow } from '../model';
 import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
 import { DueRuns } from './due-runs';
@@ -202,7 +203,7 @@ export class SchedulerNode {
 
   // ---- the worker protocol (WorkerProtocol) ---------------------------------------------
 
-  register(workerId: string, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
+  register(workerId: WorkerId, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
     return this.protocol.register(workerId, slots, meta);
   }
 
@@ -214,12 +215,12 @@ export class SchedulerNode {
     return this.protocol.poll(poll, cancelled);
   }
 
-  cancelPoll(workerId: string): void {
+  cancelPoll(workerId: WorkerId): void {
     this.pool.cancel(workerId);
   }
 
   /** Renewals of many workers share one store statement per batching window. */
-  renew(workerId: string, leases: { jobId: string; fence: number }[]): Promise<RenewOutcome[]> {
+  renew(workerId: WorkerId, leases: { jobId: JobId; fence: number }[]): Promise<RenewOutcome[]> {
     return this.protocol.renewMany(leases.map((l) => ({ ...l, workerId })));
   }
 
@@ -228,20 +229,20 @@ export class SchedulerNode {
     return this.protocol.renewMany(refs);
   }
 
-  complete(workerId: string, input: { jobId: string; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
+  complete(workerId: WorkerId, input: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
     return this.protocol.complete(workerId, input);
   }
 
   /** Several results of one worker in one call, each fenced and answered on its own (WorkerProtocol.completeMany). */
-  completeMany(workerId: string, items: { jobId: string; fence: number; output?: unknown; logs?: string | null }[]): Promise<WriteOutcome[]> {
+  completeMany(workerId: WorkerId, items: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }[]): Promise<WriteOutcome[]> {
     return this.protocol.completeMany(workerId, items);
   }
 
-  fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+  fail(workerId: WorkerId, input: { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
     return this.protocol.fail(workerId, input);
   }
 
-  release(workerId: string, input: { jobId: string; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+  release(workerId: WorkerId, input: { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
     return this.protocol.release(workerId, input);
   }
 

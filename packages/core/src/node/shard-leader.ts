@@ -1,7 +1,8 @@
 import { assert } from '../assert';
 import { DeposedLeaderError } from '../errors';
+import type { DagId, JobId } from '../ids';
 import type { JobRow, RunRow } from '../model';
-import type { DueDag, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
+import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
 import type { DispatchDag } from '../fairshare/plan';
@@ -95,14 +96,14 @@ export class ShardLeader {
   }
 
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
-  startQueued(dagId: string): Promise<void> {
+  startQueued(dagId: DagId): Promise<void> {
     return this.starts.startQueued(dagId);
   }
 
   // ---- dispatch ----------------------------------------------------------------
 
   /** The fair-share view of this shard: ready jobs and held leases per DAG. */
-  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag[] {
+  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag<JobId>[] {
     return this.s.index.dispatchView(nowMs, capOf);
   }
 
@@ -145,12 +146,12 @@ export class ShardLeader {
     return { activeRuns: this.s.runs.size, queuedRuns: queued, ready: this.readyCount(), leased: this.leasedCount() };
   }
 
-  hasJob(jobId: string): boolean {
+  hasJob(jobId: JobId): boolean {
     return this.s.index.has(jobId);
   }
 
   /** Grants leases in one store statement and records them; returns what was granted. */
-  async grant(grants: { jobId: string; workerId: string }[], ttlMs: number): Promise<GrantedLease[]> {
+  async grant(grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
     const { s } = this;
     // Take the jobs out of the ready queues first, so a concurrent round cannot pick them again.
     const taken: MemJob[] = [];
@@ -186,11 +187,11 @@ export class ShardLeader {
   }
 
   /** Marks the taken jobs the store granted as leased and puts the others back; returns those. */
-  private recordGrants(taken: MemJob[], granted: GrantedLease[]): string[] {
+  private recordGrants(taken: MemJob[], granted: GrantedLease[]): JobId[] {
     const { s } = this;
     const byId = new Map<string, GrantedLease>(granted.map((g) => [g.jobId, g]));
     const nowMs = s.deps.clock.nowMs();
-    const refused: string[] = [];
+    const refused: JobId[] = [];
     for (const job of taken) {
       const lease = byId.get(job.id);
       if (lease) {
@@ -280,7 +281,7 @@ export class ShardLeader {
   }
 
   /** Re-reads jobs the cache may be wrong about, together (LeaderSync.resyncMany). */
-  resyncMany(jobIds: string[]): Promise<void> {
+  resyncMany(jobIds: JobId[]): Promise<void> {
     return this.sync.resyncMany(jobIds);
   }
 }
@@ -292,7 +293,7 @@ function canEnd(run: MemRun, taskId: string): boolean {
 }
 
 /** A leader's grant statement when no node joins it with others: the multi-leader form with one item. */
-async function grantAlone(store: LeaderStore, token: LeaderToken, grants: { jobId: string; workerId: string }[], ttlMs: number): Promise<GrantedLease[]> {
+async function grantAlone(store: LeaderStore, token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
   const [outcome] = await store.grantLeasesMany([{ token, grants }], ttlMs);
   if (outcome instanceof DeposedLeaderError) throw outcome;
   return outcome ?? [];

@@ -1,3 +1,4 @@
+import type { DagId, JobId, RunId, WorkerId } from '../ids';
 import type { Timers, Clock } from '../clock';
 import { Heap } from '../heap';
 import { tieKey, type FreeWorker } from '../fairshare/plan';
@@ -5,16 +6,16 @@ import { tieKey, type FreeWorker } from '../fairshare/plan';
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
 /** A worker's long poll: who it is, its slots, how many of them are free, and how long it waits. */
 export interface PollRequest {
-  workerId: string;
+  workerId: WorkerId;
   slots: number;
   freeSlots: number;
   waitMs: number;
 }
 
 export interface Assignment {
-  jobId: string;
-  runId: string;
-  dagId: string;
+  jobId: JobId;
+  runId: RunId;
+  dagId: DagId;
   taskId: string;
   attempt: number;
   fence: number;
@@ -30,7 +31,7 @@ interface Waiter {
 }
 
 interface KnownWorker {
-  id: string;
+  id: WorkerId;
   slots: number;
   lastSeenMs: number;
   waiter: Waiter | null;
@@ -60,7 +61,7 @@ export interface WorkerPoolOptions {
   /** How long leases wait in a worker's outbox for its next poll before they are given up. */
   outboxHoldMs: number;
   /** Called with leases a worker did not come back for within outboxHoldMs (to hand them back). */
-  onUnclaimed: (workerId: string, jobs: Assignment[]) => void;
+  onUnclaimed: (workerId: WorkerId, jobs: Assignment[]) => void;
 }
 
 /**
@@ -124,7 +125,7 @@ export class WorkerPool {
   }
 
   /** Registers or refreshes a worker without waiting (on register and on every request). */
-  touch(workerId: string, slots: number): void {
+  touch(workerId: WorkerId, slots: number): void {
     const known = this.workers.get(workerId);
     if (known) {
       if (known.counted) this.liveSlots += slots - known.slots;
@@ -171,7 +172,7 @@ export class WorkerPool {
     if (worker) this.answer(worker, []);
   }
 
-  forget(workerId: string): void {
+  forget(workerId: WorkerId): void {
     this.cancel(workerId);
     const worker = this.workers.get(workerId);
     if (worker && worker.outbox.length > 0) this.options.onUnclaimed(workerId, this.takeOutbox(worker));
@@ -184,8 +185,8 @@ export class WorkerPool {
   }
 
   /** Workers waiting right now with free slots not yet promised to a round. */
-  waiting(): FreeWorker[] {
-    const out: FreeWorker[] = [];
+  waiting(): FreeWorker<WorkerId>[] {
+    const out: FreeWorker<WorkerId>[] = [];
     for (const w of this.waiters) {
       const free = (w.waiter?.free ?? 0) - w.reserved;
       if (free > 0) out.push({ workerId: w.id, free });
@@ -204,8 +205,8 @@ export class WorkerPool {
    * last), so the plan is the one the whole list would give, and a round costs O(G) plus
    * the number of distinct free counts, however many workers wait.
    */
-  bestWaiting(limit: number, salt: number): FreeWorker[] {
-    const out: FreeWorker[] = [];
+  bestWaiting(limit: number, salt: number): FreeWorker<WorkerId>[] {
+    const out: FreeWorker<WorkerId>[] = [];
     if (limit <= 0) return out;
     const counts = [...this.byFree.keys()].sort((a, b) => b - a);
     for (const free of counts) {
@@ -304,7 +305,7 @@ export class WorkerPool {
     return this.workers.get(workerId)?.waiter != null;
   }
 
-  live(): { id: string; slots: number; lastSeenMs: number; waiting: boolean }[] {
+  live(): { id: WorkerId; slots: number; lastSeenMs: number; waiting: boolean }[] {
     const cutoff = this.clock.nowMs() - this.liveWindowMs;
     const out = [];
     for (const w of this.workers.values()) {
@@ -339,9 +340,9 @@ export class WorkerPool {
   }
 
   /** Drops workers silent for longer than the live window; returns their ids. */
-  expire(): string[] {
+  expire(): WorkerId[] {
     const cutoff = this.clock.nowMs() - this.liveWindowMs;
-    const gone: string[] = [];
+    const gone: WorkerId[] = [];
     for (const w of this.workers.values()) {
       if (!w.waiter && w.lastSeenMs < cutoff && w.outbox.length === 0) {
         this.workers.delete(w.id);

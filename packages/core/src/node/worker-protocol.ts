@@ -1,5 +1,5 @@
 import { FencelineError, InvalidInputError } from '../errors';
-import type { JobId } from '../ids';
+import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
 import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
@@ -16,7 +16,7 @@ export interface ProtocolDeps {
   kick(): void;
 }
 
-type ResultInput = { jobId: string; fence: number; output?: unknown; logs?: string | null };
+type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: string | null };
 
 /**
  * The worker protocol as a node serves it: register, long poll, renew, complete, fail and
@@ -37,7 +37,7 @@ export class WorkerProtocol {
     this.completeBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => c.store.completeJobs(items));
   }
 
-  register(workerId: string, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
+  register(workerId: WorkerId, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
     const { c } = this;
     if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`);
     c.pool.touch(workerId, slots);
@@ -73,12 +73,12 @@ export class WorkerProtocol {
         // Renewals go to the event log too (in the same batched flush as every event), so
         // the console can draw each attempt's renewals on the run timeline.
         c.emit({ type: 'lease:renewed', jobId: o.jobId, workerId: ref.workerId, fence: ref.fence, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
-      } else this.refused(o.code, { jobId: o.jobId, workerId: ref.workerId, op: 'renew' });
+      } else this.refused(o.code, o.jobId, ref.workerId, { op: 'renew' });
     });
     return outcomes;
   }
 
-  async complete(workerId: string, input: ResultInput): Promise<JobRow> {
+  async complete(workerId: WorkerId, input: ResultInput): Promise<JobRow> {
     const [outcome] = await this.completeMany(workerId, [input]);
     if (!outcome!.ok) throw outcome!.error;
     return outcome!.row;
@@ -90,7 +90,7 @@ export class WorkerProtocol {
    * the results are durable; the leaders' follow-up (readiness downstream, finished runs)
    * runs after, since it is theirs to finish and repair, not the worker's to wait for.
    */
-  async completeMany(workerId: string, items: ResultInput[]): Promise<WriteOutcome[]> {
+  async completeMany(workerId: WorkerId, items: ResultInput[]): Promise<WriteOutcome[]> {
     const { c } = this;
     c.pool.seen(workerId);
     const outcomes = await this.completeBatcher.submitMany(items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId }, output: i.output, logs: i.logs ?? null })));
@@ -101,7 +101,7 @@ export class WorkerProtocol {
         c.metrics.inc('jobs_succeeded_total');
         c.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: c.nodeId });
         ended.push(row);
-      } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, { jobId: o.jobId, workerId, op: 'complete', ...o.error.details });
+      } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, o.jobId, workerId, { op: 'complete', ...o.error.details });
     }
     // Each result frees a slot of the worker: a poll it has open here may now take that
     // many more jobs, without the worker having to poll again to say so.
@@ -110,7 +110,7 @@ export class WorkerProtocol {
     return outcomes;
   }
 
-  async fail(workerId: string, input: { jobId: string; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+  async fail(workerId: WorkerId, input: { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
     const { c } = this;
     c.pool.seen(workerId);
     const row = await this.fenced('fail', workerId, input.jobId, () =>
@@ -123,7 +123,7 @@ export class WorkerProtocol {
     return row;
   }
 
-  async release(workerId: string, input: { jobId: string; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+  async release(workerId: WorkerId, input: { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
     this.c.pool.seen(workerId);
     const row = await this.handBack(input.jobId, input.fence, workerId, releaseReason(input.reason));
     this.c.pool.credit(workerId, 1);
@@ -131,7 +131,7 @@ export class WorkerProtocol {
   }
 
   /** Hands a lease back for its worker (a release, an unclaimed lease, a worker gone from the pool). */
-  async handBack(jobId: string, fence: number, workerId: string, reason: string): Promise<JobRow> {
+  async handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
     const { c } = this;
     const row = await this.fenced('release', workerId, jobId, () => c.store.releaseJob({ jobId, fence, workerId }));
     c.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: c.nodeId, data: { reason } });
@@ -162,19 +162,19 @@ export class WorkerProtocol {
     ]);
   }
 
-  private async fenced<T>(op: string, workerId: string, jobId: string, fn: () => Promise<T>): Promise<T> {
+  private async fenced<T>(op: string, workerId: WorkerId, jobId: JobId, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof FencelineError && err.code !== 'INVALID_INPUT') this.refused(err.code, { jobId, workerId, op, ...err.details });
+      if (err instanceof FencelineError && err.code !== 'INVALID_INPUT') this.refused(err.code, jobId, workerId, { op, ...err.details });
       throw err;
     }
   }
 
-  private refused(code: string, data: Record<string, unknown>): void {
+  private refused(code: string, jobId: JobId, workerId: WorkerId, data: Record<string, unknown>): void {
     const { c } = this;
     c.metrics.inc(`writes_refused_total{reason="${code}"}`);
-    c.emit({ type: 'write:fenced', jobId: String(data.jobId ?? ''), workerId: String(data.workerId ?? ''), nodeId: c.nodeId, data: { reason: code, ...data } });
+    c.emit({ type: 'write:fenced', jobId, workerId, nodeId: c.nodeId, data: { reason: code, jobId, workerId, ...data } });
   }
 }
 

@@ -1,4 +1,5 @@
 import type { FencelineError } from '../errors';
+import type { JobId, WorkerId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome } from '../store';
@@ -12,14 +13,14 @@ import type { RenewOutcome } from '../store';
 export interface WorkerTransport {
   /** The scheduler nodes, numbered 0..nodeCount-1; a job's writes go first to the node that delivered it. */
   readonly nodeCount: number;
-  register(node: number, req: { workerId: string; slots: number }): Promise<LeaseTiming>;
+  register(node: number, req: { workerId: WorkerId; slots: number }): Promise<LeaseTiming>;
   /** A long poll, open until the node hands this worker jobs or answers empty after `waitMs`. */
-  poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll;
-  renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]>;
+  poll(node: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll;
+  renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]>;
   /** Many successful results in one call, each fenced and answered on its own, in order. */
-  completeMany(node: number, req: { workerId: string; results: ResultToSend[] }): Promise<ResultOutcome[]>;
-  fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
-  release(node: number, req: { workerId: string; jobId: string; fence: number; reason: ReleaseCause }): Promise<void>;
+  completeMany(node: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]>;
+  fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
+  release(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: ReleaseCause }): Promise<void>;
 }
 
 /** How long a lease lasts and how often it is renewed, as the nodes say when they answer. */
@@ -42,7 +43,7 @@ export interface OpenPoll {
 }
 
 export interface ResultToSend {
-  jobId: string;
+  jobId: JobId;
   fence: number;
   output: unknown;
   logs: string | null;

@@ -1,3 +1,4 @@
+import type { WorkerId } from '../ids';
 import type { Clock, Timers } from '../clock';
 import { FencelineError, LeaseLostError } from '../errors';
 import type { RenewOutcome } from '../store';
@@ -18,7 +19,7 @@ export interface RenewalAgent {
 }
 
 export interface RenewalsDeps {
-  workerId: string;
+  workerId: WorkerId;
   clock: Clock;
   timers: Timers;
   transport: WorkerTransport;

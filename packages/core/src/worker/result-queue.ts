@@ -1,3 +1,4 @@
+import type { WorkerId } from '../ids';
 import type { Timers } from '../clock';
 import { FencelineError } from '../errors';
 import { retryDelayMs } from './backoff';
@@ -13,7 +14,7 @@ interface Queued {
 }
 
 export interface ResultQueueDeps {
-  workerId: string;
+  workerId: WorkerId;
   transport: WorkerTransport;
   timers: Timers;
   /** Runs `fn` once the current turn is over, so results that end together share a request. */

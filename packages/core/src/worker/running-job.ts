@@ -1,3 +1,4 @@
+import type { JobId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
 
 /** A job in one of the worker's slots, from its delivery until its result is answered. */
@@ -19,7 +20,7 @@ export interface RunningJob {
 
 /** A lease due for renewal, as the worker hands it to whoever sends the renewal. */
 export interface DueLease {
-  readonly jobId: string;
+  readonly jobId: JobId;
   readonly fence: number;
   /** The node that delivered the job; the renewal goes there first. */
   readonly via: number;

@@ -1,3 +1,4 @@
+import type { WorkerId } from '../ids';
 import type { Clock, Timers } from '../clock';
 import { FencelineError, LeaseLostError } from '../errors';
 import type { Assignment } from '../node/worker-pool';
@@ -14,7 +15,7 @@ import { Renewals, type RenewalAgent } from './renewals';
 import type { DueLease, RunningJob } from './running-job';
 
 export interface WorkerCoreDeps {
-  workerId: string;
+  workerId: WorkerId;
   slots: number;
   clock: Clock;
   timers: Timers;

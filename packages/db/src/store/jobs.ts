@@ -1,8 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobRow, type LeaderGroup, type ResultRow } from '@fenceline/core';
+import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobId, type JobRow, type LeaderGroup, type ResultRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
-import { isId, jobFromRow, resultFromRow, toId } from './rows';
+import { isId, jobFromRow, resultFromRow, toJobId } from './rows';
 
 /**
  * Moves jobs of one or more leaders' shards from one of `from` to `to` in one statement;
@@ -11,11 +11,11 @@ import { isId, jobFromRow, resultFromRow, toId } from './rows';
  */
 async function moveJobsAcross(
   db: Executor,
-  groups: LeaderGroup<string>[],
+  groups: LeaderGroup<JobId>[],
   operation: string,
   from: string[],
   set: SQL,
-): Promise<(string[] | DeposedLeaderError)[]> {
+): Promise<(JobId[] | DeposedLeaderError)[]> {
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
   const first = firstOccurrences(groups, (id) => id, isId);
@@ -31,18 +31,18 @@ async function moveJobsAcross(
         )
         ${selectWithLeadMany()}`,
   );
-  const moved: string[][] = groups.map(() => []);
-  for (const r of result) if (r.id !== null && r.id !== undefined) moved[Number(r.g) - 1]!.push(toId(r.id));
+  const moved: JobId[][] = groups.map(() => []);
+  for (const r of result) if (r.id !== null && r.id !== undefined) moved[Number(r.g) - 1]!.push(toJobId(r.id));
   return perGroup(tokens, ledGroups(result), operation, (g) => moved[g]!);
 }
 
 /** waiting -> ready for the given jobs of each group's shard. */
-export function promoteJobsAcross(db: Executor, groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+export function promoteJobsAcross(db: Executor, groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
   return moveJobsAcross(db, groups, 'promoteJobs', ['waiting'], sql`state = 'ready', ready_at = now()`);
 }
 
 /** waiting | ready -> upstream_failed (a dependency failed) for the given jobs of each group's shard. */
-export function markUpstreamFailedAcross(db: Executor, groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+export function markUpstreamFailedAcross(db: Executor, groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
   return moveJobsAcross(db, groups, 'markUpstreamFailed', ['waiting', 'ready'], sql`state = 'upstream_failed', ended_at = now()`);
 }
 
@@ -58,7 +58,7 @@ export async function getJob(db: Executor, jobId: string): Promise<JobRow> {
   return jobFromRow(row);
 }
 
-export async function getJobs(db: Executor, jobIds: string[]): Promise<JobRow[]> {
+export async function getJobs(db: Executor, jobIds: JobId[]): Promise<JobRow[]> {
   checkJobsPerRead(jobIds);
   const ids = jobIds.filter(isId);
   if (ids.length === 0) return [];

@@ -4,6 +4,7 @@ import type {
   AcquireResult,
   CompleteItem,
   CreatedRun,
+  DagId,
   DagRow,
   DagSpecInput,
   DagVersionRow,
@@ -15,6 +16,7 @@ import type {
   EventRow,
   Grant,
   GrantedLease,
+  JobId,
   JobRow,
   LeaderToken,
   LeaseRef,
@@ -24,6 +26,7 @@ import type {
   NewJob,
   RenewOutcome,
   ResultRow,
+  RunId,
   RunRow,
   ScheduledRunsItem,
   ShardAsk,
@@ -33,6 +36,7 @@ import type {
   StoreNotice,
   SweptJob,
   TriggerOptions,
+  WorkerId,
   WorkerRow,
   WriteOutcome,
 } from '@fenceline/core';
@@ -103,39 +107,39 @@ export class SqlStore implements Store {
   putDags(specs: DagSpecInput[], shardCount: number): Promise<dags.PutDagResult[]> {
     return dags.putDags(this.db, specs, shardCount);
   }
-  getDag(dagId: string): Promise<DagRow> {
+  getDag(dagId: DagId): Promise<DagRow> {
     return dags.getDag(this.db, dagId);
   }
-  listDagVersions(dagId: string): Promise<DagVersionRow[]> {
+  listDagVersions(dagId: DagId): Promise<DagVersionRow[]> {
     return dags.listDagVersions(this.db, dagId);
   }
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }> {
     return dags.listDags(this.db, query);
   }
-  setPaused(dagId: string, paused: boolean): Promise<DagRow> {
+  setPaused(dagId: DagId, paused: boolean): Promise<DagRow> {
     return dags.setPaused(this.db, dagId, paused);
   }
-  triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow> {
+  triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow> {
     return runs.triggerRun(this.db, dagId, options);
   }
 
   // ---- RunReadStore ------------------------------------------------------------------------
-  getRun(runId: string): Promise<RunRow> {
+  getRun(runId: RunId): Promise<RunRow> {
     return runs.getRun(this.db, runId);
   }
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return runs.listRuns(this.db, query);
   }
-  listJobs(runId: string): Promise<JobRow[]> {
+  listJobs(runId: RunId): Promise<JobRow[]> {
     return jobs.listJobs(this.db, runId);
   }
-  getJob(jobId: string): Promise<JobRow> {
+  getJob(jobId: JobId): Promise<JobRow> {
     return jobs.getJob(this.db, jobId);
   }
-  getResult(jobId: string): Promise<ResultRow | null> {
+  getResult(jobId: JobId): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
   }
-  listLeasedJobs(workerId?: string): Promise<JobRow[]> {
+  listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return jobs.listLeasedJobs(this.db, workerId);
   }
 
@@ -152,22 +156,22 @@ export class SqlStore implements Store {
   getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
     return dags.getDagVersions(this.db, keys);
   }
-  getJobs(jobIds: string[]): Promise<JobRow[]> {
+  getJobs(jobIds: JobId[]): Promise<JobRow[]> {
     return jobs.getJobs(this.db, jobIds);
   }
   createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     return runs.createScheduledRunsAcross(this.db, groups);
   }
-  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+  startRunsAcross(groups: LeaderGroup<{ runId: RunId; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
     return runs.startRunsAcross(this.db, groups);
   }
-  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return jobs.promoteJobsAcross(this.db, groups);
   }
-  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return jobs.markUpstreamFailedAcross(this.db, groups);
   }
-  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return runs.finishRunsAcross(this.db, groups);
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
@@ -178,10 +182,10 @@ export class SqlStore implements Store {
   }
 
   // ---- WorkerProtocolStore -----------------------------------------------------------------
-  registerWorker(worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
     return workers.registerWorker(this.db, worker);
   }
-  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
   }
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { checkSkippedSlots, type DagSpec, type DueDag, type DuePageKey, type DueReadOptions, type LeaderToken, type ShardSnapshot } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { deposed } from './lead';
-import { jobFromRow, runFromRow, toDate, toNumber } from './rows';
+import { jobFromRow, runFromRow, toDagId, toDate, toNumber } from './rows';
 
 export async function now(db: Executor): Promise<Date> {
   return toDate((await firstRow(db, sql`select now() as now`))?.now);
@@ -46,7 +46,7 @@ export async function dueDags(db: Executor, tokens: LeaderToken[], limit: number
   const dags = result
     .filter((r) => r.id !== null && r.id !== undefined)
     .map((r) => ({
-      id: String(r.id),
+      id: toDagId(r.id),
       shard: toNumber(r.shard),
       version: toNumber(r.current_version),
       spec: r.spec as DagSpec,

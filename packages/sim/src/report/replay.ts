@@ -1,4 +1,4 @@
-import type { JobState, RunState } from '@fenceline/core';
+import { parseDagId, type DagId, type JobState, type RunState } from '@fenceline/core';
 import type { ScenarioConfig } from '../scenario/config';
 import { scaledCount } from '../scenario/load';
 import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
@@ -116,7 +116,7 @@ const FENCED_WRITES = ['renewLeases', 'completeJobs', 'failJob', 'releaseJob'] a
  * of each write right after the world is.
  */
 export class ReplayRecorder {
-  readonly dagId: string;
+  readonly dagId: DagId;
   private readonly limits: DagReplay['limits'];
   private readonly startMs: number;
   private store: MemoryStore | null = null;
@@ -132,7 +132,7 @@ export class ReplayRecorder {
     const dagId = options.dagId ?? defaultReplayDag(config);
     if (dagId === null) throw new Error('replay: the scenario has no DAGs');
     if (!generates(config, dagId)) throw new Error(`replay: scenario "${config.name}" has no DAG "${dagId}"`);
-    this.dagId = dagId;
+    this.dagId = parseDagId(dagId);
     this.startMs = Date.parse(config.startAt);
     this.limits = {
       maxTransitions: options.maxTransitions ?? REPLAY_LIMITS.maxTransitions,

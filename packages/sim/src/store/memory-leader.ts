@@ -1,4 +1,4 @@
-import { checkJobsPerRead, checkJobsPerRun, checkSkippedSlots, DeposedLeaderError, type CreatedRun, type DagSpec, type DagVersionRow, type DueDag, type DuePageKey, type DueReadOptions, type JobRow, type JobState, type LeaderGroup, type LeaderToken, type NewJob, type RunRow, type ScheduledRunsItem, type ShardSnapshot } from '@fenceline/core';
+import { checkJobsPerRead, checkJobsPerRun, checkSkippedSlots, DeposedLeaderError, type CreatedRun, type DagSpec, type DagVersionRow, type DueDag, type DuePageKey, type DueReadOptions, type JobId, type JobRow, type JobState, type LeaderGroup, type LeaderToken, type NewJob, type RunId, type RunRow, type ScheduledRunsItem, type ShardSnapshot } from '@fenceline/core';
 import { date, jobIdOf, runRowOf, compareIds, type MemDag, type MemJob, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -81,7 +81,7 @@ export class MemoryLeader {
     return out;
   }
 
-  async getJobs(jobIds: string[]): Promise<JobRow[]> {
+  async getJobs(jobIds: JobId[]): Promise<JobRow[]> {
     checkJobsPerRead(jobIds);
     const found = new Set<string>();
     for (const id of jobIds) if (this.tables.jobs.has(id)) found.add(id);
@@ -98,21 +98,21 @@ export class MemoryLeader {
     return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createRunsIn(token, items));
   }
 
-  async startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+  async startRunsAcross(groups: LeaderGroup<{ runId: RunId; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
     // Refused before any group starts, as the one SQL statement is.
     checkJobsPerRun(groups.flatMap((g) => g.items));
     return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRunsIn(token, items));
   }
 
-  async finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.acrossPerItem(groups, (i) => i.runId, false, (token, items) => this.finishRunsIn(token, items));
   }
 
-  async promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  async promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'promoteJobs', ['waiting'], 'ready'));
   }
 
-  async markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  async markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed'));
   }
 
@@ -216,10 +216,10 @@ export class MemoryLeader {
     });
   }
 
-  private moveJobs(token: LeaderToken, jobIds: string[], operation: string, from: JobState[], to: JobState): string[] {
+  private moveJobs(token: LeaderToken, jobIds: JobId[], operation: string, from: JobState[], to: JobState): JobId[] {
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, operation);
-    const moved: string[] = [];
+    const moved: JobId[] = [];
     for (const id of new Set(jobIds)) {
       const job = this.tables.jobs.get(id);
       if (!job || job.shard !== token.shard || !from.includes(job.state)) continue;

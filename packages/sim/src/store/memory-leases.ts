@@ -45,12 +45,11 @@ export class MemoryLeases {
   }
 
   /** ready -> leased with fence + 1, attempt + 1, holder and expiry, in one step. */
-  private lease(job: MemJob, workerId: string, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
+  private lease(job: MemJob, workerId: WorkerId, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
     job.state = 'leased';
     job.fence += 1;
     job.attempt += 1;
-    // Worker ids reach the store checked by the protocol's parser (workerIdSchema).
-    job.holder = workerId as WorkerId;
+    job.holder = workerId;
     job.leaseExpiresAtMs = now + ttlMs;
     job.leasedAtMs = now;
     job.renewed = false;

@@ -4,6 +4,7 @@ import type {
   ContentionAsk,
   ContentionView,
   CreatedRun,
+  DagId,
   DagRow,
   DagSpecInput,
   DagVersionRow,
@@ -14,6 +15,7 @@ import type {
   EventRow,
   Grant,
   GrantedLease,
+  JobId,
   JobRow,
   LeaderGroup,
   LeaderToken,
@@ -24,6 +26,7 @@ import type {
   NewJob,
   RenewOutcome,
   ResultRow,
+  RunId,
   RunRow,
   ScheduledRunsItem,
   ShardAsk,
@@ -33,6 +36,7 @@ import type {
   StoreNotice,
   SweptJob,
   TriggerOptions,
+  WorkerId,
   WorkerRow,
   WriteOutcome,
 } from '@fenceline/core';
@@ -207,40 +211,40 @@ export class MemoryStore implements Store {
   putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
     return this.catalogue.putDag(input, shardCount);
   }
-  getDag(dagId: string): Promise<DagRow> {
+  getDag(dagId: DagId): Promise<DagRow> {
     return this.catalogue.getDag(dagId);
   }
-  listDagVersions(dagId: string): Promise<DagVersionRow[]> {
+  listDagVersions(dagId: DagId): Promise<DagVersionRow[]> {
     return this.catalogue.listDagVersions(dagId);
   }
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }> {
     return this.catalogue.listDags(query);
   }
-  setPaused(dagId: string, paused: boolean): Promise<DagRow> {
+  setPaused(dagId: DagId, paused: boolean): Promise<DagRow> {
     return this.catalogue.setPaused(dagId, paused);
   }
-  triggerRun(dagId: string, options?: TriggerOptions): Promise<RunRow> {
+  triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow> {
     return this.catalogue.triggerRun(dagId, options);
   }
 
   // ---- RunReadStore (memory-reads.ts) ---------------------------------------------------------
 
-  getRun(runId: string): Promise<RunRow> {
+  getRun(runId: RunId): Promise<RunRow> {
     return this.reads.getRun(runId);
   }
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return this.reads.listRuns(query);
   }
-  listJobs(runId: string): Promise<JobRow[]> {
+  listJobs(runId: RunId): Promise<JobRow[]> {
     return this.reads.listJobs(runId);
   }
-  getJob(jobId: string): Promise<JobRow> {
+  getJob(jobId: JobId): Promise<JobRow> {
     return this.reads.getJob(jobId);
   }
-  getResult(jobId: string): Promise<ResultRow | null> {
+  getResult(jobId: JobId): Promise<ResultRow | null> {
     return this.reads.getResult(jobId);
   }
-  listLeasedJobs(workerId?: string): Promise<JobRow[]> {
+  listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return this.reads.listLeasedJobs(workerId);
   }
 
@@ -258,22 +262,22 @@ export class MemoryStore implements Store {
   getDagVersions(keys: { dagId: string; version: number }[]): Promise<DagVersionRow[]> {
     return this.leader.getDagVersions(keys);
   }
-  getJobs(jobIds: string[]): Promise<JobRow[]> {
+  getJobs(jobIds: JobId[]): Promise<JobRow[]> {
     return this.leader.getJobs(jobIds);
   }
   createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     return this.leader.createScheduledRunsAcross(groups);
   }
-  startRunsAcross(groups: LeaderGroup<{ runId: string; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
+  startRunsAcross(groups: LeaderGroup<{ runId: RunId; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
     return this.leader.startRunsAcross(groups);
   }
-  promoteJobsAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.leader.promoteJobsAcross(groups);
   }
-  markUpstreamFailedAcross(groups: LeaderGroup<string>[]): Promise<(string[] | DeposedLeaderError)[]> {
+  markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.leader.markUpstreamFailedAcross(groups);
   }
-  finishRunsAcross(groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.leader.finishRunsAcross(groups);
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
@@ -288,7 +292,7 @@ export class MemoryStore implements Store {
   registerWorker(worker: NewWorker): Promise<WorkerRow> {
     return this.workerWrites.registerWorker(worker);
   }
-  heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return this.workerWrites.heartbeatWorkers(workerIds, nodeId, skipSeenWithinMs);
   }
   renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {

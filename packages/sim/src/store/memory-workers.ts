@@ -2,7 +2,7 @@ import type { WorkerId, WorkerRow } from '@fenceline/core';
 
 /** A worker as it registers. */
 export interface NewWorker {
-  id: string;
+  id: WorkerId;
   slots: number;
   nodeId: string | null;
   meta?: Record<string, unknown>;
@@ -13,8 +13,7 @@ export class MemoryWorkers {
   private readonly rows = new Map<string, WorkerRow>();
 
   register(worker: NewWorker, now: Date): WorkerRow {
-    // Worker ids reach the store checked by the protocol's parser (workerIdSchema).
-    const row: WorkerRow = { id: worker.id as WorkerId, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
+    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
     this.rows.set(worker.id, row);
     return { ...row };
   }

@@ -1,4 +1,4 @@
-import { WorkerCore, type Assignment, type DueLease, type JobControl, type JobEnd, type RenewOutcome, type WorkerStats } from '@fenceline/core';
+import { WorkerCore, type Assignment, type DueLease, type JobControl, type WorkerId, type JobEnd, type RenewOutcome, type WorkerStats } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import type { Rng } from '../engine/random';
 import type { Link } from './link';
@@ -15,7 +15,7 @@ export interface JobOutcome {
 }
 
 export interface SimWorkerOptions {
-  id: string;
+  id: WorkerId;
   slots: number;
   process: SimProcess;
   hosts: SchedulerHost[];
@@ -77,7 +77,7 @@ export class SimWorker {
     });
   }
 
-  get id(): string {
+  get id(): WorkerId {
     return this.o.id;
   }
 

@@ -1,4 +1,14 @@
-import { errorFromJSON, type OpenPoll, type RenewOutcome, type ResultOutcome, type ResultToSend, type SchedulerNode, type WorkerTransport } from '@fenceline/core';
+import {
+  errorFromJSON,
+  type OpenPoll,
+  type RenewOutcome,
+  type ResultOutcome,
+  type ResultToSend,
+  type JobId,
+  type SchedulerNode,
+  type WorkerId,
+  type WorkerTransport,
+} from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, holdOver, LinkError, type CallLabels, type Link } from './link';
 import { onNode } from './on-node';
@@ -13,7 +23,7 @@ import type { SchedulerHost } from './scheduler-host';
 export const HELD_POLL_WAIT_MS = 6 * 60 * 60 * 1000;
 
 export interface SimWorkerTransportOptions {
-  id: string;
+  id: WorkerId;
   process: SimProcess;
   hosts: SchedulerHost[];
   /** One link per scheduler node, in the order of `hosts`. */
@@ -60,11 +70,11 @@ export class SimWorkerTransport implements WorkerTransport {
     return this.o.hosts.length;
   }
 
-  register(i: number, req: { workerId: string; slots: number }) {
+  register(i: number, req: { workerId: WorkerId; slots: number }) {
     return this.call(i, this.labels[i]!.register, (node) => node.register(req.workerId, req.slots, {}));
   }
 
-  poll(i: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll {
+  poll(i: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll {
     const host = this.o.hosts[i]!;
     const held = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: req.waitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
       onNode(host, (node) => node.poll({ workerId: req.workerId, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
@@ -79,7 +89,7 @@ export class SimWorkerTransport implements WorkerTransport {
     };
   }
 
-  async renew(i: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]> {
+  async renew(i: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]> {
     let renewed = false;
     try {
       return await this.call(i, this.labels[i]!.renew, async (node) => {
@@ -93,7 +103,7 @@ export class SimWorkerTransport implements WorkerTransport {
     }
   }
 
-  completeMany(i: number, req: { workerId: string; results: ResultToSend[] }): Promise<ResultOutcome[]> {
+  completeMany(i: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]> {
     return this.call(i, this.labels[i]!.complete, async (node) => {
       // Each refusal crosses the wire as {code, message, details}, as the router sends it.
       const answers = await node.completeMany(req.workerId, req.results);
@@ -101,11 +111,11 @@ export class SimWorkerTransport implements WorkerTransport {
     });
   }
 
-  async fail(i: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
+  async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
     await this.call(i, this.labels[i]!.write, (node) => node.fail(req.workerId, req));
   }
 
-  async release(i: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
+  async release(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
     await this.call(i, this.labels[i]!.release, (node) => node.release(req.workerId, req));
   }
 

@@ -1,4 +1,4 @@
-import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, type Assignment, type DagSpecInput } from '@fenceline/core';
+import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, parseDagId, parseWorkerId, type Assignment, type DagSpecInput } from '@fenceline/core';
 import { Checker, type Violation } from '../check/checker';
 import { Rng } from '../engine/random';
 import { Simulation } from '../engine/simulation';
@@ -111,7 +111,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   for (const group of config.load) {
     for (const spec of generateGroup(group, config, loadRng)) {
       await store.putDag(spec as DagSpecInput, shardCount);
-      const row = await store.getDag(spec.id);
+      const row = await store.getDag(parseDagId(spec.id));
       checker.registerDag(row.id, row.spec.schedule, row.spec.capFraction, row.nextRunAt?.getTime() ?? null, row.paused);
       dagCount++;
       if (group.everyMs) jobsPlannedPerDay += row.spec.tasks.length * (86_400_000 / group.everyMs);
@@ -173,7 +173,8 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     return { durationMs: Math.max(1, Math.round(base * (1 + jitter * (2 * r.next() - 1)))), fail: r.chance(config.jobs.failureRate) };
   };
   for (let i = 0; i < workerCount; i++) {
-    const id = `w-${i}`;
+    // The simulator names its workers; they pass the same check a worker's id does at a node.
+    const id = parseWorkerId(`w-${i}`);
     if (perHost > 1 && i % perHost === 0) agents.push(renewalAgent(`agent-${agents.length}`));
     const agent = perHost > 1 ? agents[agents.length - 1] : undefined;
     const links = hosts.map((h) => {

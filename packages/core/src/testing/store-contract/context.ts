@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { shardOf } from '../../dag/shard';
-import { parseDagId, type DagId } from '../../ids';
+import { parseWorkerId, parseDagId, type DagId, type JobId } from '../../ids';
 import type { JobRow } from '../../model';
 import type { LeaderToken, Store } from '../../store';
 import type { StoreHarness } from '../store-contract';
@@ -65,8 +65,8 @@ export class ContractContext {
     return { token, dagId, run, ready, waiting };
   }
 
-  async grantOne(token: LeaderToken, jobId: string, workerId: string, ttlMs = LONG_TTL_MS) {
-    const granted = await grantLeases(this.store, token, [{ jobId, workerId }], ttlMs);
+  async grantOne(token: LeaderToken, jobId: JobId, workerId: string, ttlMs = LONG_TTL_MS) {
+    const granted = await grantLeases(this.store, token, [{ jobId, workerId: parseWorkerId(workerId) }], ttlMs);
     expect(granted).toHaveLength(1);
     return granted[0]!;
   }

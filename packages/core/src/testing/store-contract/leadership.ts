@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContractContext } from './context';
 import { dagIdInFreshShard, DUE_STEP_MS, LONG_TTL_MS, MEDIUM_TTL_MS, newJobs, PAST_MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHARD_COUNT, SHORT_TTL_MS, spec, unique } from './fixtures';
 import { createScheduledRuns, finishRun, grantLeases, markUpstreamFailed, promoteJobs, startRun } from './one-leader';
+import { parseWorkerId } from '../../ids';
 
 /** The store contract's part on shard leadership: acquiring, renewing and releasing shard leases, epochs, and what a deposed leader can no longer write. */
 export function leadershipContract(c: ContractContext): void {
@@ -122,7 +123,7 @@ export function leadershipContract(c: ContractContext): void {
       const taken = await c.store.acquireShard({ shard: old.shard, nodeId: unique('node'), ttlMs: LONG_TTL_MS });
       expect(taken).toMatchObject({ reason: 'expired', previousHolder: old.nodeId, token: { epoch: old.epoch + 1 } });
 
-      await refusedWith(grantLeases(c.store, old, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS), 'DEPOSED_LEADER');
+      await refusedWith(grantLeases(c.store, old, [{ jobId: ready.id, workerId: parseWorkerId('w2') }], LONG_TTL_MS), 'DEPOSED_LEADER');
       await refusedWith(startRun(c.store, old, queued.id, newJobs()), 'DEPOSED_LEADER');
       await refusedWith(promoteJobs(c.store, old, [waiting.id]), 'DEPOSED_LEADER');
       await refusedWith(markUpstreamFailed(c.store, old, [waiting.id]), 'DEPOSED_LEADER');

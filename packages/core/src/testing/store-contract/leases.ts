@@ -4,13 +4,14 @@ import { LIMITS } from '../../limits';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHORT_TTL_MS } from './fixtures';
 import { completeJob, grantLeases } from './one-leader';
+import { parseJobId, parseWorkerId, type JobId } from '../../ids';
 
 /** The store contract's part on a leader's side of job leases: grants, the fence they raise, revocation of expired leases, and re-reading leased jobs. */
 export function leaseContract(c: ContractContext): void {
   describe('job leases and fencing tokens', () => {
     it('grants exactly one lease when 50 grants for one job race', async () => {
       const { token, ready } = await c.startedRun();
-      const attempts = Array.from({ length: 50 }, (_, i) => grantLeases(c.store, token, [{ jobId: ready.id, workerId: `w${i}` }], LONG_TTL_MS));
+      const attempts = Array.from({ length: 50 }, (_, i) => grantLeases(c.store, token, [{ jobId: ready.id, workerId: parseWorkerId(`w${i}`) }], LONG_TTL_MS));
       const granted = (await Promise.all(attempts)).flat();
       expect(granted).toHaveLength(1);
       const job = await c.store.getJob(ready.id);
@@ -27,9 +28,9 @@ export function leaseContract(c: ContractContext): void {
       const granted = await grantLeases(c.store, 
         token,
         [
-          { jobId: ready.id, workerId: 'w1' },
-          { jobId: waiting.id, workerId: 'w2' },
-          { jobId: ready.id, workerId: 'w3' },
+          { jobId: ready.id, workerId: parseWorkerId('w1') },
+          { jobId: waiting.id, workerId: parseWorkerId('w2') },
+          { jobId: ready.id, workerId: parseWorkerId('w3') },
         ],
         LONG_TTL_MS,
       );
@@ -47,9 +48,9 @@ export function leaseContract(c: ContractContext): void {
       const out = await c.store.grantLeasesMany(
         [
           // A grant naming another shard's job does not land through this token.
-          { token: one.token, grants: [{ jobId: one.ready.id, workerId: 'w1' }, { jobId: two.ready.id, workerId: 'w1' }] },
-          { token: two.token, grants: [{ jobId: two.ready.id, workerId: 'w2' }, { jobId: two.waiting.id, workerId: 'w2' }] },
-          { token: three.token, grants: [{ jobId: three.ready.id, workerId: 'w3' }] },
+          { token: one.token, grants: [{ jobId: one.ready.id, workerId: parseWorkerId('w1') }, { jobId: two.ready.id, workerId: parseWorkerId('w1') }] },
+          { token: two.token, grants: [{ jobId: two.ready.id, workerId: parseWorkerId('w2') }, { jobId: two.waiting.id, workerId: parseWorkerId('w2') }] },
+          { token: three.token, grants: [{ jobId: three.ready.id, workerId: parseWorkerId('w3') }] },
         ],
         LONG_TTL_MS,
       );
@@ -67,12 +68,12 @@ export function leaseContract(c: ContractContext): void {
       const f0 = ready.fence;
       const first = await c.grantOne(token, ready.id, 'w1');
       expect(first.fence).toBe(f0 + 1);
-      const released = await c.store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: 'w1' });
+      const released = await c.store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: parseWorkerId('w1') });
       expect(released).toMatchObject({ state: 'ready', fence: f0 + 2, attempt: 0, holder: null });
       const second = await c.grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
       expect(second).toMatchObject({ fence: f0 + 3, attempt: 1 });
       // A renewal leaves the fence alone, and makes the expiry below a counted attempt.
-      expect((await c.store.renewLeases([{ jobId: ready.id, fence: second.fence, workerId: 'w2' }], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
+      expect((await c.store.renewLeases([{ jobId: ready.id, fence: second.fence, workerId: parseWorkerId('w2') }], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
       await c.h.advanceMs(PAST_TTL_MS);
       const swept = await c.store.sweepExpired(token, 100);
       expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w2', fence: f0 + 4, state: 'ready' })]);
@@ -84,7 +85,8 @@ export function leaseContract(c: ContractContext): void {
       const one = await c.startedRun();
       const two = await c.startedRun();
       await c.grantOne(two.token, two.ready.id, 'w1');
-      const ids = [two.ready.id, '999999999998', one.waiting.id, 'not-an-id', one.ready.id, two.ready.id];
+      // 'not-an-id' is cast past the parser on purpose: a store leaves out text no id can be.
+      const ids = [two.ready.id, parseJobId('999999999998'), one.waiting.id, 'not-an-id' as JobId, one.ready.id, two.ready.id];
       const got = await c.store.getJobs(ids);
       const expected = [one.ready, one.waiting, two.ready].map((j) => j.id).sort((a, b) => Number(BigInt(a) - BigInt(b)));
       expect(got.map((j) => j.id)).toEqual(expected);
@@ -92,13 +94,13 @@ export function leaseContract(c: ContractContext): void {
       for (const job of got) expect(job).toEqual(await c.store.getJob(job.id));
       expect(got.find((j) => j.id === two.ready.id)).toMatchObject({ state: 'leased', holder: 'w1' });
       expect(await c.store.getJobs([])).toEqual([]);
-      await refusedWith(c.store.getJobs(Array.from({ length: LIMITS.maxJobsPerRead + 1 }, (_, i) => String(i + 1))), 'INVALID_INPUT');
+      await refusedWith(c.store.getJobs(Array.from({ length: LIMITS.maxJobsPerRead + 1 }, (_, i) => parseJobId(String(i + 1)))), 'INVALID_INPUT');
     });
 
     it('sweeps an expired lease back to ready with a higher fence, and then refuses the old holder', async () => {
       const { token, ready } = await c.startedRun({ maxAttempts: 2, retryBackoffMs: 0 });
       const lease = await c.grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
-      const ref = { jobId: ready.id, fence: lease.fence, workerId: 'w1' };
+      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') };
       // Renewed once, so the holder had it: its expiry uses the attempt.
       expect((await c.store.renewLeases([ref], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
       await c.h.advanceMs(PAST_TTL_MS);
@@ -121,14 +123,14 @@ export function leaseContract(c: ContractContext): void {
     it('fails the job when the sweep finds it out of attempts', async () => {
       const { token, ready } = await c.startedRun({ maxAttempts: 1 });
       const lease = await c.grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
-      await c.store.renewLeases([{ jobId: ready.id, fence: lease.fence, workerId: 'w1' }], SHORT_TTL_MS);
+      await c.store.renewLeases([{ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }], SHORT_TTL_MS);
       await c.h.advanceMs(PAST_TTL_MS);
       const swept = await c.store.sweepExpired(token, 100);
       expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', nextAttemptAt: null, attemptCounted: true })]);
       const job = await c.store.getJob(ready.id);
       expect(job.state).toBe('failed');
       expect(job.endedAt).toBeInstanceOf(Date);
-      expect(await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w2' }], LONG_TTL_MS)).toEqual([]);
+      expect(await grantLeases(c.store, token, [{ jobId: ready.id, workerId: parseWorkerId('w2') }], LONG_TTL_MS)).toEqual([]);
     });
 
     it('hands the attempt back when a lease expires unrenewed, at most LIMITS.maxLostLeases times', async () => {
@@ -145,7 +147,7 @@ export function leaseContract(c: ContractContext): void {
         expect(job).toMatchObject({ state: 'ready', attempt: 0, holder: null });
         expect(job.lastError).toContain('not counted');
         // The old holder is fenced off as after any expiry.
-        await refusedWith(completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: `w${lost}` }, { output: 1 }), 'STALE_FENCE');
+        await refusedWith(completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId(`w${lost}`) }, { output: 1 }), 'STALE_FENCE');
       }
       // The next unrenewed expiry counts, and with one attempt the job fails.
       await c.grantOne(token, ready.id, 'w-last', SHORT_TTL_MS);

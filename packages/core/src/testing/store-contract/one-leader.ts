@@ -1,4 +1,5 @@
 import { DeposedLeaderError } from '../../errors';
+import type { JobId, RunId } from '../../ids';
 import type { JobRow, RunRow } from '../../model';
 import type { CompleteItem, CreatedRun, Grant, GrantedLease, LeaderStore, LeaderToken, LeaseRef, NewJob, ScheduledRunsItem, WorkerProtocolStore } from '../../store';
 
@@ -28,32 +29,32 @@ export async function createScheduledRunsMany(store: LeaderStore, token: LeaderT
 }
 
 /** queued -> running for one run: its jobs ([] if it was not queued). */
-export async function startRun(store: LeaderStore, token: LeaderToken, runId: string, jobs: NewJob[]): Promise<JobRow[]> {
+export async function startRun(store: LeaderStore, token: LeaderToken, runId: RunId, jobs: NewJob[]): Promise<JobRow[]> {
   return (await startRuns(store, token, [{ runId, jobs }]))[0]!;
 }
 
 /** queued -> running for many runs of one shard: the jobs per item. */
-export async function startRuns(store: LeaderStore, token: LeaderToken, items: { runId: string; jobs: NewJob[] }[]): Promise<JobRow[][]> {
+export async function startRuns(store: LeaderStore, token: LeaderToken, items: { runId: RunId; jobs: NewJob[] }[]): Promise<JobRow[][]> {
   return onlyGroup(await store.startRunsAcross([{ token, items }]));
 }
 
 /** waiting -> ready: the ids moved. */
-export async function promoteJobs(store: LeaderStore, token: LeaderToken, jobIds: string[]): Promise<string[]> {
+export async function promoteJobs(store: LeaderStore, token: LeaderToken, jobIds: JobId[]): Promise<JobId[]> {
   return onlyGroup(await store.promoteJobsAcross([{ token, items: jobIds }]));
 }
 
 /** waiting | ready -> upstream_failed: the ids moved. */
-export async function markUpstreamFailed(store: LeaderStore, token: LeaderToken, jobIds: string[]): Promise<string[]> {
+export async function markUpstreamFailed(store: LeaderStore, token: LeaderToken, jobIds: JobId[]): Promise<JobId[]> {
   return onlyGroup(await store.markUpstreamFailedAcross([{ token, items: jobIds }]));
 }
 
 /** Finishes one run: whether it moved. */
-export async function finishRun(store: LeaderStore, token: LeaderToken, runId: string, state: 'succeeded' | 'failed'): Promise<boolean> {
+export async function finishRun(store: LeaderStore, token: LeaderToken, runId: RunId, state: 'succeeded' | 'failed'): Promise<boolean> {
   return (await finishRuns(store, token, [{ runId, state }]))[0]!;
 }
 
 /** Finishes many runs of one shard: per item whether it moved. */
-export async function finishRuns(store: LeaderStore, token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+export async function finishRuns(store: LeaderStore, token: LeaderToken, items: { runId: RunId; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
   return onlyGroup(await store.finishRunsAcross([{ token, items }]));
 }
 

@@ -6,6 +6,7 @@ import type { LeaderToken } from '../../store';
 import type { ContractContext } from './context';
 import { DUE_STEP_MS, newJobs, refusedWith, SHARD_COUNT, spec } from './fixtures';
 import { completeJob, createScheduledRunsMany, finishRun, finishRuns, markUpstreamFailed, promoteJobs, startRun, startRuns } from './one-leader';
+import { parseWorkerId } from '../../ids';
 
 /** The store contract's part on runs: starts, promotions and finishes, for one leader and for several in one call. */
 export function runsContract(c: ContractContext): void {
@@ -24,7 +25,7 @@ export function runsContract(c: ContractContext): void {
       expect(snapshot.jobs.filter((j) => j.runId === run.id)).toHaveLength(2);
 
       const lease = await c.grantOne(token, ready.id, 'w1');
-      await completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: 'w1' }, { output: null });
+      await completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }, { output: null });
       expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([waiting.id]);
       expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([]);
       expect(await markUpstreamFailed(c.store, token, [waiting.id])).toEqual([waiting.id]);

@@ -5,6 +5,7 @@ import type { CreatedRun, DuePageKey } from '../../store';
 import type { ContractContext } from './context';
 import { DUE_STEP_MS, LONG_TTL_MS, newJobs, refusedWith, SHARD_COUNT, spec, unique } from './fixtures';
 import { createScheduledRuns, grantLeases } from './one-leader';
+import { parseWorkerId } from '../../ids';
 
 /** The store contract's part on ticks: due reads, run creation on slots (one run per slot), and the versions runs pin. */
 export function ticksContract(c: ContractContext): void {
@@ -62,7 +63,7 @@ export function ticksContract(c: ContractContext): void {
       expect(twoSlots!.map((r) => r.state)).toEqual(['queued', 'queued']);
       // The started run's jobs lease like any other.
       const ready = started![0]!.jobs!.find((j) => j.taskId === 'a')!;
-      expect((await grantLeases(c.store, token, [{ jobId: ready.id, workerId: 'w1' }], LONG_TTL_MS)).map((g) => g.jobId)).toEqual([ready.id]);
+      expect((await grantLeases(c.store, token, [{ jobId: ready.id, workerId: parseWorkerId('w1') }], LONG_TTL_MS)).map((g) => g.jobId)).toEqual([ready.id]);
     });
 
     it('creates no run before its slot: a DAG not yet due is left as it is', async () => {

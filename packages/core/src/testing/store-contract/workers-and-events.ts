@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { WorkerRow } from '../../model';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, PAST_TTL_MS, SHORT_TTL_MS, unique } from './fixtures';
+import { parseDagId, parseJobId, parseRunId, parseWorkerId } from '../../ids';
 
 /** The store contract's part on workers, the event log and notices. */
 export function workersAndEventsContract(c: ContractContext): void {
@@ -9,13 +10,13 @@ export function workersAndEventsContract(c: ContractContext): void {
     it('lists workers seen within a window; a heartbeat brings one back', async () => {
       const a = unique('worker');
       const b = unique('worker');
-      await c.store.registerWorker({ id: a, slots: 4, nodeId: 'n1', meta: { host: 'x' } });
-      await c.store.registerWorker({ id: b, slots: 2, nodeId: null });
+      await c.store.registerWorker({ id: parseWorkerId(a), slots: 4, nodeId: 'n1', meta: { host: 'x' } });
+      await c.store.registerWorker({ id: parseWorkerId(b), slots: 2, nodeId: null });
       const seen = (await c.store.listWorkers(LONG_TTL_MS)).filter((w) => w.id === a || w.id === b);
       expect(seen.map((w) => w.id).sort()).toEqual([a, b].sort());
       expect(seen.find((w) => w.id === a)).toMatchObject({ slots: 4, nodeId: 'n1', meta: { host: 'x' } });
       await c.h.advanceMs(PAST_TTL_MS);
-      await c.store.heartbeatWorkers([a], 'n2');
+      await c.store.heartbeatWorkers([parseWorkerId(a)], 'n2');
       const recent = (await c.store.listWorkers(SHORT_TTL_MS)).filter((w) => w.id === a || w.id === b);
       expect(recent.map((w) => [w.id, w.nodeId])).toEqual([[a, 'n2']]);
     });
@@ -23,11 +24,11 @@ export function workersAndEventsContract(c: ContractContext): void {
     it('a heartbeat that skips recently seen workers writes only the stale ones', async () => {
       const fresh = unique('worker');
       const stale = unique('worker');
-      await c.store.registerWorker({ id: stale, slots: 1, nodeId: 'n1' });
+      await c.store.registerWorker({ id: parseWorkerId(stale), slots: 1, nodeId: 'n1' });
       await c.h.advanceMs(PAST_TTL_MS);
-      await c.store.registerWorker({ id: fresh, slots: 1, nodeId: 'n1' });
+      await c.store.registerWorker({ id: parseWorkerId(fresh), slots: 1, nodeId: 'n1' });
       const before = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
-      await c.store.heartbeatWorkers([fresh, stale, unique('never-registered')], 'n2', SHORT_TTL_MS);
+      await c.store.heartbeatWorkers([parseWorkerId(fresh), parseWorkerId(stale), parseWorkerId(unique('never-registered'))], 'n2', SHORT_TTL_MS);
       const after = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
       // The fresh row is untouched, node included; the stale one is seen now, by n2.
       expect(after.get(fresh)).toEqual(before.get(fresh));
@@ -39,7 +40,7 @@ export function workersAndEventsContract(c: ContractContext): void {
     it('appends events and reads them back in order', async () => {
       const type = unique('test:event');
       await c.store.appendEvents([
-        { type, shard: 3, dagId: 'd', runId: '7', jobId: '8', workerId: 'w', nodeId: 'n', fence: 5, epoch: 2, data: { n: 1 } },
+        { type, shard: 3, dagId: parseDagId('d'), runId: parseRunId('7'), jobId: parseJobId('8'), workerId: parseWorkerId('w'), nodeId: 'n', fence: 5, epoch: 2, data: { n: 1 } },
         { type, data: { n: 2 } },
       ]);
       const events = await c.store.listEvents({ type });
