@@ -1,5 +1,3 @@
-import type { WorkerId } from '../ids';
-import type { Clock, Timers } from '../clock';
 import { FencelineError, LeaseLostError } from '../errors';
 import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
@@ -8,34 +6,13 @@ import { retryDelayMs } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
 import { viaThenOthers } from './node-order';
-import { emptyWorkerStats, type JobEnd, type JobExecutor, type OpenPoll, type WorkerLog, type WorkerStats, type WorkerTransport } from './protocol';
-import type { BatchLimits } from './result-batch';
+import { emptyWorkerStats, type JobEnd, type OpenPoll, type WorkerStats } from './protocol';
 import { ResultQueue } from './result-queue';
-import { Renewals, type RenewalAgent } from './renewals';
+import { Renewals } from './renewals';
 import type { DueLease, RunningJob } from './running-job';
+import type { WorkerCoreDeps } from './worker-deps';
 
-export interface WorkerCoreDeps {
-  workerId: WorkerId;
-  slots: number;
-  clock: Clock;
-  timers: Timers;
-  transport: WorkerTransport;
-  executor: JobExecutor;
-  /** How long a poll may wait on a node before it is answered empty and sent again. */
-  pollWaitMs: number;
-  /** How long a graceful stop lets running jobs finish before handing them back. */
-  shutdownGraceMs?: number;
-  /** Renews this worker's leases instead of its own loop (a host of many identities). */
-  renewalAgent?: RenewalAgent;
-  /** Runs `fn` once the current turn is over; results that end together share a request. Default: a microtask. */
-  defer?: (fn: () => void) => void;
-  resultLimits?: BatchLimits;
-  /** Counters, shared when several workers report as one (the simulator's fleet). */
-  stats?: WorkerStats;
-  log?: WorkerLog;
-  /** Told of every refused write or renewal (its fence was stale, forged or lost). */
-  onRefused?: (code: string, op: 'complete' | 'fail' | 'release' | 'renew', job: Assignment) => void;
-}
+export type { WorkerCoreDeps } from './worker-deps';
 
 /** How long a stop waits for results already being written, after its grace. */
 const WRITES_SETTLE_MS = 5_000;
