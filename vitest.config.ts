@@ -16,7 +16,16 @@ export default defineConfig({
         resolve: { alias: { '@': fileURLToPath(new URL('./apps/web/src', import.meta.url)) } },
         test: { name: 'web', include: ['apps/web/test/**/*.test.ts'], testTimeout: 60_000 },
       },
-      { test: { name: 'cluster', include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'], globalSetup: withDatabase, testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
+      {
+        test: {
+          name: 'cluster',
+          include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'],
+          globalSetup: withDatabase,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -187,7 +187,10 @@ export function pidOf(cluster: Cluster, name: string): number {
 export async function schedulerMetrics(cluster: Cluster, keys: string[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const url of cluster.schedulerUrls()) {
-    const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then((r) => r.text(), () => '');
+    const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${WORKER_TOKEN}` } }).then(
+      (r) => r.text(),
+      () => '',
+    );
     for (const key of keys) {
       const m = text.match(new RegExp(`^fenceline_${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (\\S+)$`, 'm'));
       out[key] = (out[key] ?? 0) + Number(m?.[1] ?? 0);

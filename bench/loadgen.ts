@@ -39,7 +39,15 @@ function call<T>(node: number, procedure: string, input: unknown, agent: Agent, 
   const body = JSON.stringify(input);
   return new Promise<T>((resolve, reject) => {
     const req = request(
-      { hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } },
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        timeout: timeoutMs,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -67,7 +75,12 @@ async function leaseAll(node: number, timeoutMs: number): Promise<{ leased: numb
     ids.map(async (id) => {
       while (!leases.has(id) && Date.now() < deadline) {
         try {
-          const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs: Math.min(20_000, Math.max(1, deadline - Date.now())) }, pollAgent);
+          const jobs = await call<{ jobId: string; fence: number }[]>(
+            node,
+            'poll',
+            { workerId: id, slots: 1, free: 1, waitMs: Math.min(20_000, Math.max(1, deadline - Date.now())) },
+            pollAgent,
+          );
           const [first, ...extra] = jobs;
           if (first) leases.set(id, { jobId: first.jobId, fence: first.fence, node });
           // One slot: anything beyond it goes straight back, as a real worker would do.
@@ -91,7 +104,10 @@ async function leaseAll(node: number, timeoutMs: number): Promise<{ leased: numb
 const RENEW_CHUNK = 1000;
 const RENEW_SLOT_MS = 10;
 
-async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }> {
+async function renew(
+  mode: 'burst' | 'spread',
+  windowMs: number,
+): Promise<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }> {
   const latencies: number[] = [];
   let ok = 0;
   let refused = 0;
@@ -122,7 +138,12 @@ async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ late
             (async () => {
               const t0 = performance.now();
               try {
-                const out = await call<{ ok: boolean }[]>(node, 'renewMany', { renewals: chunk.map(([id, lease]) => ({ workerId: id, jobId: lease.jobId, fence: lease.fence })) }, callAgent);
+                const out = await call<{ ok: boolean }[]>(
+                  node,
+                  'renewMany',
+                  { renewals: chunk.map(([id, lease]) => ({ workerId: id, jobId: lease.jobId, fence: lease.fence })) },
+                  callAgent,
+                );
                 const ms = performance.now() - t0;
                 for (const o of out) {
                   latencies.push(ms);
@@ -152,7 +173,14 @@ async function renew(mode: 'burst' | 'spread', windowMs: number): Promise<{ late
 async function idle(waitMs: number): Promise<{ registered: number }> {
   idling = true;
   const pairs = ids.flatMap((id) => urls.map((_, node) => ({ id, node })));
-  const registered = await Promise.all(pairs.map(({ id, node }) => call(node, 'register', { workerId: id, slots: 1 }, callAgent).then(() => 1, () => 0)));
+  const registered = await Promise.all(
+    pairs.map(({ id, node }) =>
+      call(node, 'register', { workerId: id, slots: 1 }, callAgent).then(
+        () => 1,
+        () => 0,
+      ),
+    ),
+  );
   for (const { id, node } of pairs) {
     void (async () => {
       while (idling) {

@@ -65,7 +65,9 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   const ctx: BenchContext = { quick: args.quick, log: (msg) => process.stderr.write(`${msg}\n`) };
   const startedAt = new Date();
   const machine = await machineInfo();
-  process.stdout.write(`fenceline bench (${args.quick ? 'quick' : 'full'}) on ${String(machine.cores)} cores, PostgreSQL ${String(machine.postgres)}, commit ${String(machine.commit)}\n`);
+  process.stdout.write(
+    `fenceline bench (${args.quick ? 'quick' : 'full'}) on ${String(machine.cores)} cores, PostgreSQL ${String(machine.postgres)}, commit ${String(machine.commit)}\n`,
+  );
   const results: (CaseResult & { key: string; seconds: number; crashed?: string })[] = [];
   let ceiling: number | null = null;
   const runCase = async (c: (typeof CASES)[number]): Promise<void> => {
@@ -97,7 +99,14 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   } else {
     for (const c of selected) await runCase(c);
   }
-  const report = { mode: args.quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), seconds: (Date.now() - startedAt.getTime()) / 1000, machine, ceilingJobsPerSec: ceiling, cases: results };
+  const report = {
+    mode: args.quick ? 'quick' : 'full',
+    startedAt: startedAt.toISOString(),
+    seconds: (Date.now() - startedAt.getTime()) / 1000,
+    machine,
+    ceilingJobsPerSec: ceiling,
+    cases: results,
+  };
   mkdirSync(join(args.out, 'raw'), { recursive: true });
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   writeFileSync(join(args.out, 'raw', `${stamp}-${report.mode}.json`), JSON.stringify(report, null, 2));

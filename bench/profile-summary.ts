@@ -57,7 +57,11 @@ function packageOf(frame: Node['callFrame']): string {
   return 'other';
 }
 
-const files = target.endsWith('.cpuprofile') ? [target] : readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f));
+const files = target.endsWith('.cpuprofile')
+  ? [target]
+  : readdirSync(target)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(target, f));
 for (const file of files) {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));

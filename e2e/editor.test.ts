@@ -148,8 +148,7 @@ describe('editor', () => {
     const shell = page.getByTestId('palette-warning-shell');
     await shell.waitFor();
     assert.match((await shell.textContent()) ?? '', /no live worker runs shell jobs/);
-    for (const type of ['noop', 'sleep', 'http'])
-      assert.equal(await page.getByTestId(`palette-warning-${type}`).count(), 0, `${type} runs on every test worker`);
+    for (const type of ['noop', 'sleep', 'http']) assert.equal(await page.getByTestId(`palette-warning-${type}`).count(), 0, `${type} runs on every test worker`);
     assert.match((await page.getByTestId('palette-named-types').textContent()) ?? '', /no live worker defines a named type/);
   });
 

@@ -100,10 +100,14 @@ describe('detail pages', () => {
     // Fitted to the card, the drawing stays big enough to read rather than a thin line.
     const viewport = graph.locator('.react-flow__viewport');
     let scale = 0;
-    await until('the graph to fit at a readable size', async () => {
-      scale = await viewport.evaluate((el) => new DOMMatrixReadOnly(getComputedStyle(el).transform).a);
-      return scale >= 0.4;
-    }, 10_000).catch(() => assert.fail(`the graph is drawn at ${scale.toFixed(2)}x`));
+    await until(
+      'the graph to fit at a readable size',
+      async () => {
+        scale = await viewport.evaluate((el) => new DOMMatrixReadOnly(getComputedStyle(el).transform).a);
+        return scale >= 0.4;
+      },
+      10_000,
+    ).catch(() => assert.fail(`the graph is drawn at ${scale.toFixed(2)}x`));
     await screenshot(page, 'pages-03-dag-wide');
 
     const run = await h.store.triggerRun(parseDagId('e2e-wide'));
@@ -111,7 +115,11 @@ describe('detail pages', () => {
     const runGroup = page.getByTestId('dag-graph').getByTestId('task-group-node');
     await runGroup.waitFor({ timeout: 60_000 });
     const countOf = async (state: string) => Number(await runGroup.getAttribute(`data-count-${state}`));
-    await until('the group to count its members by their jobs states', async () => (await countOf('none')) === 0 && (await countOf('waiting')) + (await countOf('ready')) + (await countOf('leased')) + (await countOf('succeeded')) === grouped, 60_000);
+    await until(
+      'the group to count its members by their jobs states',
+      async () => (await countOf('none')) === 0 && (await countOf('waiting')) + (await countOf('ready')) + (await countOf('leased')) + (await countOf('succeeded')) === grouped,
+      60_000,
+    );
     await until('every member of the group to succeed', async () => (await countOf('succeeded')) === grouped, 300_000);
     assert.equal(await runGroup.getAttribute('data-state'), 'succeeded');
     await screenshot(page, 'pages-04-run-wide');

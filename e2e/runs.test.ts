@@ -111,7 +111,10 @@ describe('runs and workers pages', () => {
     const gantt = page.getByTestId('gantt');
     const span = Number(await gantt.getAttribute('data-end-ms')) - Number(await gantt.getAttribute('data-start-ms'));
     const trackWidth = (await row.locator('.gantt-track').boundingBox())!.width;
-    assert.ok(Math.abs(backoff.width - (BACKOFF_MS / span) * trackWidth) <= 1, `backoff drawn ${backoff.width.toFixed(1)} px of ${trackWidth.toFixed(0)} for ${BACKOFF_MS} of ${span} ms`);
+    assert.ok(
+      Math.abs(backoff.width - (BACKOFF_MS / span) * trackWidth) <= 1,
+      `backoff drawn ${backoff.width.toFixed(1)} px of ${trackWidth.toFixed(0)} for ${BACKOFF_MS} of ${span} ms`,
+    );
 
     // The bars sit at the times the store wrote in the jobs' rows.
     const jobs = new Map((await h.store.listJobs(run.id)).map((j) => [j.taskId, j]));
@@ -140,10 +143,14 @@ describe('runs and workers pages', () => {
 
   test('workers page: each worker says what it runs, job names stay on one line, and counts read in the singular for one', async () => {
     const run = await h.store.triggerRun(parseDagId(LONG_DAG));
-    const [job] = await until('the long job to be leased', async () => {
-      const jobs = await h.store.listJobs(run.id);
-      return jobs[0]?.state === 'leased' ? jobs : null;
-    }, 30_000);
+    const [job] = await until(
+      'the long job to be leased',
+      async () => {
+        const jobs = await h.store.listJobs(run.id);
+        return jobs[0]?.state === 'leased' ? jobs : null;
+      },
+      30_000,
+    );
     await page.goto(`${h.consoleUrl}/workers`);
     const link = page.getByTestId(`worker-job-${job!.id}`);
     await link.waitFor({ timeout: 30_000 });

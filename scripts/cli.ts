@@ -80,14 +80,34 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return apply(store, positional(args));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
-      console.table(rows.map((d) => ({ id: d.id, version: d.version, schedule: describeSchedule(d.spec.schedule), nextRunAt: d.paused ? 'paused' : fmt(d.nextRunAt), paused: d.paused, shard: d.shard })));
+      console.table(
+        rows.map((d) => ({
+          id: d.id,
+          version: d.version,
+          schedule: describeSchedule(d.spec.schedule),
+          nextRunAt: d.paused ? 'paused' : fmt(d.nextRunAt),
+          paused: d.paused,
+          shard: d.shard,
+        })),
+      );
       console.log(`${rows.length} of ${total} DAGs`);
       return 0;
     }
     case 'runs': {
       const [dagId] = positional(args);
       const runs = await store.listRuns({ dagId: dagId === undefined ? undefined : parseDagId(dagId, 'DAG'), limit: Number(flag(args, '--limit') ?? 20) });
-      console.table(runs.map((r) => ({ id: r.id, dag: r.dagId, version: r.dagVersion, state: r.state, trigger: r.trigger, scheduledAt: fmt(r.scheduledAt), startedAt: fmt(r.startedAt), endedAt: fmt(r.endedAt) })));
+      console.table(
+        runs.map((r) => ({
+          id: r.id,
+          dag: r.dagId,
+          version: r.dagVersion,
+          state: r.state,
+          trigger: r.trigger,
+          scheduledAt: fmt(r.scheduledAt),
+          startedAt: fmt(r.startedAt),
+          endedAt: fmt(r.endedAt),
+        })),
+      );
       return 0;
     }
     case 'trigger': {
@@ -109,7 +129,17 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const rows = [];
       for (const j of jobs) {
         const result = await store.getResult(j.id);
-        rows.push({ job: j.id, task: j.taskId, state: j.state, attempt: `${j.attempt}/${j.maxAttempts}`, fence: j.fence, holder: j.holder ?? '-', leaseExpiresAt: fmt(j.leaseExpiresAt), result: result ? `${result.outcome} @fence ${result.fence}` : '-', error: j.lastError ?? '' });
+        rows.push({
+          job: j.id,
+          task: j.taskId,
+          state: j.state,
+          attempt: `${j.attempt}/${j.maxAttempts}`,
+          fence: j.fence,
+          holder: j.holder ?? '-',
+          leaseExpiresAt: fmt(j.leaseExpiresAt),
+          result: result ? `${result.outcome} @fence ${result.fence}` : '-',
+          error: j.lastError ?? '',
+        });
       }
       console.table(rows);
       return 0;
@@ -149,7 +179,10 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
   const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
   let results;
   try {
-    results = await store.putDags(specs.map((s) => s.spec), shardCount);
+    results = await store.putDags(
+      specs.map((s) => s.spec),
+      shardCount,
+    );
   } catch (err) {
     if (err instanceof FencelineError) throw err;
     // The driver's error quotes the statement; the reason underneath is what an operator can act on.

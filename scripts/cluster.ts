@@ -103,7 +103,10 @@ export class Cluster {
       // A node that exits first (its port taken, say) must not be mistaken for one that
       // answers: another program may answer on that port.
       const exited = proc.exited.then((code) => {
-        const last = proc.logs.slice(-3).map((l) => String(l.msg ?? JSON.stringify(l))).join(' | ');
+        const last = proc.logs
+          .slice(-3)
+          .map((l) => String(l.msg ?? JSON.stringify(l)))
+          .join(' | ');
         throw new Error(`${proc.name} exited (code ${code}) before it answered on ${this.schedulerUrl(i)}: ${last}`);
       });
       await Promise.race([waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000), exited]);

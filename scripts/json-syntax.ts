@@ -122,10 +122,11 @@ function scanString(text: string, start: number): number | { offset: number; mes
       i += 2;
       continue;
     }
-    if (c < ' ') return { offset: i, message: c === '\n' ? 'a string runs past the end of its line (a closing \'"\' is missing)' : 'a control character inside a string must be escaped' };
+    if (c < ' ')
+      return { offset: i, message: c === '\n' ? "a string runs past the end of its line (a closing '\"' is missing)" : 'a control character inside a string must be escaped' };
     i++;
   }
-  return { offset: start, message: 'a string is never closed (a closing \'"\' is missing)' };
+  return { offset: start, message: "a string is never closed (a closing '\"' is missing)" };
 }
 
 function matchAt(pattern: RegExp, text: string, offset: number): string | undefined {

@@ -27,7 +27,9 @@ export const LOCK_FILE = join(DATA_DIR, 'start.lock');
 export class AlreadyRunningError extends Error {
   constructor(readonly holder: StartLock) {
     const where = holder.consoleUrl ? `console ${holder.consoleUrl}` : holder.clusterPid ? 'console not started' : 'still starting';
-    super(`fenceline is already running from ${DATA_DIR} (pid ${holder.pid}, ${where}); stop it with Ctrl-C in its terminal or \`kill ${holder.pid}\`, or set FENCELINE_DATA_DIR to start another one`);
+    super(
+      `fenceline is already running from ${DATA_DIR} (pid ${holder.pid}, ${where}); stop it with Ctrl-C in its terminal or \`kill ${holder.pid}\`, or set FENCELINE_DATA_DIR to start another one`,
+    );
   }
 }
 

@@ -190,7 +190,11 @@ async function startConsole(cluster: Cluster, port: number, operatorToken: strin
   const webDir = join(REPO_ROOT, 'apps', 'web');
   if (!existsSync(join(webDir, '.next', 'BUILD_ID')) || process.env.FENCELINE_REBUILD_CONSOLE === '1') {
     console.log('building the console (first start only; about a minute)...');
-    const built = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/next/dist/bin/next'), 'build'], { cwd: webDir, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    const built = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/next/dist/bin/next'), 'build'], {
+      cwd: webDir,
+      stdio: 'inherit',
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+    });
     if (built.status !== 0) throw new Error('the console failed to build (see above); start without it with FENCELINE_CONSOLE=0');
   }
   cluster.startConsole(port, {

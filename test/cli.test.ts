@@ -150,7 +150,16 @@ describe('fenceline apply', () => {
   });
 
   it('prints each validation problem once, and every bad file in one pass', async () => {
-    await file('a.json', JSON.stringify({ id: 'cli-twice', tasks: [{ id: 'x', type: 'noop', dependsOn: ['ghost'] }, { id: 'x', type: 'noop' }] }));
+    await file(
+      'a.json',
+      JSON.stringify({
+        id: 'cli-twice',
+        tasks: [
+          { id: 'x', type: 'noop', dependsOn: ['ghost'] },
+          { id: 'x', type: 'noop' },
+        ],
+      }),
+    );
     await file('b.json', '[1, 2,]');
     const res = await cli('apply', 'a.json', 'b.json');
     expect(res.code).toBe(1);

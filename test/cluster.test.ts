@@ -58,15 +58,23 @@ describe('cluster: two schedulers and three workers', () => {
     const tasks = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ id: `t${k}`, type: 'noop' }));
     await seedBenchDags(f.store.db, [{ id: 'too-wide', nextRunAt: null, spec: benchSpec('too-wide', { tasks }) }], SHARDS);
     await f.store.putDag({ id: 'beside-too-wide', tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
-    const [first, second, beside] = [await f.store.triggerRun(parseDagId('too-wide')), await f.store.triggerRun(parseDagId('too-wide')), await f.store.triggerRun(parseDagId('beside-too-wide'))];
+    const [first, second, beside] = [
+      await f.store.triggerRun(parseDagId('too-wide')),
+      await f.store.triggerRun(parseDagId('too-wide')),
+      await f.store.triggerRun(parseDagId('beside-too-wide')),
+    ];
     for (const run of [first, second]) {
       const settled = await eventually(`run ${run.id} to fail`, () => runSettled(f, run.id), 60_000);
       expect(settled).toMatchObject({ state: 'failed', startedAt: null });
       expect(await f.store.listJobs(run.id)).toEqual([]);
-      const events = await eventually(`the failure of run ${run.id} to be logged`, async () => {
-        const list = await f.store.listEvents({ runId: run.id, type: 'run:finished' });
-        return list.length > 0 ? list : null;
-      }, 10_000);
+      const events = await eventually(
+        `the failure of run ${run.id} to be logged`,
+        async () => {
+          const list = await f.store.listEvents({ runId: run.id, type: 'run:finished' });
+          return list.length > 0 ? list : null;
+        },
+        10_000,
+      );
       expect(events[0]!.data).toMatchObject({ state: 'failed', reason: expect.stringContaining(`at most ${LIMITS.maxTasksPerDag}`) });
     }
     expect((await eventually('the run beside them to finish', () => runSettled(f, beside.id), 60_000)).state).toBe('succeeded');
@@ -83,13 +91,24 @@ describe('cluster: two schedulers and three workers', () => {
       ],
       SHARDS,
     );
-    const scheduledRun = async (dagId: string) => (await f.store.listRuns({ dagId: parseDagId(dagId), limit: 10 })).find((r) => r.state === 'succeeded' || r.state === 'failed') ?? null;
-    expect(await eventually('the scheduled run that cannot start to fail', () => scheduledRun('too-wide-scheduled'), 60_000)).toMatchObject({ state: 'failed', trigger: 'schedule', startedAt: null });
-    expect(await eventually('the scheduled run beside it to succeed', () => scheduledRun('beside-too-wide-scheduled'), 60_000)).toMatchObject({ state: 'succeeded', trigger: 'schedule' });
+    const scheduledRun = async (dagId: string) =>
+      (await f.store.listRuns({ dagId: parseDagId(dagId), limit: 10 })).find((r) => r.state === 'succeeded' || r.state === 'failed') ?? null;
+    expect(await eventually('the scheduled run that cannot start to fail', () => scheduledRun('too-wide-scheduled'), 60_000)).toMatchObject({
+      state: 'failed',
+      trigger: 'schedule',
+      startedAt: null,
+    });
+    expect(await eventually('the scheduled run beside it to succeed', () => scheduledRun('beside-too-wide-scheduled'), 60_000)).toMatchObject({
+      state: 'succeeded',
+      trigger: 'schedule',
+    });
   });
 
   it('creates runs from a schedule on its own', async () => {
-    await f.store.putDag({ id: 'every-two-seconds', schedule: { kind: 'interval', everyMs: 2000 }, catchup: { policy: 'all' }, maxActiveRuns: 3, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
+    await f.store.putDag(
+      { id: 'every-two-seconds', schedule: { kind: 'interval', everyMs: 2000 }, catchup: { policy: 'all' }, maxActiveRuns: 3, tasks: [{ id: 'only', type: 'noop' }] },
+      SHARDS,
+    );
     const done = await eventually(
       'two scheduled runs to succeed',
       async () => {
@@ -158,7 +177,10 @@ describe('cluster: the leading scheduler killed', () => {
   afterAll(async () => f?.stop());
 
   it('is replaced by the standby within the shard lease TTL plus one tick; missed ticks run once', async () => {
-    await f.store.putDag({ id: 'heartbeat', schedule: { kind: 'interval', everyMs: 1000 }, catchup: { policy: 'all' }, maxActiveRuns: 20, tasks: [{ id: 'beat', type: 'noop' }] }, SHARDS);
+    await f.store.putDag(
+      { id: 'heartbeat', schedule: { kind: 'interval', everyMs: 1000 }, catchup: { policy: 'all' }, maxActiveRuns: 20, tasks: [{ id: 'beat', type: 'noop' }] },
+      SHARDS,
+    );
     const dag = await f.store.getDag(parseDagId('heartbeat'));
     await eventually('a scheduled run', async () => (await f.store.listRuns({ dagId: parseDagId('heartbeat'), limit: 5 })).length > 0, 20_000);
     const before = (await f.store.listShards()).find((s) => s.shard === dag.shard)!;

@@ -48,11 +48,24 @@ describe('crash safety: a leader that died between steps', () => {
 
   it('recovers runs left queued, half-promoted, half-failed and with an undelivered lease, and loses nothing acknowledged', async () => {
     // Case 1: the tick created the run (acknowledged) but the leader died before starting it.
-    const queuedShard = await put({ id: 'crash-queued', tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }] });
+    const queuedShard = await put({
+      id: 'crash-queued',
+      tasks: [
+        { id: 'a', type: 'noop' },
+        { id: 'b', type: 'noop', dependsOn: ['a'] },
+      ],
+    });
     const queued = await store.triggerRun(parseDagId('crash-queued'));
 
     // Case 2: a job's success was accepted, but the leader died before promoting its dependents.
-    const promoteSpec: DagSpecInput = { id: 'crash-promote', tasks: [{ id: 'first', type: 'noop' }, { id: 'second', type: 'noop', dependsOn: ['first'] }, { id: 'third', type: 'noop', dependsOn: ['second'] }] };
+    const promoteSpec: DagSpecInput = {
+      id: 'crash-promote',
+      tasks: [
+        { id: 'first', type: 'noop' },
+        { id: 'second', type: 'noop', dependsOn: ['first'] },
+        { id: 'third', type: 'noop', dependsOn: ['second'] },
+      ],
+    };
     const promoteShard = await put(promoteSpec);
     const promoteToken = await crashedLeader(promoteShard);
     const promoteRun = await store.triggerRun(parseDagId('crash-promote'));
@@ -63,7 +76,13 @@ describe('crash safety: a leader that died between steps', () => {
     if (promoteShard !== queuedShard) await store.releaseShard(promoteToken);
 
     // Case 3: a job failed for good, but the leader died before marking its downstream.
-    const failSpec: DagSpecInput = { id: 'crash-fail', tasks: [{ id: 'doomed', type: 'noop' }, { id: 'after', type: 'noop', dependsOn: ['doomed'] }] };
+    const failSpec: DagSpecInput = {
+      id: 'crash-fail',
+      tasks: [
+        { id: 'doomed', type: 'noop' },
+        { id: 'after', type: 'noop', dependsOn: ['doomed'] },
+      ],
+    };
     const failShard = await put(failSpec);
     const failToken = failShard === promoteShard ? promoteToken : await crashedLeader(failShard);
     const failRun = await store.triggerRun(parseDagId('crash-fail'));
@@ -84,7 +103,15 @@ describe('crash safety: a leader that died between steps', () => {
 
     // The crashed node's leases are let go (as expiry would), and a real cluster takes over.
     for (const s of await store.listShards()) if (s.holder === 'crashed-node') await store.releaseShard({ shard: s.shard, nodeId: 'crashed-node', epoch: s.epoch });
-    const cluster = new Cluster({ databaseUrl, workerToken: randomBytes(18).toString('base64url'), schedulers: 1, workers: 1, basePort: 17300 + Math.floor(Math.random() * 90), output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet', env: FAST_ENV });
+    const cluster = new Cluster({
+      databaseUrl,
+      workerToken: randomBytes(18).toString('base64url'),
+      schedulers: 1,
+      workers: 1,
+      basePort: 17300 + Math.floor(Math.random() * 90),
+      output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet',
+      env: FAST_ENV,
+    });
     try {
       await cluster.start();
       const ended = async (runId: RunId) => {

@@ -23,10 +23,14 @@ describe('cluster: a scheduler stopped with SIGTERM', () => {
   afterAll(async () => f?.stop());
 
   it('releases every shard it leads, writes its last events and exits 0', async () => {
-    await eventually('the node to lead every shard', async () => {
-      const shards = await f.store.listShards();
-      return shards.length === SHARDS && shards.every((s) => s.holder === 'scheduler-1') ? shards : null;
-    }, 20_000);
+    await eventually(
+      'the node to lead every shard',
+      async () => {
+        const shards = await f.store.listShards();
+        return shards.length === SHARDS && shards.every((s) => s.holder === 'scheduler-1') ? shards : null;
+      },
+      20_000,
+    );
     const proc = f.cluster.procs.get('scheduler-1')!;
     f.cluster.signal('scheduler-1', 'SIGTERM');
     const code = await Promise.race([proc.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
@@ -55,15 +59,23 @@ describe('cluster: a worker killed while it runs a job', () => {
     await f.store.putDag({ id: 'killed-holder', tasks: [{ id: 'slow', type: 'sleep', config: { durationMs: 60_000 } }] }, SHARDS);
     const run = await f.store.triggerRun(parseDagId('killed-holder'));
     // Renewed at least once (renewals come every second with the fast settings).
-    const [job] = await eventually('the job to be leased and renewed', async () => {
-      const jobs = await f.store.listJobs(run.id);
-      return jobs[0]?.state === 'leased' && (await f.store.listEvents({ jobId: jobs[0].id, type: 'lease:renewed' })).length > 0 ? jobs : null;
-    }, 30_000);
+    const [job] = await eventually(
+      'the job to be leased and renewed',
+      async () => {
+        const jobs = await f.store.listJobs(run.id);
+        return jobs[0]?.state === 'leased' && (await f.store.listEvents({ jobId: jobs[0].id, type: 'lease:renewed' })).length > 0 ? jobs : null;
+      },
+      30_000,
+    );
     f.cluster.signal('worker-1', 'SIGKILL');
-    const [expired] = await eventually('the lease to be revoked', async () => {
-      const events = await f.store.listEvents({ jobId: job!.id, type: 'lease:expired' });
-      return events.length > 0 ? events : null;
-    }, 30_000);
+    const [expired] = await eventually(
+      'the lease to be revoked',
+      async () => {
+        const events = await f.store.listEvents({ jobId: job!.id, type: 'lease:expired' });
+        return events.length > 0 ? events : null;
+      },
+      30_000,
+    );
     expect(expired!.workerId).toBe('worker-1');
     expect(expired!.data).toMatchObject({ renewed: true, holderGone: true, attemptCounted: true });
     expect(String(expired!.data!.reason)).toMatch(/^holder gone: worker-1 renewed the lease, then dropped out of the pool/);
@@ -102,7 +114,13 @@ describe('npm start: Ctrl-C while jobs run', () => {
       4,
     );
     // A grace longer than the 10 s the launcher used to allow its workers.
-    const env = { DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(freePortBase()), FENCELINE_SHARDS: '4', FENCELINE_SHUTDOWN_GRACE_MS: '15000' };
+    const env = {
+      DATABASE_URL: databaseUrl,
+      FENCELINE_DATA_DIR: dataDir,
+      FENCELINE_SCHEDULER_PORT: String(freePortBase()),
+      FENCELINE_SHARDS: '4',
+      FENCELINE_SHUTDOWN_GRACE_MS: '15000',
+    };
     const first = launch(env);
     try {
       await eventually('the banner', async () => first.output().includes('fenceline is running'), 120_000);
@@ -111,10 +129,14 @@ describe('npm start: Ctrl-C while jobs run', () => {
       await expect(store.getDag(parseDagId('wide-fanout'))).rejects.toThrow(/does not exist/);
 
       const run = await store.triggerRun(parseDagId('stop-test'));
-      await eventually('both jobs to be running', async () => {
-        const jobs = await store!.listJobs(run.id);
-        return jobs.length === 2 && jobs.every((j) => j.state === 'leased');
-      }, 30_000);
+      await eventually(
+        'both jobs to be running',
+        async () => {
+          const jobs = await store!.listJobs(run.id);
+          return jobs.length === 2 && jobs.every((j) => j.state === 'leased');
+        },
+        30_000,
+      );
       const interruptedAt = Date.now();
       first.interrupt();
       expect(await exitWithin(first, 60_000), first.output().slice(-3000)).toBe(0);
@@ -133,10 +155,14 @@ describe('npm start: Ctrl-C while jobs run', () => {
       try {
         await eventually('the banner', async () => second.output().includes('fenceline is running'), 120_000);
         expect(second.output()).toMatch(/examples applied: .*wide-fanout@1/);
-        await eventually('the long job to run again', async () => {
-          const long = (await store!.listJobs(run.id)).find((j) => j.taskId === 'long')!;
-          return long.state === 'leased' && long.attempt === 1;
-        }, 30_000);
+        await eventually(
+          'the long job to run again',
+          async () => {
+            const long = (await store!.listJobs(run.id)).find((j) => j.taskId === 'long')!;
+            return long.state === 'leased' && long.attempt === 1;
+          },
+          30_000,
+        );
         second.interrupt();
         expect(await exitWithin(second, 60_000)).toBe(0);
         expect((await store.listJobs(run.id)).find((j) => j.taskId === 'long')).toMatchObject({ state: 'ready', holder: null });

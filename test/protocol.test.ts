@@ -49,7 +49,11 @@ describe('worker protocol against a real scheduler', () => {
     const notJson = await fetch(`${url}/trpc/renew`, { method: 'POST', headers, body: '{"workerId": ' });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { error: { data: { code: string } } }).error.data.code).toBe('PARSE_ERROR');
-    const huge = await fetch(`${url}/trpc/completeMany`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'w', results: [{ jobId: '1', fence: 1, logs: 'x'.repeat(2 * 1024 * 1024) }] }) });
+    const huge = await fetch(`${url}/trpc/completeMany`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ workerId: 'w', results: [{ jobId: '1', fence: 1, logs: 'x'.repeat(2 * 1024 * 1024) }] }),
+    });
     expect(huge.status).toBe(413);
   });
 
@@ -64,7 +68,14 @@ describe('worker protocol against a real scheduler', () => {
     expect(job).toBeDefined();
     const { jobId, fence } = job!;
 
-    const renewals = await client.renew.mutate({ workerId: 'honest', leases: [{ jobId, fence: fence + 1 }, { jobId, fence: fence - 1 }, { jobId: '987654321', fence: 1 }] });
+    const renewals = await client.renew.mutate({
+      workerId: 'honest',
+      leases: [
+        { jobId, fence: fence + 1 },
+        { jobId, fence: fence - 1 },
+        { jobId: '987654321', fence: 1 },
+      ],
+    });
     expect(renewals.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['FORGED_FENCE', 'STALE_FENCE', 'NOT_FOUND']);
     const foreign = await client.renew.mutate({ workerId: 'intruder', leases: [{ jobId, fence }] });
     expect(foreign[0]).toMatchObject({ ok: false, code: 'LEASE_LOST' });
@@ -99,17 +110,31 @@ describe('worker protocol against a real scheduler', () => {
     for (const name of ['runtime_gc_pauses_total', 'runtime_eventloop_stalls_total', 'runtime_rss_bytes']) {
       expect(metrics).toMatch(new RegExp(`^fenceline_${name} \\d+`, 'm'));
     }
-    const events = await eventually('refusals in the event log', async () => {
-      const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
-      return rows.length >= 10 ? rows : null;
-    }, 5_000);
+    const events = await eventually(
+      'refusals in the event log',
+      async () => {
+        const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
+        return rows.length >= 10 ? rows : null;
+      },
+      5_000,
+    );
     expect(events.filter((e) => e.workerId === 'intruder').length).toBe(3);
   });
 
   it('answers each item of a batched completion or renewal on its own', async () => {
     const client = schedulerClient(url, token);
     // The DAG may hold the whole (tiny) pool, so both jobs are leased to one worker at once.
-    await f.store.putDag({ id: 'batched', capFraction: 1, tasks: [{ id: 'one', type: 'noop' }, { id: 'two', type: 'noop' }] }, 4);
+    await f.store.putDag(
+      {
+        id: 'batched',
+        capFraction: 1,
+        tasks: [
+          { id: 'one', type: 'noop' },
+          { id: 'two', type: 'noop' },
+        ],
+      },
+      4,
+    );
     await client.register.mutate({ workerId: 'batcher', slots: 2 });
     await client.register.mutate({ workerId: 'host-b', slots: 1 });
     const polled = client.poll.mutate({ workerId: 'batcher', slots: 2, free: 2, waitMs: 10_000 });
@@ -164,12 +189,25 @@ describe('worker protocol against a real scheduler', () => {
         expect(renewed, jobId).toMatchObject({ ok: false, code: 'NOT_FOUND' });
         continue;
       }
-      const res = await fetch(`${url}/trpc/renew`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'honest', leases: [{ jobId: '1', fence: 1 }, { jobId, fence: 1 }] }) });
+      const res = await fetch(`${url}/trpc/renew`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          workerId: 'honest',
+          leases: [
+            { jobId: '1', fence: 1 },
+            { jobId, fence: 1 },
+          ],
+        }),
+      });
       expect(res.status, jobId).toBe(400);
       const body = (await res.json()) as { error: { message: string; data: { code: string } } };
       expect(body.error.data.code).toBe('BAD_REQUEST');
       const issues = JSON.parse(body.error.message) as { path: (string | number)[]; message: string }[];
-      expect(issues.map((i) => i.path), jobId).toEqual([['leases', 1, 'jobId']]);
+      expect(
+        issues.map((i) => i.path),
+        jobId,
+      ).toEqual([['leases', 1, 'jobId']]);
       expect(issues[0]!.message).toMatch(/^must be a numeric id/);
     }
     expect(isJobId(MAX_SEQUENCE_ID) && !isJobId('1'.repeat(20))).toBe(true);

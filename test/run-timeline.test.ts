@@ -52,7 +52,10 @@ describe('cluster: the run timeline', () => {
     // Each event is stamped when it happened: beside the time the store wrote in the job's row.
     for (const job of jobs.values()) {
       const [succeeded] = eventsOf(job, 'job:succeeded');
-      expect(Math.abs(ms(succeeded!.at) - ms(job.endedAt)), `${job.taskId}: job:succeeded at ${succeeded!.at.toISOString()}, ended ${job.endedAt?.toISOString()}`).toBeLessThanOrEqual(STAMP_TOLERANCE_MS);
+      expect(
+        Math.abs(ms(succeeded!.at) - ms(job.endedAt)),
+        `${job.taskId}: job:succeeded at ${succeeded!.at.toISOString()}, ended ${job.endedAt?.toISOString()}`,
+      ).toBeLessThanOrEqual(STAMP_TOLERANCE_MS);
       const grants = eventsOf(job, 'lease:granted');
       expect(Math.abs(ms(grants.at(-1)!.at) - ms(job.leasedAt)), `${job.taskId}: last grant`).toBeLessThanOrEqual(STAMP_TOLERANCE_MS);
     }

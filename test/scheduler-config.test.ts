@@ -33,7 +33,9 @@ describe('scheduler configuration refuses what cannot run', () => {
   });
 
   it('refuses a renewal interval that is not shorter than the lease TTL, and the same for shard leases', () => {
-    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEASE_TTL_MS: '30000', FENCELINE_RENEW_INTERVAL_MS: '30000' })).toThrow('renewIntervalMs (30000) must be shorter than leaseTtlMs (30000)');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEASE_TTL_MS: '30000', FENCELINE_RENEW_INTERVAL_MS: '30000' })).toThrow(
+      'renewIntervalMs (30000) must be shorter than leaseTtlMs (30000)',
+    );
     expect(() => readSchedulerConfig({ ...base, FENCELINE_SHARD_LEASE_TTL_MS: '4000' })).toThrow('shardRenewIntervalMs (5000) must be shorter than shardLeaseTtlMs (4000)');
   });
 });

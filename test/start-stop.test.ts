@@ -135,7 +135,9 @@ describe('npm start', () => {
     const l = launch({ DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(port) });
     try {
       expect(await exitWithin(l, 30_000)).toBe(1);
-      expect(l.output()).toContain(`port ${port + 1} (for scheduler-2) is not free (EADDRINUSE): another program is using it; stop it or set FENCELINE_SCHEDULER_PORT to another port`);
+      expect(l.output()).toContain(
+        `port ${port + 1} (for scheduler-2) is not free (EADDRINUSE): another program is using it; stop it or set FENCELINE_SCHEDULER_PORT to another port`,
+      );
       expect(l.output()).not.toContain('fenceline is running');
       await expect(readFile(join(dataDir, 'cluster.json'), 'utf8')).rejects.toThrow(/ENOENT/);
       await expect(readFile(join(dataDir, 'start.lock'), 'utf8')).rejects.toThrow(/ENOENT/);

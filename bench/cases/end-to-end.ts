@@ -1,6 +1,17 @@
 import { cpus } from 'node:os';
 import { openStore, type SqlStore } from '@fenceline/db';
-import { backends, benchSpec, commitProbe, dispatchLatency, dispatchLatencyBySecond, jobsRunTwice, maxRunId, runStates, seedBenchDags, triggerBenchRuns } from '@fenceline/db/bench';
+import {
+  backends,
+  benchSpec,
+  commitProbe,
+  dispatchLatency,
+  dispatchLatencyBySecond,
+  jobsRunTwice,
+  maxRunId,
+  runStates,
+  seedBenchDags,
+  triggerBenchRuns,
+} from '@fenceline/db/bench';
 import { LONG_PAUSE_MS } from '@fenceline/scheduler';
 import type { Cluster } from '../../scripts/cluster';
 import { benchCluster, cpuSeconds, fmt, machineBusySeconds, percentile, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
@@ -37,7 +48,8 @@ function sweepRates(raw: string | undefined, everyMs: number): number[] {
   if (!raw) return [];
   return raw.split(',').map((part) => {
     const rate = Number(part.trim());
-    if (!Number.isFinite(rate) || rate < 1000 / everyMs) throw new Error(`BENCH_E2E_PACED_SWEEP: "${part}" is not a rate of at least ${1000 / everyMs} jobs/s (one run per ${everyMs} ms)`);
+    if (!Number.isFinite(rate) || rate < 1000 / everyMs)
+      throw new Error(`BENCH_E2E_PACED_SWEEP: "${part}" is not a rate of at least ${1000 / everyMs} jobs/s (one run per ${everyMs} ms)`);
     return rate;
   });
 }
@@ -126,8 +138,24 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
     await seedBenchDags(
       store.db,
       [
-        ...wideIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'root', type: 'bench' }, ...Array.from({ length: wide.width - 1 }, (_, k) => ({ id: `part-${k}`, type: 'bench', dependsOn: ['root'] }))] }) })),
-        ...smallIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'a', type: 'bench' }, { id: 'b', type: 'bench', dependsOn: ['a'] }, { id: 'c', type: 'bench', dependsOn: ['a'] }] }) })),
+        ...wideIds.map((id) => ({
+          id,
+          nextRunAt: null,
+          spec: benchSpec(id, {
+            tasks: [{ id: 'root', type: 'bench' }, ...Array.from({ length: wide.width - 1 }, (_, k) => ({ id: `part-${k}`, type: 'bench', dependsOn: ['root'] }))],
+          }),
+        })),
+        ...smallIds.map((id) => ({
+          id,
+          nextRunAt: null,
+          spec: benchSpec(id, {
+            tasks: [
+              { id: 'a', type: 'bench' },
+              { id: 'b', type: 'bench', dependsOn: ['a'] },
+              { id: 'c', type: 'bench', dependsOn: ['a'] },
+            ],
+          }),
+        })),
         ...pacedIds.map((id) => ({ id, nextRunAt: null, spec: benchSpec(id, { tasks: [{ id: 'only', type: 'bench' }] }) })),
       ],
       SHARDS,
@@ -139,11 +167,16 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
       await cluster.start();
       await until('workers to register', async () => (await store.listWorkers(60_000)).length >= workers, 60_000);
       // FENCELINE_SHARE_SHARDS=on (an A/B): the nodes share the shards out once workers poll them; measure with both leading.
-      if (process.env.FENCELINE_SHARE_SHARDS === 'on') await until('both nodes to lead half the shards', async () => {
-        const now = Date.now();
-        const led = (await store.listShards()).filter((s) => s.holder && s.expiresAt && s.expiresAt.getTime() > now).map((s) => s.holder);
-        return led.length === SHARDS && led.filter((h) => h === 'scheduler-1').length === SHARDS / 2;
-      }, 60_000);
+      if (process.env.FENCELINE_SHARE_SHARDS === 'on')
+        await until(
+          'both nodes to lead half the shards',
+          async () => {
+            const now = Date.now();
+            const led = (await store.listShards()).filter((s) => s.holder && s.expiresAt && s.expiresAt.getTime() > now).map((s) => s.holder);
+            return led.length === SHARDS && led.filter((h) => h === 'scheduler-1').length === SHARDS / 2;
+          },
+          60_000,
+        );
       await sleep(500);
       ctx.log(`  cluster up: 2 schedulers, ${workers} workers x ${slots} slots`);
       const widePhase = await phase(ctx, store, cluster, 'wide', wideIds, wide.dags * wide.width);
@@ -166,13 +199,26 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
           `small ${fmt(smallPhase.jobsPerSec)} jobs/s (${fmt(smallPhase.jobs)} jobs, p50 ${fmt(smallPhase.dispatchP50Ms, 1)} / p99 ${fmt(smallPhase.dispatchP99Ms, 1)} ms), ` +
           `paced at ${fmt(paced.targetJobsPerSec)}/s: p50 ${fmt(paced.dispatchP50Ms, 1)} / p99 ${fmt(paced.dispatchP99Ms, 1)} ms`,
         jobsPerSec: best,
-        figures: { schedulers: 2, workers, slotsPerWorker: slots, wide: { ...wide, ...widePhase }, small: { ...small, ...smallPhase }, paced, ...(swept.length > 0 ? { pacedSweep: swept } : {}) },
+        figures: {
+          schedulers: 2,
+          workers,
+          slotsPerWorker: slots,
+          wide: { ...wide, ...widePhase },
+          small: { ...small, ...smallPhase },
+          paced,
+          ...(swept.length > 0 ? { pacedSweep: swept } : {}),
+        },
         notes: [
           `wide: ${wide.dags} DAGs of 1 root + ${wide.width - 1} children; small: ${small.dags} DAGs of a root and two children; paced: single-job runs triggered every ${everyMs} ms at half the slower of the two rates, for up to 15 s (each run of a DAG of its own, whose version the scheduler has not read before).`,
-          `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+          `CPU seconds during the small phase: ${Object.entries(smallPhase.cpuSeconds)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}.`,
           `Jobs leased more than once: wide ${widePhase.ranTwice}, small ${smallPhase.ranTwice}, paced ${paced.ranTwice} (every job has retries 0; any lease after the first would show here).`,
           `Paced phase: while runs were triggered the measured processes (schedulers, workers and this database's PostgreSQL backends) kept ${fmt(paced.busyCores, 2)} cores busy, the whole machine ${fmt(paced.machineBusyCores, 2)} of its ${cpus().length}; a one-row commit on a connection of its own every 5 ms took p50 ${fmt(paced.storeCommitMs.p50, 1)} / p99 ${fmt(paced.storeCommitMs.p99, 1)} / p99.9 ${fmt(paced.storeCommitMs.p999, 1)} / max ${fmt(paced.storeCommitMs.max, 1)} ms meanwhile; the schedulers' event loops stalled ${LONG_PAUSE_MS} ms or more ${paced.schedulerPauses.runtime_eventloop_stalls_total} times and their GC paused that long ${paced.schedulerPauses.runtime_gc_long_pauses_total} times.`,
-          ...swept.map((p) => `Paced sweep at ${fmt(p.targetJobsPerSec)} jobs/s: dispatch p50 ${fmt(p.dispatchP50Ms, 1)} / p99 ${fmt(p.dispatchP99Ms, 1)} / max ${fmt(p.dispatchMaxMs, 1)} ms, ${fmt(p.busyCores, 2)} cores busy in the measured processes, ${fmt(p.machineBusyCores, 2)} in the whole machine (${fmt(p.jobs)} jobs).`),
+          ...swept.map(
+            (p) =>
+              `Paced sweep at ${fmt(p.targetJobsPerSec)} jobs/s: dispatch p50 ${fmt(p.dispatchP50Ms, 1)} / p99 ${fmt(p.dispatchP99Ms, 1)} / max ${fmt(p.dispatchMaxMs, 1)} ms, ${fmt(p.busyCores, 2)} cores busy in the measured processes, ${fmt(p.machineBusyCores, 2)} in the whole machine (${fmt(p.jobs)} jobs).`,
+          ),
         ],
       };
     } finally {
@@ -182,7 +228,13 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
   }, 4);
 }
 
-const PAUSE_COUNTERS = ['runtime_eventloop_stalls_total', 'runtime_eventloop_stall_ms_total', 'runtime_gc_long_pauses_total', 'runtime_gc_pause_ms_total', 'runtime_gc_pauses_total'] as const;
+const PAUSE_COUNTERS = [
+  'runtime_eventloop_stalls_total',
+  'runtime_eventloop_stall_ms_total',
+  'runtime_gc_long_pauses_total',
+  'runtime_gc_pause_ms_total',
+  'runtime_gc_pauses_total',
+] as const;
 
 /** The schedulers' own pause counters, summed over the nodes. */
 function schedulerPauses(cluster: Cluster): Promise<Record<string, number>> {
@@ -227,7 +279,9 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
   const seconds = lat.lastWrittenAt ? (lat.lastWrittenAt.getTime() - t0.getTime()) / 1000 : wallSeconds;
   const jobsPerSec = lat.jobs / seconds;
   const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
-  ctx.log(`  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
+  ctx.log(
+    `  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`,
+  );
   return {
     jobs: lat.jobs,
     seconds: round(seconds, 3)!,
@@ -270,18 +324,29 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, c
   const commitTimes = await commits.stop();
   const commit = { p50: percentile(commitTimes, 50), p99: percentile(commitTimes, 99), p999: percentile(commitTimes, 99.9), max: Math.max(...commitTimes) };
   const pauses = diff(pauses0, await schedulerPauses(cluster));
-  await until('paced runs to finish', async () => {
-    const s = await runStates(store.db, after);
-    return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
-  }, 120_000, PHASE_POLL_MS);
+  await until(
+    'paced runs to finish',
+    async () => {
+      const s = await runStates(store.db, after);
+      return (s.succeeded ?? 0) + (s.failed ?? 0) >= used;
+    },
+    120_000,
+    PHASE_POLL_MS,
+  );
   const cpu1 = cpuSnapshot(cluster, pg);
   const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const bySecond = await dispatchLatencyBySecond(store.db, after);
-  ctx.log(`  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every ${everyMs} ms); cores busy: ${fmt(busyCores, 2)} measured processes, ${fmt(machineBusyCores, 2)} whole machine; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`);
-  ctx.log(`    store commits meanwhile (one row, every 5 ms, own connection): p50 ${fmt(commit.p50, 1)} p99 ${fmt(commit.p99, 1)} p99.9 ${fmt(commit.p999, 1)} max ${fmt(commit.max, 1)} ms`);
-  ctx.log(`    schedulers meanwhile: ${pauses.runtime_eventloop_stalls_total} event-loop stalls of ${LONG_PAUSE_MS}+ ms (${pauses.runtime_eventloop_stall_ms_total} ms in all), ${pauses.runtime_gc_long_pauses_total} GC pauses of ${LONG_PAUSE_MS}+ ms, GC ${fmt(pauses.runtime_gc_pause_ms_total, 0)} ms in ${pauses.runtime_gc_pauses_total} pauses`);
+  ctx.log(
+    `  paced: ${used} runs at ${fmt(rate)}/s target (${perTick} every ${everyMs} ms); cores busy: ${fmt(busyCores, 2)} measured processes, ${fmt(machineBusyCores, 2)} whole machine; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} max ${fmt(lat.maxMs, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)} p99 ${JSON.stringify(lat.legsP99Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`,
+  );
+  ctx.log(
+    `    store commits meanwhile (one row, every 5 ms, own connection): p50 ${fmt(commit.p50, 1)} p99 ${fmt(commit.p99, 1)} p99.9 ${fmt(commit.p999, 1)} max ${fmt(commit.max, 1)} ms`,
+  );
+  ctx.log(
+    `    schedulers meanwhile: ${pauses.runtime_eventloop_stalls_total} event-loop stalls of ${LONG_PAUSE_MS}+ ms (${pauses.runtime_eventloop_stall_ms_total} ms in all), ${pauses.runtime_gc_long_pauses_total} GC pauses of ${LONG_PAUSE_MS}+ ms, GC ${fmt(pauses.runtime_gc_pause_ms_total, 0)} ms in ${pauses.runtime_gc_pauses_total} pauses`,
+  );
   ctx.log(`    p99 by second: ${bySecond.map((b) => `${b.second}s ${fmt(b.p99Ms, 0)}`).join(', ')} ms`);
   return {
     targetJobsPerSec: round((perTick * 1000) / everyMs, 0),

@@ -26,17 +26,26 @@ export async function failover(ctx: BenchContext): Promise<CaseResult> {
       await cluster.start();
       await until('a worker', async () => (await store.listWorkers(60_000)).length > 0, 60_000);
       for (let rep = 0; rep < reps; rep++) {
-        const leader = await until('a live leader', async () => {
-          const row = (await store.listShards()).find((s) => s.shard === shard);
-          return row?.holder && row.expiresAt && row.expiresAt.getTime() > Date.now() ? row.holder : null;
-        }, 60_000);
+        const leader = await until(
+          'a live leader',
+          async () => {
+            const row = (await store.listShards()).find((s) => s.shard === shard);
+            return row?.holder && row.expiresAt && row.expiresAt.getTime() > Date.now() ? row.holder : null;
+          },
+          60_000,
+        );
         const t0 = await storeNow(store.db);
         cluster.signal(leader, 'SIGKILL');
         const run = await store.triggerRun(parseDagId('failover'));
-        const leasedAt = await until('the new leader to lease the job', async () => {
-          const job = (await store.listJobs(run.id))[0];
-          return job?.leasedAt ?? null;
-        }, 120_000, 50);
+        const leasedAt = await until(
+          'the new leader to lease the job',
+          async () => {
+            const job = (await store.listJobs(run.id))[0];
+            return job?.leasedAt ?? null;
+          },
+          120_000,
+          50,
+        );
         const ms = leasedAt.getTime() - t0.getTime();
         times.push(ms);
         ctx.log(`  rep ${rep + 1}: killed ${leader}; job leased by the new leader ${fmt(ms)} ms later`);
@@ -52,7 +61,9 @@ export async function failover(ctx: BenchContext): Promise<CaseResult> {
         name: 'failover',
         line: `SIGKILL of the leader to first job leased by the new leader: median ${fmt(med / 1000, 1)} s, max ${fmt(Math.max(...times) / 1000, 1)} s over ${reps} repetition${reps > 1 ? 's' : ''}${ctx.quick ? ' (3 s shard lease, quick)' : ' (default 15 s shard lease)'}`,
         figures: { reps, shardLeaseTtlMs: ctx.quick ? 3000 : 15000, timesMs: times.map((t) => round(t, 0)), medianMs: round(med, 0), maxMs: round(Math.max(...times), 0) },
-        notes: ['The bound is the shard lease TTL (the standby must wait for it to run out) plus up to one tick for the standby to notice, plus loading the shard and one dispatch round.'],
+        notes: [
+          'The bound is the shard lease TTL (the standby must wait for it to run out) plus up to one tick for the standby to notice, plus loading the shard and one dispatch round.',
+        ],
       };
     } finally {
       await cluster.stop(5_000);

@@ -22,7 +22,11 @@ export async function idleCost(ctx: BenchContext): Promise<CaseResult> {
       await sleep(ctx.quick ? 500 : 5_000);
       const baseline = await window(store.db, windowMs);
       ctx.log(`  no workers: ${JSON.stringify(baseline)}`);
-      await gens.init(Array.from({ length: identities }, (_, i) => `idle-${i}`), cluster.schedulerUrls(), WORKER_TOKEN);
+      await gens.init(
+        Array.from({ length: identities }, (_, i) => `idle-${i}`),
+        cluster.schedulerUrls(),
+        WORKER_TOKEN,
+      );
       const registrations = (await gens.all<{ registered: number }>({ cmd: 'idle', waitMs: 25_000 })).reduce((n, r) => n + r.registered, 0);
       // Every identity registers with both nodes before the window, as apps/worker does.
       if (registrations < identities * 2) throw new Error(`only ${registrations} of ${identities * 2} worker registrations succeeded`);
@@ -40,7 +44,7 @@ export async function idleCost(ctx: BenchContext): Promise<CaseResult> {
         line: `${fmt(identities)} idle workers on 2 nodes add ${fmt(perThousand, 2)} store queries/s (${fmt(loaded.perSec, 2)}/s with them, ${fmt(baseline.perSec, 2)}/s without) over ${windowMs / 1000} s, and ${fmt(loaded.workerRowWritesPerSec, 1)} worker row writes/s; scheduler CPU ${fmt((100 * schedCpu) / (windowMs / 1000), 1)}% of a core`,
         figures: { identities, windowMs, baseline, withWorkers: loaded, addedPerSecPer1000: round(perThousand, 3), schedulerCpuSeconds: round(schedCpu, 2) },
         notes: [
-          'The baseline is the schedulers\' own loops (tick and shard contention every second per node, shard renewals, reconciliation); idle workers add only the heartbeat (one statement for all workers every 15 s per node).',
+          "The baseline is the schedulers' own loops (tick and shard contention every second per node, shard renewals, reconciliation); idle workers add only the heartbeat (one statement for all workers every 15 s per node).",
           'Worker row writes: rows of the workers table inserted or updated per second with the workers connected (pg_stat_user_tables). Each node vouches for every worker polling it, but a row refreshed within the last heartbeat interval is not written again, so with 2 nodes each worker is written about once per 15 to 30 s rather than twice per 15 s.',
           ctx.quick
             ? `Quick runs measure ${windowMs / 1000} s windows 1 s after the registrations, so the registrations' statistics land in the window and the figures are a smoke test only.`
@@ -54,7 +58,10 @@ export async function idleCost(ctx: BenchContext): Promise<CaseResult> {
   }, 2);
 }
 
-async function window(db: Parameters<typeof transactionCount>[0], ms: number): Promise<{ transactions: number; perSec: number; workerRowWritesPerSec: number; activeBackendsAtEnd: number }> {
+async function window(
+  db: Parameters<typeof transactionCount>[0],
+  ms: number,
+): Promise<{ transactions: number; perSec: number; workerRowWritesPerSec: number; activeBackendsAtEnd: number }> {
   const w0rows = await workerRowWrites(db);
   const t0 = await transactionCount(db);
   const w0 = performance.now();

@@ -18,7 +18,11 @@ export async function renewalStorm(ctx: BenchContext): Promise<CaseResult> {
   return withDatabase(async ({ url, store }) => {
     await store.initCluster(SHARDS);
     // One DAG with a job per identity; the cap is lifted so one DAG can fill the pool.
-    await seedBenchDags(store.db, [{ id: 'storm', nextRunAt: null, spec: benchSpec('storm', { tasks: Array.from({ length: identities }, (_, i) => ({ id: `t${i}`, type: 'bench' })) }) }], SHARDS);
+    await seedBenchDags(
+      store.db,
+      [{ id: 'storm', nextRunAt: null, spec: benchSpec('storm', { tasks: Array.from({ length: identities }, (_, i) => ({ id: `t${i}`, type: 'bench' })) }) }],
+      SHARDS,
+    );
     const cluster = benchCluster(url, { schedulers: 1, workers: 0, env: { FENCELINE_SHARDS: String(SHARDS), FENCELINE_CAP_PERCENT: '100', FENCELINE_LEASE_TTL_MS: '300000' } });
     const gens = new LoadGenerators(generators);
     try {
@@ -59,7 +63,11 @@ async function measure(gens: LoadGenerators, db: Parameters<typeof backends>[0],
   const pgCpu0 = pg.reduce((s, p) => s + cpuSeconds(p), 0);
   const schedCpu0 = cpuSeconds(schedulerPid);
   const tx0 = await transactionCount(db);
-  const results = await gens.all<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }>({ cmd: 'renew', mode, windowMs });
+  const results = await gens.all<{ latenciesMs: number[]; ok: number; refused: number; errors: number; firstSentMs: number; lastDoneMs: number; requests: number }>({
+    cmd: 'renew',
+    mode,
+    windowMs,
+  });
   const tx1 = await transactionCount(db);
   const latencies = results.flatMap((r) => r.latenciesMs);
   const wallMs = Math.max(...results.map((r) => r.lastDoneMs)) - Math.min(...results.map((r) => r.firstSentMs));

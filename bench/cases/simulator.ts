@@ -17,7 +17,10 @@ export async function simulatorSpeed(ctx: BenchContext): Promise<CaseResult> {
   }
   const jsonPath = join(tmpdir(), `fenceline-bench-sim-${process.pid}.json`);
   const started = performance.now();
-  const { code, stdout, stderr, timedOut } = await run(['--max-semi-space-size=64', '--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/main.ts'), 'mission-day', '--json', jsonPath], budgetMs);
+  const { code, stdout, stderr, timedOut } = await run(
+    ['--max-semi-space-size=64', '--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/main.ts'), 'mission-day', '--json', jsonPath],
+    budgetMs,
+  );
   const wallMs = performance.now() - started;
   if (!timedOut && existsSync(jsonPath)) {
     const report = JSON.parse(readFileSync(jsonPath, 'utf8')) as { runs: { events: number; wallMs: number; eventsPerSecond: number; virtualMs: number; outcome: string }[] };
@@ -26,7 +29,11 @@ export async function simulatorSpeed(ctx: BenchContext): Promise<CaseResult> {
     return {
       name: 'simulator speed',
       line: `mission-day: ${fmt(r.events)} events in ${fmt(r.wallMs / 1000, 1)} s = ${fmt(r.eventsPerSecond)} events/s (${fmt(r.virtualMs / 3_600_000, 1)} virtual h, outcome ${r.outcome}, exit ${code})`,
-      figures: { finished: true, exitCode: code, runs: report.runs.map((x) => ({ events: x.events, wallMs: x.wallMs, eventsPerSecond: x.eventsPerSecond, virtualMs: x.virtualMs, outcome: x.outcome })) },
+      figures: {
+        finished: true,
+        exitCode: code,
+        runs: report.runs.map((x) => ({ events: x.events, wallMs: x.wallMs, eventsPerSecond: x.eventsPerSecond, virtualMs: x.virtualMs, outcome: x.outcome })),
+      },
     };
   }
   // Progress lines: "... N virtual min, E events, S s".
@@ -40,7 +47,17 @@ export async function simulatorSpeed(ctx: BenchContext): Promise<CaseResult> {
     line: timedOut
       ? `mission-day did not finish within the ${budgetMs / 1000} s budget: ${virtualMin ?? '?'} of 1,440 virtual min, ${fmt(events)} events in ${fmt(seconds, 1)} s = ${fmt(events && seconds ? events / seconds : null)} events/s`
       : `mission-day exited ${code} without a report (${fmt(wallMs / 1000, 1)} s)`,
-    figures: { finished: false, timedOut, exitCode: code, budgetMs, virtualMinutes: virtualMin, events, seconds, eventsPerSecond: events && seconds ? round(events / seconds, 0) : null, stderrTail: stderr.slice(-500) },
+    figures: {
+      finished: false,
+      timedOut,
+      exitCode: code,
+      budgetMs,
+      virtualMinutes: virtualMin,
+      events,
+      seconds,
+      eventsPerSecond: events && seconds ? round(events / seconds, 0) : null,
+      stderrTail: stderr.slice(-500),
+    },
   };
 }
 

@@ -46,7 +46,11 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
       store.db,
       anchors.map((a, i) => {
         const id = `daily-${String(i).padStart(6, '0')}`;
-        return { id, nextRunAt: new Date(nextSlot(i, storeNowMs + 3_600_000)), spec: benchSpec(id, { schedule: { kind: 'interval', everyMs: DAY_MS, anchor: new Date(a).toISOString() }, tasks: [{ id: 'only', type: 'bench' }] }) };
+        return {
+          id,
+          nextRunAt: new Date(nextSlot(i, storeNowMs + 3_600_000)),
+          spec: benchSpec(id, { schedule: { kind: 'interval', everyMs: DAY_MS, anchor: new Date(a).toISOString() }, tasks: [{ id: 'only', type: 'bench' }] }),
+        };
       }),
       SHARDS,
     );
@@ -76,16 +80,30 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         const { ids } = setOf(rep);
         const before = await schedulerMetrics(cluster, onTimeKeys);
         const slot = new Date((await store.now()).getTime() + SLOT_AHEAD_MS);
-        await makeDue(store.db, ids, ids.map(() => slot));
-        const span = await until('the runs of the slot to be created and started', async () => {
-          const s = await runCreationSpan(store.db, ids, new Date(slot.getTime() - 60_000));
-          return s.count >= due && s.started >= due ? s : null;
-        }, 120_000, 50);
+        await makeDue(
+          store.db,
+          ids,
+          ids.map(() => slot),
+        );
+        const span = await until(
+          'the runs of the slot to be created and started',
+          async () => {
+            const s = await runCreationSpan(store.db, ids, new Date(slot.getTime() - 60_000));
+            return s.count >= due && s.started >= due ? s : null;
+          },
+          120_000,
+          50,
+        );
         // Without the look-ahead the runs are the catch-up path's, and the node reports no on-time slot.
-        const after = await until('the node to report the slot', async () => {
-          const m = await schedulerMetrics(cluster, onTimeKeys);
-          return (m.tick_on_time_runs_total ?? 0) - (before.tick_on_time_runs_total ?? 0) >= due ? m : null;
-        }, lookahead === '0' ? 1 : 60_000, 50).catch(() => null);
+        const after = await until(
+          'the node to report the slot',
+          async () => {
+            const m = await schedulerMetrics(cluster, onTimeKeys);
+            return (m.tick_on_time_runs_total ?? 0) - (before.tick_on_time_runs_total ?? 0) >= due ? m : null;
+          },
+          lookahead === '0' ? 1 : 60_000,
+          50,
+        ).catch(() => null);
         const tick = {
           // runs.created_at is the creation statement's start (store time).
           statementLateMs: span.last!.getTime() - slot.getTime(),
@@ -95,7 +113,9 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
           runs: span.count,
         };
         onTime.push(tick);
-        ctx.log(`  on time ${rep + 1}: ${fmt(tick.runs)} runs of one slot; creation began ${fmt(tick.statementLateMs)} ms after it, the runs were created (committed) ${fmt(tick.createLateMs)} ms and started ${fmt(tick.startLateMs)} ms after it`);
+        ctx.log(
+          `  on time ${rep + 1}: ${fmt(tick.runs)} runs of one slot; creation began ${fmt(tick.statementLateMs)} ms after it, the runs were created (committed) ${fmt(tick.createLateMs)} ms and started ${fmt(tick.startLateMs)} ms after it`,
+        );
       }
 
       const fullTicks: { detectMs: number; createMs: number; startMs: number; runs: number }[] = [];
@@ -106,19 +126,35 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         const nowMs = (await store.now()).getTime();
         const before = await schedulerMetrics(cluster, tickKeys);
         // Each DAG's most recent slot; catch-up 'latest' runs exactly that slot.
-        const t0 = await makeDue(store.db, ids, idx.map((i) => new Date(prevSlot(i, nowMs))));
-        const span = await until('the tick to create every run', async () => {
-          const s = await runCreationSpan(store.db, ids, new Date(t0.getTime() - 1));
-          return s.count >= due ? s : null;
-        }, 120_000, 50);
+        const t0 = await makeDue(
+          store.db,
+          ids,
+          idx.map((i) => new Date(prevSlot(i, nowMs))),
+        );
+        const span = await until(
+          'the tick to create every run',
+          async () => {
+            const s = await runCreationSpan(store.db, ids, new Date(t0.getTime() - 1));
+            return s.count >= due ? s : null;
+          },
+          120_000,
+          50,
+        );
         // The node publishes a tick's times once its last run has started.
-        const after = await until('the tick to report its times', async () => {
-          const m = await schedulerMetrics(cluster, tickKeys);
-          return m.tick_runs_created_total! - before.tick_runs_created_total! >= due ? m : null;
-        }, 60_000, 50);
+        const after = await until(
+          'the tick to report its times',
+          async () => {
+            const m = await schedulerMetrics(cluster, tickKeys);
+            return m.tick_runs_created_total! - before.tick_runs_created_total! >= due ? m : null;
+          },
+          60_000,
+          50,
+        );
         const tick = { detectMs: span.first!.getTime() - t0.getTime(), createMs: after.tick_last_create_ms!, startMs: after.tick_last_start_ms!, runs: after.tick_last_runs! };
         fullTicks.push(tick);
-        ctx.log(`  catching up ${rep + 1}: found ${fmt(tick.detectMs)} ms after due; the tick created ${fmt(tick.runs)} runs in ${fmt(tick.createMs)} ms and started them by ${fmt(tick.startMs)} ms`);
+        ctx.log(
+          `  catching up ${rep + 1}: found ${fmt(tick.detectMs)} ms after due; the tick created ${fmt(tick.runs)} runs in ${fmt(tick.createMs)} ms and started them by ${fmt(tick.startMs)} ms`,
+        );
       }
       // The due query alone: make one fresh set due and read it repeatedly (reads do not move it).
       const idx = Array.from({ length: due }, (_, k) => k * Math.floor(total / due) + 1);
@@ -127,7 +163,11 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
       // Stop the scheduler first so it does not consume them while we measure the read.
       await cluster.stop(5_000);
       const nowMs = (await store.now()).getTime();
-      await makeDue(store.db, ids, idx.map((i) => new Date(prevSlot(i, nowMs))));
+      await makeDue(
+        store.db,
+        ids,
+        idx.map((i) => new Date(prevSlot(i, nowMs))),
+      );
       // Read under leadership tokens of our own: the node id of the stopped scheduler takes
       // its shards whether it released them or its lease is still live.
       const mine: LeaderToken[] = [];
@@ -160,7 +200,13 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         const groups = new Map<number, ScheduledRunsItem[]>();
         dagIds.forEach((dagId, j) => {
           const shard = shardOf(dagId, SHARDS);
-          const item: ScheduledRunsItem = { dagId, expectedNextRunAt: slots[j]!, slots: [slots[j]!], nextRunAt: new Date(slots[j]!.getTime() + DAY_MS), start: { version: 1, jobs: [ONE_JOB] } };
+          const item: ScheduledRunsItem = {
+            dagId,
+            expectedNextRunAt: slots[j]!,
+            slots: [slots[j]!],
+            nextRunAt: new Date(slots[j]!.getTime() + DAY_MS),
+            start: { version: 1, jobs: [ONE_JOB] },
+          };
           const list = groups.get(shard);
           if (list) list.push(item);
           else groups.set(shard, [item]);
@@ -175,7 +221,11 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
         const created = out.reduce((sum, g) => sum + (Array.isArray(g) ? g.flat().length : 0), 0);
         if (created !== n) throw new Error(`the creation statement of ${n} runs created ${created}`);
       }
-      ctx.log(`  the creation statement alone: ${Object.entries(statementMs).map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`).join(', ')}`);
+      ctx.log(
+        `  the creation statement alone: ${Object.entries(statementMs)
+          .map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`)
+          .join(', ')}`,
+      );
 
       const create = fullTicks.map((t) => t.createMs);
       const start = fullTicks.map((t) => t.startMs);
@@ -188,7 +238,9 @@ export async function tickAtScale(ctx: BenchContext): Promise<CaseResult> {
           `${fmt(total)} DAGs, ${fmt(due)} due at once: due query (${fmt(DUE_BATCH)} rows) p50 ${fmt(percentile(queryMs, 50), 1)} / p99 ${fmt(percentile(queryMs, 99), 1)} ms; ` +
           `on time, ${fmt(due)} runs of one slot: creation began median ${fmt(percentile(lateStatement, 50))} / max ${fmt(Math.max(...lateStatement))} ms after the slot, all created median ${fmt(percentile(late, 50))} / max ${fmt(Math.max(...late))} ms and started median ${fmt(percentile(lateStart, 50))} / max ${fmt(Math.max(...lateStart))} ms after it; ` +
           `catching up, the whole tick creating ${fmt(due)} runs median ${fmt(percentile(create, 50))} / max ${fmt(Math.max(...create))} ms, to the last run started median ${fmt(percentile(start, 50))} / max ${fmt(Math.max(...start))} ms; ` +
-          `the creation statement alone ${Object.entries(statementMs).map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`).join(', ')}; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
+          `the creation statement alone ${Object.entries(statementMs)
+            .map(([n, ms]) => `${n} runs ${fmt(ms, 1)} ms`)
+            .join(', ')}; scheduler RSS ${fmt(rssAfter || rssIdle)} MB`,
         figures: {
           dags: total,
           due,

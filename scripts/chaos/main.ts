@@ -119,7 +119,14 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
     for (const [dagId, held] of sample?.held ?? []) {
       if (held <= cap) continue;
       const pools = await Promise.all(
-        cluster.schedulerUrls().map((u) => fetch(`${u}/metrics`, { headers: { authorization: `Bearer ${cluster.opts.workerToken}` } }).then((r) => r.text()).then((t) => t.match(/fenceline_pool_slots (\d+)/)?.[1] ?? '?', () => 'down')),
+        cluster.schedulerUrls().map((u) =>
+          fetch(`${u}/metrics`, { headers: { authorization: `Bearer ${cluster.opts.workerToken}` } })
+            .then((r) => r.text())
+            .then(
+              (t) => t.match(/fenceline_pool_slots (\d+)/)?.[1] ?? '?',
+              () => 'down',
+            ),
+        ),
       );
       const leases = (await store.listLeasedJobs().catch(() => [])).filter((j) => j.dagId === dagId).map((j) => `${j.id}@${j.holder}/f${j.fence}`);
       violations.push(`I6: ${dagId} held ${held} leases, cap ${cap} (pool slots seen by each scheduler: ${pools.join(', ')}; leases ${leases.join(' ')})`);
@@ -142,10 +149,12 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
         const ms = Math.floor(TTL_MS * (1.3 + random() * 1.5));
         paused.add(w);
         cluster.signal(w, 'SIGSTOP');
-        pending.push(sleep(ms).then(() => {
-          cluster.signal(w, 'SIGCONT');
-          paused.delete(w);
-        }));
+        pending.push(
+          sleep(ms).then(() => {
+            cluster.signal(w, 'SIGCONT');
+            paused.delete(w);
+          }),
+        );
         return true;
       }
       case 'kill-worker': {
@@ -154,10 +163,12 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
         const i = Number(w.split('-')[1]) - 1;
         down.add(w);
         cluster.signal(w, 'SIGKILL');
-        pending.push(sleep(1000 + random() * 2000).then(() => {
-          cluster.startWorker(i);
-          down.delete(w);
-        }));
+        pending.push(
+          sleep(1000 + random() * 2000).then(() => {
+            cluster.startWorker(i);
+            down.delete(w);
+          }),
+        );
         return true;
       }
       case 'kill-leader': {
@@ -174,10 +185,12 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
         down.add(victim);
         cluster.signal(victim, 'SIGKILL');
         pending.push(watchFailover(led, victim, killedAt));
-        pending.push(sleep(2000 + random() * 2000).then(() => {
-          cluster.startScheduler(i);
-          down.delete(victim);
-        }));
+        pending.push(
+          sleep(2000 + random() * 2000).then(() => {
+            cluster.startScheduler(i);
+            down.delete(victim);
+          }),
+        );
         return true;
       }
       case 'cut-database':
@@ -230,9 +243,14 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
     // What the last successful read showed, so a failure says whether leadership stood still or the reads failed.
     const seen = (shard: number): string => {
       const r = last.find((x) => x.shard === shard);
-      return r ? `holder ${r.holder ?? '-'} epoch ${r.epoch} (was ${epochs.get(shard)}) acquired ${r.acquiredAt?.toISOString() ?? '-'} expires ${r.expiresAt?.toISOString() ?? '-'}` : 'not read';
+      return r
+        ? `holder ${r.holder ?? '-'} epoch ${r.epoch} (was ${epochs.get(shard)}) acquired ${r.acquiredAt?.toISOString() ?? '-'} expires ${r.expiresAt?.toISOString() ?? '-'}`
+        : 'not read';
     };
-    for (const s of open) violations.push(`I5: shard ${s} had no leader under a new epoch 60 s after ${victim} was killed at ${new Date(killedAt).toISOString()}; last read: ${seen(s)}; ${failedReads} of ${reads} reads failed`);
+    for (const s of open)
+      violations.push(
+        `I5: shard ${s} had no leader under a new epoch 60 s after ${victim} was killed at ${new Date(killedAt).toISOString()}; last read: ${seen(s)}; ${failedReads} of ${reads} reads failed`,
+      );
   }
 
   // Faults off: let every paused process go, bring back the dead, stop new runs and drain.
@@ -249,9 +267,11 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   await cluster.stop(5000);
   await store.close();
 
-  if (report.nonTerminalRuns > 0 || report.nonTerminalJobs > 0) violations.push(`I7: ${report.nonTerminalRuns} runs and ${report.nonTerminalJobs} jobs not terminal 5 minutes after faults stopped`);
+  if (report.nonTerminalRuns > 0 || report.nonTerminalJobs > 0)
+    violations.push(`I7: ${report.nonTerminalRuns} runs and ${report.nonTerminalJobs} jobs not terminal 5 minutes after faults stopped`);
   for (const d of report.duplicateRuns) violations.push(`I4: ${d.dagId} has ${d.runs} runs at ${d.scheduledAt}`);
-  for (const r of report.resultsFromRevokedHolders) violations.push(`I3: job ${r.jobId} result fence ${r.resultFence} by ${r.resultWorker}, job fence ${r.jobFence} holder ${r.jobHolder}`);
+  for (const r of report.resultsFromRevokedHolders)
+    violations.push(`I3: job ${r.jobId} result fence ${r.resultFence} by ${r.resultWorker}, job fence ${r.jobFence} holder ${r.jobHolder}`);
   for (const r of report.doubleAccepted) violations.push(`I3: job ${r.jobId} had ${r.accepted} accepted completions`);
   for (const g of report.missedSlots) violations.push(`I5: ${g.dagId} skipped ${Math.round(g.gapMs / g.everyMs) - 1} slots after ${g.after}`);
   for (const a of rogue.accepted) violations.push(`I3: rogue write accepted: ${a}`);

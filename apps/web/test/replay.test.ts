@@ -54,8 +54,18 @@ describe('Replay drawing plan', () => {
 describe('Replay timeline', () => {
   it('replays a simulated fan-out: nothing before the run, a mix while it runs, every job succeeded at the end', async () => {
     // 60 five-minute jobs on 20 workers without a cap: three waves, done well inside the 30 minutes.
-    const file = { ...SCENARIOS.fanout!, variants: undefined, cluster: { capFraction: 1 }, workers: { count: 20, slots: 1, pollWaitMs: 25_000 }, faultPhaseMs: 600_000, livenessMs: 1_200_000 };
-    file.load = [{ ...file.load[0]!, tasks: 60 }, { ...file.load[1]!, count: 3 }];
+    const file = {
+      ...SCENARIOS.fanout!,
+      variants: undefined,
+      cluster: { capFraction: 1 },
+      workers: { count: 20, slots: 1, pollWaitMs: 25_000 },
+      faultPhaseMs: 600_000,
+      livenessMs: 1_200_000,
+    };
+    file.load = [
+      { ...file.load[0]!, tasks: 60 },
+      { ...file.load[1]!, count: 3 },
+    ];
     const report = await runScenario(file, undefined, { dagReplay: true });
     const replay = report.runs[0]!.dagReplay! satisfies SimReplay;
     const tl = compileTimeline(replay);

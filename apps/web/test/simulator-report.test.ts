@@ -9,9 +9,25 @@ const min = (m: number) => START + m * 60_000;
 
 function report(p: Partial<SimRunReport>): SimRunReport {
   return {
-    variant: 'x', seed: 1, outcome: 'ok', crash: null, violations: [], traceHash: 'h', events: 0, wallMs: 0, eventsPerSecond: 0,
-    virtualMs: 40 * 60_000, size: { dags: 1, workers: 10, slots: 10, nodes: 2 }, figures: {}, totals: {}, startLatencyMs: {},
-    leaderChanges: [], samples: [], faults: [], replay: '', ...p,
+    variant: 'x',
+    seed: 1,
+    outcome: 'ok',
+    crash: null,
+    violations: [],
+    traceHash: 'h',
+    events: 0,
+    wallMs: 0,
+    eventsPerSecond: 0,
+    virtualMs: 40 * 60_000,
+    size: { dags: 1, workers: 10, slots: 10, nodes: 2 },
+    figures: {},
+    totals: {},
+    startLatencyMs: {},
+    leaderChanges: [],
+    samples: [],
+    faults: [],
+    replay: '',
+    ...p,
   };
 }
 
@@ -26,7 +42,9 @@ describe('Simulator report: the fan-out headline', () => {
     const ff = fanoutFigures({ fanoutFinished: false, fanoutJobs: 200, fanoutJobsDone: 21 });
     expect(makespanText(ff)).toBe('not finished');
     expect(progressText(ff)).toBe('21 of 200 jobs done; half done at —, 99% at —');
-    expect(progressText(fanoutFigures({ fanoutFinished: false, fanoutJobs: 200, fanoutJobsDone: 150, fanout50PercentDoneMin: 500 }))).toBe('150 of 200 jobs done; half done at 500 min, 99% at —');
+    expect(progressText(fanoutFigures({ fanoutFinished: false, fanoutJobs: 200, fanoutJobsDone: 150, fanout50PercentDoneMin: 500 }))).toBe(
+      '150 of 200 jobs done; half done at 500 min, 99% at —',
+    );
   });
 });
 
@@ -52,9 +70,25 @@ describe('Simulator report: plots', () => {
   });
 
   it('gives both sides of a comparison one scale per plot, the larger of the two', () => {
-    const sample = (atMin: number, fanout: number, expired: number) => ({ atMs: min(atMin), leased: fanout, leasedByGroup: { fanout }, expired, refused: 0, succeeded: 0, handedBack: 0 });
-    const capOn = { report: report({ samples: [sample(1, 3, 0), sample(2, 3, 4)], startLatencyMs: { fanout: { count: 1, p50: 0, p90: 0, p99: 0, max: 90_000, mean: 0 } } }), world: WORLD, knobs: DEFAULT_KNOBS };
-    const capOff = { report: report({ samples: [sample(1, 10, 1)], startLatencyMs: { fanout: { count: 1, p50: 0, p90: 0, p99: 0, max: 2_000, mean: 0 } } }), world: WORLD, knobs: { ...DEFAULT_KNOBS, capPercent: null } };
+    const sample = (atMin: number, fanout: number, expired: number) => ({
+      atMs: min(atMin),
+      leased: fanout,
+      leasedByGroup: { fanout },
+      expired,
+      refused: 0,
+      succeeded: 0,
+      handedBack: 0,
+    });
+    const capOn = {
+      report: report({ samples: [sample(1, 3, 0), sample(2, 3, 4)], startLatencyMs: { fanout: { count: 1, p50: 0, p90: 0, p99: 0, max: 90_000, mean: 0 } } }),
+      world: WORLD,
+      knobs: DEFAULT_KNOBS,
+    };
+    const capOff = {
+      report: report({ samples: [sample(1, 10, 1)], startLatencyMs: { fanout: { count: 1, p50: 0, p90: 0, p99: 0, max: 2_000, mean: 0 } } }),
+      world: WORLD,
+      knobs: { ...DEFAULT_KNOBS, capPercent: null },
+    };
     expect(scalesOf([capOn, capOff])).toEqual({ minutes: 40, running: 10, events: 4, latencyS: 90 });
     // Alone, the cap-on side's scale includes its cap of floor(30% of 10) = 3 leases.
     expect(scalesOf([capOn]).running).toBe(3);

@@ -18,10 +18,13 @@ export interface WorkerConfig {
 
 /** Reads the worker's settings from the environment (see README "Configuration"). */
 export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const urls = (env.FENCELINE_SCHEDULER_URLS ?? 'http://127.0.0.1:7400').split(',').map((s) => s.trim()).filter(Boolean);
+  const urls = (env.FENCELINE_SCHEDULER_URLS ?? 'http://127.0.0.1:7400')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const url of urls) if (!/^https?:\/\//.test(url)) throw new Error(`FENCELINE_SCHEDULER_URLS: "${url}" is not an http(s) URL`);
   const token = env.FENCELINE_WORKER_TOKEN ?? '';
-  if (token.length < 16) throw new Error('FENCELINE_WORKER_TOKEN must be set to the cluster\'s worker token');
+  if (token.length < 16) throw new Error("FENCELINE_WORKER_TOKEN must be set to the cluster's worker token");
   const slots = Number(env.FENCELINE_WORKER_SLOTS ?? 4);
   if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
   // The schedulers refuse every call from an id outside the shared rule, so a bad one stops the worker here, named.
@@ -35,7 +38,10 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     token,
     shell: {
       allowed: env.FENCELINE_ALLOW_SHELL === '1' || env.FENCELINE_ALLOW_SHELL === 'true',
-      allowedEnv: (env.FENCELINE_SHELL_ALLOWED_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      allowedEnv: (env.FENCELINE_SHELL_ALLOWED_ENV ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       cwdRoot: env.FENCELINE_SHELL_CWD ?? process.cwd(),
       killGraceMs: Number(env.FENCELINE_SHELL_KILL_GRACE_MS ?? 5000),
     },

@@ -29,7 +29,11 @@ describe('worker: shell jobs', () => {
   it('runs the command without a shell, with the fence and only allowed variables in its environment', async () => {
     const ctx = context();
     const out = (await runShell(
-      { command: process.execPath, args: ['-e', 'console.log(process.env.FENCELINE_FENCE, process.env.GREETING, process.env.HOME ?? "no-home", "$HOME")'], env: { GREETING: 'hi' } },
+      {
+        command: process.execPath,
+        args: ['-e', 'console.log(process.env.FENCELINE_FENCE, process.env.GREETING, process.env.HOME ?? "no-home", "$HOME")'],
+        env: { GREETING: 'hi' },
+      },
       ctx,
       allowed,
     )) as { exitCode: number; stdout: string };

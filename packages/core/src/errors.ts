@@ -54,7 +54,10 @@ export class NotFoundError extends FencelineError {
 /** A DAG spec failed validation; `details.issues` lists every problem found. */
 export class InvalidDagError extends FencelineError {
   readonly code = 'INVALID_DAG' as const;
-  constructor(message: string, readonly issues: DagIssue[] = []) {
+  constructor(
+    message: string,
+    readonly issues: DagIssue[] = [],
+  ) {
     super(message, { issues });
   }
 }

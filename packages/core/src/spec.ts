@@ -7,11 +7,7 @@ import { DEFAULTS, LIMITS } from './limits';
  * structural checks that zod cannot express (cycles, unknown dependencies, cron syntax,
  * sizes) live in dag/validate.ts. A spec is immutable once stored as a version.
  */
-const id = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(LIMITS.maxIdLength, `must be at most ${LIMITS.maxIdLength} characters`)
-  .regex(NAME_PATTERN, NAME_CHARACTERS);
+const id = z.string().min(1, 'must not be empty').max(LIMITS.maxIdLength, `must be at most ${LIMITS.maxIdLength} characters`).regex(NAME_PATTERN, NAME_CHARACTERS);
 
 export const cronScheduleSchema = z.object({
   kind: z.literal('cron'),
@@ -68,7 +64,12 @@ export const taskSchema = z.object({
   config: z.record(z.string(), z.unknown()).default({}),
   dependsOn: z.array(z.string()).default([]),
   /** Attempts after the first; 0 means a failure is final. */
-  retries: z.number().int().min(0).max(LIMITS.maxAttempts - 1).default(0),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(LIMITS.maxAttempts - 1)
+    .default(0),
   /** Backoff before retry n is min(retryBackoffMs * 2^(n-1), retryBackoffMaxMs). */
   retryBackoffMs: z.number().int().min(0).max(LIMITS.maxRetryBackoffMs).default(DEFAULTS.retryBackoffMs),
   retryBackoffMaxMs: z.number().int().min(0).max(LIMITS.maxRetryBackoffMs).default(DEFAULTS.retryBackoffMaxMs),

@@ -2,7 +2,33 @@ import type { DeposedLeaderError } from './errors';
 import type { DagId, JobId, RunId, WorkerId } from './ids';
 import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpecInput } from './spec';
-import type { LeaderToken, LeaseRef, AcquireResult, NewJob, Grant, GrantedLease, SweptJob, RenewOutcome, WriteOutcome, CompleteItem, ScheduledRunsItem, CreatedRun, LeaderGroup, DueDag, DueReadOptions, DuePageKey, ShardSnapshot, ListDagsQuery, ListRunsQuery, NewEvent, StoreNotice, TriggerOptions, ShardAsk, ContentionAsk, ContentionView } from './store-types';
+import type {
+  LeaderToken,
+  LeaseRef,
+  AcquireResult,
+  NewJob,
+  Grant,
+  GrantedLease,
+  SweptJob,
+  RenewOutcome,
+  WriteOutcome,
+  CompleteItem,
+  ScheduledRunsItem,
+  CreatedRun,
+  LeaderGroup,
+  DueDag,
+  DueReadOptions,
+  DuePageKey,
+  ShardSnapshot,
+  ListDagsQuery,
+  ListRunsQuery,
+  NewEvent,
+  StoreNotice,
+  TriggerOptions,
+  ShardAsk,
+  ContentionAsk,
+  ContentionView,
+} from './store-types';
 
 export type * from './store-types';
 

@@ -52,7 +52,10 @@ describe('Batcher', () => {
     const call = manualCall();
     const b = new Batcher(timers, { windowMs: 5, maxBatch: 2 }, call.run);
     const all = b.submitMany([1, 2, 3, 4, 5]);
-    expect(call.batches).toEqual([[1, 2], [3, 4]]);
+    expect(call.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     timers.fire();
     expect(call.batches).toEqual([[1, 2], [3, 4], [5]]);
     call.answerNext();
@@ -100,7 +103,12 @@ describe('Batcher', () => {
       if (fail) throw new Error('store away');
       return items.map((i) => i * 10);
     });
-    const doomed = [b.submit(1), b.submit(2)].map((p) => p.then(() => 'ok', (e: Error) => e.message));
+    const doomed = [b.submit(1), b.submit(2)].map((p) =>
+      p.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    );
     timers.fire();
     expect(await Promise.all(doomed)).toEqual(['store away', 'store away']);
     fail = false;

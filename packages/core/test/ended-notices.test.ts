@@ -13,7 +13,7 @@ describe('job-ended notices to another node', () => {
     const forShard = (s: number) => notices.filter((n) => n.shard === s);
     expect(forShard(3).map((n) => (n.kind === 'job-ended' ? n.jobIds?.length : -1))).toEqual([200, 200, 60]);
     expect(forShard(5)).toEqual([{ kind: 'job-ended', shard: 5, jobId: '7', jobIds: ['7'] }]);
-    const ids = forShard(3).flatMap((n) => (n.kind === 'job-ended' ? n.jobIds ?? [] : []));
+    const ids = forShard(3).flatMap((n) => (n.kind === 'job-ended' ? (n.jobIds ?? []) : []));
     expect(ids).toEqual(rows.filter((r) => r.shard === 3).map((r) => r.id));
     // jobId names the first of its notice's jobs, for a reader that knows only jobId.
     for (const n of notices) if (n.kind === 'job-ended') expect(n.jobId).toBe(n.jobIds![0]);

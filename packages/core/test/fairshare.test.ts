@@ -71,7 +71,11 @@ describe('fair share', () => {
     expect(byDag('tight')).toBe(5);
     expect(byDag('default')).toBe(30);
     expect(byDag('loose')).toBe(60);
-    expect(plan.capped.map((c) => [c.dagId, c.cap])).toEqual([['tight', 5], ['loose', 60], ['default', 30]]);
+    expect(plan.capped.map((c) => [c.dagId, c.cap])).toEqual([
+      ['tight', 5],
+      ['loose', 60],
+      ['default', 30],
+    ]);
   });
 
   it('grants nothing when no worker has a free slot', () => {
@@ -86,7 +90,11 @@ describe('fair share', () => {
     const plan = planDispatch({
       dags: [{ dagId: 'd', held: 0, ready: readyJobs('d', 6) }],
       poolSlots: 100,
-      workers: [{ workerId: 'a', free: 1 }, { workerId: 'b', free: 4 }, { workerId: 'c', free: 2 }],
+      workers: [
+        { workerId: 'a', free: 1 },
+        { workerId: 'b', free: 4 },
+        { workerId: 'c', free: 2 },
+      ],
       capFraction: 1,
     });
     expect(plan.grants.map((g) => g.workerId)).toEqual(['b', 'b', 'b', 'c', 'a', 'b']);

@@ -14,13 +14,19 @@ const diamond = parseDagSpec({
 });
 
 describe('graph', () => {
-  it('indexes a spec once per spec object, with each task\'s place in the spec', () => {
+  it("indexes a spec once per spec object, with each task's place in the spec", () => {
     const g = graphIndexOf(diamond);
     expect(graphIndexOf(diamond)).toBe(g);
     expect(g).toEqual(buildGraphIndex(diamond));
     for (const id of ['a', 'b', 'c', 'd', 'e']) expect(diamond.tasks[g.positions[g.indexOf.get(id)!]!]!.id).toBe(id);
     // A raw spec with a duplicate id keeps the first occurrence, and its place.
-    const raw = { tasks: [{ id: 'x', dependsOn: [] }, { id: 'y', dependsOn: ['x'] }, { id: 'x', dependsOn: ['y'] }] };
+    const raw = {
+      tasks: [
+        { id: 'x', dependsOn: [] },
+        { id: 'y', dependsOn: ['x'] },
+        { id: 'x', dependsOn: ['y'] },
+      ],
+    };
     const r = graphIndexOf(raw);
     expect(r.ids).toEqual(['x', 'y']);
     expect(r.positions).toEqual([0, 1]);
@@ -53,7 +59,12 @@ describe('graph', () => {
   });
 
   it('refuses to order a cycle', () => {
-    const cyclic = { tasks: [{ id: 'a', dependsOn: ['b'] }, { id: 'b', dependsOn: ['a'] }] };
+    const cyclic = {
+      tasks: [
+        { id: 'a', dependsOn: ['b'] },
+        { id: 'b', dependsOn: ['a'] },
+      ],
+    };
     expect(() => topoOrder(cyclic)).toThrow(/cycle/);
   });
 

@@ -23,9 +23,7 @@ describe('LeaderWrites', () => {
       promoteJobsAcross: async (groups: LeaderGroup<string>[]) => {
         calls.push(groups);
         return groups.map((g) =>
-          g.token.shard === 3
-            ? new DeposedLeaderError('deposed', { shard: 3, nodeId: 'n1', epoch: 1, operation: 'promoteJobs' })
-            : g.items.filter((id) => id !== 'not-waiting'),
+          g.token.shard === 3 ? new DeposedLeaderError('deposed', { shard: 3, nodeId: 'n1', epoch: 1, operation: 'promoteJobs' }) : g.items.filter((id) => id !== 'not-waiting'),
         );
       },
     } as unknown as LeaderStore;

@@ -92,7 +92,11 @@ describe('run state machine', () => {
 
   it('resumes from stored states, as a new leader does after a failover', () => {
     const states = new Map<string, JobState>([
-      ['a', 'succeeded'], ['b', 'succeeded'], ['c', 'leased'], ['d', 'waiting'], ['e', 'ready'],
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+      ['c', 'leased'],
+      ['d', 'waiting'],
+      ['e', 'ready'],
     ]);
     const machine = new RunMachine(diamond, states);
     expect(machine.readyTasks()).toEqual(['e']);
@@ -108,7 +112,11 @@ describe('run state machine', () => {
   });
 
   it('handles a 20,000-task fan-out with one counter update per edge', () => {
-    const tasks = [{ id: 'root', type: 'noop' }, ...Array.from({ length: 19_998 }, (_, i) => ({ id: `w${i}`, type: 'noop', dependsOn: ['root'] })), { id: 'join', type: 'noop', dependsOn: Array.from({ length: 19_998 }, (_, i) => `w${i}`) }];
+    const tasks = [
+      { id: 'root', type: 'noop' },
+      ...Array.from({ length: 19_998 }, (_, i) => ({ id: `w${i}`, type: 'noop', dependsOn: ['root'] })),
+      { id: 'join', type: 'noop', dependsOn: Array.from({ length: 19_998 }, (_, i) => `w${i}`) },
+    ];
     const spec = parseDagSpec({ id: 'fan', tasks });
     const machine = new RunMachine(spec);
     const started = performance.now();

@@ -23,7 +23,9 @@ describe('node configuration', () => {
   });
 
   it('refuses a renewal that would come after its lease expired', () => {
-    expect(() => checkNodeConfig({ ...DEFAULT_NODE_CONFIG, renewIntervalMs: 90_000, leaseTtlMs: 90_000 })).toThrow('renewIntervalMs (90000) must be shorter than leaseTtlMs (90000)');
+    expect(() => checkNodeConfig({ ...DEFAULT_NODE_CONFIG, renewIntervalMs: 90_000, leaseTtlMs: 90_000 })).toThrow(
+      'renewIntervalMs (90000) must be shorter than leaseTtlMs (90000)',
+    );
   });
 });
 

@@ -31,10 +31,14 @@ describe('UpcomingSlots', () => {
     const timers = manualTimers();
     const released: { atMs: number; ids: string[] }[] = [];
     let finish: () => void = () => undefined;
-    const slots = new UpcomingSlots(timers, (storeMs) => storeMs, async (atMs, dags) => {
-      released.push({ atMs, ids: dags.map((d) => d.id) });
-      await new Promise<void>((resolve) => (finish = resolve));
-    });
+    const slots = new UpcomingSlots(
+      timers,
+      (storeMs) => storeMs,
+      async (atMs, dags) => {
+        released.push({ atMs, ids: dags.map((d) => d.id) });
+        await new Promise<void>((resolve) => (finish = resolve));
+      },
+    );
     slots.hold(due('a', 1_000));
     slots.hold(due('b', 1_000));
     slots.hold(due('a', 1_000)); // read again by a later tick: held once

@@ -50,7 +50,16 @@ describe('validation issue kinds', () => {
     expect(kindsOf({ id: 'd', tasks: many })).toEqual(['limit tasks']);
     const deps = Array.from({ length: LIMITS.maxDependenciesPerTask + 1 }, (_, i) => task(`d${i}`));
     // With as many dependencies allowed as tasks, this DAG is over both limits.
-    const overDeps = kindsOf({ id: 'd', tasks: [...deps, task('join', deps.map((t) => t.id))] });
+    const overDeps = kindsOf({
+      id: 'd',
+      tasks: [
+        ...deps,
+        task(
+          'join',
+          deps.map((t) => t.id),
+        ),
+      ],
+    });
     expect(overDeps).toContain(`limit tasks.${deps.length}.dependsOn`);
     expect(overDeps.every((k) => k.startsWith('limit '))).toBe(true);
     const heavy = Array.from({ length: 500 }, (_, i) => task(`t${i}`, [], { type: 'my-handler', config: { blob: 'x'.repeat(9_000) } }));

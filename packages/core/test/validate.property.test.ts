@@ -15,7 +15,14 @@ const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Mars/Olympus', ''];
 const task = fc.record({
   id: fc.constantFrom(...ids),
   type: fc.constantFrom('noop', 'sleep', 'shell', 'http', 'custom-handler'),
-  config: fc.oneof(fc.constant({}), fc.constant({ durationMs: 10 }), fc.constant({ durationMs: 'ten' }), fc.constant({ command: 'echo' }), fc.constant({ url: 'not a url' }), fc.constant({ url: 'http://127.0.0.1:1/x' })),
+  config: fc.oneof(
+    fc.constant({}),
+    fc.constant({ durationMs: 10 }),
+    fc.constant({ durationMs: 'ten' }),
+    fc.constant({ command: 'echo' }),
+    fc.constant({ url: 'not a url' }),
+    fc.constant({ url: 'http://127.0.0.1:1/x' }),
+  ),
   dependsOn: fc.array(fc.constantFrom(...ids, 'ghost'), { maxLength: 3 }),
   retries: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(-1), fc.constant(1000)),
 });
@@ -103,7 +110,12 @@ describe('validation: properties over random and mutated specs', () => {
         const selfLoop = wellFormed.some((t) => t.dependsOn.includes(t.id));
         const cycle = !duplicate && hasCycle(wellFormed);
         const result = validateDag(input);
-        const text = result.ok ? '' : result.issues.map((i) => i.message).join('\n').toLowerCase();
+        const text = result.ok
+          ? ''
+          : result.issues
+              .map((i) => i.message)
+              .join('\n')
+              .toLowerCase();
         if (duplicate) expect(text).toMatch(/duplicate|used by \d+ tasks/);
         if (unknown) expect(text).toMatch(/not a task|unknown/);
         if (selfLoop) expect(text).toMatch(/itself|self|cycle/);
@@ -115,7 +127,15 @@ describe('validation: properties over random and mutated specs', () => {
   });
 
   it('refuses a valid spec once mutated into an invalid one', () => {
-    const base = { id: 'chain', schedule: { kind: 'manual' }, tasks: [{ id: 'a', type: 'noop' }, { id: 'b', type: 'noop', dependsOn: ['a'] }, { id: 'c', type: 'noop', dependsOn: ['b'] }] };
+    const base = {
+      id: 'chain',
+      schedule: { kind: 'manual' },
+      tasks: [
+        { id: 'a', type: 'noop' },
+        { id: 'b', type: 'noop', dependsOn: ['a'] },
+        { id: 'c', type: 'noop', dependsOn: ['b'] },
+      ],
+    };
     expect(validateDag(base).ok).toBe(true);
     const mutations: [string, (s: typeof base) => unknown, RegExp][] = [
       ['back edge', (s) => ({ ...s, tasks: [{ ...s.tasks[0], dependsOn: ['c'] }, ...s.tasks.slice(1)] }), /cycle/i],

@@ -24,9 +24,15 @@ describe('validation', () => {
     expect(result.spec.maxActiveRuns).toBe(DEFAULTS.maxActiveRuns);
     expect(result.spec.paused).toBe(false);
     expect(result.spec.tasks[1]).toEqual({
-      id: 'load', type: 'noop', config: {}, dependsOn: ['extract'], retries: 0,
-      retryBackoffMs: DEFAULTS.retryBackoffMs, retryBackoffMaxMs: DEFAULTS.retryBackoffMaxMs,
-      timeoutMs: DEFAULTS.timeoutMs, priority: 0,
+      id: 'load',
+      type: 'noop',
+      config: {},
+      dependsOn: ['extract'],
+      retries: 0,
+      retryBackoffMs: DEFAULTS.retryBackoffMs,
+      retryBackoffMaxMs: DEFAULTS.retryBackoffMaxMs,
+      timeoutMs: DEFAULTS.timeoutMs,
+      priority: 0,
     });
   });
 
@@ -174,7 +180,11 @@ describe('validation', () => {
   });
 
   it('names a cycle that closes a 20,000-task chain', () => {
-    const tasks = Array.from({ length: LIMITS.maxTasksPerDag }, (_, i) => ({ id: `t${i}`, type: 'noop', dependsOn: [`t${(i + LIMITS.maxTasksPerDag - 1) % LIMITS.maxTasksPerDag}`] }));
+    const tasks = Array.from({ length: LIMITS.maxTasksPerDag }, (_, i) => ({
+      id: `t${i}`,
+      type: 'noop',
+      dependsOn: [`t${(i + LIMITS.maxTasksPerDag - 1) % LIMITS.maxTasksPerDag}`],
+    }));
     const issues = issuesOf({ id: 'ring', tasks });
     expect(issues).toHaveLength(1);
     expect(issues[0]!.taskIds).toHaveLength(LIMITS.maxTasksPerDag);
@@ -199,7 +209,13 @@ describe('validation', () => {
 describe('spec equality', () => {
   it('ignores key order and keeps array order', () => {
     const a = parseDagSpec({ id: 'd', tasks: [task('a'), task('b', ['a'])] });
-    const b = parseDagSpec({ tasks: [{ dependsOn: [], type: 'noop', id: 'a' }, { type: 'noop', dependsOn: ['a'], id: 'b' }], id: 'd' });
+    const b = parseDagSpec({
+      tasks: [
+        { dependsOn: [], type: 'noop', id: 'a' },
+        { type: 'noop', dependsOn: ['a'], id: 'b' },
+      ],
+      id: 'd',
+    });
     expect(specsEqual(a, b)).toBe(true);
     const c = parseDagSpec({ id: 'd', tasks: [task('b'), task('a')] });
     expect(specsEqual(a, c)).toBe(false);

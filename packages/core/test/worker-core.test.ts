@@ -7,7 +7,17 @@ function worker(over: Partial<WorkerCoreDeps> & { nodes?: number; slots?: number
   const time = new FakeTime();
   const transport = new FakeTransport(over.nodes ?? 1);
   const executor = new FakeExecutor();
-  const core = new WorkerCore({ workerId: asWorkerId('w-1'), slots: over.slots ?? 2, clock: time, timers: time, transport, executor, pollWaitMs: 25_000, shutdownGraceMs: 30_000, ...over });
+  const core = new WorkerCore({
+    workerId: asWorkerId('w-1'),
+    slots: over.slots ?? 2,
+    clock: time,
+    timers: time,
+    transport,
+    executor,
+    pollWaitMs: 25_000,
+    shutdownGraceMs: 30_000,
+    ...over,
+  });
   return { time, transport, executor, core };
 }
 
@@ -115,7 +125,10 @@ describe('WorkerCore: results', () => {
   it('results that end together are sent in batches within both limits, one request in flight per node', async () => {
     const big = 'x'.repeat(300);
     const { time, transport, executor, core } = await started({ slots: 10, resultLimits: { maxResults: 3, maxBytes: 1200 } });
-    transport.deliver(0, Array.from({ length: 8 }, (_, i) => assignment(`j${i}`)));
+    transport.deliver(
+      0,
+      Array.from({ length: 8 }, (_, i) => assignment(`j${i}`)),
+    );
     await settle();
     for (let i = 0; i < 8; i++) executor.finish(`j${i}`, { ok: true, output: i < 4 ? { big } : null, logs: null });
     await time.advance(0);

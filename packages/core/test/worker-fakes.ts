@@ -157,4 +157,3 @@ export class FakeExecutor implements JobExecutor {
 export function unreachable(): Error {
   return new Error('connect ECONNREFUSED');
 }
-

@@ -21,7 +21,10 @@ function taskSpec(id: string, type: string, dependsOn: string[] = []) {
 }
 
 /** A normalised spec, as putDag would store it, without running the validator per DAG. */
-export function benchSpec(id: string, opts: { tasks: { id: string; type: string; dependsOn?: string[] }[]; schedule?: Record<string, unknown>; catchup?: 'none' | 'latest' | 'all' }) {
+export function benchSpec(
+  id: string,
+  opts: { tasks: { id: string; type: string; dependsOn?: string[] }[]; schedule?: Record<string, unknown>; catchup?: 'none' | 'latest' | 'all' },
+) {
   return {
     id,
     name: `bench ${id}`,
@@ -37,19 +40,27 @@ export function benchSpec(id: string, opts: { tasks: { id: string; type: string;
  * Bulk-inserts DAG heads and their version 1, 10,000 per statement. `nextRunAt` is null
  * for manual DAGs. Far faster than putDag one by one, which validates and versions each.
  */
-export async function seedBenchDags(
-  db: Executor,
-  dags: { id: string; spec: ReturnType<typeof benchSpec>; nextRunAt: Date | null }[],
-  shardCount: number,
-): Promise<void> {
+export async function seedBenchDags(db: Executor, dags: { id: string; spec: ReturnType<typeof benchSpec>; nextRunAt: Date | null }[], shardCount: number): Promise<void> {
   const batch = 10_000;
   for (let start = 0; start < dags.length; start += batch) {
     const part = dags.slice(start, start + batch);
     await rows(
       db,
       sql`with input as (
-            select * from unnest(${array(part.map((d) => d.id), 'text')}, ${array(part.map((d) => shardOf(d.id, shardCount)), 'int')},
-              ${array(part.map((d) => canonicalJson(d.spec)), 'text')}, ${array(part.map((d) => d.nextRunAt?.toISOString() ?? null), 'timestamptz')})
+            select * from unnest(${array(
+              part.map((d) => d.id),
+              'text',
+            )}, ${array(
+              part.map((d) => shardOf(d.id, shardCount)),
+              'int',
+            )},
+              ${array(
+                part.map((d) => canonicalJson(d.spec)),
+                'text',
+              )}, ${array(
+                part.map((d) => d.nextRunAt?.toISOString() ?? null),
+                'timestamptz',
+              )})
               as t(id, shard, spec, next_run_at)
           ), heads as (
             insert into dags (id, shard, current_version, paused, next_run_at)
@@ -88,14 +99,16 @@ export async function makeDue(db: Executor, dagIds: string[], slots: Date[]): Pr
     db,
     sql`with w as (
           update dags d set next_run_at = t.slot
-          from unnest(${array(dagIds, 'text')}, ${array(slots.map((s) => s.toISOString()), 'timestamptz')}) as t(id, slot)
+          from unnest(${array(dagIds, 'text')}, ${array(
+            slots.map((s) => s.toISOString()),
+            'timestamptz',
+          )}) as t(id, slot)
           where d.id = t.id returning d.id
         )
         select clock_timestamp() as now, (select count(*) from w) as moved`,
   );
   return toDate(result[0]?.now);
 }
-
 
 /** The store's clock. */
 export async function storeNow(db: Executor): Promise<Date> {
@@ -176,7 +189,13 @@ export async function ceilingComplete(db: Executor, leases: { jobId: string; fen
   const result = await rows(
     db,
     sql`with r as (
-          select * from unnest(${array(leases.map((l) => l.jobId), 'bigint')}, ${array(leases.map((l) => l.fence), 'bigint')}) as r(job_id, fence)
+          select * from unnest(${array(
+            leases.map((l) => l.jobId),
+            'bigint',
+          )}, ${array(
+            leases.map((l) => l.fence),
+            'bigint',
+          )}) as r(job_id, fence)
         ),
         w as (
           update jobs j set state = 'succeeded', ended_at = now(), lease_expires_at = null
@@ -328,26 +347,19 @@ export async function jobsRunTwice(db: Executor, runIdsAfter: string): Promise<n
 
 /** Committed and rolled-back transactions of this database so far (every autocommit statement is one). */
 export async function transactionCount(db: Executor): Promise<number> {
-  const r = (
-    await rows(db, sql`select pg_stat_force_next_flush(), (select xact_commit + xact_rollback from pg_stat_database where datname = current_database()) as n`)
-  )[0];
+  const r = (await rows(db, sql`select pg_stat_force_next_flush(), (select xact_commit + xact_rollback from pg_stat_database where datname = current_database()) as n`))[0];
   return toNumber(r?.n ?? 0);
 }
 
 /** Row writes (inserts and updates) to the workers table so far, as the statistics collector has them. */
 export async function workerRowWrites(db: Executor): Promise<number> {
-  const r = (
-    await rows(db, sql`select pg_stat_force_next_flush(), (select n_tup_ins + n_tup_upd from pg_stat_user_tables where relname = 'workers') as n`)
-  )[0];
+  const r = (await rows(db, sql`select pg_stat_force_next_flush(), (select n_tup_ins + n_tup_upd from pg_stat_user_tables where relname = 'workers') as n`))[0];
   return toNumber(r?.n ?? 0);
 }
 
 /** Backends connected to this database (for their CPU from /proc) and how many are running a statement now. */
 export async function backends(db: Executor): Promise<{ pids: number[]; active: number }> {
-  const result = await rows(
-    db,
-    sql`select pid, state from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
-  );
+  const result = await rows(db, sql`select pid, state from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
   return { pids: result.map((r) => toNumber(r.pid)), active: result.filter((r) => r.state === 'active').length };
 }
 

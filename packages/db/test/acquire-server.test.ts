@@ -91,7 +91,11 @@ describe('acquireServer', () => {
         const server = await acquireServer({ env: {}, defaultUrl: ${JSON.stringify(defaultUrl)} });
         console.log(JSON.stringify(server));
         setInterval(() => {}, 1000);`;
-      const child = spawn(c.command[0]!, [...c.command.slice(1), '--input-type=module', '-e', script], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'inherit'], detached: c.group });
+      const child = spawn(c.command[0]!, [...c.command.slice(1), '--input-type=module', '-e', script], {
+        cwd: PACKAGE_ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        detached: c.group,
+      });
       const line = await new Promise<string>((resolve, reject) => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {

@@ -48,10 +48,12 @@ describe('the SQL store on a database out of reach', () => {
     expect(await store.acquireShard({ shard: 1, nodeId: 'node-x', ttlMs: 60_000 })).not.toBeNull();
     const holder = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
-      const release = holder.begin(async (tx) => {
-        await tx`select shard from shard_leases where shard = 1 for update`;
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-      }).catch((e: unknown) => e);
+      const release = holder
+        .begin(async (tx) => {
+          await tx`select shard from shard_leases where shard = 1 for update`;
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+        })
+        .catch((e: unknown) => e);
       await new Promise((resolve) => setTimeout(resolve, 200));
       const waiting = store.acquireShard({ shard: 1, nodeId: 'node-a', ttlMs: 60_000 }).catch((e: unknown) => e);
       await new Promise((resolve) => setTimeout(resolve, 200));

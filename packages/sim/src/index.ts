@@ -8,4 +8,14 @@ export { runWorld, type WorldResult, type Outcome, type Progress } from './world
 export { Simulation } from './engine/simulation';
 export { Rng } from './engine/random';
 export { renderHtml } from './report/html';
-export { ReplayRecorder, defaultReplayDag, REPLAY_LIMITS, type DagReplay, type ReplayTransition, type ReplayRefusal, type ReplayRun, type ReplayCause, type ReplayOptions } from './report/replay';
+export {
+  ReplayRecorder,
+  defaultReplayDag,
+  REPLAY_LIMITS,
+  type DagReplay,
+  type ReplayTransition,
+  type ReplayRefusal,
+  type ReplayRun,
+  type ReplayCause,
+  type ReplayOptions,
+} from './report/replay';

@@ -1,4 +1,14 @@
-import { DeposedLeaderError, type DueDag, type DuePageKey, type DueReadOptions, type Grant, type GrantedLease, type LeaderToken, type LeaseRef, type SweptJob } from '@fenceline/core';
+import {
+  DeposedLeaderError,
+  type DueDag,
+  type DuePageKey,
+  type DueReadOptions,
+  type Grant,
+  type GrantedLease,
+  type LeaderToken,
+  type LeaseRef,
+  type SweptJob,
+} from '@fenceline/core';
 import { MemoryStore, type MemJob } from '../src/store/memory-store';
 
 /**

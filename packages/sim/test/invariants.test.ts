@@ -29,7 +29,20 @@ async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', tt
   const token = got!.token;
   await store.putDag({ id: 'd', tasks: Array.from({ length: tasks }, (_, k) => ({ id: `t${k}`, type: 'noop' })) }, SHARDS);
   const run = await store.triggerRun(parseDagId('d'));
-  const jobs = await startRun(store, token, run.id, Array.from({ length: tasks }, (_, k) => ({ taskId: `t${k}`, state: 'ready' as const, maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 })));
+  const jobs = await startRun(
+    store,
+    token,
+    run.id,
+    Array.from({ length: tasks }, (_, k) => ({
+      taskId: `t${k}`,
+      state: 'ready' as const,
+      maxAttempts: 3,
+      priority: 0,
+      retryBackoffMs: 0,
+      retryBackoffMaxMs: 0,
+      timeoutMs: 60_000,
+    })),
+  );
   return { token, jobIds: jobs.map((j) => j.id), runId: run.id };
 }
 
@@ -90,7 +103,14 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
         const { dags } = await store.dueDags([token], 100);
         for (const due of dags) {
           const plan = planTick({ schedule: due.spec.schedule, catchup: due.spec.catchup, nextRunAtMs: due.nextRunAt.getTime(), nowMs: now() });
-          await createScheduledRuns(store, token, due.id, due.nextRunAt, plan.slotsMs.map((m) => new Date(m)), plan.nextRunAtMs === null ? null : new Date(plan.nextRunAtMs));
+          await createScheduledRuns(
+            store,
+            token,
+            due.id,
+            due.nextRunAt,
+            plan.slotsMs.map((m) => new Date(m)),
+            plan.nextRunAtMs === null ? null : new Date(plan.nextRunAtMs),
+          );
         }
       }
     },

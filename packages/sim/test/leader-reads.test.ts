@@ -19,7 +19,7 @@ const timers: Timers = {
 };
 
 /** A leader of the only shard, loaded with one running run of one ready job. */
-async function leaderWithReadyJob(): Promise<{ store: FailingReads; leader: ShardLeader; jobId: string}> {
+async function leaderWithReadyJob(): Promise<{ store: FailingReads; leader: ShardLeader; jobId: string }> {
   const nowMs = 1_700_000_000_000;
   const store = new FailingReads({ nowMs: () => nowMs });
   await store.initCluster(1);

@@ -39,7 +39,14 @@ afterEach(async () => {
 async function startedNode(): Promise<{ store: FlakyEventLog; node: SchedulerNode; emitted: () => number }> {
   const store = new FlakyEventLog({ nowMs: () => Date.now() });
   let emitted = 0;
-  const started = new SchedulerNode({ nodeId: 'node-1', store, clock: { nowMs: () => Date.now() }, timers, config: { shardCount: 1, eventFlushIntervalMs: 10 }, onEvent: () => emitted++ });
+  const started = new SchedulerNode({
+    nodeId: 'node-1',
+    store,
+    clock: { nowMs: () => Date.now() },
+    timers,
+    config: { shardCount: 1, eventFlushIntervalMs: 10 },
+    onEvent: () => emitted++,
+  });
   node = started;
   await started.start();
   // The node's own events of its start are all written before the test's begin.

@@ -33,9 +33,7 @@ async function lateness(tickLookaheadMs: number): Promise<number[]> {
   const scheduled = [...world.store.allRuns()].filter((r) => r.trigger === 'schedule').length;
   expect(world.nodeMetrics.tick_runs_created_total).toBe(scheduled);
   // The first minute is the cluster electing its leaders; slots after it are steady state.
-  return [...world.store.allRuns()]
-    .filter((r) => r.trigger === 'schedule' && r.scheduledAtMs >= world.startMs + 60_000)
-    .map((r) => r.createdAtMs - r.scheduledAtMs);
+  return [...world.store.allRuns()].filter((r) => r.trigger === 'schedule' && r.scheduledAtMs >= world.startMs + 60_000).map((r) => r.createdAtMs - r.scheduledAtMs);
 }
 
 describe('Simulation: runs on their slot', () => {

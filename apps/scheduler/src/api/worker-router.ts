@@ -45,18 +45,26 @@ export const workerRouter = router({
     .mutation(({ ctx, input }) => ctx.node.renewMany(input.renewals)),
 
   completeMany: workerProcedure
-    .input(z.object({ workerId, results: z.array(z.object({ jobId, fence, output: z.unknown().optional(), logs })).min(1).max(1_000) }))
+    .input(
+      z.object({
+        workerId,
+        results: z
+          .array(z.object({ jobId, fence, output: z.unknown().optional(), logs }))
+          .min(1)
+          .max(1_000),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
       const outcomes = await ctx.node.completeMany(input.workerId, input.results);
-      return outcomes.map((o) => (o.ok ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence } : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() }));
+      return outcomes.map((o) =>
+        o.ok ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence } : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() },
+      );
     }),
 
-  complete: workerProcedure
-    .input(z.object({ workerId, jobId, fence, output: z.unknown().optional(), logs }))
-    .mutation(async ({ ctx, input }) => {
-      const row = await ctx.node.complete(input.workerId, input);
-      return { jobId: row.id, state: row.state, fence: row.fence };
-    }),
+  complete: workerProcedure.input(z.object({ workerId, jobId, fence, output: z.unknown().optional(), logs })).mutation(async ({ ctx, input }) => {
+    const row = await ctx.node.complete(input.workerId, input);
+    return { jobId: row.id, state: row.state, fence: row.fence };
+  }),
 
   fail: workerProcedure
     .input(z.object({ workerId, jobId, fence, error: z.string().max(64 * 1024), retryable: z.boolean().default(true), logs }))
@@ -66,12 +74,10 @@ export const workerRouter = router({
     }),
 
   // The reason says why the worker gives the job back; the event log keeps it.
-  release: workerProcedure
-    .input(z.object({ workerId, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() }))
-    .mutation(async ({ ctx, input }) => {
-      const row = await ctx.node.release(input.workerId, input);
-      return { jobId: row.id, state: row.state, fence: row.fence };
-    }),
+  release: workerProcedure.input(z.object({ workerId, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() })).mutation(async ({ ctx, input }) => {
+    const row = await ctx.node.release(input.workerId, input);
+    return { jobId: row.id, state: row.state, fence: row.fence };
+  }),
 });
 
 export type WorkerRouter = typeof workerRouter;

@@ -111,7 +111,19 @@ export function XAxis({ area, ticks, at, label }: { area: PlotArea; ticks: numbe
 }
 
 /** A vertical axis left of the plot, with a faint grid line at each tick. */
-export function YAxis({ area, ticks, at, label, format = tickText }: { area: PlotArea; ticks: number[]; at: (v: number) => number; label?: string; format?: (v: number) => string }) {
+export function YAxis({
+  area,
+  ticks,
+  at,
+  label,
+  format = tickText,
+}: {
+  area: PlotArea;
+  ticks: number[];
+  at: (v: number) => number;
+  label?: string;
+  format?: (v: number) => string;
+}) {
   return (
     <g data-axis="y">
       {ticks.map((t) => (
@@ -144,7 +156,21 @@ export function XMarker({ area, x, label }: { area: PlotArea; x: number; label: 
 }
 
 /** The box a measured chart sits in: the SVG is drawn at the box's width. */
-export function ChartBox({ boxRef, width, height, testId, children, data }: { boxRef: RefObject<HTMLDivElement | null>; width: number; height: number; testId?: string; children: ReactNode; data?: Record<string, string | number> }) {
+export function ChartBox({
+  boxRef,
+  width,
+  height,
+  testId,
+  children,
+  data,
+}: {
+  boxRef: RefObject<HTMLDivElement | null>;
+  width: number;
+  height: number;
+  testId?: string;
+  children: ReactNode;
+  data?: Record<string, string | number>;
+}) {
   const attrs = Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [`data-${k}`, String(v)]));
   return (
     <div ref={boxRef} style={{ width: '100%' }}>
@@ -198,7 +224,7 @@ export function LineChart({
   area.width = Math.max(10, width - area.left - 12);
   const xTop = x ? Math.max(x.max ?? 0, ...x.values, 1e-9) : points - 1;
   const xTicks = x ? niceTicks(xTop, { target: Math.max(2, Math.min(8, Math.floor(area.width / 80))) }).filter((t) => t <= xTop + 1e-9) : [];
-  const xOf = (i: number) => area.left + (xTop <= 0 ? 0 : ((x ? x.values[i] ?? 0 : i) / xTop) * area.width);
+  const xOf = (i: number) => area.left + (xTop <= 0 ? 0 : ((x ? (x.values[i] ?? 0) : i) / xTop) * area.width);
   const xAt = (v: number) => area.left + (xTop <= 0 ? 0 : (v / xTop) * area.width);
   const yAt = (v: number) => area.top + area.height - (v / yTop) * area.height;
   return (
@@ -217,7 +243,15 @@ export function LineChart({
         </g>
       ) : null}
       {series.map((s, si) => (
-        <polyline key={s.name} data-series={s.name} fill="none" stroke={s.color ?? seriesColor(si)} strokeWidth={2} strokeLinejoin="round" points={s.values.map((v, i) => `${xOf(i)},${yAt(v)}`).join(' ')}>
+        <polyline
+          key={s.name}
+          data-series={s.name}
+          fill="none"
+          stroke={s.color ?? seriesColor(si)}
+          strokeWidth={2}
+          strokeLinejoin="round"
+          points={s.values.map((v, i) => `${xOf(i)},${yAt(v)}`).join(' ')}
+        >
           <title>{s.name}</title>
         </polyline>
       ))}

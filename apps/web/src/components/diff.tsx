@@ -48,7 +48,11 @@ export function prettySpec(value: unknown): string {
     (_k, v: unknown) => {
       if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
       const o = v as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+      return Object.fromEntries(
+        Object.keys(o)
+          .sort()
+          .map((k) => [k, o[k]]),
+      );
     },
     2,
   );

@@ -73,17 +73,7 @@ export function useShownZone(own?: string | null): ShownZone {
  * in `zone` when the time belongs to one (a DAG's next scheduled run). It follows the UTC /
  * local switch without its page having to render again.
  */
-export function Time({
-  at,
-  zone,
-  parts = 'datetime',
-  testId,
-}: {
-  at: Date | string | number | null | undefined;
-  zone?: string | null;
-  parts?: TimeParts;
-  testId?: string;
-}) {
+export function Time({ at, zone, parts = 'datetime', testId }: { at: Date | string | number | null | undefined; zone?: string | null; parts?: TimeParts; testId?: string }) {
   const shown = useShownZone(zone);
   if (at === null || at === undefined) return <span className="muted">–</span>;
   const d = new Date(at);

@@ -28,7 +28,7 @@ let cached: ConsoleConfig | null = null;
 export function consoleConfig(): ConsoleConfig {
   if (cached) return cached;
   const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_URL must be set for the console (the launcher passes the cluster\'s database URL).');
+  if (!databaseUrl) throw new Error("DATABASE_URL must be set for the console (the launcher passes the cluster's database URL).");
   const capPercent = numberFrom('FENCELINE_CAP_PERCENT', DEFAULTS.capFraction * 100);
   if (capPercent > 100) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got ${capPercent}`);
   cached = {

@@ -71,7 +71,15 @@ export async function withStore<T>(fn: (store: ConsoleStore) => Promise<T>): Pro
   } catch (err) {
     if (isFencelineError(err)) {
       const code =
-        err.code === 'NOT_FOUND' ? 'NOT_FOUND' : err.code === 'UNAUTHORIZED' ? 'UNAUTHORIZED' : err.code === 'FORBIDDEN' ? 'FORBIDDEN' : err.code === 'DEPOSED_LEADER' || err.code === 'STALE_FENCE' || err.code === 'LEASE_LOST' ? 'CONFLICT' : 'BAD_REQUEST';
+        err.code === 'NOT_FOUND'
+          ? 'NOT_FOUND'
+          : err.code === 'UNAUTHORIZED'
+            ? 'UNAUTHORIZED'
+            : err.code === 'FORBIDDEN'
+              ? 'FORBIDDEN'
+              : err.code === 'DEPOSED_LEADER' || err.code === 'STALE_FENCE' || err.code === 'LEASE_LOST'
+                ? 'CONFLICT'
+                : 'BAD_REQUEST';
       throw new TRPCError({ code, message: `${err.code}: ${err.message}`, cause: err });
     }
     throw err;

@@ -26,7 +26,8 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
   if (!parsed.success) throw new NonRetryableError(`shell config is invalid: ${parsed.error.message}`);
   const { command, args, env, cwd } = parsed.data;
   const refused = Object.keys(env).filter((k) => !policy.allowedEnv.includes(k));
-  if (refused.length > 0) throw new NonRetryableError(`environment variables not allowed on this worker: ${refused.join(', ')} (allowed: ${policy.allowedEnv.join(', ') || 'none'})`);
+  if (refused.length > 0)
+    throw new NonRetryableError(`environment variables not allowed on this worker: ${refused.join(', ')} (allowed: ${policy.allowedEnv.join(', ') || 'none'})`);
   const root = resolve(policy.cwdRoot);
   const dir = resolve(root, cwd ?? '.');
   const rel = relative(root, dir);

@@ -9,10 +9,14 @@ export async function runSleep(config: Record<string, unknown>, ctx: TaskContext
   await new Promise<void>((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason);
     const timer = setTimeout(resolve, durationMs);
-    ctx.signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(ctx.signal.reason);
-    }, { once: true });
+    ctx.signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(ctx.signal.reason);
+      },
+      { once: true },
+    );
   });
   return { sleptMs: durationMs };
 }

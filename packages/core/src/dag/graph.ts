@@ -1,4 +1,3 @@
-
 /**
  * Graph helpers over a DAG spec. Edges point from a task to the tasks that depend on it
  * (upstream to downstream), which is the direction work flows and the direction the
@@ -84,7 +83,12 @@ export function roots(spec: GraphSpec): string[] {
 export function dependentsMap(spec: GraphSpec): Map<string, string[]> {
   const g = buildGraphIndex(spec);
   const out = new Map<string, string[]>();
-  g.ids.forEach((id, i) => out.set(id, g.dependents[i]!.map((d) => g.ids[d]!)));
+  g.ids.forEach((id, i) =>
+    out.set(
+      id,
+      g.dependents[i]!.map((d) => g.ids[d]!),
+    ),
+  );
   return out;
 }
 

@@ -102,7 +102,10 @@ export class Dispatcher {
     }
     c.metrics.inc('dispatch_grant_ms_total', c.clock.nowMs() - grantStartedMs);
     const perWorker = this.assignments(results);
-    c.metrics.inc('leases_granted_total', [...perWorker.values()].reduce((n, l) => n + l.length, 0));
+    c.metrics.inc(
+      'leases_granted_total',
+      [...perWorker.values()].reduce((n, l) => n + l.length, 0),
+    );
     for (const [workerId, n] of planned) {
       const jobs = perWorker.get(workerId) ?? [];
       if (c.pool.settle(workerId, n, jobs)) continue;

@@ -43,9 +43,7 @@ export class LeaderWrites {
     // instead of 36 ms on 2 cores).
     this.create = new AcrossBatcher(timers, { ...opts, maxBatch: 500 }, (groups) => store.createScheduledRunsAcross(groups));
     // Starts are weighed by their jobs: a batch carries at most about 20,000 job rows.
-    this.start = new AcrossBatcher(timers, { ...opts, maxBatch: 2000, weight: (i) => 1 + i.item.jobs.length, maxWeight: 20_000 }, (groups) =>
-      store.startRunsAcross(groups),
-    );
+    this.start = new AcrossBatcher(timers, { ...opts, maxBatch: 2000, weight: (i) => 1 + i.item.jobs.length, maxWeight: 20_000 }, (groups) => store.startRunsAcross(groups));
     this.promoteBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.promoteJobsAcross(groups)));
     this.skipBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.markUpstreamFailedAcross(groups)));
     this.finish = new AcrossBatcher(timers, { ...opts, maxBatch: 2000 }, (groups) => store.finishRunsAcross(groups));
@@ -95,11 +93,7 @@ function asFlags(groups: LeaderGroup<JobId>[], out: (JobId[] | DeposedLeaderErro
 class AcrossBatcher<T, R> {
   private readonly batcher: Batcher<{ token: LeaderToken; item: T }, R | DeposedLeaderError>;
 
-  constructor(
-    timers: Timers,
-    options: BatcherOptions<{ token: LeaderToken; item: T }>,
-    call: (groups: LeaderGroup<T>[]) => Promise<(R[] | DeposedLeaderError)[]>,
-  ) {
+  constructor(timers: Timers, options: BatcherOptions<{ token: LeaderToken; item: T }>, call: (groups: LeaderGroup<T>[]) => Promise<(R[] | DeposedLeaderError)[]>) {
     this.batcher = new Batcher<{ token: LeaderToken; item: T }, R | DeposedLeaderError>(timers, options, async (entries) => {
       const groups: LeaderGroup<T>[] = [];
       const byToken = new Map<string, number>();

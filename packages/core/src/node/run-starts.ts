@@ -70,7 +70,14 @@ export class RunStarts {
    */
   private onCreated(run: CreatedRun, due: DueDag): Promise<void> | null {
     const { s } = this;
-    s.deps.emit({ type: 'run:created', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger } });
+    s.deps.emit({
+      type: 'run:created',
+      shard: s.shard,
+      dagId: run.dagId,
+      runId: run.id,
+      epoch: s.token.epoch,
+      data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger },
+    });
     if (run.state === 'running' && run.jobs && !s.deposed) {
       const { jobs, ...row } = run;
       const adopted = s.adoptRun(row, due.spec, jobs);

@@ -193,7 +193,18 @@ export class SchedulerNode {
       const at = n.scheduledAt ? new Date(n.scheduledAt) : null;
       const run: RunRow =
         n.dagId && n.dagVersion && at && !Number.isNaN(at.getTime())
-          ? { id: n.runId, dagId: n.dagId, dagVersion: n.dagVersion, shard: n.shard, scheduledAt: at, trigger: 'manual', state: 'queued', createdAt: at, startedAt: null, endedAt: null }
+          ? {
+              id: n.runId,
+              dagId: n.dagId,
+              dagVersion: n.dagVersion,
+              shard: n.shard,
+              scheduledAt: at,
+              trigger: 'manual',
+              state: 'queued',
+              createdAt: at,
+              startedAt: null,
+              endedAt: null,
+            }
           : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);
     } else if (n.kind === 'job-ended') {

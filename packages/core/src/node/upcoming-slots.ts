@@ -64,7 +64,10 @@ export class UpcomingSlots {
    * held (new, or in a shard led only since) is read once its instant is released.
    */
   heldInstants(max: number): Date[] {
-    return [...this.instants].sort((a, b) => a - b).slice(0, max).map((ms) => new Date(ms));
+    return [...this.instants]
+      .sort((a, b) => a - b)
+      .slice(0, max)
+      .map((ms) => new Date(ms));
   }
 
   /** How many DAGs are held or being released. */

@@ -132,7 +132,19 @@ export class WorkerPool {
       known.slots = slots;
       this.markSeen(known);
     } else {
-      const worker: KnownWorker = { id: workerId, slots, lastSeenMs: 0, waiter: null, reserved: 0, outbox: [], cancelOutboxTimer: null, counted: false, checked: false, filedFree: 0, filedAt: 0 };
+      const worker: KnownWorker = {
+        id: workerId,
+        slots,
+        lastSeenMs: 0,
+        waiter: null,
+        reserved: 0,
+        outbox: [],
+        cancelOutboxTimer: null,
+        counted: false,
+        checked: false,
+        filedFree: 0,
+        filedAt: 0,
+      };
       this.workers.set(workerId, worker);
       this.markSeen(worker);
     }

@@ -118,7 +118,17 @@ export class WorkerProtocol {
     );
     c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
     c.pool.credit(workerId, 1);
-    c.emit({ type: row.state === 'failed' ? 'job:failed' : 'job:retrying', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: c.nodeId, data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null } });
+    c.emit({
+      type: row.state === 'failed' ? 'job:failed' : 'job:retrying',
+      shard: row.shard,
+      dagId: row.dagId,
+      runId: row.runId,
+      jobId: row.id,
+      workerId,
+      fence: row.fence,
+      nodeId: c.nodeId,
+      data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null },
+    });
     await this.afterJobEnd(row);
     return row;
   }

@@ -21,8 +21,24 @@ import type { Schedule } from '../spec';
  * about 70 times faster and gives the same slots, so UTC schedules (the default) take it.
  */
 const UTC_ZONES = new Set([
-  'UTC', 'ETC/UTC', 'GMT', 'ETC/GMT', 'UCT', 'ETC/UCT', 'ZULU', 'ETC/ZULU', 'UNIVERSAL', 'ETC/UNIVERSAL',
-  'GREENWICH', 'ETC/GREENWICH', 'GMT0', 'ETC/GMT0', 'GMT+0', 'GMT-0', 'ETC/GMT+0', 'ETC/GMT-0',
+  'UTC',
+  'ETC/UTC',
+  'GMT',
+  'ETC/GMT',
+  'UCT',
+  'ETC/UCT',
+  'ZULU',
+  'ETC/ZULU',
+  'UNIVERSAL',
+  'ETC/UNIVERSAL',
+  'GREENWICH',
+  'ETC/GREENWICH',
+  'GMT0',
+  'ETC/GMT0',
+  'GMT+0',
+  'GMT-0',
+  'ETC/GMT+0',
+  'ETC/GMT-0',
 ]);
 
 const CRON_CACHE_LIMIT = 4096;
@@ -38,9 +54,7 @@ export function cronFor(expr: string, timezone: string): Cron {
   const key = `${timezone}\u0000${expr}`;
   let cron = cronCache.get(key);
   if (cron === undefined) {
-    cron = UTC_ZONES.has(timezone.toUpperCase())
-      ? new Cron(expr, { utcOffset: 0, paused: true })
-      : new Cron(expr, { timezone, paused: true });
+    cron = UTC_ZONES.has(timezone.toUpperCase()) ? new Cron(expr, { utcOffset: 0, paused: true }) : new Cron(expr, { timezone, paused: true });
     // A plain size bound is enough: the set of distinct schedules a process sees is small
     // and stable, so clearing on overflow costs a few re-parses at worst.
     if (cronCache.size >= CRON_CACHE_LIMIT) cronCache.clear();

@@ -65,7 +65,13 @@ export class ResultQueue {
     const queue = this.queues[via]!;
     let failures = 0;
     while (queue.length > 0 && !this.deps.halted()) {
-      const batch = queue.slice(0, nextBatchSize(queue.map((q) => q.bytes), this.limits));
+      const batch = queue.slice(
+        0,
+        nextBatchSize(
+          queue.map((q) => q.bytes),
+          this.limits,
+        ),
+      );
       if (await this.deliver(via, batch)) {
         queue.splice(0, batch.length);
         failures = 0;

@@ -255,7 +255,12 @@ export class WorkerCore {
       }
     } catch (err) {
       this.refused(err, failure ? 'fail' : 'complete', job);
-      this.deps.log?.(err instanceof FencelineError ? 'warn' : 'error', 'result write refused', { jobId: job.jobId, fence: job.fence, code: err instanceof FencelineError ? err.code : undefined, error: String(err) });
+      this.deps.log?.(err instanceof FencelineError ? 'warn' : 'error', 'result write refused', {
+        jobId: job.jobId,
+        fence: job.fence,
+        code: err instanceof FencelineError ? err.code : undefined,
+        error: String(err),
+      });
     } finally {
       this.finishing--;
       this.leaveSlot(job.jobId);
@@ -273,7 +278,8 @@ export class WorkerCore {
         return;
       } catch (err) {
         if (err instanceof FencelineError || this.halted) throw err;
-        if (attempt === 1 || attempt % 20 === 0) this.deps.log?.('warn', 'no scheduler node took the failure; retrying', { jobId: job.jobId, fence: job.fence, error: String(err) });
+        if (attempt === 1 || attempt % 20 === 0)
+          this.deps.log?.('warn', 'no scheduler node took the failure; retrying', { jobId: job.jobId, fence: job.fence, error: String(err) });
         await this.sleep(retryDelayMs(attempt));
       }
     }
@@ -357,7 +363,9 @@ export class WorkerCore {
           r.controller.abort(new Error('worker shutting down'));
           const { job } = r;
           try {
-            await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) => this.deps.transport.release(node, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, reason: 'stopping' }));
+            await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) =>
+              this.deps.transport.release(node, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, reason: 'stopping' }),
+            );
             this.stats.handedBack++;
             this.deps.log?.('info', 'job handed back on stop', { jobId: job.jobId, taskId: job.taskId, fence: job.fence });
           } catch (err) {

@@ -37,10 +37,7 @@ export interface DagListPage {
  * only, by the runs (dag_id, id) index and the leased-jobs partial index. Nothing here
  * grows with the number of DAGs.
  */
-export async function dagListPage(
-  db: ConsoleDb,
-  q: ListDagsQuery & { capFraction: number; liveWindowMs: number },
-): Promise<DagListPage> {
+export async function dagListPage(db: ConsoleDb, q: ListDagsQuery & { capFraction: number; liveWindowMs: number }): Promise<DagListPage> {
   const started = performance.now();
   const { rows: page, total } = await listDags(db, q);
   const ids = page.map((d) => d.id);
@@ -74,10 +71,7 @@ export async function dagListPage(
       nextRunAt: d.nextRunAt,
       updatedAt: d.updatedAt,
       taskCount: d.spec.tasks.length,
-      lastRun:
-        runId === null
-          ? null
-          : { id: runId, state: String(r?.run_state), scheduledAt: dateOrNull(r?.run_scheduled_at)!, endedAt: dateOrNull(r?.run_ended_at) },
+      lastRun: runId === null ? null : { id: runId, state: String(r?.run_state), scheduledAt: dateOrNull(r?.run_scheduled_at)!, endedAt: dateOrNull(r?.run_ended_at) },
       held,
       shareOfPool: pool.poolSlots > 0 ? held / pool.poolSlots : 0,
       cap: capOf(pool.poolSlots, d.spec.capFraction ?? q.capFraction),

@@ -86,10 +86,7 @@ const LEASE_END = ['job:succeeded', 'job:failed', 'job:retrying', 'lease:expired
  * past instant is the count held now, minus the grants since, plus the lease ends since.
  * Each event type is read by the (type, at) index over the window only.
  */
-export async function shareHistory(
-  db: ConsoleDb,
-  opts: { dagIds: string[]; currentHeld: Map<string, number>; windowMs: number; stepMs: number },
-): Promise<ShareHistory> {
+export async function shareHistory(db: ConsoleDb, opts: { dagIds: string[]; currentHeld: Map<string, number>; windowMs: number; stepMs: number }): Promise<ShareHistory> {
   const buckets = Math.max(1, Math.ceil(opts.windowMs / opts.stepMs));
   const [nowRow] = await query(db, sql`select now() as now`);
   const nowMs = new Date(String(nowRow?.now)).getTime();

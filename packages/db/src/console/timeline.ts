@@ -176,7 +176,14 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
       job,
       attempts,
       intervals: intervalsOf(job, attempts, reReady, { runStart, upstreamEnd, now: pool.now }),
-      waitingReason: whyWaiting(job, dependsOn, byTask, { now: pool.now, held, cap, pool: pool.poolSlots, leased: pool.leasedJobs, capFraction: spec.capFraction ?? opts.capFraction }),
+      waitingReason: whyWaiting(job, dependsOn, byTask, {
+        now: pool.now,
+        held,
+        cap,
+        pool: pool.poolSlots,
+        leased: pool.leasedJobs,
+        capFraction: spec.capFraction ?? opts.capFraction,
+      }),
       dependsOn,
     };
   });

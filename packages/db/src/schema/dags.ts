@@ -24,7 +24,9 @@ export const dags = pgTable(
     // The tick asks `shard = any($shards) and next_run_at <= now()` for unpaused DAGs; with
     // shard leading and the predicate in the index, that is a range scan per shard even
     // with 100,000 DAGs, and paused or manual DAGs cost nothing.
-    index('dags_due_idx').on(t.shard, t.nextRunAt).where(sql`not ${t.paused} and ${t.nextRunAt} is not null`),
+    index('dags_due_idx')
+      .on(t.shard, t.nextRunAt)
+      .where(sql`not ${t.paused} and ${t.nextRunAt} is not null`),
     // The console sorts the DAG list by these (id breaking ties); with the tie-breaker in
     // the index a page is an index walk instead of a sort of every DAG.
     index('dags_updated_at_id_idx').on(t.updatedAt, t.id),

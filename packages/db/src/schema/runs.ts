@@ -37,7 +37,9 @@ export const runs = pgTable(
   },
   (t) => [
     unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),
-    uniqueIndex('runs_dag_request_key_idx').on(t.dagId, t.requestKey).where(sql`${t.requestKey} is not null`),
+    uniqueIndex('runs_dag_request_key_idx')
+      .on(t.dagId, t.requestKey)
+      .where(sql`${t.requestKey} is not null`),
     index('runs_shard_state_idx').on(t.shard, t.state),
     index('runs_dag_id_idx').on(t.dagId, t.id),
     check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),
@@ -86,13 +88,14 @@ export const jobs = pgTable(
   (t) => [
     unique('jobs_run_task_key').on(t.runId, t.taskId),
     // The sweeper of one shard finds expired leases by range scan on this partial index.
-    index('jobs_leased_expiry_idx').on(t.shard, t.leaseExpiresAt).where(sql`${t.state} = 'leased'`),
+    index('jobs_leased_expiry_idx')
+      .on(t.shard, t.leaseExpiresAt)
+      .where(sql`${t.state} = 'leased'`),
     // "What does this worker hold" (a worker reconnecting, the console) reads this one.
-    index('jobs_leased_holder_idx').on(t.holder).where(sql`${t.state} = 'leased'`),
-    check(
-      'jobs_state_check',
-      sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled')`,
-    ),
+    index('jobs_leased_holder_idx')
+      .on(t.holder)
+      .where(sql`${t.state} = 'leased'`),
+    check('jobs_state_check', sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled')`),
     check('jobs_attempt_check', sql`${t.attempt} >= 0 and ${t.maxAttempts} >= 1`),
     // A live lease always names its holder and its expiry.
     check('jobs_leased_check', sql`${t.state} <> 'leased' or (${t.holder} is not null and ${t.leaseExpiresAt} is not null)`),

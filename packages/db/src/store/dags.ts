@@ -105,10 +105,7 @@ async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: 
 }
 
 async function lockDag(tx: Executor, dagId: string): Promise<{ version: number; shard: number; spec: DagSpec } | undefined> {
-  const row = await firstRow(
-    tx,
-    sql`select d.current_version, d.shard, v.spec from ${DAG_FROM} where d.id = ${dagId} for update of d`,
-  );
+  const row = await firstRow(tx, sql`select d.current_version, d.shard, v.spec from ${DAG_FROM} where d.id = ${dagId} for update of d`);
   return row ? { version: toNumber(row.current_version), shard: toNumber(row.shard), spec: row.spec as DagSpec } : undefined;
 }
 
@@ -119,10 +116,7 @@ export async function getDag(db: Executor, dagId: string): Promise<DagRow> {
 }
 
 export async function getDagVersion(db: Executor, dagId: string, version: number): Promise<DagVersionRow> {
-  const row = await firstRow(
-    db,
-    sql`select dag_id, version, spec, created_at from dag_versions where dag_id = ${dagId} and version = ${version}`,
-  );
+  const row = await firstRow(db, sql`select dag_id, version, spec, created_at from dag_versions where dag_id = ${dagId} and version = ${version}`);
   if (!row) throw new NotFoundError(`DAG ${dagId} has no version ${version}`, { dagId, version });
   return dagVersionFromRow(row);
 }
@@ -132,17 +126,20 @@ export async function getDagVersions(db: Executor, keys: { dagId: string; versio
   const result = await rows(
     db,
     sql`select v.dag_id, v.version, v.spec, v.created_at
-        from unnest(${array(keys.map((k) => k.dagId), 'text')}, ${array(keys.map((k) => k.version), 'int')}) as k(dag_id, version)
+        from unnest(${array(
+          keys.map((k) => k.dagId),
+          'text',
+        )}, ${array(
+          keys.map((k) => k.version),
+          'int',
+        )}) as k(dag_id, version)
         join dag_versions v on v.dag_id = k.dag_id and v.version = k.version`,
   );
   return result.map(dagVersionFromRow);
 }
 
 export async function listDagVersions(db: Executor, dagId: string): Promise<DagVersionRow[]> {
-  const result = await rows(
-    db,
-    sql`select dag_id, version, spec, created_at from dag_versions where dag_id = ${dagId} order by version`,
-  );
+  const result = await rows(db, sql`select dag_id, version, spec, created_at from dag_versions where dag_id = ${dagId} order by version`);
   return result.map(dagVersionFromRow);
 }
 

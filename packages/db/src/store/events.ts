@@ -40,10 +40,7 @@ export async function appendEvents(db: Executor, events: NewEvent[]): Promise<vo
  * Events in id order. With `afterId` it tails the log forward from that id; without it,
  * it returns the latest `limit` events (still in id order, so the last id can be tailed).
  */
-export async function listEvents(
-  db: Executor,
-  query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number },
-): Promise<EventRow[]> {
+export async function listEvents(db: Executor, query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
   const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
   const conditions = [sql`true`];
   if (query.runId !== undefined) conditions.push(isId(query.runId) ? sql`run_id = ${query.runId}` : sql`false`);

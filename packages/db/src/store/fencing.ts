@@ -1,12 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import {
-  ForgedFenceError,
-  LeaseLostError,
-  NotFoundError,
-  StaleFenceError,
-  type FencelineError,
-  type LeaseRef,
-} from '@fenceline/core';
+import { ForgedFenceError, LeaseLostError, NotFoundError, StaleFenceError, type FencelineError, type LeaseRef } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { isId, toId, toNumber } from './rows';
 
@@ -70,8 +63,7 @@ export function refusal(ref: LeaseRef, current: JobFenceState | undefined, opera
   if (ref.fence > current.fence) {
     return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${current.fence})`, details);
   }
-  const why =
-    current.state !== 'leased' ? `the job is ${current.state}` : current.holder !== ref.workerId ? `it is held by ${current.holder}` : 'the lease expired';
+  const why = current.state !== 'leased' ? `the job is ${current.state}` : current.holder !== ref.workerId ? `it is held by ${current.holder}` : 'the lease expired';
   return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
 }
 

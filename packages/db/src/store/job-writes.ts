@@ -57,9 +57,27 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
     const written = await rows(
       db,
       sql`with r as (
-            select * from unnest(${array(send.map((s) => s.item.ref.jobId), 'bigint')}, ${array(send.map((s) => s.item.ref.fence), 'bigint')},
-              ${array(send.map((s) => s.item.ref.workerId), 'text')}, ${array(send.map((s) => s.output), 'text')},
-              ${array(send.map((s) => s.item.logs ?? null), 'text')}, ${array(send.map((s) => s.at), 'int')}) as r(job_id, fence, worker_id, output, logs, at)
+            select * from unnest(${array(
+              send.map((s) => s.item.ref.jobId),
+              'bigint',
+            )}, ${array(
+              send.map((s) => s.item.ref.fence),
+              'bigint',
+            )},
+              ${array(
+                send.map((s) => s.item.ref.workerId),
+                'text',
+              )}, ${array(
+                send.map((s) => s.output),
+                'text',
+              )},
+              ${array(
+                send.map((s) => s.item.logs ?? null),
+                'text',
+              )}, ${array(
+                send.map((s) => s.at),
+                'int',
+              )}) as r(job_id, fence, worker_id, output, logs, at)
           ),
           locked as materialized (
             select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
@@ -87,7 +105,13 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
     }
   }
   const refused = items.filter((_, at) => outcomes[at] === undefined);
-  const states = refused.length > 0 ? await fenceStates(db, refused.map((i) => i.ref.jobId)) : new Map();
+  const states =
+    refused.length > 0
+      ? await fenceStates(
+          db,
+          refused.map((i) => i.ref.jobId),
+        )
+      : new Map();
   return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: refusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
 }
 
@@ -104,11 +128,7 @@ function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
  * when the failure is retryable and attempts remain, else failed for good. The holder
  * stays as the last holder; the next grant raises the fence.
  */
-export async function failJob(
-  db: Executor,
-  ref: LeaseRef,
-  failure: { error: string; retryable: boolean; logs?: string | null },
-): Promise<JobRow> {
+export async function failJob(db: Executor, ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
   assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;

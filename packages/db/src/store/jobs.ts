@@ -9,20 +9,17 @@ import { isId, jobFromRow, resultFromRow, toJobId } from './rows';
  * per group, the ids it moved. A job outside its group's shard, or of a group that failed
  * its lead check, does not move; a job named twice moves once.
  */
-async function moveJobsAcross(
-  db: Executor,
-  groups: LeaderGroup<JobId>[],
-  operation: string,
-  from: string[],
-  set: SQL,
-): Promise<(JobId[] | DeposedLeaderError)[]> {
+async function moveJobsAcross(db: Executor, groups: LeaderGroup<JobId>[], operation: string, from: string[], set: SQL): Promise<(JobId[] | DeposedLeaderError)[]> {
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
   const first = firstOccurrences(groups, (id) => id, isId);
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
-        i as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((f) => f.g + 1), 'int')}) as i(id, g)),
+        i as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array(
+          [...first.values()].map((f) => f.g + 1),
+          'int',
+        )}) as i(id, g)),
         w as (
           update jobs j set ${set}
           from i join lead on lead.g = i.g
@@ -74,9 +71,6 @@ export async function getResult(db: Executor, jobId: string): Promise<ResultRow 
 
 /** Jobs currently leased, optionally to one worker (by the partial index on holder). */
 export async function listLeasedJobs(db: Executor, workerId?: string): Promise<JobRow[]> {
-  const result = await rows(
-    db,
-    sql`select * from jobs where state = 'leased' ${workerId === undefined ? sql`` : sql`and holder = ${workerId}`} order by id`,
-  );
+  const result = await rows(db, sql`select * from jobs where state = 'leased' ${workerId === undefined ? sql`` : sql`and holder = ${workerId}`} order by id`);
   return result.map(jobFromRow);
 }

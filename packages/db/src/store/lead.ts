@@ -42,10 +42,12 @@ export function writtenRows(result: RawRow[], token: LeaderToken, operation: str
 }
 
 export function deposed(token: LeaderToken, operation: string): DeposedLeaderError {
-  return new DeposedLeaderError(
-    `${operation} refused: node ${token.nodeId} no longer leads shard ${token.shard} under epoch ${token.epoch}`,
-    { shard: token.shard, nodeId: token.nodeId, epoch: token.epoch, operation },
-  );
+  return new DeposedLeaderError(`${operation} refused: node ${token.nodeId} no longer leads shard ${token.shard} under epoch ${token.epoch}`, {
+    shard: token.shard,
+    nodeId: token.nodeId,
+    epoch: token.epoch,
+    operation,
+  });
 }
 
 /**
@@ -56,8 +58,17 @@ export function deposed(token: LeaderToken, operation: string): DeposedLeaderErr
  */
 export function leadManyCte(tokens: LeaderToken[]): SQL {
   return sql`t as (
-    select * from unnest(${array(tokens.map((t) => t.shard), 'int')}, ${array(tokens.map((t) => t.nodeId), 'text')},
-      ${array(tokens.map((t) => t.epoch), 'bigint')}) with ordinality as t(shard, node_id, epoch, g)
+    select * from unnest(${array(
+      tokens.map((t) => t.shard),
+      'int',
+    )}, ${array(
+      tokens.map((t) => t.nodeId),
+      'text',
+    )},
+      ${array(
+        tokens.map((t) => t.epoch),
+        'bigint',
+      )}) with ordinality as t(shard, node_id, epoch, g)
   ),
   lead as (
     select t.g, s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch
@@ -89,7 +100,11 @@ export function perGroup<T>(tokens: LeaderToken[], led: Set<number>, operation: 
  * `i`, the item), in order. One statement writes a row once, so a repeated key counts for
  * its first item only; keys that `valid` refuses (ids that cannot be row ids) are left out.
  */
-export function firstOccurrences<T>(groups: LeaderGroup<T>[], key: (item: T) => string, valid: (key: string) => boolean = () => true): Map<string, { g: number; i: number; item: T }> {
+export function firstOccurrences<T>(
+  groups: LeaderGroup<T>[],
+  key: (item: T) => string,
+  valid: (key: string) => boolean = () => true,
+): Map<string, { g: number; i: number; item: T }> {
   const first = new Map<string, { g: number; i: number; item: T }>();
   groups.forEach((group, g) =>
     group.items.forEach((item, i) => {

@@ -44,7 +44,16 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
     sql`with ${leadManyCte(tokens)},
         g as (
           select distinct on (g0.job_id) g0.job_id, g0.worker_id, g0.g, g0.ord, lead.shard
-          from unnest(${array(flat.map((x) => x.jobId), 'bigint')}, ${array(flat.map((x) => x.workerId), 'text')}, ${array(flat.map((x) => x.g), 'int')})
+          from unnest(${array(
+            flat.map((x) => x.jobId),
+            'bigint',
+          )}, ${array(
+            flat.map((x) => x.workerId),
+            'text',
+          )}, ${array(
+            flat.map((x) => x.g),
+            'int',
+          )})
             with ordinality as g0(job_id, worker_id, g, ord)
           join lead on lead.g = g0.g
           -- The LIMIT keeps this a primary-key probe per grant rather than a join the
@@ -93,8 +102,17 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
     const result = await rows(
       db,
       sql`with r as (
-            select * from unnest(${array(valid.map((r) => r.jobId), 'bigint')}, ${array(valid.map((r) => r.fence), 'bigint')},
-              ${array(valid.map((r) => r.workerId), 'text')}) with ordinality as r(job_id, fence, worker_id, ord)
+            select * from unnest(${array(
+              valid.map((r) => r.jobId),
+              'bigint',
+            )}, ${array(
+              valid.map((r) => r.fence),
+              'bigint',
+            )},
+              ${array(
+                valid.map((r) => r.workerId),
+                'text',
+              )}) with ordinality as r(job_id, fence, worker_id, ord)
           ),
           locked as materialized (
             select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
@@ -125,7 +143,13 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
     if (at) expiry.set(ref, at);
     else refused.push(ref);
   }
-  const states = refused.length > 0 ? await fenceStates(db, refused.map((r) => r.jobId)) : new Map();
+  const states =
+    refused.length > 0
+      ? await fenceStates(
+          db,
+          refused.map((r) => r.jobId),
+        )
+      : new Map();
   for (const ref of refs) {
     const at = expiry.get(ref);
     if (at) {

@@ -1,5 +1,21 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRun, checkRequestKey, InvalidInputError, LIMITS, NotFoundError, type DeposedLeaderError, type LeaderGroup, type LeaderToken, type ListRunsQuery, type NewJob, type RunRow, type JobRow, type ScheduledRunsItem, type CreatedRun, type TriggerOptions } from '@fenceline/core';
+import {
+  checkJobsPerRun,
+  checkRequestKey,
+  InvalidInputError,
+  LIMITS,
+  NotFoundError,
+  type DeposedLeaderError,
+  type LeaderGroup,
+  type LeaderToken,
+  type ListRunsQuery,
+  type NewJob,
+  type RunRow,
+  type JobRow,
+  type ScheduledRunsItem,
+  type CreatedRun,
+  type TriggerOptions,
+} from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
@@ -135,8 +151,20 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
     db,
     sql`with ${leadManyCte(tokens)},
         i as (
-          select * from unnest(${array(unique.map((u) => u.item.dagId), 'text')}, ${array(unique.map((u) => u.item.expectedNextRunAt.toISOString()), 'text')}::timestamptz[],
-            ${array(unique.map((u) => u.item.nextRunAt?.toISOString() ?? null), 'text')}::timestamptz[], ${array(unique.map((u) => u.g + 1), 'int')},
+          select * from unnest(${array(
+            unique.map((u) => u.item.dagId),
+            'text',
+          )}, ${array(
+            unique.map((u) => u.item.expectedNextRunAt.toISOString()),
+            'text',
+          )}::timestamptz[],
+            ${array(
+              unique.map((u) => u.item.nextRunAt?.toISOString() ?? null),
+              'text',
+            )}::timestamptz[], ${array(
+              unique.map((u) => u.g + 1),
+              'int',
+            )},
             ${array(startVersion, 'int')})
             as i(dag_id, expected, next_run_at, g, start_version)
         ),
@@ -151,7 +179,13 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
           where d.id = i.dag_id and d.shard = lead.shard and not d.paused and d.next_run_at = i.expected and i.expected <= now()
           returning d.id, d.current_version, d.shard, coalesce(d.current_version = i.start_version, false) as start
         ),
-        s as (select * from unnest(${array(slots.map((p) => p.dagId), 'text')}, ${array(slots.map((p) => p.slot.toISOString()), 'timestamptz')}) as s(dag_id, slot)),
+        s as (select * from unnest(${array(
+          slots.map((p) => p.dagId),
+          'text',
+        )}, ${array(
+          slots.map((p) => p.slot.toISOString()),
+          'timestamptz',
+        )}) as s(dag_id, slot)),
         w as (
           insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, started_at)
           select m.id, m.current_version, m.shard, s.slot, 'schedule',
@@ -212,7 +246,10 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
-        r as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array([...first.values()].map((f) => f.g + 1), 'int')}) as r(id, g)),
+        r as (select * from unnest(${array([...first.keys()], 'bigint')}, ${array(
+          [...first.values()].map((f) => f.g + 1),
+          'int',
+        )}) as r(id, g)),
         started as (
           update runs u set state = 'running', started_at = now()
           from r join lead on lead.g = r.g
@@ -243,8 +280,17 @@ export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId
   const result = await rows(
     db,
     sql`with ${leadManyCte(tokens)},
-        i as (select * from unnest(${array(unique.map(([id]) => id), 'bigint')}, ${array(unique.map(([, u]) => u.item.state), 'text')},
-          ${array(unique.map(([, u]) => u.g + 1), 'int')}) as i(run_id, state, g)),
+        i as (select * from unnest(${array(
+          unique.map(([id]) => id),
+          'bigint',
+        )}, ${array(
+          unique.map(([, u]) => u.item.state),
+          'text',
+        )},
+          ${array(
+            unique.map(([, u]) => u.g + 1),
+            'int',
+          )}) as i(run_id, state, g)),
         w as (
           update runs r set state = i.state, ended_at = now()
           from i join lead on lead.g = i.g
@@ -276,9 +322,6 @@ export async function listRuns(db: Executor, query: ListRunsQuery): Promise<RunR
   if (query.dagId !== undefined) conditions.push(sql`dag_id = ${query.dagId}`);
   if (query.state !== undefined) conditions.push(sql`state = ${query.state}`);
   if (query.beforeId !== undefined && isId(query.beforeId)) conditions.push(sql`id < ${query.beforeId}`);
-  const result = await rows(
-    db,
-    sql`select ${RUN_COLUMNS} from runs where ${sql.join(conditions, sql` and `)} order by id desc limit ${limit}`,
-  );
+  const result = await rows(db, sql`select ${RUN_COLUMNS} from runs where ${sql.join(conditions, sql` and `)} order by id desc limit ${limit}`);
   return result.map(runFromRow);
 }

@@ -13,12 +13,27 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
   const horizon = Math.max(0, Math.floor(options.horizonMs ?? 0));
   const until = horizon > 0 ? sql`now() + ${horizon} * interval '1 millisecond'` : sql`now()`;
   const skip = checkSkippedSlots(options.skipSlots ?? []);
-  const skipped = skip.length > 0 ? sql`and d.next_run_at <> all(${array(skip.map((d) => d.toISOString()), 'timestamptz')})` : sql``;
+  const skipped =
+    skip.length > 0
+      ? sql`and d.next_run_at <> all(${array(
+          skip.map((d) => d.toISOString()),
+          'timestamptz',
+        )})`
+      : sql``;
   const past = after ? sql`and (d.next_run_at, d.id) > (${after.nextRunAt.toISOString()}::timestamptz, ${after.id}::text)` : sql``;
   return sql`with led as (
           select l.shard from shard_leases l
-          join unnest(${array(tokens.map((t) => t.shard), 'int')}, ${array(tokens.map((t) => t.nodeId), 'text')},
-            ${array(tokens.map((t) => t.epoch), 'bigint')}) as t(shard, node_id, epoch)
+          join unnest(${array(
+            tokens.map((t) => t.shard),
+            'int',
+          )}, ${array(
+            tokens.map((t) => t.nodeId),
+            'text',
+          )},
+            ${array(
+              tokens.map((t) => t.epoch),
+              'bigint',
+            )}) as t(shard, node_id, epoch)
             on l.shard = t.shard and l.holder = t.node_id and l.epoch = t.epoch
           where l.expires_at > now()
         ),
@@ -70,9 +85,7 @@ export async function loadShard(db: Db, token: LeaderToken): Promise<ShardSnapsh
             ) as led`,
       );
       if (lead?.led !== true) throw deposed(token, 'loadShard');
-      const runs = (
-        await rows(tx, sql`select * from runs where shard = ${token.shard} and state in ('queued', 'running') order by id`)
-      ).map(runFromRow);
+      const runs = (await rows(tx, sql`select * from runs where shard = ${token.shard} and state in ('queued', 'running') order by id`)).map(runFromRow);
       const jobs = (
         await rows(
           tx,

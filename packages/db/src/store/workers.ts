@@ -4,10 +4,7 @@ import { array, firstRow, jsonb, msInterval, rows, type Executor } from './db';
 import { workerFromRow } from './rows';
 
 /** Registers or re-registers a worker; a re-registration is a restart, so started_at moves. */
-export async function registerWorker(
-  db: Executor,
-  worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> },
-): Promise<WorkerRow> {
+export async function registerWorker(db: Executor, worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
   const row = await firstRow(
     db,
     sql`insert into workers (id, slots, node_id, meta, started_at, last_seen)
@@ -42,9 +39,6 @@ export async function heartbeatWorkers(db: Executor, workerIds: string[], nodeId
 
 /** Workers seen within `withinMs` of store time (by the index on last_seen). */
 export async function listWorkers(db: Executor, withinMs: number): Promise<WorkerRow[]> {
-  const result = await rows(
-    db,
-    sql`select * from workers where last_seen >= now() - ${msInterval(withinMs)} order by id`,
-  );
+  const result = await rows(db, sql`select * from workers where last_seen >= now() - ${msInterval(withinMs)} order by id`);
   return result.map(workerFromRow);
 }

@@ -100,7 +100,8 @@ export class Checker {
       case 'shard:acquired': {
         const prev = this.shards.get(w.shard);
         if (prev && w.epoch <= prev.epoch) this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} under epoch ${w.epoch}, not above the previous epoch ${prev.epoch}`);
-        if (prev && prev.expiresAtMs > w.atMs && prev.nodeId !== w.nodeId) this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} while ${prev.nodeId} still leads it until ${prev.expiresAtMs}`);
+        if (prev && prev.expiresAtMs > w.atMs && prev.nodeId !== w.nodeId)
+          this.fail('I8', w.atMs, `shard ${w.shard} taken by ${w.nodeId} while ${prev.nodeId} still leads it until ${prev.expiresAtMs}`);
         this.shards.set(w.shard, { nodeId: w.nodeId, epoch: w.epoch, expiresAtMs: w.expiresAtMs });
         break;
       }
@@ -184,7 +185,11 @@ export class Checker {
         this.watches.push({ ...top, deadlineMs: nowMs + this.options.failoverBoundMs });
         continue;
       }
-      this.fail('I5', nowMs, `DAG ${top.dagId}'s slot ${new Date(top.slotMs).toISOString()} has no run ${Math.round((nowMs - top.slotMs) / 1000)} s later (bound ${this.options.failoverBoundMs / 1000} s)`);
+      this.fail(
+        'I5',
+        nowMs,
+        `DAG ${top.dagId}'s slot ${new Date(top.slotMs).toISOString()} has no run ${Math.round((nowMs - top.slotMs) / 1000)} s later (bound ${this.options.failoverBoundMs / 1000} s)`,
+      );
       return;
     }
   }
@@ -202,11 +207,14 @@ export class Checker {
         count++;
         if (stuck.length < 5) {
           const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'cancelled'].includes(j.state));
-          stuck.push(`run ${run.id} of ${run.dagId} is ${run.state} (${open.length} open jobs${open[0] ? `, e.g. job ${open[0].id} ${open[0].state} fence ${open[0].fence} holder ${open[0].holder}` : ''})`);
+          stuck.push(
+            `run ${run.id} of ${run.dagId} is ${run.state} (${open.length} open jobs${open[0] ? `, e.g. job ${open[0].id} ${open[0].state} fence ${open[0].fence} holder ${open[0].holder}` : ''})`,
+          );
         }
       }
     }
-    if (count > 0) this.fail('I7', nowMs, `${count} runs created before faults stopped are not finished ${Math.round((nowMs - faultsEndedAtMs) / 1000)} s later: ${stuck.join('; ')}`);
+    if (count > 0)
+      this.fail('I7', nowMs, `${count} runs created before faults stopped are not finished ${Math.round((nowMs - faultsEndedAtMs) / 1000)} s later: ${stuck.join('; ')}`);
   }
 
   private acceptedWorkerWrite(jobId: string, workerId: string, fence: number, atMs: number, what: string): boolean {

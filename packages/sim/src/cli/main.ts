@@ -109,14 +109,27 @@ function summary(report: ScenarioReport): string {
   lines.push(
     table([
       head,
-      ...report.runs.map((r) => [r.variant, String(r.seed), r.outcome, r.events.toLocaleString('en-US'), (r.wallMs / 1000).toFixed(1), r.eventsPerSecond.toLocaleString('en-US'), (r.virtualMs / 3_600_000).toFixed(2), r.traceHash]),
+      ...report.runs.map((r) => [
+        r.variant,
+        String(r.seed),
+        r.outcome,
+        r.events.toLocaleString('en-US'),
+        (r.wallMs / 1000).toFixed(1),
+        r.eventsPerSecond.toLocaleString('en-US'),
+        (r.virtualMs / 3_600_000).toFixed(2),
+        r.traceHash,
+      ]),
     ]),
   );
   const shown = report.runs.length <= 4 ? report.runs : report.runs.filter((r) => r.outcome !== 'ok').slice(0, 4);
   for (const r of shown) {
-    lines.push('', `${r.variant} (seed ${r.seed}, scale ${r.scale}; ${r.size.dags.toLocaleString('en-US')} DAGs, ${r.size.workers.toLocaleString('en-US')} workers, ${r.size.nodes} nodes):`);
+    lines.push(
+      '',
+      `${r.variant} (seed ${r.seed}, scale ${r.scale}; ${r.size.dags.toLocaleString('en-US')} DAGs, ${r.size.workers.toLocaleString('en-US')} workers, ${r.size.nodes} nodes):`,
+    );
     lines.push(table(Object.entries(r.figures).map(([k, v]) => [`  ${k}`, String(v)])));
-    if (r.nodeErrors.unexpected.length > 0) lines.push(`  unexpected node errors (${r.nodeErrors.unexpected.length}):`, ...r.nodeErrors.unexpected.slice(0, 5).map((e) => `    ${e}`));
+    if (r.nodeErrors.unexpected.length > 0)
+      lines.push(`  unexpected node errors (${r.nodeErrors.unexpected.length}):`, ...r.nodeErrors.unexpected.slice(0, 5).map((e) => `    ${e}`));
   }
   if (report.runs.length > 4) {
     const bad = report.runs.filter((r) => r.outcome !== 'ok').length;

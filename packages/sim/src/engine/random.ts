@@ -8,7 +8,10 @@ import { seededRandom, type Random } from '@fenceline/core';
 export class Rng implements Random {
   private readonly source: Random;
 
-  constructor(readonly seed: number, readonly name = 'root') {
+  constructor(
+    readonly seed: number,
+    readonly name = 'root',
+  ) {
     this.source = seededRandom(mix(seed, name));
   }
 

@@ -136,7 +136,8 @@ export class Simulation {
         // A world that keeps scheduling work at one instant would never let time move on:
         // stop it with the culprit named rather than spin forever.
         sameInstant = top.atMs === this.nowMsValue ? sameInstant + 1 : 0;
-        if (sameInstant > MAX_EVENTS_PER_INSTANT) throw new Error(`livelock: more than ${MAX_EVENTS_PER_INSTANT} events at ${new Date(top.atMs).toISOString()} without time moving on; the last was "${top.label}"`);
+        if (sameInstant > MAX_EVENTS_PER_INSTANT)
+          throw new Error(`livelock: more than ${MAX_EVENTS_PER_INSTANT} events at ${new Date(top.atMs).toISOString()} without time moving on; the last was "${top.label}"`);
         this.nowMsValue = top.atMs;
         this.trace.addEvent(top.atMs, top.label);
         top.fn();

@@ -23,7 +23,13 @@ export function headline(config: ScenarioConfig, r: WorldResult): Figures {
     case 'mission-day':
       return missionDay(config, r);
     case 'swarm':
-      return { violations: r.violations.length, faults: r.faults.length, jobsSucceeded: r.metrics.totals.jobsSucceeded, leasesExpired: r.metrics.totals.leasesExpired, refusedWrites: r.metrics.totals.refusedWrites };
+      return {
+        violations: r.violations.length,
+        faults: r.faults.length,
+        jobsSucceeded: r.metrics.totals.jobsSucceeded,
+        leasesExpired: r.metrics.totals.leasesExpired,
+        refusedWrites: r.metrics.totals.refusedWrites,
+      };
   }
 }
 

@@ -26,7 +26,9 @@ function chart(title: string, series: Series[], opts: { xLabel: string; yLabel: 
   const parts: string[] = [];
   for (let k = 0; k <= 4; k++) {
     const v = (yMax * k) / 4;
-    parts.push(`<line x1="${m.l}" x2="${w - m.r}" y1="${y(v)}" y2="${y(v)}" stroke="#e5e7eb"/><text x="${m.l - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${Math.round(v * 10) / 10}</text>`);
+    parts.push(
+      `<line x1="${m.l}" x2="${w - m.r}" y1="${y(v)}" y2="${y(v)}" stroke="#e5e7eb"/><text x="${m.l - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${Math.round(v * 10) / 10}</text>`,
+    );
     const xv = xMin + ((xMax - xMin) * k) / 4;
     parts.push(`<text x="${x(xv)}" y="${h - m.b + 16}" text-anchor="middle" font-size="11">${Math.round(xv * 10) / 10}</text>`);
   }
@@ -54,14 +56,21 @@ function runSection(r: RunReport): string {
   const running: Series[] = groups.map((g) => ({ name: g, points: r.samples.map((s) => [minutes(s.atMs - t0), s.leasedByGroup[g] ?? 0]) }));
   const latency: Series[] = Object.entries(r.startLatencyMs).map(([g, d]) => ({
     name: g,
-    points: [[50, d.p50 / 1000], [90, d.p90 / 1000], [99, d.p99 / 1000], [100, d.max / 1000]],
+    points: [
+      [50, d.p50 / 1000],
+      [90, d.p90 / 1000],
+      [99, d.p99 / 1000],
+      [100, d.max / 1000],
+    ],
   }));
   const expiries: Series[] = [
     { name: 'lease expiries', points: r.samples.map((s) => [minutes(s.atMs - t0), s.expired]) },
     { name: 'refused writes', points: r.samples.map((s) => [minutes(s.atMs - t0), s.refused]) },
   ];
   const leaders: Series[] = [{ name: 'leader elected (shard)', points: r.leaderChanges.map((c) => [minutes(c.atMs - t0), c.shard]) }];
-  const figures = Object.entries(r.figures).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(String(v))}</td></tr>`).join('');
+  const figures = Object.entries(r.figures)
+    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(String(v))}</td></tr>`)
+    .join('');
   const violations = r.violations.map((v) => `<li><b>${v.invariant}</b> (${v.kind}) ${esc(v.message)}</li>`).join('');
   return `<section>
 <h2>${esc(r.scenario)} / ${esc(r.variant)}, seed ${r.seed} - ${esc(r.outcome)}</h2>

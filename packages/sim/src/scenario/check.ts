@@ -69,7 +69,8 @@ type Num = (path: string, v: unknown, min: number, max?: number, minOpen?: boole
 function checkGroup(g: DagGroup, path: string, at: At, int: Int, num: Num): void {
   // The group's DAG ids are name-index, so its last one must pass the DAG id rule.
   const lastId = typeof g?.name === 'string' ? `${g.name}-${Number.isInteger(g.count) && g.count > 0 ? g.count - 1 : 0}` : null;
-  if (lastId === null || !isDagId(lastId)) at(`${path}.name`, 'letters, digits, dots, dashes or underscores, starting with a letter or digit (DAG ids are name-index, at most 128 characters)', g?.name);
+  if (lastId === null || !isDagId(lastId))
+    at(`${path}.name`, 'letters, digits, dots, dashes or underscores, starting with a letter or digit (DAG ids are name-index, at most 128 characters)', g?.name);
   int(`${path}.count`, g?.count, 0);
   int(`${path}.tasks`, g?.tasks, 1);
   if (!SHAPES.has(g?.shape)) at(`${path}.shape`, `one of ${[...SHAPES].join(', ')}`, g?.shape);

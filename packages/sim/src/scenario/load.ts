@@ -44,7 +44,11 @@ export function* generateGroup(group: DagGroup, config: ScenarioConfig, rng: Rng
   const tasks = group.shape === 'fanout' ? scaledCount(group.tasks, config.scale) : group.tasks;
   for (let i = 0; i < count; i++) {
     const schedule = group.everyMs
-      ? { kind: 'interval' as const, everyMs: group.everyMs, anchor: new Date(group.phase === 'aligned' ? startMs : startMs + Math.floor(rng.next() * group.everyMs)).toISOString() }
+      ? {
+          kind: 'interval' as const,
+          everyMs: group.everyMs,
+          anchor: new Date(group.phase === 'aligned' ? startMs : startMs + Math.floor(rng.next() * group.everyMs)).toISOString(),
+        }
       : { kind: 'manual' as const };
     yield {
       id: `${group.name}-${i}`,

@@ -1,4 +1,19 @@
-import { canonicalJson, checkRequestKey, firstSlot, NotFoundError, parseDagSpec, shardOf, specsEqual, type CatalogueStore, type DagRow, type DagSpecInput, type DagVersionRow, type ListDagsQuery, type RunRow, type TriggerOptions } from '@fenceline/core';
+import {
+  canonicalJson,
+  checkRequestKey,
+  firstSlot,
+  NotFoundError,
+  parseDagSpec,
+  shardOf,
+  specsEqual,
+  type CatalogueStore,
+  type DagRow,
+  type DagSpecInput,
+  type DagVersionRow,
+  type ListDagsQuery,
+  type RunRow,
+  type TriggerOptions,
+} from '@fenceline/core';
 import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -94,7 +109,14 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
       if (this.tables.rules.slotTaken(dagId, now + k)) continue;
       const run = this.tables.insertRun(dag, now + k, 'manual', null);
       if (key !== null) this.tables.requestKeys.set(`${dagId}\u0000${key}`, run.id);
-      this.tables.publish({ kind: 'run-queued', shard: dag.shard, runId: run.id, dagId: run.dagId, dagVersion: run.dagVersion, scheduledAt: date(run.scheduledAtMs).toISOString() });
+      this.tables.publish({
+        kind: 'run-queued',
+        shard: dag.shard,
+        runId: run.id,
+        dagId: run.dagId,
+        dagVersion: run.dagVersion,
+        scheduledAt: date(run.scheduledAtMs).toISOString(),
+      });
       return runRowOf(run);
     }
     throw new Error(`could not queue a manual run of ${dagId}: scheduled_at collided three times`);

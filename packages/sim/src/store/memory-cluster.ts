@@ -1,4 +1,14 @@
-import { checkContention, type AcquireResult, type ClusterStore, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk, type ShardLeaseRow, type WorkerRow } from '@fenceline/core';
+import {
+  checkContention,
+  type AcquireResult,
+  type ClusterStore,
+  type ContentionAsk,
+  type ContentionView,
+  type LeaderToken,
+  type ShardAsk,
+  type ShardLeaseRow,
+  type WorkerRow,
+} from '@fenceline/core';
 import { date, dateOrNull, type MemShard } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

@@ -1,4 +1,25 @@
-import { checkJobsPerRead, checkJobsPerRun, checkSkippedSlots, DeposedLeaderError, type CreatedRun, type DagSpec, type DagVersionRow, type DueDag, type DuePageKey, type DueReadOptions, type JobId, type JobRow, type JobState, type LeaderGroup, type LeaderToken, type NewJob, type RunId, type RunRow, type ScheduledRunsItem, type ShardSnapshot } from '@fenceline/core';
+import {
+  checkJobsPerRead,
+  checkJobsPerRun,
+  checkSkippedSlots,
+  DeposedLeaderError,
+  type CreatedRun,
+  type DagSpec,
+  type DagVersionRow,
+  type DueDag,
+  type DuePageKey,
+  type DueReadOptions,
+  type JobId,
+  type JobRow,
+  type JobState,
+  type LeaderGroup,
+  type LeaderToken,
+  type NewJob,
+  type RunId,
+  type RunRow,
+  type ScheduledRunsItem,
+  type ShardSnapshot,
+} from '@fenceline/core';
 import { date, jobIdOf, runRowOf, compareIds, type MemDag, type MemJob, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -95,25 +116,60 @@ export class MemoryLeader {
   async createScheduledRunsAcross(groups: LeaderGroup<ScheduledRunsItem>[]): Promise<(CreatedRun[][] | DeposedLeaderError)[]> {
     // Refused before any group writes, as the one SQL statement is.
     checkJobsPerRun(groups.flatMap((g) => g.items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : []))));
-    return this.acrossPerItem(groups, (i) => i.dagId, [] as CreatedRun[], (token, items) => this.createRunsIn(token, items));
+    return this.acrossPerItem(
+      groups,
+      (i) => i.dagId,
+      [] as CreatedRun[],
+      (token, items) => this.createRunsIn(token, items),
+    );
   }
 
   async startRunsAcross(groups: LeaderGroup<{ runId: RunId; jobs: NewJob[] }>[]): Promise<(JobRow[][] | DeposedLeaderError)[]> {
     // Refused before any group starts, as the one SQL statement is.
     checkJobsPerRun(groups.flatMap((g) => g.items));
-    return this.acrossPerItem(groups, (i) => i.runId, [] as JobRow[], (token, items) => this.startRunsIn(token, items));
+    return this.acrossPerItem(
+      groups,
+      (i) => i.runId,
+      [] as JobRow[],
+      (token, items) => this.startRunsIn(token, items),
+    );
   }
 
   async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
-    return this.acrossPerItem(groups, (i) => i.runId, false, (token, items) => this.finishRunsIn(token, items));
+    return this.acrossPerItem(
+      groups,
+      (i) => i.runId,
+      false,
+      (token, items) => this.finishRunsIn(token, items),
+    );
   }
 
   async promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
-    return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'promoteJobs', ['waiting'], 'ready'));
+    return this.across(
+      firstOccurrences(groups, (id) => id),
+      async (token, items) =>
+        this.moveJobs(
+          token,
+          items.map((x) => x.item),
+          'promoteJobs',
+          ['waiting'],
+          'ready',
+        ),
+    );
   }
 
   async markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
-    return this.across(firstOccurrences(groups, (id) => id), async (token, items) => this.moveJobs(token, items.map((x) => x.item), 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed'));
+    return this.across(
+      firstOccurrences(groups, (id) => id),
+      async (token, items) =>
+        this.moveJobs(
+          token,
+          items.map((x) => x.item),
+          'markUpstreamFailed',
+          ['waiting', 'ready'],
+          'upstream_failed',
+        ),
+    );
   }
 
   /** One leader's run creations (see createScheduledRunsAcross). */
@@ -235,7 +291,10 @@ export class MemoryLeader {
   /** A multi-leader form whose result has one entry per item; a repeated item gets `repeat`. */
   private acrossPerItem<T, R>(groups: LeaderGroup<T>[], key: (item: T) => string, repeat: R, one: (token: LeaderToken, items: T[]) => Promise<R[]>) {
     return this.across(firstOccurrences(groups, key), async (token, fresh, all) => {
-      const results = await one(token, fresh.map((f) => f.item));
+      const results = await one(
+        token,
+        fresh.map((f) => f.item),
+      );
       const out: R[] = all.map(() => repeat);
       fresh.forEach((f, k) => (out[f.index] = results[k]!));
       return out;

@@ -56,7 +56,16 @@ export class MemoryLeases {
     job.nextAttemptAtMs = null;
     this.tables.indexLease(job);
     this.tables.emit({ op: 'job:granted', atMs: now, jobId: job.id, dagId: job.dagId, workerId, fence: job.fence, expiresAtMs: now + ttlMs, token });
-    return { jobId: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId, workerId: job.holder, fence: job.fence, attempt: job.attempt, leaseExpiresAt: date(now + ttlMs) };
+    return {
+      jobId: job.id,
+      runId: job.runId,
+      dagId: job.dagId,
+      taskId: job.taskId,
+      workerId: job.holder,
+      fence: job.fence,
+      attempt: job.attempt,
+      leaseExpiresAt: date(now + ttlMs),
+    };
   }
 
   async sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
@@ -97,7 +106,17 @@ export class MemoryLeases {
       job.endedAtMs = retry ? null : now;
       job.lastError = `lease of ${holder ?? 'unknown worker'} expired${lost ? ' before its holder renewed it; the attempt is not counted' : ''}`;
       this.tables.emit({ op: 'job:swept', atMs: now, jobId: job.id, dagId: job.dagId, fence: job.fence, state: retry ? 'ready' : 'failed', token });
-      swept.push({ jobId: job.id, runId: job.runId, dagId: job.dagId, previousHolder: holder, fence: job.fence, state: retry ? 'ready' : 'failed', nextAttemptAt: dateOrNull(job.nextAttemptAtMs), renewed, attemptCounted: !lost });
+      swept.push({
+        jobId: job.id,
+        runId: job.runId,
+        dagId: job.dagId,
+        previousHolder: holder,
+        fence: job.fence,
+        state: retry ? 'ready' : 'failed',
+        nextAttemptAt: dateOrNull(job.nextAttemptAtMs),
+        renewed,
+        attemptCounted: !lost,
+      });
     }
     return swept;
   }

@@ -1,4 +1,15 @@
-import { DeposedLeaderError, Heap, retryBackoffMs, type DagSpec, type DagVersionRow, type JobRow, type LeaderToken, type LeaseRef, type ResultRow, type StoreNotice } from '@fenceline/core';
+import {
+  DeposedLeaderError,
+  Heap,
+  retryBackoffMs,
+  type DagSpec,
+  type DagVersionRow,
+  type JobRow,
+  type LeaderToken,
+  type LeaseRef,
+  type ResultRow,
+  type StoreNotice,
+} from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryEventLog } from './memory-event-log';
 import { MemoryWorkers } from './memory-workers';

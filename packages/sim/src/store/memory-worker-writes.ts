@@ -1,4 +1,20 @@
-import { FencelineError, ForgedFenceError, LeaseLostError, LIMITS, NotFoundError, StaleFenceError, TooLargeError, utf8ByteLength, type CompleteItem, type JobRow, type LeaseRef, type RenewOutcome, type WorkerProtocolStore, type WorkerRow, type WriteOutcome } from '@fenceline/core';
+import {
+  FencelineError,
+  ForgedFenceError,
+  LeaseLostError,
+  LIMITS,
+  NotFoundError,
+  StaleFenceError,
+  TooLargeError,
+  utf8ByteLength,
+  type CompleteItem,
+  type JobRow,
+  type LeaseRef,
+  type RenewOutcome,
+  type WorkerProtocolStore,
+  type WorkerRow,
+  type WriteOutcome,
+} from '@fenceline/core';
 import { date, isId, type MemJob } from './memory-rows';
 import type { NewWorker } from './memory-workers';
 import type { MemoryTables } from './memory-tables';
@@ -125,15 +141,27 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
     if (!job) return new NotFoundError(`${operation} refused: job ${ref.jobId} does not exist`, { ...base, recordFence: null });
     const details = { ...base, recordFence: job.fence, holder: job.holder, state: job.state };
     if (ref.fence < job.fence) return new StaleFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} is stale (the record is at ${job.fence})`, details);
-    if (ref.fence > job.fence) return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
+    if (ref.fence > job.fence)
+      return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
     const live = job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now;
-    const why = job.state !== 'leased' ? `the job is ${job.state}` : job.holder !== ref.workerId ? `it is held by ${job.holder}` : live ? 'the result store already holds this fence' : 'the lease expired';
+    const why =
+      job.state !== 'leased'
+        ? `the job is ${job.state}`
+        : job.holder !== ref.workerId
+          ? `it is held by ${job.holder}`
+          : live
+            ? 'the result store already holds this fence'
+            : 'the lease expired';
     return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
   }
 
   private assertResultSize(ref: LeaseRef, bytes: number): void {
     if (bytes > LIMITS.maxResultBytes) {
-      throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, { jobId: ref.jobId, bytes, limitBytes: LIMITS.maxResultBytes });
+      throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
+        jobId: ref.jobId,
+        bytes,
+        limitBytes: LIMITS.maxResultBytes,
+      });
     }
   }
 

@@ -103,14 +103,7 @@ export class Link {
  * crashed one never); the reply travels back and is delivered inside `caller`. A caller
  * whose request got no reply within `timeoutMs` sees a LinkError.
  */
-export function callOver<T>(
-  link: Link,
-  caller: SimProcess,
-  target: SimProcess | null,
-  labels: CallLabels,
-  timeoutMs: number,
-  op: () => Promise<T>,
-): Promise<T> {
+export function callOver<T>(link: Link, caller: SimProcess, target: SimProcess | null, labels: CallLabels, timeoutMs: number, op: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => new Call(link, caller, target, labels, timeoutMs, op, resolve, reject).send());
 }
 
@@ -209,7 +202,16 @@ export interface CallLabels {
  * labels of each kind of call once, here, and passes them with every call.
  */
 export function callLabels(name: string, lost: (message: string) => Error = (message) => new LinkError(message)): CallLabels {
-  return { name, kind: name.slice(name.lastIndexOf('.') + 1), arrive: `${name} arrive`, reply: `${name} reply`, timeout: `${name} timeout`, hangUp: `${name} hang-up`, unhold: `${name} unhold`, lost };
+  return {
+    name,
+    kind: name.slice(name.lastIndexOf('.') + 1),
+    arrive: `${name} arrive`,
+    reply: `${name} reply`,
+    timeout: `${name} timeout`,
+    hangUp: `${name} hang-up`,
+    unhold: `${name} unhold`,
+    lost,
+  };
 }
 
 /** The far side's view of a held call: how it learns that the client hung up. */

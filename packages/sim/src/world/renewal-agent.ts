@@ -124,7 +124,9 @@ export class RenewalAgent implements RenewalAgentLink {
     for (let k = 0; k < this.hosts.length && outcomes === null; k++) {
       const i = (via + k) % this.hosts.length;
       try {
-        outcomes = await callOver(this.links[i]!, this.process, this.hosts[i]!.process, this.labels[i]!, this.rpcTimeoutMs, () => onNode(this.hosts[i]!, (node) => node.renewMany(refs)));
+        outcomes = await callOver(this.links[i]!, this.process, this.hosts[i]!.process, this.labels[i]!, this.rpcTimeoutMs, () =>
+          onNode(this.hosts[i]!, (node) => node.renewMany(refs)),
+        );
       } catch (err) {
         // A refusal of the whole call is the same on every node.
         if (err instanceof FencelineError) break;

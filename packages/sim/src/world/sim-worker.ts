@@ -135,7 +135,11 @@ export class SimWorker {
     const outcome = this.o.outcome(job, this.o.rng);
     return new Promise<JobEnd>((resolve) => {
       const cancel = this.o.process.timers.after(outcome.durationMs, () =>
-        resolve(outcome.fail ? { ok: false, error: new Error('the job failed (simulated)'), retryable: true, logs: null } : { ok: true, output: { sleptMs: outcome.durationMs }, logs: null }),
+        resolve(
+          outcome.fail
+            ? { ok: false, error: new Error('the job failed (simulated)'), retryable: true, logs: null }
+            : { ok: true, output: { sleptMs: outcome.durationMs }, logs: null },
+        ),
       );
       control.signal.addEventListener(
         'abort',

@@ -40,10 +40,28 @@ export default function OverviewPage() {
           <div className="stats">
             <Stat testId="stat-running" label="Jobs running" value={o.jobsRunning} hint="leased to a worker now" />
             <Stat testId="stat-ready" label="Ready" value={o.jobsReady} hint="waiting for a slot" />
-            <Stat testId="stat-capped" label="Waiting on the cap" value={o.jobsWaitingOnCap} tone={o.jobsWaitingOnCap > 0 ? 'warn' : undefined} hint={<Link href="/fair-share">see fair share</Link>} />
+            <Stat
+              testId="stat-capped"
+              label="Waiting on the cap"
+              value={o.jobsWaitingOnCap}
+              tone={o.jobsWaitingOnCap > 0 ? 'warn' : undefined}
+              hint={<Link href="/fair-share">see fair share</Link>}
+            />
             <Stat testId="stat-started" label="Started, last hour" value={o.startedLastHour.toLocaleString()} hint="leases granted" />
-            <Stat testId="stat-failed" label="Failed, last hour" value={o.failedLastHour} tone={o.failedLastHour > 0 ? 'bad' : 'good'} hint={`${o.succeededLastHour.toLocaleString()} succeeded`} />
-            <Stat testId="stat-fenced" label="Fenced writes refused" value={o.fencedWritesLastHour} tone={o.fencedWritesLastHour > 0 ? 'warn' : undefined} hint="last hour: stale or forged tokens" />
+            <Stat
+              testId="stat-failed"
+              label="Failed, last hour"
+              value={o.failedLastHour}
+              tone={o.failedLastHour > 0 ? 'bad' : 'good'}
+              hint={`${o.succeededLastHour.toLocaleString()} succeeded`}
+            />
+            <Stat
+              testId="stat-fenced"
+              label="Fenced writes refused"
+              value={o.fencedWritesLastHour}
+              tone={o.fencedWritesLastHour > 0 ? 'warn' : undefined}
+              hint="last hour: stale or forged tokens"
+            />
           </div>
           <div className="grid-2">
             <Card title="Worker pool" actions={<Link href="/workers">Workers →</Link>}>
@@ -63,14 +81,24 @@ export default function OverviewPage() {
               title={
                 <>
                   Shard health{' '}
-                  {unled.length === 0 ? <span className="badge state-succeeded">all {o.shardCount} led</span> : <span className="badge state-failed">{unled.length} without a leader</span>}
+                  {unled.length === 0 ? (
+                    <span className="badge state-succeeded">all {o.shardCount} led</span>
+                  ) : (
+                    <span className="badge state-failed">{unled.length} without a leader</span>
+                  )}
                 </>
               }
               actions={<Link href="/shards">Shards →</Link>}
             >
               <div className="shard-grid" data-testid="shard-health">
                 {o.shards.map((s) => (
-                  <div key={s.shard} className={`shard-cell ${s.led ? 'led' : 'unled'}`} data-testid={`shard-cell-${s.shard}`} data-led={s.led} title={s.led ? `led by ${s.holder}, epoch ${s.epoch}, lease ${relative(s.expiresAt, o.now)}` : 'no live leader'}>
+                  <div
+                    key={s.shard}
+                    className={`shard-cell ${s.led ? 'led' : 'unled'}`}
+                    data-testid={`shard-cell-${s.shard}`}
+                    data-led={s.led}
+                    title={s.led ? `led by ${s.holder}, epoch ${s.epoch}, lease ${relative(s.expiresAt, o.now)}` : 'no live leader'}
+                  >
                     <span className="shard-no">{s.shard}</span>
                     <span className="shard-holder">{s.holder ?? 'no leader'}</span>
                     <span className="shard-epoch">epoch {s.epoch}</span>
@@ -80,7 +108,12 @@ export default function OverviewPage() {
             </Card>
           </div>
           <Card title="Throughput: jobs finished per minute, last 30 minutes">
-            <BarChart testId="throughput-chart" values={o.throughput.map((t) => t.succeeded)} secondary={o.throughput.map((t) => t.failed)} labels={o.throughput.map((t) => formatTime(t.at, zone, 'minutes'))} />
+            <BarChart
+              testId="throughput-chart"
+              values={o.throughput.map((t) => t.succeeded)}
+              secondary={o.throughput.map((t) => t.failed)}
+              labels={o.throughput.map((t) => formatTime(t.at, zone, 'minutes'))}
+            />
             <div className="chart-axis">
               <Time at={o.throughput[0]!.at} parts="minutes" />
               <span className="legend">

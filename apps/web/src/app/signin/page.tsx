@@ -39,14 +39,7 @@ function SignInForm() {
       </p>
       <label className="field">
         <span>Token</span>
-        <input
-          data-testid="signin-token"
-          type="password"
-          autoComplete="current-password"
-          autoFocus
-          value={token}
-          onChange={(e) => setToken(e.target.value)}
-        />
+        <input data-testid="signin-token" type="password" autoComplete="current-password" autoFocus value={token} onChange={(e) => setToken(e.target.value)} />
       </label>
       <ErrorBox error={signIn.error} />
       <button className="primary" data-testid="signin-submit" disabled={signIn.isPending || token === ''}>

@@ -13,7 +13,18 @@ export const clusterRouter = router({
     })),
   ),
   fairShare: viewerProcedure
-    .input(z.object({ windowMs: z.number().int().min(60_000).max(6 * 3600_000).default(10 * 60_000) }).default({ windowMs: 10 * 60_000 }))
+    .input(
+      z
+        .object({
+          windowMs: z
+            .number()
+            .int()
+            .min(60_000)
+            .max(6 * 3600_000)
+            .default(10 * 60_000),
+        })
+        .default({ windowMs: 10 * 60_000 }),
+    )
     .query(({ input }) =>
       withStore(async (store) => {
         const snapshot = await fairShare(store.db, settings());

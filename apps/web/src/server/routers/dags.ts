@@ -60,23 +60,29 @@ export const dagsRouter = router({
    * request arrives twice (a double click, a retry) queues one run.
    */
   trigger: operatorProcedure
-    .input(z.object({ id: dagId, requestKey: z.string().min(1).max(LIMITS.maxRequestKeyLength).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -').optional() }))
+    .input(
+      z.object({
+        id: dagId,
+        requestKey: z
+          .string()
+          .min(1)
+          .max(LIMITS.maxRequestKeyLength)
+          .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')
+          .optional(),
+      }),
+    )
     .mutation(({ input }) => withStore((store) => store.triggerRun(input.id, { requestKey: input.requestKey }))),
 
   /** The job types live workers run, for the editor's palette. */
   jobTypes: viewerProcedure.query(() => withStore((store) => liveJobTypes(store.db, settings().liveWindowMs))),
 
-  setPaused: operatorProcedure
-    .input(z.object({ id: dagId, paused: z.boolean() }))
-    .mutation(({ input }) => withStore((store) => store.setPaused(input.id, input.paused))),
+  setPaused: operatorProcedure.input(z.object({ id: dagId, paused: z.boolean() })).mutation(({ input }) => withStore((store) => store.setPaused(input.id, input.paused))),
 
   /** Catch-up is part of the spec, so changing it stores a new version like any other edit. */
-  setCatchup: operatorProcedure
-    .input(z.object({ id: dagId, catchup: catchupSchema }))
-    .mutation(({ input }) =>
-      withStore(async (store) => {
-        const dag = await store.getDag(input.id);
-        return store.putDag({ ...dag.spec, catchup: input.catchup }, await clusterShardCount());
-      }),
-    ),
+  setCatchup: operatorProcedure.input(z.object({ id: dagId, catchup: catchupSchema })).mutation(({ input }) =>
+    withStore(async (store) => {
+      const dag = await store.getDag(input.id);
+      return store.putDag({ ...dag.spec, catchup: input.catchup }, await clusterShardCount());
+    }),
+  ),
 });

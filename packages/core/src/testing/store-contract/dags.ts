@@ -28,7 +28,13 @@ export function dagsContract(c: ContractContext): void {
       const { dagId, shard } = dagIdInFreshShard('same');
       expect(await c.store.putDag(spec(dagId), SHARD_COUNT)).toEqual({ dagId, version: 1, created: true });
       // Key order and filled-in defaults do not make a spec different.
-      const reordered = { tasks: [{ type: 'noop', id: 'a' }, { dependsOn: ['a'], id: 'b', type: 'noop', retries: 0 }], id: dagId };
+      const reordered = {
+        tasks: [
+          { type: 'noop', id: 'a' },
+          { dependsOn: ['a'], id: 'b', type: 'noop', retries: 0 },
+        ],
+        id: dagId,
+      };
       expect(await c.store.putDag(reordered, SHARD_COUNT)).toEqual({ dagId, version: 1, created: false });
       expect(await c.store.listDagVersions(dagId)).toHaveLength(1);
       const dag = await c.store.getDag(dagId);
@@ -46,9 +52,7 @@ export function dagsContract(c: ContractContext): void {
     it('concurrent puts of one DAG create consecutive versions', async () => {
       const { dagId } = dagIdInFreshShard('concurrent');
       await c.store.putDag(spec(dagId), SHARD_COUNT);
-      const puts = await Promise.all(
-        ['one', 'two', 'three'].map((description) => c.store.putDag(spec(dagId, { description }), SHARD_COUNT)),
-      );
+      const puts = await Promise.all(['one', 'two', 'three'].map((description) => c.store.putDag(spec(dagId, { description }), SHARD_COUNT)));
       expect(puts.map((p) => p.version).sort()).toEqual([2, 3, 4]);
       expect((await c.store.listDagVersions(dagId)).map((v) => v.version)).toEqual([1, 2, 3, 4]);
       expect((await c.store.getDag(dagId)).version).toBe(4);

@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from './context';
-import { dagIdInFreshShard, DUE_STEP_MS, LONG_TTL_MS, MEDIUM_TTL_MS, newJobs, PAST_MEDIUM_TTL_MS, PAST_TTL_MS, refusedWith, SHARD_COUNT, SHORT_TTL_MS, spec, unique } from './fixtures';
+import {
+  dagIdInFreshShard,
+  DUE_STEP_MS,
+  LONG_TTL_MS,
+  MEDIUM_TTL_MS,
+  newJobs,
+  PAST_MEDIUM_TTL_MS,
+  PAST_TTL_MS,
+  refusedWith,
+  SHARD_COUNT,
+  SHORT_TTL_MS,
+  spec,
+  unique,
+} from './fixtures';
 import { createScheduledRuns, finishRun, grantLeases, markUpstreamFailed, promoteJobs, startRun } from './one-leader';
 import { parseWorkerId } from '../../ids';
 
@@ -132,10 +145,7 @@ export function leadershipContract(c: ContractContext): void {
       await refusedWith(c.store.queuedRuns(old), 'DEPOSED_LEADER');
       await refusedWith(c.store.loadShard(old), 'DEPOSED_LEADER');
       const slot = dag.nextRunAt!;
-      await refusedWith(
-        createScheduledRuns(c.store, old, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS)),
-        'DEPOSED_LEADER',
-      );
+      await refusedWith(createScheduledRuns(c.store, old, dagId, slot, [slot], new Date(slot.getTime() + DUE_STEP_MS)), 'DEPOSED_LEADER');
 
       // Nothing the old leader tried landed.
       expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'leased', fence: leased.fence, holder: 'w1' });

@@ -25,7 +25,8 @@ export function leaseContract(c: ContractContext): void {
 
     it('grants a batch in one call and refuses jobs that are not ready', async () => {
       const { token, ready, waiting } = await c.startedRun();
-      const granted = await grantLeases(c.store, 
+      const granted = await grantLeases(
+        c.store,
         token,
         [
           { jobId: ready.id, workerId: parseWorkerId('w1') },
@@ -48,8 +49,20 @@ export function leaseContract(c: ContractContext): void {
       const out = await c.store.grantLeasesMany(
         [
           // A grant naming another shard's job does not land through this token.
-          { token: one.token, grants: [{ jobId: one.ready.id, workerId: parseWorkerId('w1') }, { jobId: two.ready.id, workerId: parseWorkerId('w1') }] },
-          { token: two.token, grants: [{ jobId: two.ready.id, workerId: parseWorkerId('w2') }, { jobId: two.waiting.id, workerId: parseWorkerId('w2') }] },
+          {
+            token: one.token,
+            grants: [
+              { jobId: one.ready.id, workerId: parseWorkerId('w1') },
+              { jobId: two.ready.id, workerId: parseWorkerId('w1') },
+            ],
+          },
+          {
+            token: two.token,
+            grants: [
+              { jobId: two.ready.id, workerId: parseWorkerId('w2') },
+              { jobId: two.waiting.id, workerId: parseWorkerId('w2') },
+            ],
+          },
           { token: three.token, grants: [{ jobId: three.ready.id, workerId: parseWorkerId('w3') }] },
         ],
         LONG_TTL_MS,

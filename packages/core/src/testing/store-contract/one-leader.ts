@@ -19,7 +19,14 @@ function onlyGroup<T>(out: (T | DeposedLeaderError)[]): T {
 }
 
 /** Run creation for one due DAG: the runs created ([] when next_run_at had moved). */
-export async function createScheduledRuns(store: LeaderStore, token: LeaderToken, dagId: string, expectedNextRunAt: Date, slots: Date[], nextRunAt: Date | null): Promise<RunRow[]> {
+export async function createScheduledRuns(
+  store: LeaderStore,
+  token: LeaderToken,
+  dagId: string,
+  expectedNextRunAt: Date,
+  slots: Date[],
+  nextRunAt: Date | null,
+): Promise<RunRow[]> {
   return (await createScheduledRunsMany(store, token, [{ dagId, expectedNextRunAt, slots, nextRunAt }]))[0]!;
 }
 

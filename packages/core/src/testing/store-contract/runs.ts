@@ -104,7 +104,13 @@ export function runsContract(c: ContractContext): void {
       const [runA, runB] = [(created[0] as RunRow[][])[0]![0]!, second[0]![0]!];
 
       const started = await c.store.startRunsAcross([
-        { token: one, items: [{ runId: runA.id, jobs: newJobs() }, { runId: runB.id, jobs: newJobs() }] },
+        {
+          token: one,
+          items: [
+            { runId: runA.id, jobs: newJobs() },
+            { runId: runB.id, jobs: newJobs() },
+          ],
+        },
         { token: two, items: [{ runId: runB.id, jobs: newJobs() }] },
         { token: three, items: [] },
       ]);
@@ -112,7 +118,7 @@ export function runsContract(c: ContractContext): void {
       expect((started[1] as JobRow[][]).map((l) => l.length)).toEqual([0]);
       expect((started[2] as FencelineError).code).toBe('DEPOSED_LEADER');
       expect((await c.store.getRun(runB.id)).state).toBe('queued');
-      const jobsB = (((await c.store.startRunsAcross([{ token: two, items: [{ runId: runB.id, jobs: newJobs() }] }]))[0]) as JobRow[][])[0]!;
+      const jobsB = ((await c.store.startRunsAcross([{ token: two, items: [{ runId: runB.id, jobs: newJobs() }] }]))[0] as JobRow[][])[0]!;
       const waitingA = (started[0] as JobRow[][])[0]!.find((j) => j.taskId === 'b')!;
       const waitingB = jobsB.find((j) => j.taskId === 'b')!;
 
@@ -123,18 +129,31 @@ export function runsContract(c: ContractContext): void {
       expect(promoted[0]).toEqual([waitingA.id]);
       expect((promoted[1] as FencelineError).code).toBe('DEPOSED_LEADER');
       expect((await c.store.getJob(waitingB.id)).state).toBe('waiting');
-      const skipped = await c.store.markUpstreamFailedAcross([
-        { token: two, items: [waitingB.id, waitingA.id] },
-      ]);
+      const skipped = await c.store.markUpstreamFailedAcross([{ token: two, items: [waitingB.id, waitingA.id] }]);
       expect(skipped).toEqual([[waitingB.id]]);
 
       const finished = await c.store.finishRunsAcross([
-        { token: one, items: [{ runId: runA.id, state: 'succeeded' }, { runId: runB.id, state: 'failed' }] },
-        { token: two, items: [{ runId: runB.id, state: 'failed' }, { runId: runB.id, state: 'succeeded' }] },
+        {
+          token: one,
+          items: [
+            { runId: runA.id, state: 'succeeded' },
+            { runId: runB.id, state: 'failed' },
+          ],
+        },
+        {
+          token: two,
+          items: [
+            { runId: runB.id, state: 'failed' },
+            { runId: runB.id, state: 'succeeded' },
+          ],
+        },
         { token: three, items: [{ runId: runA.id, state: 'failed' }] },
       ]);
       // The second run's first item went through the wrong token, so neither moves it.
-      expect(finished.slice(0, 2)).toEqual([[true, false], [false, false]]);
+      expect(finished.slice(0, 2)).toEqual([
+        [true, false],
+        [false, false],
+      ]);
       expect((finished[2] as FencelineError).code).toBe('DEPOSED_LEADER');
       expect((await c.store.getRun(runA.id)).state).toBe('succeeded');
       expect((await c.store.getRun(runB.id)).state).toBe('running');
@@ -150,7 +169,13 @@ export function runsContract(c: ContractContext): void {
       const template = newJobs()[0]!;
       const tooMany = Array.from({ length: LIMITS.maxTasksPerDag + 1 }, (_, k) => ({ ...template, taskId: `t${k}` }));
       // Refused as a whole, before anything is written: the run beside it stays queued too.
-      const refused = await refusedWith(startRuns(c.store, token, [{ runId: small.id, jobs: newJobs() }, { runId: big.id, jobs: tooMany }]), 'INVALID_INPUT');
+      const refused = await refusedWith(
+        startRuns(c.store, token, [
+          { runId: small.id, jobs: newJobs() },
+          { runId: big.id, jobs: tooMany },
+        ]),
+        'INVALID_INPUT',
+      );
       expect(refused.message).toContain(`at most ${LIMITS.maxTasksPerDag} jobs`);
       await refusedWith(c.store.startRunsAcross([{ token, items: [{ runId: big.id, jobs: tooMany }] }]), 'INVALID_INPUT');
       expect((await c.store.getRun(small.id)).state).toBe('queued');

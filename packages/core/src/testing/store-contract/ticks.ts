@@ -120,10 +120,7 @@ export function ticksContract(c: ContractContext): void {
       const { token, dagId, slot } = await intervalDag();
       const next = new Date(slot.getTime() + DUE_STEP_MS);
       // Two ticks of one leader in flight at once.
-      const racing = await Promise.all([
-        createScheduledRuns(c.store, token, dagId, slot, [slot], next),
-        createScheduledRuns(c.store, token, dagId, slot, [slot], next),
-      ]);
+      const racing = await Promise.all([createScheduledRuns(c.store, token, dagId, slot, [slot], next), createScheduledRuns(c.store, token, dagId, slot, [slot], next)]);
       expect(racing.flat()).toHaveLength(1);
       // A failover: the new leader's first tick re-covers the slot the old one already ran.
       await c.store.releaseShard(token);
@@ -196,7 +193,15 @@ export function ticksContract(c: ContractContext): void {
       const { token, dagId } = await c.leadFreshShard();
       await c.store.putDag(spec(dagId), SHARD_COUNT);
       const first = await c.store.triggerRun(dagId);
-      const changed = await c.store.putDag(spec(dagId, { tasks: [{ id: 'a', type: 'noop' }, { id: 'c', type: 'noop' }] }), SHARD_COUNT);
+      const changed = await c.store.putDag(
+        spec(dagId, {
+          tasks: [
+            { id: 'a', type: 'noop' },
+            { id: 'c', type: 'noop' },
+          ],
+        }),
+        SHARD_COUNT,
+      );
       expect(changed).toEqual({ dagId, version: 2, created: true });
       const second = await c.store.triggerRun(dagId);
       expect(first.dagVersion).toBe(1);

@@ -34,7 +34,12 @@ export function workersAndEventsContract(c: ContractContext): void {
       expect(after.get(fresh)).toEqual(before.get(fresh));
       expect(after.get(stale)!.nodeId).toBe('n2');
       expect(after.get(stale)!.lastSeen.getTime()).toBeGreaterThan(before.get(stale)!.lastSeen.getTime());
-      expect((await c.store.listWorkers(SHORT_TTL_MS)).map((w): string => w.id).filter((id) => id === fresh || id === stale).sort()).toEqual([fresh, stale].sort());
+      expect(
+        (await c.store.listWorkers(SHORT_TTL_MS))
+          .map((w): string => w.id)
+          .filter((id) => id === fresh || id === stale)
+          .sort(),
+      ).toEqual([fresh, stale].sort());
     });
 
     it('appends events and reads them back in order', async () => {

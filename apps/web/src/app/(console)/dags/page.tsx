@@ -32,10 +32,7 @@ export default function DagsPage() {
   }, [typed]);
 
   const q = useQuery(
-    trpc.dags.list.queryOptions(
-      { search: search || undefined, sort, direction, limit: PAGE, offset },
-      { refetchInterval: 3_000, placeholderData: keepPreviousData },
-    ),
+    trpc.dags.list.queryOptions({ search: search || undefined, sort, direction, limit: PAGE, offset }, { refetchInterval: 3_000, placeholderData: keepPreviousData }),
   );
   const data = q.data;
   const sortBy = (column: Sort) => {
@@ -61,14 +58,20 @@ export default function DagsPage() {
           data ? (
             <span data-testid="dag-list-total">
               {data.totalIsEstimate ? '≈ ' : ''}
-              {plural(data.total, 'DAG')}{search ? ` matching "${search}"` : ''} · page answered in{' '}
-              <span data-testid="dag-list-query-ms">{data.queryMs.toFixed(0)}</span> ms
+              {plural(data.total, 'DAG')}
+              {search ? ` matching "${search}"` : ''} · page answered in <span data-testid="dag-list-query-ms">{data.queryMs.toFixed(0)}</span> ms
             </span>
           ) : (
             'Loading…'
           )
         }
-        actions={role === 'operator' ? <Link className="button primary" href="/editor" data-testid="new-dag">New DAG</Link> : null}
+        actions={
+          role === 'operator' ? (
+            <Link className="button primary" href="/editor" data-testid="new-dag">
+              New DAG
+            </Link>
+          ) : null
+        }
       />
       <div className="toolbar">
         <input className="search" data-testid="dag-search" placeholder="Search DAG ids…" value={typed} onChange={(e) => setTyped(e.target.value)} />
@@ -122,7 +125,9 @@ export default function DagsPage() {
                   </div>
                 </td>
                 <td>{scheduleText(d.schedule)}</td>
-                <td data-testid={`next-run-${d.id}`}>{d.paused ? <span className="muted">paused</span> : d.nextRunAt ? relative(d.nextRunAt) : <span className="muted">–</span>}</td>
+                <td data-testid={`next-run-${d.id}`}>
+                  {d.paused ? <span className="muted">paused</span> : d.nextRunAt ? relative(d.nextRunAt) : <span className="muted">–</span>}
+                </td>
                 <td>
                   {d.lastRun ? (
                     <Link href={`/runs/${d.lastRun.id}`}>
@@ -136,7 +141,10 @@ export default function DagsPage() {
                 <td className="num">
                   {d.held > 0 ? (
                     <span title={`${plural(d.held, 'lease')} of ${plural(data.poolSlots, 'pool slot')}; cap ${d.cap}`}>
-                      {percent(d.shareOfPool)} <span className="muted small">({d.held}/{d.cap} cap)</span>
+                      {percent(d.shareOfPool)}{' '}
+                      <span className="muted small">
+                        ({d.held}/{d.cap} cap)
+                      </span>
                     </span>
                   ) : (
                     <span className="muted">0%</span>

@@ -50,7 +50,8 @@ export function DagPanel({ spec, issues, onChange }: { spec: DraftSpec; issues: 
           value={schedule.kind}
           onChange={(e) => {
             const kind = e.target.value;
-            const next: Schedule = kind === 'cron' ? { kind: 'cron', cron: '0 * * * *', timezone: 'UTC' } : kind === 'interval' ? { kind: 'interval', everyMs: 60_000 } : { kind: 'manual' };
+            const next: Schedule =
+              kind === 'cron' ? { kind: 'cron', cron: '0 * * * *', timezone: 'UTC' } : kind === 'interval' ? { kind: 'interval', everyMs: 60_000 } : { kind: 'manual' };
             onChange({ ...spec, schedule: next });
           }}
         >
@@ -87,18 +88,33 @@ export function DagPanel({ spec, issues, onChange }: { spec: DraftSpec; issues: 
             </option>
           ))}
         </select>
-        {CATCHUP[policy] ? <span className="muted small" data-testid="catchup-meaning">{CATCHUP[policy]}</span> : null}
+        {CATCHUP[policy] ? (
+          <span className="muted small" data-testid="catchup-meaning">
+            {CATCHUP[policy]}
+          </span>
+        ) : null}
         <Issues prefix="catchup" />
       </label>
       <div className="field-row">
         <label className="field">
           <span>Max active runs</span>
-          <input type="number" value={typeof spec.maxActiveRuns === 'number' ? spec.maxActiveRuns : ''} placeholder="1" onChange={(e) => onChange({ ...spec, maxActiveRuns: e.target.value === '' ? undefined : Number(e.target.value) })} />
+          <input
+            type="number"
+            value={typeof spec.maxActiveRuns === 'number' ? spec.maxActiveRuns : ''}
+            placeholder="1"
+            onChange={(e) => onChange({ ...spec, maxActiveRuns: e.target.value === '' ? undefined : Number(e.target.value) })}
+          />
           <Issues prefix="maxActiveRuns" />
         </label>
         <label className="field">
           <span>Own cap (fraction)</span>
-          <input type="number" step="0.05" value={typeof spec.capFraction === 'number' ? spec.capFraction : ''} placeholder="cluster" onChange={(e) => onChange({ ...spec, capFraction: e.target.value === '' ? undefined : Number(e.target.value) })} />
+          <input
+            type="number"
+            step="0.05"
+            value={typeof spec.capFraction === 'number' ? spec.capFraction : ''}
+            placeholder="cluster"
+            onChange={(e) => onChange({ ...spec, capFraction: e.target.value === '' ? undefined : Number(e.target.value) })}
+          />
           <Issues prefix="capFraction" />
         </label>
       </div>

@@ -32,11 +32,7 @@ export interface History {
 /** Enough undo for a long session without holding every keystroke of a big spec forever. */
 const MAX_UNDO = 200;
 
-export type HistoryAction =
-  | { kind: 'apply'; next: Snapshot; record: boolean }
-  | { kind: 'undo' }
-  | { kind: 'redo' }
-  | { kind: 'reset'; present: Snapshot };
+export type HistoryAction = { kind: 'apply'; next: Snapshot; record: boolean } | { kind: 'undo' } | { kind: 'redo' } | { kind: 'reset'; present: Snapshot };
 
 export function historyReducer(h: History, action: HistoryAction): History {
   switch (action.kind) {

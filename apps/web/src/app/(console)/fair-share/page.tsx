@@ -38,47 +38,58 @@ export default function FairSharePage() {
             <span>
               at most <strong data-testid="cap-value">{f.cap}</strong> leases per DAG
             </span>
-            <span className="muted">· {f.leasedJobs} of {plural(f.poolSlots, 'slot')} busy</span>
+            <span className="muted">
+              · {f.leasedJobs} of {plural(f.poolSlots, 'slot')} busy
+            </span>
           </div>
           <Card title="Per DAG, now">
             {f.dags.length === 0 ? (
               <Empty>No DAG has work in flight.</Empty>
             ) : (
               <div className="table-scroll">
-              <table className="table" data-testid="share-table">
-                <thead>
-                  <tr>
-                    <th>DAG</th>
-                    <th className="num">Leases held</th>
-                    <th style={{ width: '28%' }}>Against its cap</th>
-                    <th className="num">Ready, waiting on cap</th>
-                    <th className="num">Ready</th>
-                    <th className="num">In backoff</th>
-                    <th className="num">Waiting on deps</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {f.dags.map((d, i) => (
-                    <tr key={d.dagId} data-testid={`share-${d.dagId}`} data-held={d.held} data-cap={d.cap} data-capped={d.waitingOnCap}>
-                      <td>
-                        <i className="swatch" style={{ background: i < 8 ? seriesColor(i) : 'transparent' }} /> <Link href={`/dags/${encodeURIComponent(d.dagId)}`}>{d.dagId}</Link>
-                        {d.capOverridden ? <span className="muted small"> · own cap {Math.round(d.capFraction * 1000) / 10}%</span> : null}
-                      </td>
-                      <td className="num" data-testid={`share-${d.dagId}-held`}>
-                        {d.held} / {d.cap}
-                      </td>
-                      <td>
-                        <Meter value={d.held} max={d.cap} />
-                        <div className="small muted">{d.held >= d.cap ? <span className="warn-text">at cap: floor({Math.round(d.capFraction * 1000) / 10}% × {f.poolSlots}) = {d.cap}</span> : `${d.cap - d.held} more allowed`}</div>
-                      </td>
-                      <td className="num">{d.waitingOnCap > 0 ? <strong className="warn-text">{d.waitingOnCap}</strong> : 0}</td>
-                      <td className="num">{d.ready}</td>
-                      <td className="num">{d.inBackoff}</td>
-                      <td className="num">{d.waitingOnDeps}</td>
+                <table className="table" data-testid="share-table">
+                  <thead>
+                    <tr>
+                      <th>DAG</th>
+                      <th className="num">Leases held</th>
+                      <th style={{ width: '28%' }}>Against its cap</th>
+                      <th className="num">Ready, waiting on cap</th>
+                      <th className="num">Ready</th>
+                      <th className="num">In backoff</th>
+                      <th className="num">Waiting on deps</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {f.dags.map((d, i) => (
+                      <tr key={d.dagId} data-testid={`share-${d.dagId}`} data-held={d.held} data-cap={d.cap} data-capped={d.waitingOnCap}>
+                        <td>
+                          <i className="swatch" style={{ background: i < 8 ? seriesColor(i) : 'transparent' }} />{' '}
+                          <Link href={`/dags/${encodeURIComponent(d.dagId)}`}>{d.dagId}</Link>
+                          {d.capOverridden ? <span className="muted small"> · own cap {Math.round(d.capFraction * 1000) / 10}%</span> : null}
+                        </td>
+                        <td className="num" data-testid={`share-${d.dagId}-held`}>
+                          {d.held} / {d.cap}
+                        </td>
+                        <td>
+                          <Meter value={d.held} max={d.cap} />
+                          <div className="small muted">
+                            {d.held >= d.cap ? (
+                              <span className="warn-text">
+                                at cap: floor({Math.round(d.capFraction * 1000) / 10}% × {f.poolSlots}) = {d.cap}
+                              </span>
+                            ) : (
+                              `${d.cap - d.held} more allowed`
+                            )}
+                          </div>
+                        </td>
+                        <td className="num">{d.waitingOnCap > 0 ? <strong className="warn-text">{d.waitingOnCap}</strong> : 0}</td>
+                        <td className="num">{d.ready}</td>
+                        <td className="num">{d.inBackoff}</td>
+                        <td className="num">{d.waitingOnDeps}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </div>
             )}
           </Card>

@@ -59,7 +59,13 @@ export default function ShardsPage() {
             {s.shards.map((shard) => {
               const leftMs = shard.expiresAt ? new Date(shard.expiresAt).getTime() - storeNow : 0;
               return (
-                <div key={shard.shard} className={`shard-card ${shard.led ? 'led' : 'unled'}`} data-testid={`shard-${shard.shard}`} data-leader={shard.led ? shard.holder ?? '' : ''} data-epoch={shard.epoch}>
+                <div
+                  key={shard.shard}
+                  className={`shard-card ${shard.led ? 'led' : 'unled'}`}
+                  data-testid={`shard-${shard.shard}`}
+                  data-leader={shard.led ? (shard.holder ?? '') : ''}
+                  data-epoch={shard.epoch}
+                >
                   <div className="shard-card-head">
                     <span className="shard-no">Shard {shard.shard}</span>
                     <span className={`badge ${shard.led ? 'state-succeeded' : 'state-failed'}`}>{shard.led ? 'led' : 'no leader'}</span>
@@ -71,7 +77,15 @@ export default function ShardsPage() {
                     <span>Epoch</span>
                     <strong data-testid={`shard-${shard.shard}-epoch`}>{shard.epoch}</strong>
                     <span>Lease</span>
-                    <span className="countdown">{shard.led ? (leftMs > 0 ? `expires in ${(leftMs / 1000).toFixed(1)} s` : 'expiring now') : shard.expiresAt ? `expired ${relative(shard.expiresAt, storeNow)}` : 'never held'}</span>
+                    <span className="countdown">
+                      {shard.led
+                        ? leftMs > 0
+                          ? `expires in ${(leftMs / 1000).toFixed(1)} s`
+                          : 'expiring now'
+                        : shard.expiresAt
+                          ? `expired ${relative(shard.expiresAt, storeNow)}`
+                          : 'never held'}
+                    </span>
                     <span>Since</span>
                     <span>{shard.acquiredAt ? relative(shard.acquiredAt, storeNow) : '–'}</span>
                     <span>Standbys</span>
@@ -85,38 +99,38 @@ export default function ShardsPage() {
           </div>
           <Card title="Leadership changes">
             <div className="table-scroll">
-            <table className="table compact" data-testid="leadership-history">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Shard</th>
-                  <th>Event</th>
-                  <th>Node</th>
-                  <th className="num">Epoch</th>
-                  <th>Previous leader</th>
-                  <th>Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.history.map((h) => (
-                  <tr key={h.id}>
-                    <td className="small">
-                      <Time at={h.at} />
-                    </td>
-                    <td>{h.shard ?? '–'}</td>
-                    <td>
-                      <span className={`badge ${h.type === 'leader:elected' ? 'state-leased' : 'state-waiting'}`}>{h.type.replace('leader:', '')}</span>
-                    </td>
-                    <td>
-                      <code>{h.nodeId ?? '–'}</code>
-                    </td>
-                    <td className="num">{h.epoch ?? '–'}</td>
-                    <td>{h.previousHolder ? <code>{h.previousHolder}</code> : <span className="muted">–</span>}</td>
-                    <td className="small prose">{h.reason ? REASONS[h.reason] ?? h.reason : '–'}</td>
+              <table className="table compact" data-testid="leadership-history">
+                <thead>
+                  <tr>
+                    <th>When</th>
+                    <th>Shard</th>
+                    <th>Event</th>
+                    <th>Node</th>
+                    <th className="num">Epoch</th>
+                    <th>Previous leader</th>
+                    <th>Reason</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {s.history.map((h) => (
+                    <tr key={h.id}>
+                      <td className="small">
+                        <Time at={h.at} />
+                      </td>
+                      <td>{h.shard ?? '–'}</td>
+                      <td>
+                        <span className={`badge ${h.type === 'leader:elected' ? 'state-leased' : 'state-waiting'}`}>{h.type.replace('leader:', '')}</span>
+                      </td>
+                      <td>
+                        <code>{h.nodeId ?? '–'}</code>
+                      </td>
+                      <td className="num">{h.epoch ?? '–'}</td>
+                      <td>{h.previousHolder ? <code>{h.previousHolder}</code> : <span className="muted">–</span>}</td>
+                      <td className="small prose">{h.reason ? (REASONS[h.reason] ?? h.reason) : '–'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </Card>
         </>

@@ -9,29 +9,29 @@ export function InvariantsCard({ report: r, invariants, world, index }: { report
   return (
     <Card title="Invariants checked">
       <div className="table-scroll">
-      <table className="table" data-testid={`sim-invariants-${index}`} data-violations={r.violations.length}>
-        <thead>
-          <tr>
-            <th>Invariant</th>
-            <th>Kind</th>
-            <th>Statement</th>
-            <th className="num">Violations</th>
-          </tr>
-        </thead>
-        <tbody>
-          {Object.entries(invariants).map(([id, inv]) => {
-            const n = byInvariant(id);
-            return (
-              <tr key={id} data-testid={`sim-invariant-${index}-${id}`} data-violations={n}>
-                <td>{id}</td>
-                <td>{inv.kind}</td>
-                <td className="prose">{inv.text}</td>
-                <td className="num">{n > 0 ? <strong className="bad-text">{n}</strong> : 0}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+        <table className="table" data-testid={`sim-invariants-${index}`} data-violations={r.violations.length}>
+          <thead>
+            <tr>
+              <th>Invariant</th>
+              <th>Kind</th>
+              <th>Statement</th>
+              <th className="num">Violations</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(invariants).map(([id, inv]) => {
+              const n = byInvariant(id);
+              return (
+                <tr key={id} data-testid={`sim-invariant-${index}-${id}`} data-violations={n}>
+                  <td>{id}</td>
+                  <td>{inv.kind}</td>
+                  <td className="prose">{inv.text}</td>
+                  <td className="num">{n > 0 ? <strong className="bad-text">{n}</strong> : 0}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
       </div>
       {r.violations.length > 0 ? (
         <ul className="issues" data-testid={`sim-violation-list-${index}`}>

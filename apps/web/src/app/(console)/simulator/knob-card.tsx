@@ -65,9 +65,9 @@ export function KnobCard({
     <Card title="Scenario: fanout, scaled down">
       <p className="muted small">
         One DAG fans out five-minute jobs three minutes in, while the other DAGs run a one-minute job every 15 minutes. 30 virtual minutes with faults, then{' '}
-        <span data-testid="sim-liveness-window">{livenessMs === null ? 'a healed phase' : `${spanText(livenessMs)} healed`}</span> (at least 10 minutes, longer when the fan-out needs
-        the time to drain), by the end of which every run created before the faults stopped must be finished (I7). Fault rates are the probability per 10-second tick that such a
-        fault starts somewhere.
+        <span data-testid="sim-liveness-window">{livenessMs === null ? 'a healed phase' : `${spanText(livenessMs)} healed`}</span> (at least 10 minutes, longer when the fan-out
+        needs the time to drain), by the end of which every run created before the faults stopped must be finished (I7). Fault rates are the probability per 10-second tick that
+        such a fault starts somewhere.
       </p>
       <div className="field-row">
         {field('workers')}

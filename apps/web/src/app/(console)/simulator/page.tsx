@@ -156,14 +156,7 @@ export default function SimulatorPage() {
           </>
         }
       />
-      <KnobCard
-        form={form}
-        errors={errors}
-        onChange={setForm}
-        livenessMs={livenessMs}
-        notice={notice}
-        refusal={refusal}
-      />
+      <KnobCard form={form} errors={errors} onChange={setForm} livenessMs={livenessMs} notice={notice} refusal={refusal} />
       {sides.length === 0 ? (
         <Empty>Set the knobs and press Run, or Compare to run the same world with the cap on and off side by side.</Empty>
       ) : (

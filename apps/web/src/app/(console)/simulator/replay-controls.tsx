@@ -56,7 +56,14 @@ export function ReplayControls({
       </span>
       <span className="replay-speeds" role="group" aria-label="playback speed">
         {SPEEDS.map((s) => (
-          <button key={s} className={s === speed ? 'active' : ''} aria-pressed={s === speed} onClick={() => onSpeed(s)} data-testid={`replay-speed-${index}-${s}`} title={`${s} virtual seconds per second`}>
+          <button
+            key={s}
+            className={s === speed ? 'active' : ''}
+            aria-pressed={s === speed}
+            onClick={() => onSpeed(s)}
+            data-testid={`replay-speed-${index}-${s}`}
+            title={`${s} virtual seconds per second`}
+          >
             {s}×
           </button>
         ))}

@@ -70,11 +70,17 @@ export function ReplayPanel({ replay, index }: { replay: SimReplay; index: numbe
         </p>
         {replay.truncatedAtMs !== null ? (
           <p className={`small ${moment.exact ? 'muted' : 'warn-text'}`} data-testid={`replay-truncated-${index}`}>
-            The recording kept its first {replay.limits.maxTransitions.toLocaleString('en-US')} state changes, up to {clock(replay.truncatedAtMs)}; {replay.dropped.transitions.toLocaleString('en-US')} later ones
-            were not kept. Past that point the graph holds the last recorded states, and at the very end each job&apos;s final state.
+            The recording kept its first {replay.limits.maxTransitions.toLocaleString('en-US')} state changes, up to {clock(replay.truncatedAtMs)};{' '}
+            {replay.dropped.transitions.toLocaleString('en-US')} later ones were not kept. Past that point the graph holds the last recorded states, and at the very end each
+            job&apos;s final state.
           </p>
         ) : null}
-        {replay.dropped.runs > 0 ? <p className="small muted">{plural(replay.dropped.runs, 'later run')} of this DAG {replay.dropped.runs === 1 ? 'was' : 'were'} not followed (over {replay.limits.maxJobs.toLocaleString('en-US')} jobs in all).</p> : null}
+        {replay.dropped.runs > 0 ? (
+          <p className="small muted">
+            {plural(replay.dropped.runs, 'later run')} of this DAG {replay.dropped.runs === 1 ? 'was' : 'were'} not followed (over {replay.limits.maxJobs.toLocaleString('en-US')}{' '}
+            jobs in all).
+          </p>
+        ) : null}
       </div>
     </Card>
   );

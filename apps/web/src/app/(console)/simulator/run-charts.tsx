@@ -36,7 +36,21 @@ function latencyText(v: number): string {
  * writes, who led each shard, and start latency. `scales` is either this run's own extent or
  * the one both sides of a comparison share, so the two sides can be read against each other.
  */
-export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { report: SimRunReport; world: SimWorld; knobs: Knobs; index: number; scales: ChartScales; nodes: string[] }) {
+export function RunCharts({
+  report: r,
+  world,
+  knobs,
+  index,
+  scales,
+  nodes,
+}: {
+  report: SimRunReport;
+  world: SimWorld;
+  knobs: Knobs;
+  index: number;
+  scales: ChartScales;
+  nodes: string[];
+}) {
   const minutes = sampleMinutes(r, world);
   const x = { values: minutes, label: 'virtual minutes', max: scales.minutes };
   const intervalS = r.samples.length > 1 ? Math.round((r.samples[1]!.atMs - r.samples[0]!.atMs) / 1000) : 30;
@@ -61,7 +75,10 @@ export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { r
           markers={markers}
           testId={`sim-running-chart-${index}`}
         />
-        <Legend items={groups.map((g, i) => ({ name: g, color: seriesColor(i) }))} note={`one point per ${intervalS} virtual seconds${cap !== undefined ? '; dashed: the cap' : ''}`} />
+        <Legend
+          items={groups.map((g, i) => ({ name: g, color: seriesColor(i) }))}
+          note={`one point per ${intervalS} virtual seconds${cap !== undefined ? '; dashed: the cap' : ''}`}
+        />
       </Card>
       <Card title={`Lease expiries and refused writes per ${intervalS} virtual seconds`}>
         <LineChart
@@ -115,31 +132,31 @@ export function RunCharts({ report: r, world, knobs, index, scales, nodes }: { r
           testId={`sim-latency-chart-${index}`}
         />
         <div className="table-scroll">
-        <table className="table small">
-          <thead>
-            <tr>
-              <th>Group</th>
-              <th className="num">Jobs</th>
-              <th className="num">p50</th>
-              <th className="num">p90</th>
-              <th className="num">p99</th>
-              <th className="num">max</th>
-            </tr>
-          </thead>
-          <tbody>
-            {latency.map(([g, d]) => (
-              <tr key={g}>
-                <td>{g}</td>
-                <td className="num">{d.count}</td>
-                {[d.p50, d.p90, d.p99, d.max].map((ms, i) => (
-                  <td key={i} className="num">
-                    {(ms / 1000).toFixed(1)} s
-                  </td>
-                ))}
+          <table className="table small">
+            <thead>
+              <tr>
+                <th>Group</th>
+                <th className="num">Jobs</th>
+                <th className="num">p50</th>
+                <th className="num">p90</th>
+                <th className="num">p99</th>
+                <th className="num">max</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {latency.map(([g, d]) => (
+                <tr key={g}>
+                  <td>{g}</td>
+                  <td className="num">{d.count}</td>
+                  {[d.p50, d.p90, d.p99, d.max].map((ms, i) => (
+                    <td key={i} className="num">
+                      {(ms / 1000).toFixed(1)} s
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       </Card>
     </>

@@ -33,11 +33,22 @@ export function RunStats({ report: r, knobs, index, compact }: { report: SimRunR
         tone={ff.finished ? undefined : 'warn'}
         testId={`sim-headline-${index}`}
       />
-      <Stat label="Fan-out peak leases" value={value(ff.peakLeases === undefined ? '—' : ff.peakLeases.toLocaleString('en-US'))} hint={cap !== undefined ? `cap ${cap} of ${pool} slots` : `no cap, ${pool} slots`} testId={`sim-peak-${index}`} />
+      <Stat
+        label="Fan-out peak leases"
+        value={value(ff.peakLeases === undefined ? '—' : ff.peakLeases.toLocaleString('en-US'))}
+        hint={cap !== undefined ? `cap ${cap} of ${pool} slots` : `no cap, ${pool} slots`}
+        testId={`sim-peak-${index}`}
+      />
       <Stat
         label="Other DAGs' start p99"
         value={<span data-testid={`sim-other-latency-${index}`}>{value(noOthers ? 'none' : secondsText(ff.otherP99S))}</span>}
-        hint={noOthers ? (knobs.otherDags === 0 ? 'no other DAGs in this world' : 'no other DAG started a job') : `max ${secondsText(ff.otherMaxS)} over ${ff.otherJobsStarted.toLocaleString('en-US')} jobs`}
+        hint={
+          noOthers
+            ? knobs.otherDags === 0
+              ? 'no other DAGs in this world'
+              : 'no other DAG started a job'
+            : `max ${secondsText(ff.otherMaxS)} over ${ff.otherJobsStarted.toLocaleString('en-US')} jobs`
+        }
         tone={noOthers ? undefined : (ff.otherP99S ?? 0) > 60 ? 'warn' : 'good'}
         testId={`sim-latency-${index}`}
       />

@@ -44,7 +44,9 @@ function statusText(side: Side): string | null {
   const r = side.report;
   switch (side.state) {
     case 'running':
-      return p ? `${phaseText(p.phase, side.knobs)}: ${spanText(p.virtualMs)} of ${spanText(p.totalMs)} virtual, ${p.events.toLocaleString('en-US')} events` : 'starting the simulator…';
+      return p
+        ? `${phaseText(p.phase, side.knobs)}: ${spanText(p.virtualMs)} of ${spanText(p.totalMs)} virtual, ${p.events.toLocaleString('en-US')} events`
+        : 'starting the simulator…';
     case 'stopped':
       return p ? `stopped at ${spanText(p.virtualMs)} of ${spanText(p.totalMs)} virtual; nothing to report` : 'stopped before it began';
     case 'failed':
@@ -70,7 +72,9 @@ export function SideView({ side, index, scales, compact, nodes }: { side: Side; 
           {statusText(side)}
         </div>
       </Card>
-      {r && side.invariants && side.world && scales ? <RunReportView report={r} invariants={side.invariants} world={side.world} knobs={side.knobs} index={index} scales={scales} compact={compact} nodes={nodes} /> : null}
+      {r && side.invariants && side.world && scales ? (
+        <RunReportView report={r} invariants={side.invariants} world={side.world} knobs={side.knobs} index={index} scales={scales} compact={compact} nodes={nodes} />
+      ) : null}
     </div>
   );
 }

@@ -17,14 +17,18 @@ scope.onmessage = async (e: MessageEvent<SimRequest>) => {
   try {
     let last = 0;
     const file = scenarioFor(e.data.label, e.data.knobs, e.data.livenessMs);
-    const report = await runScenario(file, (p) => {
-      // Progress arrives about every virtual minute; posting more often than the page
-      // can paint would only queue messages.
-      const now = performance.now();
-      if (now - last < 50) return;
-      last = now;
-      post({ kind: 'progress', progress: { phase: p.phase, virtualMs: p.virtualMs, totalMs: p.totalMs, events: p.events } });
-    }, { dagReplay: true });
+    const report = await runScenario(
+      file,
+      (p) => {
+        // Progress arrives about every virtual minute; posting more often than the page
+        // can paint would only queue messages.
+        const now = performance.now();
+        if (now - last < 50) return;
+        last = now;
+        post({ kind: 'progress', progress: { phase: p.phase, virtualMs: p.virtualMs, totalMs: p.totalMs, events: p.events } });
+      },
+      { dagReplay: true },
+    );
     const run: RunReport = report.runs[0]!;
     // The page declares its own copy of the replay's shape; this line fails to compile when they drift apart.
     run.dagReplay satisfies SimReplay | undefined;

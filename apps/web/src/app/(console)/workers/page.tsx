@@ -25,7 +25,17 @@ export default function WorkersPage() {
             Workers <LiveDot fetching={q.isFetching} />
           </>
         }
-        subtitle={w ? `${live.length} live · ${plural(live.reduce((s, x) => s + x.slots, 0), 'slot')} · ${plural(live.reduce((s, x) => s + x.leases.length, 0), 'job')} running` : 'Loading…'}
+        subtitle={
+          w
+            ? `${live.length} live · ${plural(
+                live.reduce((s, x) => s + x.slots, 0),
+                'slot',
+              )} · ${plural(
+                live.reduce((s, x) => s + x.leases.length, 0),
+                'job',
+              )} running`
+            : 'Loading…'
+        }
       />
       <ErrorBox error={q.error} what="Reading workers" />
       {w ? (
@@ -60,41 +70,41 @@ export default function WorkersPage() {
                 </div>
                 {worker.leases.length > 0 ? (
                   <div className="table-scroll">
-                  <table className="table compact">
-                    <thead>
-                      <tr>
-                        <th className="num">Fence</th>
-                        <th className="num">Lease age</th>
-                        <th className="num">Last renewal</th>
-                        <th className="num">Expires</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {/* Each job's name has a row of its own above its figures: beside four columns in a card it was squeezed to a few letters. */}
-                      {worker.leases.map((l) => (
-                        <Fragment key={l.jobId}>
-                          <tr className="job-name-row">
-                            <td className="job-cell" colSpan={4}>
-                              <Link href={`/runs/${l.runId}`} title={`${l.dagId} / ${l.taskId}`} data-testid={`worker-job-${l.jobId}`}>
-                                <span className="job-task">{l.taskId}</span>
-                                <span className="job-dag muted small">{l.dagId}</span>
-                              </Link>
-                            </td>
-                          </tr>
-                          <tr className="job-figures">
-                            <td className="num">
-                              <code>{l.fence}</code>
-                            </td>
-                            <td className="num">{l.leasedAt ? formatDuration(now - new Date(l.leasedAt).getTime()) : '–'}</td>
-                            <td className="num" title="the lease's expiry minus the lease TTL: when it was last granted or renewed">
-                              {l.leaseExpiresAt ? relative(new Date(new Date(l.leaseExpiresAt).getTime() - w.leaseTtlMs), now) : '–'}
-                            </td>
-                            <td className="num">{relative(l.leaseExpiresAt, now)}</td>
-                          </tr>
-                        </Fragment>
-                      ))}
-                    </tbody>
-                  </table>
+                    <table className="table compact">
+                      <thead>
+                        <tr>
+                          <th className="num">Fence</th>
+                          <th className="num">Lease age</th>
+                          <th className="num">Last renewal</th>
+                          <th className="num">Expires</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {/* Each job's name has a row of its own above its figures: beside four columns in a card it was squeezed to a few letters. */}
+                        {worker.leases.map((l) => (
+                          <Fragment key={l.jobId}>
+                            <tr className="job-name-row">
+                              <td className="job-cell" colSpan={4}>
+                                <Link href={`/runs/${l.runId}`} title={`${l.dagId} / ${l.taskId}`} data-testid={`worker-job-${l.jobId}`}>
+                                  <span className="job-task">{l.taskId}</span>
+                                  <span className="job-dag muted small">{l.dagId}</span>
+                                </Link>
+                              </td>
+                            </tr>
+                            <tr className="job-figures">
+                              <td className="num">
+                                <code>{l.fence}</code>
+                              </td>
+                              <td className="num">{l.leasedAt ? formatDuration(now - new Date(l.leasedAt).getTime()) : '–'}</td>
+                              <td className="num" title="the lease's expiry minus the lease TTL: when it was last granted or renewed">
+                                {l.leaseExpiresAt ? relative(new Date(new Date(l.leaseExpiresAt).getTime() - w.leaseTtlMs), now) : '–'}
+                              </td>
+                              <td className="num">{relative(l.leaseExpiresAt, now)}</td>
+                            </tr>
+                          </Fragment>
+                        ))}
+                      </tbody>
+                    </table>
                   </div>
                 ) : null}
               </Card>
@@ -105,34 +115,42 @@ export default function WorkersPage() {
               <Empty>No lease was revoked and no fenced write refused in the last hour.</Empty>
             ) : (
               <div className="table-scroll">
-              <table className="table compact" data-testid="revoked">
-                <thead>
-                  <tr>
-                    <th>When</th>
-                    <th>What</th>
-                    <th>Worker</th>
-                    <th>Job</th>
-                    <th className="num">Fence</th>
-                    <th>Reason</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {w.revoked.map((r, i) => (
-                    <tr key={i}>
-                      <td className="small">
-                        <Time at={r.at} />
-                      </td>
-                      <td>{r.type === 'lease:expired' ? 'lease expired, revoked' : 'write refused'}</td>
-                      <td>
-                        <code>{r.workerId ?? '–'}</code>
-                      </td>
-                      <td>{r.runId ? <Link href={`/runs/${r.runId}`}>{r.dagId ?? ''} job {r.jobId}</Link> : r.jobId ?? '–'}</td>
-                      <td className="num">{r.fence ?? '–'}</td>
-                      <td className="small prose">{r.reason ?? (r.type === 'lease:expired' ? 'not renewed within the TTL' : '–')}</td>
+                <table className="table compact" data-testid="revoked">
+                  <thead>
+                    <tr>
+                      <th>When</th>
+                      <th>What</th>
+                      <th>Worker</th>
+                      <th>Job</th>
+                      <th className="num">Fence</th>
+                      <th>Reason</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {w.revoked.map((r, i) => (
+                      <tr key={i}>
+                        <td className="small">
+                          <Time at={r.at} />
+                        </td>
+                        <td>{r.type === 'lease:expired' ? 'lease expired, revoked' : 'write refused'}</td>
+                        <td>
+                          <code>{r.workerId ?? '–'}</code>
+                        </td>
+                        <td>
+                          {r.runId ? (
+                            <Link href={`/runs/${r.runId}`}>
+                              {r.dagId ?? ''} job {r.jobId}
+                            </Link>
+                          ) : (
+                            (r.jobId ?? '–')
+                          )}
+                        </td>
+                        <td className="num">{r.fence ?? '–'}</td>
+                        <td className="small prose">{r.reason ?? (r.type === 'lease:expired' ? 'not renewed within the TTL' : '–')}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </div>
             )}
           </Card>

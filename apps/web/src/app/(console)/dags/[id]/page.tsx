@@ -36,7 +36,14 @@ export default function DagPage() {
   const runId = selectedRun ?? runs[0]?.id ?? null;
   const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: livePoll }));
   const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) });
-  const trigger = useMutation(trpc.dags.trigger.mutationOptions({ onSuccess: (run) => { setSelectedRun(run.id); void invalidate(); } }));
+  const trigger = useMutation(
+    trpc.dags.trigger.mutationOptions({
+      onSuccess: (run) => {
+        setSelectedRun(run.id);
+        void invalidate();
+      },
+    }),
+  );
   // One request key per click: a click's key is kept until its run is queued, so a second
   // click that lands before the first is answered (a double click) asks for the same run.
   const clickKey = useRef<string | null>(null);
@@ -94,7 +101,15 @@ export default function DagPage() {
         }
       />
       {missing ? (
-        <NotFoundCard title={<>There is no DAG <code>{id}</code>.</>} error={dag.error} back={{ href: '/dags', label: 'All DAGs' }} />
+        <NotFoundCard
+          title={
+            <>
+              There is no DAG <code>{id}</code>.
+            </>
+          }
+          error={dag.error}
+          back={{ href: '/dags', label: 'All DAGs' }}
+        />
       ) : (
         <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
       )}
@@ -103,7 +118,13 @@ export default function DagPage() {
       {d ? (
         <>
           <div className="chips">
-            {d.paused ? <span className="badge state-paused" data-testid="paused-badge">paused</span> : <span className="badge state-succeeded">active</span>}
+            {d.paused ? (
+              <span className="badge state-paused" data-testid="paused-badge">
+                paused
+              </span>
+            ) : (
+              <span className="badge state-succeeded">active</span>
+            )}
             <span className="chip">
               next run:{' '}
               {d.paused ? (
@@ -137,7 +158,12 @@ export default function DagPage() {
             title={
               <>
                 Graph {runId ? <span className="muted">· run #{runId}</span> : <span className="muted">· no run yet</span>}
-                {timeline.data && timeline.data.run.id === runId ? <> <StateBadge state={timeline.data.run.state} testId="graph-run-state" /></> : null}
+                {timeline.data && timeline.data.run.id === runId ? (
+                  <>
+                    {' '}
+                    <StateBadge state={timeline.data.run.state} testId="graph-run-state" />
+                  </>
+                ) : null}
               </>
             }
             actions={runId ? <Link href={`/runs/${runId}`}>Run detail →</Link> : null}
@@ -150,34 +176,36 @@ export default function DagPage() {
                 <Empty>No runs yet.</Empty>
               ) : (
                 <div className="table-scroll">
-                <table className="table compact" data-testid="run-history">
-                  <thead>
-                    <tr>
-                      <th>Run</th>
-                      <th>State</th>
-                      <th>Trigger</th>
-                      <th>Scheduled</th>
-                      <th className="num">Duration</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {runs.map((r) => (
-                      <tr key={r.id} className={r.id === runId ? 'selected' : ''} onClick={() => setSelectedRun(r.id)} data-testid={`run-row-${r.id}`}>
-                        <td>
-                          <Link href={`/runs/${r.id}`}>#{r.id}</Link> <span className="muted small">v{r.dagVersion}</span>
-                        </td>
-                        <td>
-                          <StateBadge state={r.state} />
-                        </td>
-                        <td className="muted">{r.trigger}</td>
-                        <td className="muted small">
-                          <Time at={r.scheduledAt} />
-                        </td>
-                        <td className="num">{r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(found!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}</td>
+                  <table className="table compact" data-testid="run-history">
+                    <thead>
+                      <tr>
+                        <th>Run</th>
+                        <th>State</th>
+                        <th>Trigger</th>
+                        <th>Scheduled</th>
+                        <th className="num">Duration</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {runs.map((r) => (
+                        <tr key={r.id} className={r.id === runId ? 'selected' : ''} onClick={() => setSelectedRun(r.id)} data-testid={`run-row-${r.id}`}>
+                          <td>
+                            <Link href={`/runs/${r.id}`}>#{r.id}</Link> <span className="muted small">v{r.dagVersion}</span>
+                          </td>
+                          <td>
+                            <StateBadge state={r.state} />
+                          </td>
+                          <td className="muted">{r.trigger}</td>
+                          <td className="muted small">
+                            <Time at={r.scheduledAt} />
+                          </td>
+                          <td className="num">
+                            {r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(found!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
                 </div>
               )}
             </Card>
@@ -190,7 +218,8 @@ export default function DagPage() {
                     </button>{' '}
                     <span className="muted small">
                       <Time at={v.createdAt} />
-                    </span> {v.version === d.version ? <span className="badge">current</span> : null}
+                    </span>{' '}
+                    {v.version === d.version ? <span className="badge">current</span> : null}
                   </li>
                 ))}
               </ul>

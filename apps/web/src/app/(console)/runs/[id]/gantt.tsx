@@ -79,7 +79,13 @@ export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline;
             })}
             {j.attempts.flatMap((a, i) =>
               a.renewals.map((at, k) => (
-                <div key={`r${i}-${k}`} className="renewal-tick" data-testid="renewal-tick" style={{ left: `${(clamp(new Date(at).getTime()) / span) * 100}%` }} title={`renewed ${formatTime(at, zone)} (fence ${a.fence})`} />
+                <div
+                  key={`r${i}-${k}`}
+                  className="renewal-tick"
+                  data-testid="renewal-tick"
+                  style={{ left: `${(clamp(new Date(at).getTime()) / span) * 100}%` }}
+                  title={`renewed ${formatTime(at, zone)} (fence ${a.fence})`}
+                />
               )),
             )}
           </div>

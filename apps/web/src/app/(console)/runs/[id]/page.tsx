@@ -24,7 +24,12 @@ export default function RunPage() {
   const [selected, setSelected] = useState<string | null>(null);
   const t = missing ? undefined : q.data;
   const job = t?.jobs.find((j) => j.job.taskId === selected) ?? null;
-  const result = useQuery(trpc.runs.result.queryOptions({ jobId: job?.job.id ?? '0' }, { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false }));
+  const result = useQuery(
+    trpc.runs.result.queryOptions(
+      { jobId: job?.job.id ?? '0' },
+      { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
+    ),
+  );
   const states = Object.fromEntries(t?.jobs.map((j) => [j.job.taskId, j.job.state]) ?? []);
   const counts = new Map<string, number>();
   for (const j of t?.jobs ?? []) counts.set(j.job.state, (counts.get(j.job.state) ?? 0) + 1);
@@ -41,7 +46,8 @@ export default function RunPage() {
         subtitle={
           t ? (
             <>
-              <Link href={`/dags/${encodeURIComponent(t.run.dagId)}`}>{t.run.dagId}</Link> v{t.run.dagVersion} · {t.run.trigger} · scheduled <Time at={t.run.scheduledAt} testId="run-scheduled" /> · shard {t.run.shard}
+              <Link href={`/dags/${encodeURIComponent(t.run.dagId)}`}>{t.run.dagId}</Link> v{t.run.dagVersion} · {t.run.trigger} · scheduled{' '}
+              <Time at={t.run.scheduledAt} testId="run-scheduled" /> · shard {t.run.shard}
               {t.run.startedAt ? ` · ${t.run.endedAt ? 'took' : 'running for'} ${formatDuration(end - new Date(t.run.startedAt).getTime())}` : ''}
             </>
           ) : undefined
@@ -106,35 +112,35 @@ export default function RunPage() {
                   <LastError job={job} />
                   <h3>Attempts</h3>
                   <div className="table-scroll">
-                  <table className="table compact">
-                    <thead>
-                      <tr>
-                        <th>#</th>
-                        <th>Worker</th>
-                        <th>Fence</th>
-                        <th>Outcome</th>
-                        <th className="num">Took</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {job.attempts.map((a, i) => (
-                        <tr key={i}>
-                          <td>{a.attempt || i + 1}</td>
-                          <td>
-                            <code>{a.workerId ?? '–'}</code>
-                          </td>
-                          <td>
-                            <code>{a.fence}</code>
-                          </td>
-                          <td>
-                            <StateBadge state={a.outcome} />
-                            {a.error ? <div className="small muted">{a.error}</div> : null}
-                          </td>
-                          <td className="num">{formatDuration((a.endedAt ? new Date(a.endedAt).getTime() : new Date(t.now).getTime()) - new Date(a.grantedAt).getTime())}</td>
+                    <table className="table compact">
+                      <thead>
+                        <tr>
+                          <th>#</th>
+                          <th>Worker</th>
+                          <th>Fence</th>
+                          <th>Outcome</th>
+                          <th className="num">Took</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {job.attempts.map((a, i) => (
+                          <tr key={i}>
+                            <td>{a.attempt || i + 1}</td>
+                            <td>
+                              <code>{a.workerId ?? '–'}</code>
+                            </td>
+                            <td>
+                              <code>{a.fence}</code>
+                            </td>
+                            <td>
+                              <StateBadge state={a.outcome} />
+                              {a.error ? <div className="small muted">{a.error}</div> : null}
+                            </td>
+                            <td className="num">{formatDuration((a.endedAt ? new Date(a.endedAt).getTime() : new Date(t.now).getTime()) - new Date(a.grantedAt).getTime())}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
                   </div>
                   <h3>Result and logs</h3>
                   <ErrorBox error={result.error} what="Reading the result" />
@@ -145,7 +151,9 @@ export default function RunPage() {
                       </div>
                       {result.data.error ? <pre className="logs bad">{result.data.error}</pre> : null}
                       {result.data.output !== null && result.data.output !== undefined ? <pre className="logs">{JSON.stringify(result.data.output, null, 2)}</pre> : null}
-                      <pre className="logs" data-testid="job-logs">{result.data.logs ?? 'The worker captured no logs for this job.'}</pre>
+                      <pre className="logs" data-testid="job-logs">
+                        {result.data.logs ?? 'The worker captured no logs for this job.'}
+                      </pre>
                     </>
                   ) : result.isSuccess ? (
                     <div className="muted">No result written yet.</div>
