@@ -155,6 +155,10 @@ describe('editor', () => {
   test('dark theme: the canvas controls and minimap are drawn dark', async () => {
     await page.goto(`${h.consoleUrl}/editor`);
     await page.locator('.react-flow__controls-button').first().waitFor();
+    // The canvas renders light on the server and takes the system's dark scheme as an update
+    // right after hydration, which may land a moment after the controls first appear. Before
+    // the fix it never landed at all; a bounded wait tells the two apart.
+    await page.waitForFunction(() => /\bdark\b/.test(document.querySelector('.react-flow')?.className ?? ''), null, { timeout: 5_000 }).catch(() => undefined);
     const raw = await page.evaluate(() => ({
       flowClass: document.querySelector('.react-flow')!.className,
       button: getComputedStyle(document.querySelector('.react-flow__controls-button')!).backgroundColor,
