@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { ADMIN_URL, eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
-import { exitWithin, freePortBase, launch } from './support/launcher';
+import { bannerOf, exitWithin, freePortBase, launch } from './support/launcher';
 import { parseDagId } from '@fenceline/core';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
@@ -117,13 +117,13 @@ describe('npm start: Ctrl-C while jobs run', () => {
     const env = {
       DATABASE_URL: databaseUrl,
       FENCELINE_DATA_DIR: dataDir,
-      FENCELINE_SCHEDULER_PORT: String(freePortBase()),
+      FENCELINE_SCHEDULER_PORT: String(await freePortBase()),
       FENCELINE_SHARDS: '4',
       FENCELINE_SHUTDOWN_GRACE_MS: '15000',
     };
     const first = launch(env);
     try {
-      await eventually('the banner', async () => first.output().includes('fenceline is running'), 120_000);
+      await bannerOf(first);
       // The store already held a DAG: the examples are left out.
       expect(first.output()).toContain('examples not applied');
       await expect(store.getDag(parseDagId('wide-fanout'))).rejects.toThrow(/does not exist/);
@@ -153,7 +153,7 @@ describe('npm start: Ctrl-C while jobs run', () => {
       // The next start finds the job ready and runs it again (the examples are applied on request).
       const second = launch(env, ['--seed-examples']);
       try {
-        await eventually('the banner', async () => second.output().includes('fenceline is running'), 120_000);
+        await bannerOf(second);
         expect(second.output()).toMatch(/examples applied: .*wide-fanout@1/);
         await eventually(
           'the long job to run again',

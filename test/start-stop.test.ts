@@ -44,7 +44,7 @@ describe('npm start', () => {
     // A lock left by a start that was killed (its pid is gone) must not block this one.
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
     await writeFile(join(dataDir, 'start.lock'), JSON.stringify({ pid: deadPid, startedAt: new Date().toISOString() }));
-    const env = { DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(freePortBase()), FENCELINE_SHARDS: '4' };
+    const env = { DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(await freePortBase()), FENCELINE_SHARDS: '4' };
     const first = launch(env);
     try {
       await running(first);
@@ -129,7 +129,7 @@ describe('npm start', () => {
 
   it('fails clearly when a port is taken by another program, before it touches the store', async () => {
     const { databaseUrl, dataDir } = await fresh();
-    const port = freePortBase();
+    const port = await freePortBase();
     const squatter: Server = createServer();
     await new Promise<void>((resolve) => squatter.listen(port + 1, '127.0.0.1', resolve));
     const l = launch({ DATABASE_URL: databaseUrl, FENCELINE_DATA_DIR: dataDir, FENCELINE_SCHEDULER_PORT: String(port) });

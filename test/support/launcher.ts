@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../scripts/cluster';
@@ -46,8 +47,36 @@ export function exitWithin(l: Launch, ms: number): Promise<number | null | 'stil
 }
 
 /** A free base port with room for a few processes above it. */
-export function freePortBase(): number {
-  return 19_000 + Math.floor(Math.random() * 4_000) * 2;
+/**
+ * A base port whose next two ports are free too (npm start's two schedulers listen on the
+ * base and the base + 1), found by binding each. Another test or service holding one of
+ * them made a start fail before its banner, which a test then waited out.
+ */
+export async function freePortBase(): Promise<number> {
+  for (;;) {
+    const base = 19_000 + Math.floor(Math.random() * 4_000) * 2;
+    if ((await portFree(base)) && (await portFree(base + 1)) && (await portFree(base + 2))) return base;
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** Waits for the banner, failing at once with what it printed if the launcher ends first. */
+export async function bannerOf(l: Launch, timeoutMs = 120_000): Promise<void> {
+  let exitCode: number | null | undefined;
+  void l.exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + timeoutMs;
+  while (!l.output().includes('fenceline is running')) {
+    if (exitCode !== undefined) throw new Error(`npm start ended (exit ${String(exitCode)}) before its banner:\n${l.output()}`);
+    if (Date.now() > deadline) throw new Error(`no banner within ${timeoutMs} ms:\n${l.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** Every line of every process log the launcher wrote under `<dataDir>/logs`. */
