@@ -137,6 +137,11 @@ describe('npm start: Ctrl-C while jobs run', () => {
         },
         30_000,
       );
+      // 'leased' in the store means granted, not yet delivered: under load the poll's answer
+      // can still be on its way, and a lease no worker received is the scheduler's to hand
+      // back (or to expire as never delivered), not the worker's. Give delivery a moment,
+      // since this test is about jobs the worker is running.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
       const interruptedAt = Date.now();
       first.interrupt();
       expect(await exitWithin(first, 60_000), first.output().slice(-3000)).toBe(0);
