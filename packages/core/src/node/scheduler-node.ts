@@ -265,7 +265,7 @@ export class SchedulerNode {
    * these stamps, which must say when things happened, not when the batch was written.
    */
   emit(event: NewEvent): void {
-    const withNode = { nodeId: this.nodeId, at: new Date(this.storeNowMs()), ...event };
+    const withNode = { nodeId: this.nodeId, ...event, at: event.at ?? new Date(this.storeNowMs()) };
     this.events.push(withNode);
     this.deps.onEvent?.({ ...withNode, at: this.clock.nowMs() });
   }

@@ -99,7 +99,19 @@ export class WorkerProtocol {
       if (o.ok) {
         const row = o.row;
         c.metrics.inc('jobs_succeeded_total');
-        c.emit({ type: 'job:succeeded', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId: row.id, workerId, fence: row.fence, nodeId: c.nodeId });
+        // The store wrote when the job ended; the event takes that time rather than this
+        // node's estimate of it, which a loaded machine puts a round trip or more later.
+        c.emit({
+          type: 'job:succeeded',
+          at: row.endedAt ?? undefined,
+          shard: row.shard,
+          dagId: row.dagId,
+          runId: row.runId,
+          jobId: row.id,
+          workerId,
+          fence: row.fence,
+          nodeId: c.nodeId,
+        });
         ended.push(row);
       } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, o.jobId, workerId, { op: 'complete', ...o.error.details });
     }
@@ -120,6 +132,8 @@ export class WorkerProtocol {
     c.pool.credit(workerId, 1);
     c.emit({
       type: row.state === 'failed' ? 'job:failed' : 'job:retrying',
+      // The store's own time of the failure: the job's end, or its new ready time.
+      at: (row.state === 'failed' ? row.endedAt : row.readyAt) ?? undefined,
       shard: row.shard,
       dagId: row.dagId,
       runId: row.runId,
