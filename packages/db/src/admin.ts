@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import { connect, withDatabase } from './client';
 
 /**
  * Creating and dropping whole databases, for tests that each want a fresh one (so test
@@ -12,20 +12,18 @@ function quoteIdent(name: string): string {
 
 /** Creates database `name` through `adminUrl` and returns a URL for it (same server and credentials). */
 export async function createDatabase(adminUrl: string, name: string): Promise<string> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const admin = connect(adminUrl, { max: 1 });
   try {
     await admin.unsafe(`create database ${quoteIdent(name)}`);
   } finally {
     await admin.end({ timeout: 5 });
   }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return withDatabase(adminUrl, name);
 }
 
 /** Drops database `name`, closing any connection still open to it. */
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const admin = connect(adminUrl, { max: 1 });
   try {
     await admin.unsafe(`drop database if exists ${quoteIdent(name)} with (force)`);
   } finally {

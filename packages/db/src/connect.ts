@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import { connect } from './client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { schema } from './schema/index';
 import { migrateDatabase } from './migrate';
@@ -23,9 +23,8 @@ export interface OpenStoreOptions {
 export async function openStore(opts: OpenStoreOptions = {}): Promise<SqlStore> {
   const databaseUrl = opts.databaseUrl ?? (await resolveDatabaseUrl());
   await migrateDatabase(databaseUrl);
-  const client = postgres(databaseUrl, {
+  const client = connect(databaseUrl, {
     max: opts.max ?? 10,
-    onnotice: () => {},
     connection: {
       application_name: opts.applicationName ?? 'fenceline',
       TimeZone: 'UTC',

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
+import { connect } from './client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 
@@ -21,7 +21,7 @@ const MIGRATION_LOCK_KEY = 7_305_826_431;
  * the unlock all run on that one session.
  */
 export async function migrateDatabase(databaseUrl: string): Promise<void> {
-  const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'fenceline-migrate' } });
+  const client = connect(databaseUrl, { max: 1, connection: { application_name: 'fenceline-migrate' } });
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     try {

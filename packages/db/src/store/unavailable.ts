@@ -22,10 +22,12 @@ const LOST_CONNECTION_CODES = new Set([
 /**
  * PostgreSQL's SQLSTATEs that mean the server, not the statement, is the trouble: the
  * server is shutting down or starting (57P01-57P03), has no connection to spare (53300),
- * or cancelled the statement on a timeout (57014). Class 08, connection exceptions, is
- * matched by its prefix.
+ * cancelled the statement on a timeout (57014), or is a standby that refuses writes
+ * (25006: a session that reached a node just demoted, or one not yet promoted, during a
+ * store failover; nothing was written and the primary will answer in a moment). Class 08,
+ * connection exceptions, is matched by its prefix.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25006']);
 
 function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
