@@ -273,6 +273,8 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   for (const r of report.resultsFromRevokedHolders)
     violations.push(`I3: job ${r.jobId} result fence ${r.resultFence} by ${r.resultWorker}, job fence ${r.jobFence} holder ${r.jobHolder}`);
   for (const r of report.doubleAccepted) violations.push(`I3: job ${r.jobId} had ${r.accepted} accepted completions`);
+  for (const r of report.reusedFences) violations.push(`I2: job ${r.jobId} was granted fence ${r.fence} ${r.grants} times`);
+  for (const id of report.succeededWithoutResult) violations.push(`I3: job ${id} succeeded but its accepted result is gone`);
   for (const g of report.missedSlots) violations.push(`I5: ${g.dagId} skipped ${Math.round(g.gapMs / g.everyMs) - 1} slots after ${g.after}`);
   for (const a of rogue.accepted) violations.push(`I3: rogue write accepted: ${a}`);
 

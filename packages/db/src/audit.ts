@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import { connect } from './client';
 
 /**
  * Read-only checks of the store's own records against the invariants of docs/architecture.md, for
@@ -12,6 +12,16 @@ export interface AuditReport {
   resultsFromRevokedHolders: { jobId: string; resultFence: number; jobFence: number; resultWorker: string; jobHolder: string | null }[];
   /** I3: jobs with more than one accepted completion in the event log. */
   doubleAccepted: { jobId: string; accepted: number }[];
+  /**
+   * I2: fences granted more than once for one job, by the event log (a store that lost
+   * acknowledged writes would re-issue them). An event batch whose acknowledgement was lost
+   * is written again whole, so only grants of one fence at different times or to different
+   * workers count.
+   */
+  reusedFences: { jobId: string; fence: number; grants: number }[];
+  /** Jobs that ended succeeded with no accepted result kept: an acknowledged result lost. */
+  succeededWithoutResult: string[];
+  succeededJobs: number;
   /** I7: jobs and runs not in a terminal state. */
   nonTerminalJobs: number;
   nonTerminalRuns: number;
@@ -22,7 +32,7 @@ export interface AuditReport {
 }
 
 export async function auditStore(databaseUrl: string): Promise<AuditReport> {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = connect(databaseUrl, { max: 1 });
   try {
     const duplicateRuns = await sql<{ dag_id: string; scheduled_at: Date; n: string }[]>`
       select dag_id, scheduled_at, count(*) as n from runs group by dag_id, scheduled_at having count(*) > 1`;
@@ -32,6 +42,13 @@ export async function auditStore(databaseUrl: string): Promise<AuditReport> {
       where r.outcome = 'succeeded' and (r.fence <> j.fence or r.worker_id is distinct from j.holder or j.state <> 'succeeded')`;
     const doubles = await sql<{ job_id: string; n: string }[]>`
       select job_id, count(*) as n from events where type = 'job:succeeded' group by job_id having count(*) > 1`;
+    const reused = await sql<{ job_id: string; fence: string; n: string }[]>`
+      select job_id, fence, count(distinct (at, worker_id)) as n from events where type = 'lease:granted'
+      group by job_id, fence having count(distinct (at, worker_id)) > 1`;
+    const resultless = await sql<{ id: string }[]>`
+      select j.id from jobs j where j.state = 'succeeded'
+      and not exists (select 1 from results r where r.job_id = j.id and r.outcome = 'succeeded')`;
+    const [succeeded] = await sql<{ n: string }[]>`select count(*) as n from jobs where state = 'succeeded'`;
     const [jobs] = await sql<{ n: string }[]>`
       select count(*) as n from jobs where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')`;
     const [runs] = await sql<{ n: string }[]>`
@@ -60,6 +77,9 @@ export async function auditStore(databaseUrl: string): Promise<AuditReport> {
       duplicateRuns: duplicateRuns.map((r) => ({ dagId: r.dag_id, scheduledAt: new Date(r.scheduled_at).toISOString(), runs: Number(r.n) })),
       resultsFromRevokedHolders: revoked.map((r) => ({ jobId: String(r.job_id), resultFence: Number(r.rf), jobFence: Number(r.jf), resultWorker: r.rw, jobHolder: r.holder })),
       doubleAccepted: doubles.map((r) => ({ jobId: String(r.job_id), accepted: Number(r.n) })),
+      reusedFences: reused.map((r) => ({ jobId: String(r.job_id), fence: Number(r.fence), grants: Number(r.n) })),
+      succeededWithoutResult: resultless.map((r) => String(r.id)),
+      succeededJobs: Number(succeeded?.n ?? 0),
       nonTerminalJobs: Number(jobs?.n ?? 0),
       nonTerminalRuns: Number(runs?.n ?? 0),
       missedSlots: gaps.map((g) => ({ dagId: g.dag_id, after: new Date(g.prev).toISOString(), gapMs: Number(g.gap_ms), everyMs: Number(g.every_ms) })),
@@ -73,7 +93,7 @@ export async function auditStore(databaseUrl: string): Promise<AuditReport> {
 
 /** Leases held right now per DAG, and the slots of workers seen recently: the fair-share sample. */
 export async function sampleShares(databaseUrl: string, liveWithinMs: number): Promise<{ held: Map<string, number>; poolSlots: number }> {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = connect(databaseUrl, { max: 1 });
   try {
     const held = await sql<{ dag_id: string; n: string }[]>`select dag_id, count(*) as n from jobs where state = 'leased' group by dag_id`;
     const [pool] = await sql<{ slots: string | null }[]>`
@@ -89,12 +109,41 @@ export async function sampleShares(databaseUrl: string, liveWithinMs: number): P
  * caller's own: every process must reconnect and carry on.
  */
 export async function terminateBackends(adminUrl: string, databaseName: string): Promise<number> {
-  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const sql = connect(adminUrl, { max: 1 });
   try {
     const rows = await sql<{ ok: boolean }[]>`
       select pg_terminate_backend(pid) as ok from pg_stat_activity
       where datname = ${databaseName} and pid <> pg_backend_pid()`;
     return rows.filter((r) => r.ok).length;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** How many jobs have succeeded and how many have not ended yet, for drills that wait on a workload. */
+export async function jobProgress(databaseUrl: string): Promise<{ succeeded: number; unfinished: number }> {
+  const sql = connect(databaseUrl, { max: 1, connect_timeout: 5 });
+  try {
+    const [row] = await sql<{ succeeded: string; unfinished: string }[]>`
+      select count(*) filter (where state = 'succeeded') as succeeded,
+        count(*) filter (where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')) as unfinished
+      from jobs`;
+    return { succeeded: Number(row?.succeeded ?? 0), unfinished: Number(row?.unfinished ?? 0) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * The store time of the first lease granted after `at` that the store still records: each
+ * job's latest grant time, as the store's own clock wrote it (an event's time is a node's
+ * estimate of that clock, which can be off by the skew of the estimate).
+ */
+export async function firstLeaseGrantedAfter(databaseUrl: string, at: Date): Promise<Date | null> {
+  const sql = connect(databaseUrl, { max: 1, connect_timeout: 5 });
+  try {
+    const [row] = await sql<{ first: Date | null }[]>`select min(leased_at) as first from jobs where leased_at > ${at}`;
+    return row?.first ? new Date(row.first) : null;
   } finally {
     await sql.end({ timeout: 5 });
   }
