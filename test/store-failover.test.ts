@@ -20,5 +20,28 @@ describe.skipIf(unavailable !== null)('cluster: the store survives its own failo
     expect(report.killToFirstLeaseMs).not.toBeNull();
     expect(report.violations).toEqual([]);
     expect(report.audit.succeededJobs).toBe(report.jobs);
+    // The promoted standby runs on a new timeline: the store raised its fences once.
+    expect(report.timelineFencings).toBe(1);
+  }, 600_000);
+
+  it('keeps every fence unique when the standby was asynchronous: the new timeline raises them past any lost grant', async () => {
+    const basePort = 25_000 + Math.floor(Math.random() * 1_000) * 2;
+    const report = await runFailoverDrill({
+      basePort,
+      dags: 4,
+      tasksPerDag: 500,
+      jobMs: 20,
+      killAtFraction: 0.4,
+      asynchronous: true,
+      log: (l) => process.stdout.write(`drill: ${l}\n`),
+    });
+    process.stdout.write(
+      `store failover (asynchronous): promotion ${report.killToPromotionMs} ms, drained ${report.killToDrainedMs} ms after the kill, fencings ${report.timelineFencings}\n`,
+    );
+    expect(report.timelineFencings).toBe(1);
+    expect(report.audit.reusedFences).toEqual([]);
+    expect(report.audit.resultsFromRevokedHolders).toEqual([]);
+    expect(report.audit.duplicateRuns).toEqual([]);
+    expect(report.audit.nonTerminalJobs).toBe(0);
   }, 600_000);
 });

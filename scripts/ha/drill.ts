@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { DagSpecInput } from '@fenceline/core';
 import { parseDagId } from '@fenceline/core';
 import { createDatabase, openStore } from '@fenceline/db';
-import { auditStore, firstLeaseGrantedAfter, jobProgress, type AuditReport } from '@fenceline/db/audit';
+import { auditStore, firstLeaseGrantedAfter, jobProgress, timelineFencings, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../cluster';
 import { startFormation, type Formation } from './formation';
 import { join } from 'node:path';
@@ -28,6 +28,12 @@ export interface DrillOptions {
    * kills the postmaster alone, which the keeper restarts, so the monitor may keep it primary.
    */
   loseMachine?: boolean;
+  /**
+   * Replicate asynchronously (the standby leaves the quorum) before the load, so the
+   * promoted standby may lack acknowledged writes; the store's timeline fencing must
+   * still keep every fence unique.
+   */
+  asynchronous?: boolean;
   schedulers?: number;
   workers?: number;
   workerSlots?: number;
@@ -47,6 +53,8 @@ export interface DrillReport {
   killToFirstLeaseMs: number | null;
   /** From the kill to the last job's end. */
   killToDrainedMs: number;
+  /** How many times the store raised its fences for a new timeline. */
+  timelineFencings: number;
   audit: AuditReport;
   /** What the audit found wrong; empty when every guarantee held. */
   violations: string[];
@@ -58,6 +66,10 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
+    if (opts.asynchronous) {
+      await formation.setSynchronous(false);
+      log('replication is asynchronous');
+    }
     const databaseUrl = await createDatabase(formation.url, `fenceline_ha_${randomBytes(4).toString('hex')}`);
     const store = await openStore({ databaseUrl, applicationName: 'fenceline-drill', max: 2 });
     const shards = Number(FAST_TTL_ENV.FENCELINE_SHARDS);
@@ -96,6 +108,7 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
     await cluster.stop(5000);
     cluster = undefined;
     const audit = await auditStore(databaseUrl);
+    const fencings = await timelineFencings(databaseUrl);
     return {
       jobs,
       succeededAtKill,
@@ -104,6 +117,7 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
       killToPromotionMs,
       killToFirstLeaseMs: firstLease ? firstLease.getTime() - killedAt : null,
       killToDrainedMs,
+      timelineFencings: fencings,
       audit,
       violations: violationsOf(audit, jobs),
     };

@@ -148,3 +148,14 @@ export async function firstLeaseGrantedAfter(databaseUrl: string, at: Date): Pro
     await sql.end({ timeout: 5 });
   }
 }
+
+/** How many times the store raised its fences for a new PostgreSQL timeline (store/lineage.ts). */
+export async function timelineFencings(databaseUrl: string): Promise<number> {
+  const sql = connect(databaseUrl, { max: 1, connect_timeout: 5 });
+  try {
+    const [row] = await sql<{ fencings: string | null }[]>`select fencings from store_lineage where id = 1`;
+    return Number(row?.fencings ?? 0);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

@@ -49,6 +49,7 @@ import * as leases from './leases';
 import * as notices from './notices';
 import * as runs from './runs';
 import * as shards from './shards';
+import { checkLineage } from './lineage';
 import * as tick from './tick';
 import * as workers from './workers';
 import { mapUnavailableErrors } from './unavailable';
@@ -86,7 +87,10 @@ export class SqlStore implements Store {
   listShards(): Promise<ShardLeaseRow[]> {
     return shards.listShards(this.db);
   }
-  contentionView(ask: ContentionAsk): Promise<ContentionView> {
+  async contentionView(ask: ContentionAsk): Promise<ContentionView> {
+    // Every node reads the shards this way a few times a minute; it is also where a new
+    // timeline (a promoted standby) is noticed and fenced before any shard is taken.
+    await checkLineage(this.db);
     return shards.contentionView(this.db, ask);
   }
   leaveCluster(nodeId: string): Promise<void> {
