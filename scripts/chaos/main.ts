@@ -6,8 +6,9 @@ import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
 import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
+import { haUnavailableReason, startFormation, type Formation } from '../ha/formation';
 
-const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db]
+const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db] [--ha]
 
 Starts a real cluster (3 schedulers, 4 workers) on a fresh database in DATABASE_URL's
 server, else in the one at postgres://postgres@127.0.0.1:5432/postgres, else in an
@@ -16,6 +17,10 @@ nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn fr
 seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
 (then restart), SIGKILL of workers mid-job, termination of every database connection,
 and a rogue worker writing forged and replayed fences. Then faults stop, the workload drains and the store is audited.
+With --ha the store is a pg_auto_failover formation started for the soak (a primary and
+a synchronous standby; needs postgresql-15-auto-failover), and halfway through the
+fault phase the primary's machine is lost (its keeper and postmaster get SIGKILL): the
+standby is promoted and every process must carry on through the multi-host URL.
 Exits 1 on any violation, naming the seed; 0 otherwise. Full soak: 20 minutes; --short: 2.`;
 
 const TTL_MS = Number(FAST_TTL_ENV.FENCELINE_LEASE_TTL_MS);
@@ -27,6 +32,7 @@ interface Options {
   seed: number;
   minutes: number;
   keepDb: boolean;
+  ha: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -44,13 +50,27 @@ function parseArgs(argv: string[]): Options {
     console.error(HELP);
     process.exit(2);
   }
-  return { seed, minutes, keepDb: argv.includes('--keep-db') };
+  return { seed, minutes, keepDb: argv.includes('--keep-db'), ha: argv.includes('--ha') };
 }
 
-type FaultKind = 'pause-worker' | 'kill-leader' | 'kill-worker' | 'cut-database' | 'rogue-writes';
+type FaultKind = 'pause-worker' | 'kill-leader' | 'kill-worker' | 'cut-database' | 'rogue-writes' | 'lose-store-primary';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
+  if (opts.ha) {
+    const unavailable = await haUnavailableReason();
+    if (unavailable) {
+      console.error(`--ha: ${unavailable}`);
+      return 2;
+    }
+    const formation = await startFormation({ basePort: 28_000 + Math.floor(Math.random() * 1_000) * 2 });
+    console.log(`store: pg_auto_failover formation ${formation.url}`);
+    try {
+      return await soak(opts, formation.url, formation);
+    } finally {
+      await formation.stop();
+    }
+  }
   const server = await acquireServer();
   if (server.source === 'embedded') console.log(`no DATABASE_URL and no PostgreSQL at 127.0.0.1:5432: started an embedded one at ${server.url}`);
   try {
@@ -60,7 +80,7 @@ async function main(): Promise<number> {
   }
 }
 
-async function soak(opts: Options, adminUrl: string): Promise<number> {
+async function soak(opts: Options, adminUrl: string, formation?: Formation): Promise<number> {
   const rng = seededRandom(opts.seed);
   const random = () => rng.next();
   const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
@@ -91,7 +111,8 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   });
   await cluster.start();
 
-  const faults: Record<FaultKind, number> = { 'pause-worker': 0, 'kill-leader': 0, 'kill-worker': 0, 'cut-database': 0, 'rogue-writes': 0 };
+  const faults: Record<FaultKind, number> = { 'pause-worker': 0, 'kill-leader': 0, 'kill-worker': 0, 'cut-database': 0, 'rogue-writes': 0, 'lose-store-primary': 0 };
+  const storeFailovers: { promotedMs: number }[] = [];
   const failovers: { shard: number; ms: number }[] = [];
   const violations: string[] = [];
   const rogue = new RogueWorker(store, () => cluster.schedulerUrls().filter((_, i) => alive(`scheduler-${i + 1}`)), cluster.opts.workerToken, random);
@@ -104,6 +125,9 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   const endAt = Date.now() + opts.minutes * 60_000;
   let nextTrigger = 0;
   let nextFault = Date.now() + 5_000;
+  // One loss of the store's primary, halfway through: the formation has no third node to
+  // take over a second time.
+  let storeLossAt = formation ? Date.now() + (opts.minutes * 60_000) / 2 : Number.POSITIVE_INFINITY;
   while (Date.now() < endAt) {
     if (Date.now() >= nextTrigger) {
       nextTrigger = Date.now() + 12_000;
@@ -134,8 +158,27 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
     if (Date.now() >= nextFault) {
       nextFault = Date.now() + 4_000 + Math.floor(random() * 6_000);
       const kind = pick<FaultKind>(['pause-worker', 'pause-worker', 'kill-leader', 'kill-worker', 'cut-database', 'rogue-writes']);
-      const injected = await inject(kind);
+      // A fault that needs the store may find it failing over: it is skipped, not fatal.
+      const injected = await inject(kind).catch(() => false);
       if (injected) faults[kind]++;
+    }
+    if (formation && Date.now() >= storeLossAt) {
+      storeLossAt = Number.POSITIVE_INFINITY;
+      const lostAt = Date.now();
+      const lost = await formation.killPrimary({ machine: true });
+      faults['lose-store-primary']++;
+      console.log(`lost the store's primary ${lost.name}`);
+      pending.push(
+        formation.waitForNewPrimary(lost, 120_000).then(
+          (promoted) => {
+            storeFailovers.push({ promotedMs: Date.now() - lostAt });
+            console.log(`${promoted.name} promoted ${Date.now() - lostAt} ms after the loss`);
+          },
+          (err: unknown) => {
+            violations.push(`store: no standby promoted within 120 s of losing ${lost.name}: ${(err as Error).message}`);
+          },
+        ),
+      );
     }
     await sleep(500);
   }
@@ -198,6 +241,9 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
         return true;
       case 'rogue-writes':
         return (await rogue.strike()) > 0;
+      case 'lose-store-primary':
+        // Injected once, on its own schedule (above), never drawn at random.
+        return false;
     }
   }
 
@@ -287,6 +333,7 @@ async function soak(opts: Options, adminUrl: string): Promise<number> {
   console.log('lifecycle events');
   console.table(report.faultEvents);
   const sorted = failovers.map((f) => f.ms).sort((a, b) => a - b);
+  if (formation) console.log(`store failovers: ${storeFailovers.map((f) => `promoted after ${f.promotedMs} ms`).join(', ') || 'none completed'}`);
   console.log(`failovers: ${failovers.length}, takeover ms min ${sorted[0] ?? '-'} median ${sorted[Math.floor(sorted.length / 2)] ?? '-'} max ${sorted.at(-1) ?? '-'}`);
 
   if (!opts.keepDb) await dropDatabase(adminUrl, dbName).catch(() => undefined);
