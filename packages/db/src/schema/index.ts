@@ -4,8 +4,10 @@ import { jobs, runs } from './runs';
 import { results } from './results';
 import { workers } from './workers';
 import { events } from './events';
+import { apiTokens, sessions, users } from './people';
+import { auditLog } from './audit';
 
-export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events };
+export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events, users, sessions, apiTokens, auditLog };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
-export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events };
+export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events, users, sessions, apiTokens, auditLog };
