@@ -85,6 +85,7 @@ export interface PeopleStore extends StoreTime {
 /** Every change the product records, by what was done. */
 export const AUDIT_ACTIONS = [
   'dag.saved',
+  'dag.reverted',
   'dag.applied',
   'dag.triggered',
   'dag.paused',

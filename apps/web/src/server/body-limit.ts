@@ -4,7 +4,7 @@
  * Returns the bytes read, or `null` as soon as the count passes the limit: the rest of the
  * stream is cancelled, never read and never parsed.
  */
-export async function readBodyWithin(req: Request, maxBytes: number): Promise<Uint8Array | null> {
+export async function readBodyWithin(req: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = Number(req.headers.get('content-length') ?? 0);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await req.body?.cancel().catch(() => undefined);
@@ -37,7 +37,7 @@ export async function readBodyWithin(req: Request, maxBytes: number): Promise<Ui
  * The same request with its body already read, for a handler that reads the body itself.
  * Only the headers that describe the bytes are dropped: the new body states its own length.
  */
-export function withBody(req: Request, body: Uint8Array): Request {
+export function withBody(req: Request, body: Uint8Array<ArrayBuffer>): Request {
   const headers = new Headers(req.headers);
   headers.delete('content-length');
   headers.delete('transfer-encoding');
