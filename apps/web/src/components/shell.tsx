@@ -17,7 +17,7 @@ const NAV = [
   { href: '/workers', label: 'Workers', icon: '▤' },
   { href: '/simulator', label: 'Simulator', icon: '⚗' },
   { href: '/audit', label: 'Audit', icon: '☰' },
-  { href: '/tokens', label: 'Tokens', icon: '⚿' },
+  { href: '/tokens', label: 'Tokens', icon: '⚷' },
 ];
 
 /** Pages only an admin is shown (the server refuses their procedures to anyone else). */

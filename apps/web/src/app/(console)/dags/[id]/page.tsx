@@ -11,6 +11,7 @@ import { formatDuration, relative, scheduleText, scheduleZone } from '@/componen
 import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
+import { AuditTable } from '@/components/audit-table';
 import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
@@ -231,6 +232,11 @@ export default function DagPage() {
               ) : null}
             </Card>
           </div>
+          <Card title="Changes" actions={<Link href="/audit">Audit log →</Link>}>
+            <div data-testid="dag-audit">
+              <AuditTable filter={{ dagId: d.id }} limit={20} showDag={false} />
+            </div>
+          </Card>
         </>
       ) : null}
     </>
