@@ -48,6 +48,11 @@ describe('console sessions over HTTP', () => {
   it('sets the Secure flag when the console is reached over https through a proxy', async () => {
     const answer = await signIn('vera', PASSWORD, { 'x-forwarded-proto': 'https' });
     expect(answer.headers.get('set-cookie')).toMatch(/; Secure/);
+    // A chain of proxies lists the client's side first, in whatever case it was written.
+    const chained = await signIn('vera', PASSWORD, { 'x-forwarded-proto': 'HTTPS, http' });
+    expect(chained.headers.get('set-cookie')).toMatch(/; Secure/);
+    const plain = await signIn('vera', PASSWORD, { 'x-forwarded-proto': 'http' });
+    expect(plain.headers.get('set-cookie')).not.toMatch(/Secure/);
   });
 
   it('ends the session on the server at sign-out, so a copied cookie stops working', async () => {

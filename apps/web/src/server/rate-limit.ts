@@ -44,9 +44,20 @@ export class FailureLimiter {
   }
 }
 
-/** Five wrong passwords for one name, or twenty from one address, within a minute. */
-const holder = globalThis as unknown as { fencelineSignInLimits?: { byName: FailureLimiter; byAddress: FailureLimiter } };
-export function signInLimits(): { byName: FailureLimiter; byAddress: FailureLimiter } {
-  holder.fencelineSignInLimits ??= { byName: new FailureLimiter(5, 60_000), byAddress: new FailureLimiter(20, 60_000) };
+export interface SignInLimits {
+  /** Five wrong passwords for one name within a minute. */
+  byName: FailureLimiter;
+  /** Twenty failures from one client address within a minute. */
+  byAddress: FailureLimiter;
+  /**
+   * At most a hundred refused sign-ins a minute written to the audit log, so a flood of
+   * made-up names from made-up addresses cannot grow the log without bound.
+   */
+  audited: FailureLimiter;
+}
+
+const holder = globalThis as unknown as { fencelineSignInLimits?: SignInLimits };
+export function signInLimits(): SignInLimits {
+  holder.fencelineSignInLimits ??= { byName: new FailureLimiter(5, 60_000), byAddress: new FailureLimiter(20, 60_000), audited: new FailureLimiter(100, 60_000) };
   return holder.fencelineSignInLimits;
 }

@@ -26,11 +26,15 @@ export const authRouter = router({
     if (!user || !matches || user.disabled) {
       limits.byName.fail(name);
       limits.byAddress.fail(ctx.source);
-      await auditChange(
-        store,
-        { ...ctx, principal: null },
-        { action: 'signin.refused', target: name.slice(0, 64), details: { reason: user?.disabled && matches ? 'disabled' : 'wrong name or password' } },
-      );
+      // Recorded so an operator sees attempts, up to a rate that keeps a flood from growing the log.
+      if (limits.audited.retryAfterS('all') === 0) {
+        limits.audited.fail('all');
+        await auditChange(
+          store,
+          { ...ctx, principal: null },
+          { action: 'signin.refused', target: name.slice(0, 64), details: { reason: user?.disabled && matches ? 'disabled' : 'wrong name or password' } },
+        );
+      }
       throw new TRPCError({ code: 'UNAUTHORIZED', message: 'UNAUTHORIZED: wrong user name or password' });
     }
     limits.byName.clear(name);
