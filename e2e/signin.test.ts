@@ -139,6 +139,27 @@ describe('sign-in', () => {
     await Promise.all([admin.context().close(), nina.context().close(), operator.context().close()]);
   });
 
+  test('tokens page: a viewer makes a token shown once, a script uses it as Bearer, and revoking it stops it', async () => {
+    const viewer = await signInFresh(VIEWER);
+    await viewer.getByTestId('nav-tokens').click();
+    await viewer.getByTestId('new-token-name').fill('nightly report');
+    // A viewer is offered no role above their own.
+    assert.deepEqual(await viewer.getByTestId('new-token-role').locator('option').allTextContents(), ['viewer']);
+    await viewer.getByTestId('new-token-submit').click();
+    const secret = (await viewer.getByTestId('token-secret').textContent()) ?? '';
+    assert.match(secret, /^flt_[A-Za-z0-9_-]{43}$/);
+    const bearer = { authorization: `Bearer ${secret}` };
+    assert.equal((await fetch(`${h.consoleUrl}/api/trpc/cluster.overview`, { headers: bearer })).status, 200);
+    await screenshot(viewer, '01-tokens-page');
+
+    const [token] = await h.store.listApiTokens({});
+    assert.ok(token);
+    await viewer.getByTestId(`token-revoke-${token.id}`).click();
+    await until('the token to show as revoked', async () => (await viewer.getByTestId(`token-state-${token.id}`).textContent()) === 'revoked');
+    assert.equal((await fetch(`${h.consoleUrl}/api/trpc/cluster.overview`, { headers: bearer })).status, 401);
+    await viewer.context().close();
+  });
+
   test('audit page: an operator’s trigger and pause are recorded with who and from where, globally and on the DAG page', async () => {
     const operator = await signInFresh(OPERATOR);
     await operator.goto(`${h.consoleUrl}/dags/audited`);
