@@ -29,6 +29,8 @@ const t = initTRPC.context<Context>().create({
  * is the issues' JSON, which the console would show as it is.
  */
 function inputProblems(cause: unknown): string | null {
+  // A refused DAG's issues have paths of their own (text, not zod's arrays) and its message already lists them.
+  if (isFencelineError(cause)) return null;
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return null;
   return issues
