@@ -48,7 +48,7 @@ export async function getUser(db: Executor, input: { userId: UserId }): Promise<
 }
 
 export async function listUsers(db: Executor): Promise<UserRow[]> {
-  return (await rows(db, sql`select * from users order by name`)).map(userFromRow);
+  return (await rows(db, sql`select * from users order by name collate "C"`)).map(userFromRow);
 }
 
 /** One statement: the user's change and the deletion of their sessions commit together. */

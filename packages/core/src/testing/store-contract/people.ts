@@ -19,6 +19,9 @@ export function peopleContract(c: ContractContext): void {
 
     it('creates a user once per name and reads its credentials back by name only', async () => {
       const created = await user('viewer');
+      // Names whose order differs between byte order and a language's collation.
+      const tag = unique('order').toLowerCase();
+      for (const n of [`${tag}-b`, `${tag}_a`, `${tag}.c`, `${tag}a`]) await c.store.createUser({ name: parseUserName(n), role: 'viewer', passwordHash: 'h' });
       expect(created).toMatchObject({ role: 'viewer', disabled: false });
       expect(created).not.toHaveProperty('passwordHash');
       const credentials = await c.store.userCredentials({ name: created.name });
@@ -29,6 +32,9 @@ export function peopleContract(c: ContractContext): void {
       expect(taken.details.field).toBe('name');
       expect((await c.store.getUser({ userId: created.id })).role).toBe('viewer');
       expect((await c.store.listUsers()).map((u) => u.id)).toContain(created.id);
+      // Byte order of names, in both stores, whatever the database's collation.
+      const names = (await c.store.listUsers()).map((u) => u.name);
+      expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
       await refusedWith(c.store.getUser({ userId: parseUserId('9000000000000000000') }), 'NOT_FOUND');
     });
 
