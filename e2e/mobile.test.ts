@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { join } from 'node:path';
-import { ARTIFACTS, OPERATOR_TOKEN, SHARDS, screenshot, startHarness, until, type Harness } from './src/env';
+import { ARTIFACTS, fillSignIn, OPERATOR, SHARDS, screenshot, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
 import { parseDagId } from '@fenceline/core';
 
@@ -34,8 +34,7 @@ async function phonePage(signedIn = true): Promise<Page> {
   const page = await context.newPage();
   if (!signedIn) return page;
   await page.goto(`${h.consoleUrl}/signin`);
-  await page.getByTestId('signin-token').fill(OPERATOR_TOKEN);
-  await page.getByTestId('signin-submit').click();
+  await fillSignIn(page, OPERATOR);
   await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
   return page;
 }
@@ -164,7 +163,7 @@ describe('console on a phone', () => {
     const page = await phonePage();
     const signedOut = await phonePage(false);
     await signedOut.goto(`${h.consoleUrl}/signin`);
-    await signedOut.getByTestId('signin-token').waitFor();
+    await signedOut.getByTestId('signin-name').waitFor();
     await assertFits(signedOut, 'sign-in');
     await screenshot(signedOut, 'mobile-00-signin');
     await signedOut.context().close();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, VIEWER_TOKEN, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
+import { ARTIFACTS, VIEWER, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 
 /**
  * The simulator page in real Chromium: knobs that keep what is typed, a small fan-out run in
@@ -22,7 +22,7 @@ after(async () => {
 describe('simulator', () => {
   test('simulator: a viewer runs a small fan-out in a Web Worker and sees the cap held and every invariant kept', async () => {
     // A viewer, because the simulator writes nothing to the store and so is open to every role.
-    const viewer = await signedInPage(h, VIEWER_TOKEN);
+    const viewer = await signedInPage(h, VIEWER);
     await viewer.getByTestId('nav-simulator').click();
     await viewer.getByTestId('sim-run').waitFor();
 

@@ -1,5 +1,7 @@
-import { DEFAULTS, FencelineError, parseDagId, parseRunId, type CatalogueStore, type ClusterStore, type RunReadStore } from '@fenceline/core';
+import { DEFAULTS, FencelineError, parseDagId, parseRunId, type AuditStore, type CatalogueStore, type ClusterStore, type PeopleStore, type RunReadStore } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
+import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
+import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 
@@ -16,6 +18,7 @@ Commands:
   jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
+${PEOPLE_HELP}
   help                             this text
 
 The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json).
@@ -46,33 +49,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-function flag(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-}
-
-function positional(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i]!.startsWith('--')) i++;
-    else out.push(args[i]!);
-  }
-  return out;
-}
-
-function need(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`missing ${what}`);
-  return value;
-}
-
-class UsageError extends Error {}
-
-function fmt(d: Date | null | undefined): string {
-  return d ? d.toISOString().replace('.000Z', 'Z') : '-';
-}
-
-/** What the commands use: the catalogue, the reads, the cluster, and storing many specs at once. */
-type CliStore = CatalogueStore & RunReadStore & ClusterStore & Pick<SqlStore, 'putDags'>;
+/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, and storing many specs at once. */
+type CliStore = CatalogueStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -112,12 +90,16 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     }
     case 'trigger': {
       const run = await store.triggerRun(parseDagId(need(positional(args)[0], 'DAG id'), 'DAG'));
+      await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id } });
       console.log(`run ${run.id} of ${run.dagId} queued (version ${run.dagVersion})`);
       return 0;
     }
     case 'pause':
     case 'resume': {
-      const dag = await store.setPaused(parseDagId(need(positional(args)[0], 'DAG id'), 'DAG'), command === 'pause');
+      const dagId = parseDagId(need(positional(args)[0], 'DAG id'), 'DAG');
+      const before = await store.getDag(dagId);
+      const dag = await store.setPaused(dagId, command === 'pause');
+      if (before.paused !== dag.paused) await cliAudit(store, { action: dag.paused ? 'dag.paused' : 'dag.resumed', dagId: dag.id });
       console.log(`${dag.id} ${dag.paused ? 'paused' : 'resumed'}; next run ${fmt(dag.nextRunAt)}`);
       return 0;
     }
@@ -156,6 +138,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return 0;
     }
     default:
+      if (PEOPLE_COMMANDS.has(command)) return runPeople(store, command, args);
       throw new UsageError(`unknown command "${command}"`);
   }
 }
@@ -189,6 +172,9 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : 'the store refused the write';
     console.error(`nothing stored: ${cause}`);
     return 1;
+  }
+  for (const res of results) {
+    if (res.created) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
   }
   results.forEach((res, i) => {
     console.log(`${specs[i]!.file}: ${res.dagId} ${res.created ? `version ${res.version} stored` : `unchanged (version ${res.version})`}`);

@@ -6,7 +6,6 @@ import { REPO_ROOT } from './cluster';
 export interface ClusterFile {
   databaseUrl: string;
   workerToken: string;
-  operatorToken?: string;
   schedulerUrls: string[];
   consoleUrl?: string;
   pid: number;

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULTS } from '@fenceline/core';
+import { DEFAULTS, parseUserName } from '@fenceline/core';
+import { hashPassword, verifyPassword } from '@fenceline/db/people';
 import { openStore, startEmbeddedPostgres, type SqlStore } from '@fenceline/db';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -70,17 +71,20 @@ async function main(): Promise<void> {
     const secrets = await readSecrets();
     const token = (): string => randomBytes(24).toString('base64url');
     const workerToken = process.env.FENCELINE_WORKER_TOKEN ?? secrets.workerToken ?? token();
-    const operatorToken = process.env.FENCELINE_OPERATOR_TOKEN ?? secrets.operatorToken ?? token();
-    const viewerToken = process.env.FENCELINE_VIEWER_TOKEN ?? secrets.viewerToken ?? token();
-    await writeSecrets({ ...secrets, workerToken, operatorToken, viewerToken });
+    // The shared console tokens of earlier versions sign nobody in any more.
+    const { operatorToken: _operator, viewerToken: _viewer, ...kept } = secrets;
+    const adminPassword = kept.adminPassword ?? token();
+    await writeSecrets({ ...kept, workerToken, adminPassword });
 
     // Migrate once here so the child processes start against a ready schema.
     const store = await openStore({ databaseUrl, applicationName: 'fenceline-start', max: 2 });
     let seeded: string;
     let shardCount: number;
+    let signIn: string;
     try {
       ({ shardCount } = await store.initCluster(Number(process.env.FENCELINE_SHARDS ?? DEFAULTS.shardCount)));
       seeded = await seedExamples(store, shardCount, options.seedExamples);
+      signIn = await ensureFirstAdmin(store, adminPassword);
     } finally {
       await store.close();
     }
@@ -99,22 +103,21 @@ async function main(): Promise<void> {
       env: { FENCELINE_SHARDS: String(shardCount) },
     });
     await cluster.start();
-    const consoleUrl = consolePort === null ? null : await startConsole(cluster, consolePort, operatorToken, viewerToken, shardCount);
-    await writeClusterFile({ databaseUrl, workerToken, operatorToken, schedulerUrls: cluster.schedulerUrls(), consoleUrl: consoleUrl ?? undefined, pid: process.pid });
+    const consoleUrl = consolePort === null ? null : await startConsole(cluster, consolePort, shardCount);
+    await writeClusterFile({ databaseUrl, workerToken, schedulerUrls: cluster.schedulerUrls(), consoleUrl: consoleUrl ?? undefined, pid: process.pid });
     updateStartLock({ clusterPid: process.pid, consoleUrl: consoleUrl ?? undefined });
 
     const banner = [
       '',
       'fenceline is running',
       `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
-      `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   sign in with the operator token (or the viewer token, read-only)`,
+      `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   ${signIn}`,
       `  schedulers:  ${cluster.schedulerUrls().join('  ')}  (health: /health, metrics: /metrics)`,
       `  workers:     ${cluster.opts.workers} x ${4} slots`,
       `  DAGs:        ${seeded}`,
       `  logs:        ${logDir}/<process>.log  (here: warnings, errors and stop messages only)`,
       `  worker token:   ${workerToken}`,
-      `  operator token: ${operatorToken}`,
-      `  viewer token:   ${viewerToken}`,
+      "  users: npm run fenceline -- user create --name NAME --role admin|operator|viewer   (or the console's Users page)",
       '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
       `  stop: Ctrl-C (workers get ${Math.round(graceMs / 1000)} s to finish their jobs; longer ones are handed back)`,
       '',
@@ -183,10 +186,28 @@ async function checkPortsFree(wanted: { port: number; what: string; setting: str
 class StartRefusal extends Error {}
 
 /**
+ * A store with no user gets a first admin, `admin`, whose password is kept in
+ * .data/secrets.json (mode 0600). Returns the banner's line on how to sign in: the
+ * password while it is still that admin's, else only where to find users.
+ */
+async function ensureFirstAdmin(store: SqlStore, password: string): Promise<string> {
+  const name = parseUserName('admin');
+  if ((await store.listUsers()).length === 0) {
+    await store.createUser({ name, role: 'admin', passwordHash: await hashPassword(password) });
+    await store.appendAudit({ actorKind: 'system', actor: 'npm start', action: 'user.created', target: name, details: { role: 'admin', firstAdmin: true }, source: 'cli' });
+  }
+  const admin = await store.userCredentials({ name });
+  if (admin && !admin.disabled && (await verifyPassword(password, admin.passwordHash))) {
+    return `sign in as admin, password ${password}  (kept in ${join(DATA_DIR, 'secrets.json')})`;
+  }
+  return 'sign in with your user name and password (npm run fenceline -- user list)';
+}
+
+/**
  * Builds the console on first start (or when FENCELINE_REBUILD_CONSOLE=1), then starts it
  * and waits until its sign-in page answers. Returns its URL.
  */
-async function startConsole(cluster: Cluster, port: number, operatorToken: string, viewerToken: string, shardCount: number): Promise<string> {
+async function startConsole(cluster: Cluster, port: number, shardCount: number): Promise<string> {
   const webDir = join(REPO_ROOT, 'apps', 'web');
   if (!existsSync(join(webDir, '.next', 'BUILD_ID')) || process.env.FENCELINE_REBUILD_CONSOLE === '1') {
     console.log('building the console (first start only; about a minute)...');
@@ -198,8 +219,6 @@ async function startConsole(cluster: Cluster, port: number, operatorToken: strin
     if (built.status !== 0) throw new Error('the console failed to build (see above); start without it with FENCELINE_CONSOLE=0');
   }
   cluster.startConsole(port, {
-    FENCELINE_OPERATOR_TOKEN: operatorToken,
-    FENCELINE_VIEWER_TOKEN: viewerToken,
     FENCELINE_SHARDS: String(shardCount),
     FENCELINE_CAP_PERCENT: process.env.FENCELINE_CAP_PERCENT ?? '30',
   });

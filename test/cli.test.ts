@@ -119,6 +119,12 @@ describe('fenceline apply', () => {
     const again = await cli('apply', 'one.json', 'two.yaml');
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('one.json: cli-one unchanged (version 1)');
+    // Each stored version is in the audit log once, as the CLI's; the unchanged apply added none.
+    const applied = await store.listAudit({ action: 'dag.applied' });
+    expect(applied.filter((e) => e.dagId === 'cli-one' || e.dagId === 'cli-two').map((e) => [e.dagId, e.actorKind, e.source, e.details])).toEqual([
+      ['cli-two', 'cli', 'cli', { version: 1 }],
+      ['cli-one', 'cli', 'cli', { version: 1 }],
+    ]);
   });
 
   it('names a missing file and stores nothing', async () => {

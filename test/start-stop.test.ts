@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceli
 import type { ClusterFile } from '../scripts/cluster-file';
 import { ADMIN_URL, eventually } from './support/cluster-fixture';
 import { exitWithin, freePortBase, launch, processLogs, type Launch } from './support/launcher';
-import { parseDagId } from '@fenceline/core';
+import { parseDagId, parseUserName } from '@fenceline/core';
+import { verifyPassword } from '@fenceline/db/people';
 
 /**
  * `npm start`, a second `npm start` in the same folder, a restart, and a Ctrl-C as a
@@ -50,13 +51,18 @@ describe('npm start', () => {
       await running(first);
       const banner = first.output();
       const secrets = JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
-      expect(secrets.viewerToken).toMatch(/^[\w-]{32}$/);
-      expect(banner).toContain(`viewer token:   ${secrets.viewerToken}`);
-      expect(banner).toContain(`operator token: ${secrets.operatorToken}`);
+      // A first admin, whose password is kept only in the owner-only secrets file and printed.
+      expect(secrets.adminPassword).toMatch(/^[\w-]{32}$/);
+      expect((await stat(join(dataDir, 'secrets.json'))).mode & 0o777).toBe(0o600);
+      expect(banner).toContain(`sign in as admin, password ${secrets.adminPassword}`);
+      expect(secrets).not.toHaveProperty('operatorToken');
       expect(banner).toContain(join(dataDir, 'logs'));
       expect(banner).toMatch(/examples applied: .*wide-fanout@1/);
       const store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });
       stores.push(store);
+      const admin = await store.userCredentials({ name: parseUserName('admin') });
+      expect(admin?.role).toBe('admin');
+      expect(await verifyPassword(secrets.adminPassword!, admin!.passwordHash)).toBe(true);
 
       // A second start in the same folder: one line naming the first, exit 1, at once, and
       // nothing changed (the cluster file, the DAGs, the first cluster's processes).
@@ -116,6 +122,9 @@ describe('npm start', () => {
       try {
         await running(restart);
         expect(restart.output()).toContain('examples not applied');
+        // The same first admin, not a second one, and the same password from the secrets file.
+        expect(restart.output()).toContain(`sign in as admin, password ${secrets.adminPassword}`);
+        expect((await store.listUsers()).map((u) => u.name)).toEqual(['admin']);
         expect((await store.getDag(parseDagId('wide-fanout'))).version).toBe(2);
         restart.interrupt();
         expect(await exitWithin(restart, 60_000)).toBe(0);

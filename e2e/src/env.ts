@@ -3,7 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { parseUserName } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { hashPassword } from '@fenceline/db/people';
 import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../scripts/cluster';
 import { chromiumPath, missingChromium } from './chromium';
 import { freePort, freePortRun } from './ports';
@@ -11,8 +13,14 @@ import { freePort, freePortRun } from './ports';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = join(REPO_ROOT, 'e2e', 'artifacts');
 
-export const OPERATOR_TOKEN = 'e2e-operator-token-0123456789abcdef';
-export const VIEWER_TOKEN = 'e2e-viewer-token-0123456789abcdef';
+/** Someone who signs in to the console: every harness has one user of each role. */
+export interface E2eUser {
+  name: string;
+  password: string;
+}
+export const ADMIN: E2eUser = { name: 'e2e-admin', password: 'e2e-admin-password-0123' };
+export const OPERATOR: E2eUser = { name: 'e2e-operator', password: 'e2e-operator-password-0123' };
+export const VIEWER: E2eUser = { name: 'e2e-viewer', password: 'e2e-viewer-password-0123' };
 export const SHARDS = 4;
 export const WORKERS = 3;
 export const SLOTS = 4;
@@ -53,8 +61,6 @@ async function startConsole(databaseUrl: string): Promise<{ proc: ChildProcess; 
       ...process.env,
       ...CLUSTER_ENV,
       DATABASE_URL: databaseUrl,
-      FENCELINE_OPERATOR_TOKEN: OPERATOR_TOKEN,
-      FENCELINE_VIEWER_TOKEN: VIEWER_TOKEN,
       NEXT_TELEMETRY_DISABLED: '1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -111,6 +117,13 @@ export async function startHarness(): Promise<Harness> {
     const store = await openStore({ databaseUrl, applicationName: 'fenceline-e2e', max: 4 });
     started.push(() => store.close());
     await store.initCluster(SHARDS);
+    for (const [user, role] of [
+      [ADMIN, 'admin'],
+      [OPERATOR, 'operator'],
+      [VIEWER, 'viewer'],
+    ] as const) {
+      await store.createUser({ name: parseUserName(user.name), role, passwordHash: await hashPassword(user.password) });
+    }
 
     const cluster = new Cluster({
       databaseUrl,
@@ -141,13 +154,19 @@ export async function startHarness(): Promise<Harness> {
   }
 }
 
-/** A signed-in page at a laptop-sized viewport. */
-export async function signedInPage(h: Harness, token = OPERATOR_TOKEN, viewport = { width: 1440, height: 900 }): Promise<Page> {
+/** Fills in and sends the sign-in form of a page already on /signin. */
+export async function fillSignIn(page: Page, user: E2eUser): Promise<void> {
+  await page.getByTestId('signin-name').fill(user.name);
+  await page.getByTestId('signin-password').fill(user.password);
+  await page.getByTestId('signin-submit').click();
+}
+
+/** A page signed in as `user` (the operator unless told), at a laptop-sized viewport. */
+export async function signedInPage(h: Harness, user: E2eUser = OPERATOR, viewport = { width: 1440, height: 900 }): Promise<Page> {
   const context = await h.browser.newContext({ viewport, colorScheme: 'dark' });
   const page = await context.newPage();
   await page.goto(`${h.consoleUrl}/signin`);
-  await page.getByTestId('signin-token').fill(token);
-  await page.getByTestId('signin-submit').click();
+  await fillSignIn(page, user);
   await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
   return page;
 }

@@ -1,24 +1,24 @@
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
+import type { Role } from '@fenceline/core';
 
-// The console reads its tokens from the environment once; these are this test's own.
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.FENCELINE_OPERATOR_TOKEN = 'operator-token-for-access-tests';
-process.env.FENCELINE_VIEWER_TOKEN = 'viewer-token-for-access-tests';
-const WORKER_TOKEN = 'worker-token-for-access-tests';
 import { appRouter } from '../src/server/routers/app';
 import type { Context } from '../src/server/trpc';
+import { contextAs } from './support/contexts';
 
 /** Sign-in itself is the one door open to everybody. */
 const OPEN = new Set(['auth.signIn', 'auth.signOut', 'auth.whoami']);
+/** What any signed-in user may change: their own API tokens. */
+const OWN = new Set(['tokens.create', 'tokens.revoke']);
+/** What only an admin may do. */
+const ADMIN = new Set(['users.list', 'users.create', 'users.setRole', 'users.setDisabled', 'users.revokeSessions']);
 
 function call(ctx: Context, path: string, input?: unknown): Promise<unknown> {
   const caller = appRouter.createCaller(ctx) as unknown as Record<string, Record<string, (input?: unknown) => Promise<unknown>>>;
   const [ns, name] = path.split('.') as [string, string];
   return caller[ns]![name]!(input);
 }
-
-const anonymous = (): Context => ({ role: null, resHeaders: new Headers(), secure: false });
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -32,21 +32,31 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 const procedures = Object.entries(appRouter._def.procedures as Record<string, { _def: { type: string; inputs: unknown[] } }>);
 
 describe('console access control', () => {
-  it('has procedures to check', () => {
-    expect(procedures.length).toBeGreaterThan(10);
+  it('has procedures to check, and every admin one is in the router', () => {
+    expect(procedures.length).toBeGreaterThan(15);
+    const paths = new Set(procedures.map(([path]) => path));
+    for (const path of [...ADMIN, ...OWN]) expect(paths.has(path), path).toBe(true);
   });
 
   it('refuses every procedure but sign-in to a caller without a session', async () => {
     for (const [path] of procedures) {
       if (OPEN.has(path)) continue;
-      expect(await codeOf(call({ role: null, resHeaders: new Headers(), secure: false }, path)), path).toBe('UNAUTHORIZED');
+      expect(await codeOf(call(contextAs(null), path)), path).toBe('UNAUTHORIZED');
     }
   });
 
-  it('refuses every mutation but sign-in and sign-out to a viewer', async () => {
+  it('refuses every mutation but sign-in, sign-out and own tokens to a viewer', async () => {
     for (const [path, proc] of procedures) {
-      if (OPEN.has(path) || proc._def.type !== 'mutation') continue;
-      expect(await codeOf(call({ role: 'viewer', resHeaders: new Headers(), secure: false }, path)), path).toBe('FORBIDDEN');
+      if (OPEN.has(path) || OWN.has(path) || proc._def.type !== 'mutation') continue;
+      expect(await codeOf(call(contextAs('viewer'), path)), path).toBe('FORBIDDEN');
+    }
+  });
+
+  it('refuses every admin procedure to an operator and a viewer', async () => {
+    for (const role of ['viewer', 'operator'] as Role[]) {
+      for (const path of ADMIN) expect(await codeOf(call(contextAs(role), path, {})), `${role} ${path}`).toBe('FORBIDDEN');
+      // Everyone's tokens are an admin's to list.
+      expect(await codeOf(call(contextAs(role), 'tokens.list', { all: true })), role).toBe('FORBIDDEN');
     }
   });
 
@@ -55,19 +65,15 @@ describe('console access control', () => {
     for (const [path, proc] of procedures) {
       if (proc._def.inputs.length === 0) continue;
       checked++;
-      // An operator session, so only the input can be the reason for the refusal.
-      expect(await codeOf(call({ role: 'operator', resHeaders: new Headers(), secure: false }, path, 'not an object at all')), path).toBe('BAD_REQUEST');
+      // An admin session, so only the input can be the reason for the refusal.
+      expect(await codeOf(call(contextAs('admin'), path, 'not an object at all')), path).toBe('BAD_REQUEST');
     }
-    expect(checked).toBeGreaterThan(5);
+    expect(checked).toBeGreaterThan(10);
   });
 
-  it('does not let a worker token sign in to the console', async () => {
-    expect(await codeOf(call(anonymous(), 'auth.signIn', { token: WORKER_TOKEN }))).toBe('UNAUTHORIZED');
-    const ctx = anonymous();
-    expect(await call(ctx, 'auth.signIn', { token: 'viewer-token-for-access-tests' })).toEqual({ role: 'viewer' });
-    const cookie = ctx.resHeaders.get('set-cookie') ?? '';
-    expect(cookie).toMatch(/HttpOnly/i);
-    expect(cookie).toMatch(/SameSite=Strict/i);
-    expect(cookie).not.toContain('viewer-token-for-access-tests');
+  it('does not let an API token mint another token, nor anyone a token above their role', async () => {
+    const viaToken = contextAs('admin', { tokenId: '7' });
+    expect(await codeOf(call(viaToken, 'tokens.create', { name: 'ci', role: 'viewer' }))).toBe('FORBIDDEN');
+    expect(await codeOf(call(contextAs('operator'), 'tokens.create', { name: 'ci', role: 'admin' }))).toBe('FORBIDDEN');
   });
 });

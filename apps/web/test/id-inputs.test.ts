@@ -8,12 +8,11 @@ import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceli
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = `fenceline_test_${randomBytes(6).toString('hex')}`;
 process.env.DATABASE_URL = await createDatabase(ADMIN_URL, DB_NAME);
-process.env.FENCELINE_OPERATOR_TOKEN = 'operator-token-for-id-input-tests';
-process.env.FENCELINE_VIEWER_TOKEN = 'viewer-token-for-id-input-tests';
 const { appRouter } = await import('../src/server/routers/app');
 const { consoleStore } = await import('../src/server/store');
+const { contextAs } = await import('./support/contexts');
 
-const caller = appRouter.createCaller({ role: 'operator', resHeaders: new Headers(), secure: false });
+const caller = appRouter.createCaller(contextAs('operator'));
 const OUT_OF_RANGE = `must be a numeric id from 1 to ${MAX_SEQUENCE_ID}`;
 
 /** The tRPC code of a refusal and what it says: the zod issues as "path: message", or the message. */

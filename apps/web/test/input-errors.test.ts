@@ -1,18 +1,34 @@
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { hashPassword } from '@fenceline/db/people';
+import type { UserName } from '@fenceline/core';
 
-// The console reads its tokens from the environment once; these are this test's own.
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.FENCELINE_OPERATOR_TOKEN = 'operator-token-for-input-error-tests';
-process.env.FENCELINE_VIEWER_TOKEN = 'viewer-token-for-input-error-tests';
-import { GET } from '../src/app/api/trpc/[trpc]/route';
-import { appRouter } from '../src/server/routers/app';
+// A database of this file's own, named before the console reads its settings (once).
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB_NAME = `fenceline_test_${randomBytes(6).toString('hex')}`;
+process.env.DATABASE_URL = await createDatabase(ADMIN_URL, DB_NAME);
+const { GET } = await import('../src/app/api/trpc/[trpc]/route');
+const { appRouter } = await import('../src/server/routers/app');
+const { consoleStore } = await import('../src/server/store');
+const { contextAs } = await import('./support/contexts');
+
+const PASSWORD = 'a password for input error tests';
 
 /** A signed-in session cookie, from the sign-in procedure itself. */
 async function sessionCookie(): Promise<string> {
-  const resHeaders = new Headers();
-  await appRouter.createCaller({ role: null, resHeaders, secure: false }).auth.signIn({ token: 'operator-token-for-input-error-tests' });
-  return (resHeaders.get('set-cookie') ?? '').split(';')[0]!;
+  const store = await openStore({ databaseUrl: process.env.DATABASE_URL!, max: 1 });
+  await store.createUser({ name: 'input-errors' as UserName, role: 'operator', passwordHash: await hashPassword(PASSWORD) });
+  await store.close();
+  const ctx = contextAs(null);
+  await appRouter.createCaller(ctx).auth.signIn({ name: 'input-errors', password: PASSWORD });
+  return (ctx.resHeaders.get('set-cookie') ?? '').split(';')[0]!;
 }
+
+afterAll(async () => {
+  await (await consoleStore()).close();
+  await dropDatabase(ADMIN_URL, DB_NAME);
+});
 
 describe('console: refused input', () => {
   it('is answered as "field: problem", not as the schema issues in JSON', async () => {

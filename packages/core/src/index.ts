@@ -2,6 +2,7 @@ export * from './assert';
 export * from './errors';
 export * from './unavailable';
 export * from './ids';
+export * from './people-ids';
 export * from './clock';
 export * from './heap';
 export * from './limits';

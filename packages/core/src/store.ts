@@ -2,6 +2,7 @@ import type { DeposedLeaderError } from './errors';
 import type { DagId, JobId, RunId, WorkerId } from './ids';
 import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { DagSpecInput } from './spec';
+import type { AuditStore, PeopleStore } from './people-store';
 import type {
   LeaderToken,
   LeaseRef,
@@ -31,6 +32,8 @@ import type {
 } from './store-types';
 
 export type * from './store-types';
+export * from './people-store';
+export * from './audit-entry';
 
 /**
  * The store contract. The SQL store (packages/db) and the simulator's in-memory store
@@ -237,7 +240,7 @@ export interface NoticeStore {
  * simulator's world) and the contract suite. Each consumer is typed with the roles it
  * uses: a ShardLeader with LeaderStore, a SchedulerNode with NodeStore, and so on.
  */
-export interface Store extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore {
+export interface Store extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, PeopleStore, AuditStore {
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@ import Link from 'next/link';
 import { usePathname, useRouter } from 'next/navigation';
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import { useTRPC } from '@/client/trpc';
-import type { Role } from '@/server/session';
+import { roleAtLeast, type Role } from '@fenceline/core';
 import { ZoneSwitch } from './zone-switch';
 
 const NAV = [
@@ -16,7 +16,12 @@ const NAV = [
   { href: '/fair-share', label: 'Fair share', icon: '◔' },
   { href: '/workers', label: 'Workers', icon: '▤' },
   { href: '/simulator', label: 'Simulator', icon: '⚗' },
+  { href: '/audit', label: 'Audit', icon: '☰' },
+  { href: '/tokens', label: 'Tokens', icon: '⚷' },
 ];
+
+/** Pages only an admin is shown (the server refuses their procedures to anyone else). */
+const ADMIN_NAV = [{ href: '/users', label: 'Users', icon: '☺' }];
 
 const RoleContext = createContext<Role>('viewer');
 
@@ -25,7 +30,12 @@ export function useRole(): Role {
   return useContext(RoleContext);
 }
 
-export function Shell({ role, children }: { role: Role; children: ReactNode }) {
+/** Whether the role may edit, trigger and pause (an operator or an admin). */
+export function canOperate(role: Role): boolean {
+  return roleAtLeast(role, 'operator');
+}
+
+export function Shell({ role, name, children }: { role: Role; name: string; children: ReactNode }) {
   const pathname = usePathname();
   const router = useRouter();
   const trpc = useTRPC();
@@ -72,7 +82,7 @@ export function Shell({ role, children }: { role: Role; children: ReactNode }) {
             <span>fenceline</span>
           </Link>
           <ul>
-            {NAV.map((item) => {
+            {(role === 'admin' ? [...NAV, ...ADMIN_NAV] : NAV).map((item) => {
               const active = item.href === '/' ? pathname === '/' : pathname.startsWith(item.href);
               return (
                 <li key={item.href}>
@@ -96,10 +106,13 @@ export function Shell({ role, children }: { role: Role; children: ReactNode }) {
           <div className="sidebar-foot">
             <ZoneSwitch />
             <div className="sidebar-account">
+              <span className="muted" data-testid="user-name">
+                {name}
+              </span>
               <span className={`role role-${role}`} data-testid="role">
                 {role}
               </span>
-              <button className="link" onClick={() => signOut.mutate()}>
+              <button className="link" data-testid="sign-out" onClick={() => signOut.mutate()}>
                 Sign out
               </button>
             </div>

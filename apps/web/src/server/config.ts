@@ -3,8 +3,8 @@ import { DEFAULTS } from '@fenceline/core';
 /** The console's settings, read from the environment once per process (see README.md). */
 export interface ConsoleConfig {
   databaseUrl: string;
-  operatorToken: string | null;
-  viewerToken: string | null;
+  /** How long a console session lasts from sign-in (FENCELINE_SESSION_HOURS). */
+  sessionTtlMs: number;
   /** The cluster's fair-share cap as a fraction, for the arithmetic the console shows. */
   capFraction: number;
   /** Shard count for new DAGs when the cluster has not recorded one yet. */
@@ -33,8 +33,7 @@ export function consoleConfig(): ConsoleConfig {
   if (capPercent > 100) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got ${capPercent}`);
   cached = {
     databaseUrl,
-    operatorToken: process.env.FENCELINE_OPERATOR_TOKEN || null,
-    viewerToken: process.env.FENCELINE_VIEWER_TOKEN || null,
+    sessionTtlMs: numberFrom('FENCELINE_SESSION_HOURS', 12) * 3600_000,
     capFraction: capPercent / 100,
     shardCount: numberFrom('FENCELINE_SHARDS', DEFAULTS.shardCount),
     workerLiveWindowMs: numberFrom('FENCELINE_WORKER_LIVE_WINDOW_MS', 60_000),

@@ -1,69 +1,75 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { consoleConfig } from './config';
-
-export type Role = 'operator' | 'viewer';
+import type { Principal } from '@fenceline/core';
+import { secretHash } from '@fenceline/db/people';
+import { consoleStore } from './store';
 
 export const SESSION_COOKIE = 'fenceline_session';
-
-/**
- * Sessions are stateless: the cookie holds the role and an HMAC keyed by that role's token,
- * never the token itself. A session survives a console restart, and changing a token ends
- * every session made with the old one.
- */
-function sessionMac(role: Role, token: string): string {
-  return createHmac('sha256', token).update(`fenceline-console-session:v1:${role}`).digest('base64url');
-}
-
-function tokenOf(role: Role): string | null {
-  const config = consoleConfig();
-  return role === 'operator' ? config.operatorToken : config.viewerToken;
-}
-
-/** Compares in constant time for equal lengths; unequal lengths are refused without comparing bytes. */
-function safeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
-/** Which role a presented token grants, checked against every configured token. */
-export function roleForToken(presented: string): Role | null {
-  let found: Role | null = null;
-  // Both comparisons always run, so the time taken does not tell which token was close.
-  for (const role of ['operator', 'viewer'] as const) {
-    const token = tokenOf(role);
-    if (token !== null && safeEqual(presented, token) && found === null) found = role;
-  }
-  return found;
-}
-
-export function sessionValue(role: Role): string {
-  const token = tokenOf(role);
-  if (token === null) throw new Error(`no ${role} token is configured`);
-  return `${role}.${sessionMac(role, token)}`;
-}
-
-export function roleForSession(value: string | undefined | null): Role | null {
-  if (!value) return null;
-  const dot = value.indexOf('.');
-  const role = value.slice(0, dot);
-  if (role !== 'operator' && role !== 'viewer') return null;
-  const token = tokenOf(role);
-  if (token === null) return null;
-  return safeEqual(value, `${role}.${sessionMac(role, token)}`) ? role : null;
-}
 
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      // A cookie that is not valid percent-encoding names no session.
+      return undefined;
+    }
   }
   return undefined;
 }
 
-/** HttpOnly and SameSite=Strict: scripts cannot read it and no other site can send it. */
-export function sessionCookie(value: string, secure: boolean, maxAgeS = 7 * 24 * 3600): string {
+/**
+ * HttpOnly and SameSite=Strict: scripts cannot read it and no other site can send it.
+ * Secure whenever the console is reached over https, so the browser never sends it in clear.
+ */
+export function sessionCookie(value: string, secure: boolean, maxAgeS: number): string {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * Whether the request reached the console over https: its own URL says so, or the proxy in
+ * front of it does (`x-forwarded-proto`, whose first value is the client's side).
+ */
+export function servedOverHttps(req: { url: string; headers: Headers }): boolean {
+  if (new URL(req.url).protocol === 'https:') return true;
+  const forwarded = req.headers.get('x-forwarded-proto');
+  return forwarded !== null && forwarded.split(',')[0]!.trim().toLowerCase() === 'https';
+}
+
+/** The session secret a request carries, if any. */
+export function sessionSecret(headers: Headers): string | null {
+  const value = readCookie(headers.get('cookie'), SESSION_COOKIE);
+  // A secret is what newSecret makes; anything else is not looked up at all.
+  return value && /^fls_[A-Za-z0-9_-]{43}$/.test(value) ? value : null;
+}
+
+/** The API token a request carries as `Authorization: Bearer`, if any. */
+export function bearerToken(headers: Headers): string | null {
+  const header = headers.get('authorization');
+  const match = header ? /^Bearer\s+(flt_[A-Za-z0-9_-]{43})\s*$/.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
+/**
+ * Who a request speaks for: the API token in its Authorization header when it has one,
+ * else its session cookie. Both are looked up by the hash of the secret, so a revoked,
+ * expired or signed-out credential is refused on its next request.
+ */
+export async function principalOf(headers: Headers): Promise<{ principal: Principal | null; sessionHash: string | null }> {
+  const token = bearerToken(headers);
+  if (token !== null) return { principal: await (await consoleStore()).apiTokenPrincipal({ secretHash: secretHash(token) }), sessionHash: null };
+  // A request with no credential costs no store round trip.
+  const secret = sessionSecret(headers);
+  if (secret === null) return { principal: null, sessionHash: null };
+  const hash = secretHash(secret);
+  return { principal: await (await consoleStore()).sessionPrincipal({ secretHash: hash }), sessionHash: hash };
+}
+
+/** The client's address as the console sees it: the first x-forwarded-for entry (`next start` fills it from the socket). */
+export function clientAddress(headers: Headers): string {
+  const forwarded = headers.get('x-forwarded-for');
+  const first = forwarded?.split(',')[0]?.trim();
+  return first && first.length <= 100 ? first : 'unknown';
 }

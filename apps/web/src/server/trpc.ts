@@ -1,22 +1,12 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
-import { isFencelineError, type FencelineError } from '@fenceline/core';
+import { isFencelineError, roleAtLeast, type FencelineError } from '@fenceline/core';
 import { consoleConfig } from './config';
-import { readCookie, roleForSession, SESSION_COOKIE, type Role } from './session';
+import { buildContext, type Context } from './context';
 import { consoleStore, type ConsoleStore } from './store';
 
-export interface Context {
-  role: Role | null;
-  /** Response headers of this request, so sign-in can set its cookie. */
-  resHeaders: Headers;
-  secure: boolean;
-}
-
-export function createContext(opts: { req: Request; resHeaders: Headers }): Context {
-  const role = roleForSession(readCookie(opts.req.headers.get('cookie'), SESSION_COOKIE));
-  const secure = new URL(opts.req.url).protocol === 'https:' || opts.req.headers.get('x-forwarded-proto') === 'https';
-  return { role, resHeaders: opts.resHeaders, secure };
-}
+export type { Context } from './context';
+export const createContext = buildContext;
 
 /** The wire form of a typed refusal, so the console shows the store's code and message as they are. */
 export interface FencelineErrorData {
@@ -39,6 +29,8 @@ const t = initTRPC.context<Context>().create({
  * is the issues' JSON, which the console would show as it is.
  */
 function inputProblems(cause: unknown): string | null {
+  // A refused DAG's issues have paths of their own (text, not zod's arrays) and its message already lists them.
+  if (isFencelineError(cause)) return null;
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return null;
   return issues
@@ -50,16 +42,22 @@ export const router = t.router;
 export const publicProcedure = t.procedure;
 
 /**
- * Every procedure but sign-in goes through one of these two: a viewer may read, an operator
- * may also edit, trigger and pause. The refusal names the role that is missing.
+ * Every procedure but sign-in goes through one of these three: a viewer may read, an
+ * operator may also edit, trigger and pause, an admin may also manage users, everyone's
+ * tokens and sessions. The refusal names the role that is missing.
  */
 export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
-  if (ctx.role === null) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'UNAUTHORIZED: sign in with an operator or viewer token' });
-  return next({ ctx: { ...ctx, role: ctx.role } });
+  if (ctx.role === null || ctx.principal === null) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'UNAUTHORIZED: sign in, or send an API token as Authorization: Bearer' });
+  return next({ ctx: { ...ctx, role: ctx.role, principal: ctx.principal } });
 });
 
 export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
-  if (ctx.role !== 'operator') throw new TRPCError({ code: 'FORBIDDEN', message: 'FORBIDDEN: this needs the operator role; you are signed in as a viewer' });
+  if (!roleAtLeast(ctx.role, 'operator')) throw new TRPCError({ code: 'FORBIDDEN', message: `FORBIDDEN: this needs the operator role; you are signed in as ${ctx.role}` });
+  return next({ ctx });
+});
+
+export const adminProcedure = viewerProcedure.use(({ ctx, next }) => {
+  if (!roleAtLeast(ctx.role, 'admin')) throw new TRPCError({ code: 'FORBIDDEN', message: `FORBIDDEN: this needs the admin role; you are signed in as ${ctx.role}` });
   return next({ ctx });
 });
 

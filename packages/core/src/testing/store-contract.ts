@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
 import { ContractContext } from './store-contract/context';
+import { auditLogContract } from './store-contract/audit-log';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
+import { peopleContract } from './store-contract/people';
 import { runsContract } from './store-contract/runs';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
@@ -31,7 +33,8 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol).
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol),
+ * people (users, sessions, API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
@@ -52,5 +55,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     dagsContract(c);
     triggersContract(c);
     workersAndEventsContract(c);
+    peopleContract(c);
+    auditLogContract(c);
   });
 }

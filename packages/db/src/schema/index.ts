@@ -5,8 +5,10 @@ import { results } from './results';
 import { workers } from './workers';
 import { events } from './events';
 import { storeLineage } from './lineage';
+import { apiTokens, sessions, users } from './people';
+import { auditLog } from './audit';
 
-export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events, storeLineage };
+export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events, storeLineage, users, sessions, apiTokens, auditLog };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
-export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events, storeLineage };
+export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events, storeLineage, users, sessions, apiTokens, auditLog };

@@ -39,6 +39,17 @@ import type {
   WorkerId,
   WorkerRow,
   WriteOutcome,
+  ApiTokenId,
+  ApiTokenRow,
+  AuditQuery,
+  AuditRow,
+  NewAuditEntry,
+  Principal,
+  Role,
+  UserCredentials,
+  UserId,
+  UserName,
+  UserRow,
 } from '@fenceline/core';
 import type { Db } from './db';
 import * as dags from './dags';
@@ -52,6 +63,8 @@ import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
 import * as workers from './workers';
+import * as people from './people';
+import * as auditLog from './audit-log';
 import { mapUnavailableErrors } from './unavailable';
 
 /**
@@ -217,6 +230,58 @@ export class SqlStore implements Store {
   }
   subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>> {
     return notices.subscribe(this.db, listener);
+  }
+
+  // ---- PeopleStore -------------------------------------------------------------------------
+  createUser(input: { name: UserName; role: Role; passwordHash: string }): Promise<UserRow> {
+    return people.createUser(this.db, input);
+  }
+  userCredentials(input: { name: UserName }): Promise<UserCredentials | null> {
+    return people.userCredentials(this.db, input);
+  }
+  getUser(input: { userId: UserId }): Promise<UserRow> {
+    return people.getUser(this.db, input);
+  }
+  listUsers(): Promise<UserRow[]> {
+    return people.listUsers(this.db);
+  }
+  updateUser(input: { userId: UserId; role?: Role; disabled?: boolean }): Promise<UserRow> {
+    return people.updateUser(this.db, input);
+  }
+  setPassword(input: { userId: UserId; passwordHash: string }): Promise<UserRow> {
+    return people.setPassword(this.db, input);
+  }
+  createSession(input: { secretHash: string; userId: UserId; ttlMs: number }): Promise<{ expiresAt: Date }> {
+    return people.createSession(this.db, input);
+  }
+  sessionPrincipal(input: { secretHash: string }): Promise<Principal | null> {
+    return people.sessionPrincipal(this.db, input);
+  }
+  deleteSession(input: { secretHash: string }): Promise<void> {
+    return people.deleteSession(this.db, input);
+  }
+  revokeSessions(input: { userId: UserId }): Promise<{ revoked: number }> {
+    return people.revokeSessions(this.db, input);
+  }
+  createApiToken(input: { userId: UserId; name: string; role: Role; secretHash: string; ttlMs: number }): Promise<ApiTokenRow> {
+    return people.createApiToken(this.db, input);
+  }
+  apiTokenPrincipal(input: { secretHash: string }): Promise<Principal | null> {
+    return people.apiTokenPrincipal(this.db, input);
+  }
+  listApiTokens(input: { userId?: UserId }): Promise<ApiTokenRow[]> {
+    return people.listApiTokens(this.db, input);
+  }
+  revokeApiToken(input: { tokenId: ApiTokenId }): Promise<ApiTokenRow> {
+    return people.revokeApiToken(this.db, input);
+  }
+
+  // ---- AuditStore --------------------------------------------------------------------------
+  appendAudit(entry: NewAuditEntry): Promise<AuditRow> {
+    return auditLog.appendAudit(this.db, entry);
+  }
+  listAudit(query: AuditQuery): Promise<AuditRow[]> {
+    return auditLog.listAudit(this.db, query);
   }
 
   async close(): Promise<void> {

@@ -39,12 +39,25 @@ import type {
   WorkerId,
   WorkerRow,
   WriteOutcome,
+  ApiTokenId,
+  ApiTokenRow,
+  AuditQuery,
+  AuditRow,
+  NewAuditEntry,
+  Principal,
+  Role,
+  UserCredentials,
+  UserId,
+  UserName,
+  UserRow,
 } from '@fenceline/core';
+import { MemoryAudit } from './memory-audit';
 import { MemoryCatalogue } from './memory-catalogue';
 import { MemoryCluster } from './memory-cluster';
 import type { EventQuery } from './memory-event-log';
 import { MemoryLeader } from './memory-leader';
 import { MemoryLeases } from './memory-leases';
+import { MemoryPeople } from './memory-people';
 import { MemoryReads } from './memory-reads';
 import { date, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryTables } from './memory-tables';
@@ -91,6 +104,8 @@ export class MemoryStore implements Store {
   private readonly leader: MemoryLeader;
   private readonly leases: MemoryLeases;
   private readonly workerWrites: MemoryWorkerWrites;
+  private readonly people: MemoryPeople;
+  private readonly audit: MemoryAudit;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -112,6 +127,8 @@ export class MemoryStore implements Store {
     this.leader = new MemoryLeader(this.tables);
     this.leases = new MemoryLeases(this.tables);
     this.workerWrites = new MemoryWorkerWrites(this.tables);
+    this.people = new MemoryPeople(options.nowMs);
+    this.audit = new MemoryAudit(options.nowMs);
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -327,6 +344,57 @@ export class MemoryStore implements Store {
     return async () => {
       this.tables.listeners.delete(listener);
     };
+  }
+
+  // ---- PeopleStore (memory-people.ts) and AuditStore (memory-audit.ts) ---------------------
+
+  createUser(input: { name: UserName; role: Role; passwordHash: string }): Promise<UserRow> {
+    return this.people.createUser(input);
+  }
+  userCredentials(input: { name: UserName }): Promise<UserCredentials | null> {
+    return this.people.userCredentials(input);
+  }
+  getUser(input: { userId: UserId }): Promise<UserRow> {
+    return this.people.getUser(input);
+  }
+  listUsers(): Promise<UserRow[]> {
+    return this.people.listUsers();
+  }
+  updateUser(input: { userId: UserId; role?: Role; disabled?: boolean }): Promise<UserRow> {
+    return this.people.updateUser(input);
+  }
+  setPassword(input: { userId: UserId; passwordHash: string }): Promise<UserRow> {
+    return this.people.setPassword(input);
+  }
+  createSession(input: { secretHash: string; userId: UserId; ttlMs: number }): Promise<{ expiresAt: Date }> {
+    return this.people.createSession(input);
+  }
+  sessionPrincipal(input: { secretHash: string }): Promise<Principal | null> {
+    return this.people.sessionPrincipal(input);
+  }
+  deleteSession(input: { secretHash: string }): Promise<void> {
+    return this.people.deleteSession(input);
+  }
+  revokeSessions(input: { userId: UserId }): Promise<{ revoked: number }> {
+    return this.people.revokeSessions(input);
+  }
+  createApiToken(input: { userId: UserId; name: string; role: Role; secretHash: string; ttlMs: number }): Promise<ApiTokenRow> {
+    return this.people.createApiToken(input);
+  }
+  apiTokenPrincipal(input: { secretHash: string }): Promise<Principal | null> {
+    return this.people.apiTokenPrincipal(input);
+  }
+  listApiTokens(input: { userId?: UserId }): Promise<ApiTokenRow[]> {
+    return this.people.listApiTokens(input);
+  }
+  revokeApiToken(input: { tokenId: ApiTokenId }): Promise<ApiTokenRow> {
+    return this.people.revokeApiToken(input);
+  }
+  appendAudit(entry: NewAuditEntry): Promise<AuditRow> {
+    return this.audit.appendAudit(entry);
+  }
+  listAudit(query: AuditQuery): Promise<AuditRow[]> {
+    return this.audit.listAudit(query);
   }
 
   async close(): Promise<void> {

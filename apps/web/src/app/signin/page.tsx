@@ -10,7 +10,8 @@ function SignInForm() {
   const trpc = useTRPC();
   const router = useRouter();
   const params = useSearchParams();
-  const [token, setToken] = useState('');
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
   const signIn = useMutation(
     trpc.auth.signIn.mutationOptions({
       onSuccess: () => {
@@ -26,7 +27,7 @@ function SignInForm() {
       className="card narrow signin"
       onSubmit={(e) => {
         e.preventDefault();
-        signIn.mutate({ token });
+        signIn.mutate({ name, password });
       }}
     >
       <div className="brand big">
@@ -35,14 +36,18 @@ function SignInForm() {
       </div>
       <h1>Sign in to the console</h1>
       <p className="muted">
-        Paste the operator token that <code>npm start</code> printed, or a viewer token for read-only access.
+        Sign in with your user name and password. On a fresh <code>npm start</code>, the first admin&apos;s are printed in its banner.
       </p>
       <label className="field">
-        <span>Token</span>
-        <input data-testid="signin-token" type="password" autoComplete="current-password" autoFocus value={token} onChange={(e) => setToken(e.target.value)} />
+        <span>User name</span>
+        <input data-testid="signin-name" autoComplete="username" autoCapitalize="none" spellCheck={false} autoFocus value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label className="field">
+        <span>Password</span>
+        <input data-testid="signin-password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />
       </label>
       <ErrorBox error={signIn.error} />
-      <button className="primary" data-testid="signin-submit" disabled={signIn.isPending || token === ''}>
+      <button className="primary" data-testid="signin-submit" disabled={signIn.isPending || name === '' || password === ''}>
         {signIn.isPending ? 'Signing in…' : 'Sign in'}
       </button>
     </form>

@@ -1,14 +1,20 @@
 import { router } from '../trpc';
+import { auditRouter } from './audit';
 import { authRouter } from './auth';
 import { clusterRouter } from './cluster';
 import { dagsRouter } from './dags';
 import { runsRouter } from './runs';
+import { tokensRouter } from './tokens';
+import { usersRouter } from './users';
 
 export const appRouter = router({
   auth: authRouter,
   cluster: clusterRouter,
   dags: dagsRouter,
   runs: runsRouter,
+  users: usersRouter,
+  tokens: tokensRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

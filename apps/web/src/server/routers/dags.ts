@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS } from '@fenceline/core';
+import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual } from '@fenceline/core';
 import { dagListPage, liveJobTypes } from '@fenceline/db/console';
-import { clusterShardCount } from '../store';
+import { auditChange } from '../audit';
+import { clusterShardCount, type ConsoleStore } from '../store';
 import { operatorProcedure, router, settings, viewerProcedure, withStore } from '../trpc';
 import { dagIdFromUrl } from '../url-ids';
 
@@ -10,6 +11,29 @@ import { dagIdFromUrl } from '../url-ids';
  * NOT_FOUND, like any id that names no DAG, not as a validation error.
  */
 const dagIdText = z.string().min(1).max(2000);
+
+/**
+ * The audit entry of a stored spec: `dag.reverted` when the new version's spec is an older
+ * version's again, else `dag.saved`. An unchanged spec stores nothing and records nothing.
+ */
+async function auditSaved(store: ConsoleStore, ctx: Parameters<typeof auditChange>[1], saved: { dagId: string; version: number; created: boolean }): Promise<void> {
+  if (!saved.created) return;
+  const id = dagIdFromUrl(saved.dagId);
+  const versions = await store.listDagVersions(id);
+  const current = versions.find((v) => v.version === saved.version);
+  const same = current ? versions.filter((v) => v.version < saved.version && specsEqual(v.spec, current.spec)).pop() : undefined;
+  await auditChange(
+    store,
+    ctx,
+    same
+      ? { action: 'dag.reverted', dagId: id, details: { version: saved.version, sameAs: same.version } }
+      : { action: 'dag.saved', dagId: id, details: { version: saved.version } },
+  );
+}
+
+async function auditPaused(store: ConsoleStore, ctx: Parameters<typeof auditChange>[1], dagId: string, paused: boolean): Promise<void> {
+  await auditChange(store, ctx, { action: paused ? 'dag.paused' : 'dag.resumed', dagId });
+}
 
 export const dagsRouter = router({
   list: viewerProcedure
@@ -41,16 +65,22 @@ export const dagsRouter = router({
    * exists `paused` pauses or resumes it rather than going into a version of its own: the
    * spec is stored with the current version's `paused`, and a toggle alone stores nothing.
    */
-  save: operatorProcedure.input(z.object({ spec: z.unknown() })).mutation(({ input }) =>
+  save: operatorProcedure.input(z.object({ spec: z.unknown() })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const spec = input.spec as Parameters<typeof store.putDag>[0];
       // An id no DAG can have names no current DAG; putDag refuses the spec with its issues.
       const id = typeof spec === 'object' && spec !== null && isDagId(spec.id) ? spec.id : null;
       const current = id === null ? null : await store.getDag(id).catch((err: unknown) => (isFencelineError(err) && err.code === 'NOT_FOUND' ? null : Promise.reject(err)));
-      if (current === null) return { ...(await store.putDag(spec, await clusterShardCount())), paused: null };
+      if (current === null) {
+        const created = await store.putDag(spec, await clusterShardCount());
+        await auditSaved(store, ctx, created);
+        return { ...created, paused: null };
+      }
       const wantPaused = typeof spec.paused === 'boolean' ? spec.paused : current.paused;
       const saved = await store.putDag({ ...spec, paused: current.spec.paused }, await clusterShardCount());
+      await auditSaved(store, ctx, saved);
       const paused = wantPaused === current.paused ? null : (await store.setPaused(current.id, wantPaused)).paused;
+      if (paused !== null) await auditPaused(store, ctx, current.id, paused);
       return { ...saved, paused };
     }),
   ),
@@ -71,18 +101,35 @@ export const dagsRouter = router({
           .optional(),
       }),
     )
-    .mutation(({ input }) => withStore((store) => store.triggerRun(input.id, { requestKey: input.requestKey }))),
+    .mutation(({ input, ctx }) =>
+      withStore(async (store) => {
+        const run = await store.triggerRun(input.id, { requestKey: input.requestKey });
+        await auditChange(store, ctx, { action: 'dag.triggered', dagId: input.id, details: { runId: run.id, ...(input.requestKey ? { requestKey: input.requestKey } : {}) } });
+        return run;
+      }),
+    ),
 
   /** The job types live workers run, for the editor's palette. */
   jobTypes: viewerProcedure.query(() => withStore((store) => liveJobTypes(store.db, settings().liveWindowMs))),
 
-  setPaused: operatorProcedure.input(z.object({ id: dagId, paused: z.boolean() })).mutation(({ input }) => withStore((store) => store.setPaused(input.id, input.paused))),
+  setPaused: operatorProcedure.input(z.object({ id: dagId, paused: z.boolean() })).mutation(({ input, ctx }) =>
+    withStore(async (store) => {
+      const before = await store.getDag(input.id);
+      const dag = await store.setPaused(input.id, input.paused);
+      // Pausing a paused DAG changes nothing, so it records nothing.
+      if (before.paused !== dag.paused) await auditPaused(store, ctx, dag.id, dag.paused);
+      return dag;
+    }),
+  ),
 
   /** Catch-up is part of the spec, so changing it stores a new version like any other edit. */
-  setCatchup: operatorProcedure.input(z.object({ id: dagId, catchup: catchupSchema })).mutation(({ input }) =>
+  setCatchup: operatorProcedure.input(z.object({ id: dagId, catchup: catchupSchema })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const dag = await store.getDag(input.id);
-      return store.putDag({ ...dag.spec, catchup: input.catchup }, await clusterShardCount());
+      const saved = await store.putDag({ ...dag.spec, catchup: input.catchup }, await clusterShardCount());
+      if (saved.created)
+        await auditChange(store, ctx, { action: 'dag.catchup_changed', dagId: dag.id, details: { from: dag.spec.catchup, to: input.catchup, version: saved.version } });
+      return saved;
     }),
   ),
 });

@@ -7,7 +7,7 @@ import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { percent, relative, scheduleText } from '@/components/format';
 import { LiveDot, PageHeader, StateBadge, Empty } from '@/components/ui';
-import { useRole } from '@/components/shell';
+import { canOperate, useRole } from '@/components/shell';
 import { plural } from '@/lib/plural';
 
 type Sort = 'id' | 'nextRunAt' | 'updatedAt';
@@ -66,7 +66,7 @@ export default function DagsPage() {
           )
         }
         actions={
-          role === 'operator' ? (
+          canOperate(role) ? (
             <Link className="button primary" href="/editor" data-testid="new-dag">
               New DAG
             </Link>
@@ -155,7 +155,7 @@ export default function DagsPage() {
             ))}
           </tbody>
         </table>
-        {data && data.rows.length === 0 ? <Empty>No DAG matches. {role === 'operator' ? <Link href="/editor">Create one in the editor.</Link> : null}</Empty> : null}
+        {data && data.rows.length === 0 ? <Empty>No DAG matches. {canOperate(role) ? <Link href="/editor">Create one in the editor.</Link> : null}</Empty> : null}
       </div>
     </>
   );

@@ -1,6 +1,7 @@
 'use client';
 
 import { useRef } from 'react';
+import { canOperate } from '@/components/shell';
 import { PageHeader } from '@/components/ui';
 import type { DraftSpec } from './draft';
 import { downloadSpec } from './spec-file';
@@ -50,7 +51,7 @@ function ImportButton({ onImport }: { onImport(file: File): void }) {
 }
 
 function SaveButton({ save, valid }: { save: SaveState; valid: boolean }) {
-  const title = save.role !== 'operator' ? 'Viewers cannot save' : valid ? 'Save (Ctrl+S)' : 'Fix the issues listed under Validation to save';
+  const title = !canOperate(save.role) ? 'Viewers cannot save' : valid ? 'Save (Ctrl+S)' : 'Fix the issues listed under Validation to save';
   return (
     <button className="primary" onClick={save.save} disabled={!save.canSave} data-testid="save-dag" title={title}>
       {save.mutation.isPending ? 'Saving…' : 'Save'}

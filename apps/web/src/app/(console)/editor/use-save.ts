@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
 import { useTRPC } from '@/client/trpc';
-import { useRole } from '@/components/shell';
+import { canOperate, useRole } from '@/components/shell';
 import type { DraftSpec } from './draft';
 import type { Base } from './use-stored-dag';
 
@@ -22,7 +22,7 @@ export function useSave(spec: DraftSpec, valid: boolean, onSaved: (base: Base, s
     }),
   );
   const versions = useQuery(trpc.dags.versions.queryOptions({ id: mutation.data?.dagId ?? '' }, { enabled: !!mutation.data }));
-  const canSave = role === 'operator' && valid && !mutation.isPending;
+  const canSave = canOperate(role) && valid && !mutation.isPending;
   const save = useCallback(() => {
     if (canSave) mutation.mutate({ spec });
   }, [canSave, mutation, spec]);

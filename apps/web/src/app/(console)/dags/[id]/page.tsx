@@ -11,7 +11,8 @@ import { formatDuration, relative, scheduleText, scheduleZone } from '@/componen
 import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
-import { useRole } from '@/components/shell';
+import { AuditTable } from '@/components/audit-table';
+import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 
@@ -85,7 +86,7 @@ export default function DagPage() {
         }
         subtitle={d ? `${d.spec.name ?? 'Untitled'} · ${scheduleText(d.spec.schedule)} · version ${d.version} · shard ${d.shard}` : undefined}
         actions={
-          d && role === 'operator' ? (
+          d && canOperate(role) ? (
             <>
               <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => triggerClicked(d.paused)}>
                 ▶ Trigger run
@@ -144,7 +145,7 @@ export default function DagPage() {
               <select
                 data-testid="catchup-policy"
                 value={d.spec.catchup.policy}
-                disabled={role !== 'operator' || catchup.isPending}
+                disabled={!canOperate(role) || catchup.isPending}
                 onChange={(e) => catchupChosen(e.target.value as 'none' | 'latest' | 'all', d.spec.catchup.policy, d.version)}
               >
                 <option value="none">none</option>
@@ -231,6 +232,11 @@ export default function DagPage() {
               ) : null}
             </Card>
           </div>
+          <Card title="Changes" actions={<Link href="/audit">Audit log →</Link>}>
+            <div data-testid="dag-audit">
+              <AuditTable filter={{ dagId: d.id }} limit={20} showDag={false} />
+            </div>
+          </Card>
         </>
       ) : null}
     </>

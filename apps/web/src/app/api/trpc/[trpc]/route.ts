@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { LIMITS } from '@fenceline/core';
 import { appRouter } from '@/server/routers/app';
+import { readBodyWithin, withBody } from '@/server/body-limit';
 import { createContext } from '@/server/trpc';
 
 // Every answer reflects the store now; nothing here may be cached or prerendered.
@@ -9,11 +10,14 @@ export const dynamic = 'force-dynamic';
 /** The largest request the console accepts: a DAG spec at its limit plus the envelope. */
 const MAX_BODY_BYTES = LIMITS.maxSpecBytes + 64 * 1024;
 
-async function handler(req: Request): Promise<Response> {
-  const declared = Number(req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) {
-    return Response.json({ error: { code: 'TOO_LARGE', message: `request body of ${declared} bytes is over the limit of ${MAX_BODY_BYTES}` } }, { status: 413 });
+async function handler(original: Request): Promise<Response> {
+  // The body is counted as it arrives and read before anything else, whether or not the
+  // request declares its length, so an oversized body costs at most the limit to refuse.
+  const body = original.method === 'GET' || original.method === 'HEAD' ? new Uint8Array(0) : await readBodyWithin(original, MAX_BODY_BYTES);
+  if (body === null) {
+    return Response.json({ error: { code: 'TOO_LARGE', message: `request body is over the limit of ${MAX_BODY_BYTES} bytes` } }, { status: 413 });
   }
+  const req = original.method === 'GET' || original.method === 'HEAD' ? original : withBody(original, body);
   return fetchRequestHandler({
     endpoint: '/api/trpc',
     req,

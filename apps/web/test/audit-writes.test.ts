@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UserName } from '@fenceline/core';
+import { hashPassword } from '@fenceline/db/people';
+import { callProcedure, cookieOf, startConsoleHttp } from './support/console-http';
+
+const PASSWORD = 'a password for audit tests';
+let consoleHttp: Awaited<ReturnType<typeof startConsoleHttp>>;
+let cookie: string;
+
+beforeAll(async () => {
+  consoleHttp = await startConsoleHttp();
+  await consoleHttp.store.createUser({ name: 'olga' as UserName, role: 'operator', passwordHash: await hashPassword(PASSWORD) });
+  cookie = cookieOf(await callProcedure(consoleHttp.url, 'auth.signIn', { mutation: true, input: { name: 'olga', password: PASSWORD } }));
+});
+afterAll(async () => {
+  await consoleHttp?.stop();
+});
+
+const mutate = (path: string, input: unknown) =>
+  callProcedure(consoleHttp.url, path, { mutation: true, input, headers: { cookie, 'x-forwarded-for': '192.0.2.7', 'user-agent': 'audit-test' } });
+const spec = (command: string) => ({ id: 'audited', tasks: [{ id: 'one', type: 'noop', config: {} }], name: command });
+
+describe('what the console records in the audit log', () => {
+  it('records each saved version, a save that brings an old version back as a revert, and nothing for an unchanged save', async () => {
+    expect((await mutate('dags.save', { spec: spec('first') })).status).toBe(200);
+    expect((await mutate('dags.save', { spec: spec('second') })).status).toBe(200);
+    expect((await mutate('dags.save', { spec: spec('second') })).status).toBe(200);
+    expect((await mutate('dags.save', { spec: spec('first') })).status).toBe(200);
+    const entries = await consoleHttp.store.listAudit({ dagId: 'audited' });
+    expect(entries.map((e) => [e.action, e.details])).toEqual([
+      ['dag.reverted', { version: 3, sameAs: 1 }],
+      ['dag.saved', { version: 2 }],
+      ['dag.saved', { version: 1 }],
+    ]);
+    expect(entries[0]).toMatchObject({ actorKind: 'user', actor: 'olga', source: '192.0.2.7', userAgent: 'audit-test' });
+  });
+
+  it('records a trigger, a pause and a resume once each, a catch-up change with both policies, and no refused change', async () => {
+    const run = (await mutate('dags.trigger', { id: 'audited', requestKey: 'click-1' })).data as { id: string };
+    expect((await mutate('dags.setPaused', { id: 'audited', paused: true })).status).toBe(200);
+    // Pausing a paused DAG changes nothing and records nothing.
+    expect((await mutate('dags.setPaused', { id: 'audited', paused: true })).status).toBe(200);
+    expect((await mutate('dags.setPaused', { id: 'audited', paused: false })).status).toBe(200);
+    expect((await mutate('dags.setCatchup', { id: 'audited', catchup: { policy: 'none' } })).status).toBe(200);
+    // Refused: a DAG that does not exist, and a spec that fails validation.
+    expect((await mutate('dags.trigger', { id: 'missing' })).status).toBe(404);
+    expect((await mutate('dags.save', { spec: { id: 'audited', tasks: [] } })).status).toBe(400);
+    const latest = await consoleHttp.store.listAudit({ actor: 'olga', limit: 4 });
+    expect(latest.map((e) => e.action)).toEqual(['dag.catchup_changed', 'dag.resumed', 'dag.paused', 'dag.triggered']);
+    expect(latest[3]!.details).toEqual({ runId: run.id, requestKey: 'click-1' });
+    expect(latest[0]!.details).toMatchObject({ from: { policy: 'latest' }, to: { policy: 'none' } });
+    expect(await consoleHttp.store.listAudit({ dagId: 'missing' })).toEqual([]);
+  });
+
+  it('shows the log to a signed-in caller, filtered, and has no procedure that changes an entry', async () => {
+    const listed = await callProcedure(consoleHttp.url, 'audit.list', { input: { action: 'dag.paused', dagId: 'audited' }, headers: { cookie } });
+    expect((listed.data as { action: string }[]).map((e) => e.action)).toEqual(['dag.paused']);
+    expect((await callProcedure(consoleHttp.url, 'audit.list', { input: {} })).status).toBe(401);
+    expect((await callProcedure(consoleHttp.url, 'audit.list', { input: { action: 'dag.exploded' }, headers: { cookie } })).status).toBe(400);
+    const { appRouter } = await import('../src/server/routers/app');
+    const auditProcedures = Object.keys(appRouter._def.procedures).filter((path) => path.startsWith('audit.'));
+    expect(auditProcedures).toEqual(['audit.list']);
+  });
+});
