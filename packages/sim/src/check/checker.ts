@@ -2,7 +2,7 @@ import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
 
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8';
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9';
 
 export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text: string }> = {
   I1: { kind: 'safety', text: 'at most one live lease per job at any instant of store time' },
@@ -13,6 +13,7 @@ export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text
   I6: { kind: 'safety', text: 'no DAG holds more than its cap of the pool' },
   I7: { kind: 'liveness', text: 'when faults stop, every job reaches a terminal state' },
   I8: { kind: 'safety', text: 'no write of a deposed leader (older epoch) lands' },
+  I9: { kind: 'safety', text: 'every write the store acknowledged survives, through its own failover too' },
 };
 
 export interface Violation {
@@ -71,7 +72,54 @@ export class Checker {
   /** Called on the first violation (the simulation stops there). */
   onViolation: ((v: Violation) => void) | null = null;
 
+  /** I9: the highest fence the store acknowledged granting per job, and each accepted result's fence. */
+  private readonly ackedFences = new Map<string, number>();
+  private readonly ackedResults = new Map<string, number>();
+
   constructor(private readonly options: CheckerOptions) {}
+
+  /**
+   * Records what a node was told the store did: lease grants and accepted results. An
+   * answer lost on the way (a cut link, a store failover) is not recorded, since nobody
+   * was told; its write may or may not have landed, and either is allowed.
+   */
+  acknowledged(method: string, value: unknown): void {
+    if (method === 'grantLeasesMany' && Array.isArray(value)) {
+      for (const group of value) {
+        if (!Array.isArray(group)) continue;
+        for (const g of group as { jobId: string; fence: number }[]) this.ackedFences.set(g.jobId, Math.max(this.ackedFences.get(g.jobId) ?? 0, g.fence));
+      }
+    } else if (method === 'completeJobs' && Array.isArray(value)) {
+      for (const o of value as { ok: boolean; row?: { id: string; fence: number } }[]) if (o.ok && o.row) this.ackedResults.set(o.row.id, o.row.fence);
+    }
+  }
+
+  /** How many grants and results the nodes were told of, for reports and tests. */
+  get acknowledgedCounts(): { fences: number; results: number } {
+    return { fences: this.ackedFences.size, results: this.ackedResults.size };
+  }
+
+  /** I9: every acknowledged grant's fence is still at or below the job's, and every acknowledged result is still the job's. */
+  checkAcknowledged(store: MemoryStore, nowMs: number): void {
+    for (const [jobId, fence] of this.ackedFences) {
+      const job = store.jobById(jobId);
+      if (!job || job.fence < fence) {
+        this.fail('I9', nowMs, `the store acknowledged granting job ${jobId} fence ${fence}, and now records ${job ? `fence ${job.fence}` : 'no such job'}`);
+        return;
+      }
+    }
+    for (const [jobId, fence] of this.ackedResults) {
+      const result = store.resultOf(jobId);
+      if (!result || result.outcome !== 'succeeded' || result.fence !== fence) {
+        this.fail(
+          'I9',
+          nowMs,
+          `the store acknowledged job ${jobId}'s result of fence ${fence}, and now keeps ${result ? `a ${result.outcome} result of fence ${result.fence}` : 'no result'}`,
+        );
+        return;
+      }
+    }
+  }
 
   /** Tells the checker a DAG's schedule and cap, as the operator registered it. */
   registerDag(dagId: string, schedule: Schedule, capFraction: number | undefined, firstSlotMs: number | null, paused = false): void {

@@ -25,6 +25,13 @@ export interface FaultConfig {
    * job may finish and its result go out on the same link.
    */
   renewReplyLoss?: FaultRate;
+  /**
+   * The store's primary is lost and a standby takes over: every node's store link is cut
+   * at the same instant for the promotion window. A call in flight then either never
+   * reached the store or landed with its answer lost, as a commit in flight does when the
+   * primary dies; every acknowledged write must survive (I9).
+   */
+  storeFailover?: FaultRate;
   /** A clock stepped by up to this much, either way. */
   clockStep?: { probability: number; maxStepMs: number };
   /** Every process's clock runs fast or slow by up to this many parts per million. */
@@ -40,7 +47,8 @@ export type ScriptedFault =
   | { atMs: number; action: 'crash-leader'; shard: number; downMs: number; afterRunsCreated?: number }
   | { atMs: number; action: 'pause-workers'; count: number; durationMs: number; busyOnly?: boolean }
   | { atMs: number; action: 'crash-workers'; count: number; downMs: number }
-  | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number };
+  | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number }
+  | { atMs: number; action: 'store-failover'; durationMs: number };
 
 export type DagShape = 'independent' | 'chain' | 'diamond' | 'fanout';
 

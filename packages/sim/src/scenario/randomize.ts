@@ -65,6 +65,8 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   world.cluster = { ...world.cluster, node: { ...world.cluster.node, shareShards: rng.between(0, 1) < 0.5 } };
   // Drawn after sharing, for the same reason: renewal answers lost while jobs finish.
   world.faults = { ...world.faults, renewReplyLoss: pick(rng.between(0, 0.05), 5_000, 60_000) };
+  // Drawn after that, for the same reason: the store's own failovers, rare and 3 to 30 s long.
+  world.faults = { ...world.faults, storeFailover: pick(rng.between(0, 0.01), 3_000, 30_000) };
   fitFanoutsUnderCap(world);
   return world;
 }

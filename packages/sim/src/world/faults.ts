@@ -122,6 +122,13 @@ export class FaultInjector {
       this.note('renew-reply-loss', link.name, d);
       link.loseRepliesFor(d, RENEW_CALLS);
     }
+    if (this.hit(c.storeFailover)) this.failOverStore(this.duration(c.storeFailover!));
+  }
+
+  /** The store's primary is lost: every node's store link is cut at once for the promotion window. */
+  private failOverStore(durationMs: number): void {
+    this.note('store-failover', 'store', durationMs);
+    for (const h of this.hosts) h.link.cutFor(durationMs);
   }
 
   private scripted(f: ScriptedFault): void {
@@ -139,6 +146,9 @@ export class FaultInjector {
       }
       case 'crash-workers':
         for (const w of this.workers.filter((x) => x.process.state === 'running').slice(0, f.count)) this.crashWorker(w, f.downMs);
+        break;
+      case 'store-failover':
+        this.failOverStore(f.durationMs);
         break;
       case 'cut-store-link': {
         const h = this.hosts[f.node];

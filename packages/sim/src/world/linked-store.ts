@@ -8,7 +8,15 @@ import { callLabels, callOver, type Link } from './link';
  * notices arrive over the same link and are lost while it is cut, as a LISTEN connection
  * loses them when it drops. Everything else is the shared store itself.
  */
-export function linkedStore<S extends NoticeStore>(store: S, link: Link, caller: SimProcess, timeoutMs: number, onCall?: (method: string) => void): S {
+export function linkedStore<S extends NoticeStore>(
+  store: S,
+  link: Link,
+  caller: SimProcess,
+  timeoutMs: number,
+  onCall?: (method: string) => void,
+  /** Told of every answer the caller received: what the store acknowledged to it. */
+  onReply?: (method: string, value: unknown) => void,
+): S {
   // One wrapper per method, made on first use: the node calls the same few methods
   // millions of times, and a fresh wrapper (and label) per call is garbage.
   const wrappers = new Map<string, unknown>();
@@ -45,7 +53,8 @@ export function linkedStore<S extends NoticeStore>(store: S, link: Link, caller:
     const labels = callLabels(`${caller.id}>store.${prop}`, storeUnavailable);
     return (...args: unknown[]) => {
       onCall?.(prop);
-      return callOver(link, caller, null, labels, timeoutMs, () => method.apply(target, args));
+      const call = callOver(link, caller, null, labels, timeoutMs, () => method.apply(target, args));
+      return onReply ? call.then((value) => (onReply(prop, value), value)) : call;
     };
   }
 }

@@ -15,6 +15,8 @@ export interface SchedulerHostOptions {
   onEvent: (event: Omit<NewEvent, 'at'> & { at: number }, host: SchedulerHost) => void;
   onError: (where: string, err: unknown, host: SchedulerHost) => void;
   onStoreCall?: (method: string) => void;
+  /** Every store answer the node received, for the checker's record of what was acknowledged. */
+  onStoreReply?: (method: string, value: unknown) => void;
   /** How long a supervisor waits before starting a node whose start failed. */
   restartDelayMs: number;
 }
@@ -56,7 +58,7 @@ export class SchedulerHost {
     const incarnation = this.process.incarnation;
     const node = new SchedulerNode({
       nodeId: o.nodeId,
-      store: linkedStore(o.store, o.link, this.process, o.storeTimeoutMs, o.onStoreCall),
+      store: linkedStore(o.store, o.link, this.process, o.storeTimeoutMs, o.onStoreCall, o.onStoreReply),
       clock: this.process.clock,
       timers: this.process.timers,
       config: { ...o.config },

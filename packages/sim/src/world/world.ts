@@ -145,6 +145,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
         onEvent: () => undefined,
         onError: (where, err, host) => onNodeError(where, err, host.nodeId),
         onStoreCall: (m) => metrics.storeCall(m),
+        onStoreReply: (m, value) => checker.acknowledged(m, value),
         restartDelayMs: 5_000,
       }),
     );
@@ -236,6 +237,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
       faults.healAll();
       sim.trace.add(`${sim.nowMs} faults healed`);
       await sim.runUntil(startMs + totalMs, progress('liveness'));
+      if (!sim.stopped) checker.checkAcknowledged(store, sim.nowMs);
       if (!sim.stopped) checker.checkQuiescent(store, faultsEndedAtMs, sim.nowMs);
     }
   } catch (err) {
