@@ -19,3 +19,5 @@ export * from './schedule/tick';
 export * from './run/backoff';
 export * from './run/machine';
 export * from './fairshare/plan';
+export * from './input/free-form';
+export * from './input/schemas';
