@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDagId } from '@fenceline/core';
+import { auditStore } from '@fenceline/db/audit';
+import { workerRouter } from '@fenceline/scheduler';
+import { schedulerClient } from '@fenceline/worker';
+import { BAD_VALUES, DEEP, leafPaths, leakIn, replaceAt, toJsonText } from './support/bad-input';
+import { startFixture, type Fixture } from './support/cluster-fixture';
+
+/**
+ * A valid input per worker procedure, naming jobs no worker holds: each field is replaced
+ * in turn by text and JSON the store cannot take, and every answer must be a 4xx or a
+ * success that names the field, never a 5xx, a statement or a stack. A procedure added
+ * later without a base here is still swept with bad values at its input's root.
+ */
+const BASES: Record<string, unknown> = {
+  register: { workerId: 'sweeper', slots: 1, meta: { host: 'box', tags: ['a'] } },
+  poll: { workerId: 'sweeper', slots: 1, free: 1, waitMs: 0 },
+  renew: { workerId: 'sweeper', leases: [{ jobId: '987654321', fence: 1 }] },
+  renewMany: { renewals: [{ workerId: 'sweeper', jobId: '987654321', fence: 1 }] },
+  complete: { workerId: 'sweeper', jobId: '987654321', fence: 1, output: { answer: 'x', list: [1, 'y'] }, logs: 'line' },
+  completeMany: { workerId: 'sweeper', results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
+  fail: { workerId: 'sweeper', jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
+  release: { workerId: 'sweeper', jobId: '987654321', fence: 1, reason: 'stopping' },
+};
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+describe('bad bytes at the worker protocol, through a real scheduler', () => {
+  let f: Fixture;
+  let url: string;
+  let token: string;
+  beforeAll(async () => {
+    f = await startFixture({ schedulers: 1, workers: 0 });
+    url = f.cluster.schedulerUrl(0);
+    token = f.cluster.opts.workerToken;
+  });
+  afterAll(async () => f?.stop());
+
+  /** One call over HTTP: a mutation on the hot path, the same mutation batched (the adapter's path), or a query. */
+  async function call(name: string, input: unknown, via: 'single' | 'batched'): Promise<Answer> {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const type = (workerRouter._def.procedures as Record<string, { _def: { type: string } }>)[name]!._def.type;
+    const res =
+      type === 'query'
+        ? await fetch(`${url}/trpc/${name}?input=${encodeURIComponent(toJsonText(input))}`, { headers })
+        : via === 'single'
+          ? await fetch(`${url}/trpc/${name}`, { method: 'POST', headers, body: toJsonText(input) })
+          : await fetch(`${url}/trpc/${name}?batch=1`, { method: 'POST', headers, body: toJsonText({ 0: input }) });
+    return { status: res.status, text: await res.text() };
+  }
+
+  it('answers a NUL, a lone surrogate or 5,000-deep nesting in any field of any procedure with a 4xx naming the field', async () => {
+    const names = Object.keys(workerRouter._def.procedures);
+    expect(names.length).toBeGreaterThanOrEqual(9);
+    const faults: string[] = [];
+    let refusedNamingField = 0;
+    for (const name of names) {
+      const base = BASES[name] ?? {};
+      const variants: { path: (string | number)[]; input: unknown }[] = [];
+      for (const bad of BAD_VALUES) {
+        variants.push({ path: [], input: bad });
+        for (const path of leafPaths(base)) if (path.length > 0) variants.push({ path, input: replaceAt(base, path, bad) });
+      }
+      for (const { path, input } of variants) {
+        for (const via of ['single', 'batched'] as const) {
+          const answer = await call(name, input, via);
+          const what = `${name} ${via} ${path.join('.') || '(root)'}: ${answer.status}`;
+          if (answer.status >= 500) faults.push(`${what} ${answer.text.slice(0, 300)}`);
+          const leak = leakIn(answer.text);
+          if (leak) faults.push(`${what} leaks ${leak}`);
+          if (answer.status === 400 && path.length > 0) {
+            if (answer.text.includes(JSON.stringify(String(path[0]))) || answer.text.includes(`${String(path[0])}`)) refusedNamingField++;
+            else faults.push(`${what} does not name ${String(path[0])}: ${answer.text.slice(0, 300)}`);
+          }
+        }
+      }
+    }
+    expect(faults).toEqual([]);
+    expect(refusedNamingField).toBeGreaterThan(50);
+    // Nothing that was refused reached the store.
+    expect(await f.store.getResult('987654321' as never)).toBeNull();
+  });
+
+  it('fails only the bad completions sent around an honest one, and tells each caller only of its own', async () => {
+    const client = schedulerClient(url, token);
+    const canary = `canary-${randomBytes(6).toString('hex')}`;
+    const honestWorker = `honest-${randomBytes(4).toString('hex')}`;
+    const rounds = 4;
+    await f.store.putDag({ id: 'isolation', capFraction: 1, tasks: Array.from({ length: rounds }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 4);
+    await client.register.mutate({ workerId: honestWorker, slots: rounds });
+    const polled = client.poll.mutate({ workerId: honestWorker, slots: rounds, free: rounds, waitMs: 10_000 });
+    await f.store.triggerRun(parseDagId('isolation'));
+    let jobs = await polled;
+    while (jobs.length < rounds) jobs = [...jobs, ...(await client.poll.mutate({ workerId: honestWorker, slots: rounds, free: rounds - jobs.length, waitMs: 10_000 }))];
+
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown): Promise<Answer> => {
+      const res = await fetch(`${url}/trpc/${path}`, { method: 'POST', headers, body: toJsonText(body) });
+      return { status: res.status, text: await res.text() };
+    };
+    const badBodies = (i: number): { path: string; body: unknown }[] => {
+      const kinds: unknown[] = [{ logs: `nul\u0000${i}` }, { output: { text: `nul\u0000${i}` } }, { output: `lone\ud800${i}` }, { output: DEEP }];
+      return kinds.flatMap((extra, k) => [
+        { path: 'complete', body: { workerId: `bad-${i}-${k}`, jobId: String(900_000_000 + i * 10 + k), fence: 1, ...(extra as object) } },
+        { path: 'completeMany', body: { workerId: `bad-${i}-${k}`, results: [{ jobId: String(800_000_000 + i * 10 + k), fence: 1, ...(extra as object) }] } },
+      ]);
+    };
+    for (const job of jobs) {
+      const bad = badBodies(Number(job.jobId));
+      const before = bad.slice(0, 4).map((b) => post(b.path, b.body));
+      const honest = post('complete', { workerId: honestWorker, jobId: job.jobId, fence: job.fence, output: { canary }, logs: `${canary} log` });
+      const after = bad.slice(4).map((b) => post(b.path, b.body));
+      const [honestAnswer, ...badAnswers] = await Promise.all([honest, ...before, ...after]);
+      expect(honestAnswer!.status, honestAnswer!.text).toBe(200);
+      expect(JSON.parse(honestAnswer!.text)).toMatchObject({ result: { data: { jobId: job.jobId, state: 'succeeded', fence: job.fence } } });
+      for (const answer of badAnswers) {
+        expect(answer.status, answer.text).toBeLessThan(500);
+        expect(answer.text).not.toContain(canary);
+        expect(answer.text).not.toContain(honestWorker);
+        expect(leakIn(answer.text)).toBeNull();
+      }
+      expect(await f.store.getResult(job.jobId)).toMatchObject({ workerId: honestWorker, output: { canary } });
+    }
+    const audit = await auditStore(f.databaseUrl);
+    expect(audit.resultsFromRevokedHolders).toEqual([]);
+    expect(audit.doubleAccepted).toEqual([]);
+  });
+});
