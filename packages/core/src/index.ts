@@ -21,3 +21,4 @@ export * from './run/machine';
 export * from './fairshare/plan';
 export * from './input/free-form';
 export * from './input/schemas';
+export * from './input/worker-writes';

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
+import { badBytesContract } from './store-contract/bad-bytes';
 import { ContractContext } from './store-contract/context';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
@@ -31,7 +32,8 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol).
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes and bad-bytes
+ * (worker protocol).
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
@@ -46,6 +48,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
     leaseContract(c);
     workerWritesContract(c);
+    badBytesContract(c);
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);
