@@ -19,6 +19,8 @@ export interface FreeFormLimits {
 }
 
 export interface FreeFormProblem {
+  /** What is wrong: a character the store refuses, nesting, size, or a value that is not JSON data. */
+  kind: 'characters' | 'depth' | 'size' | 'not-json';
   /** Where in the value the problem is: keys and array indexes from its root. */
   path: (string | number)[];
   message: string;
@@ -45,6 +47,8 @@ interface Frame {
   value: unknown;
   path: (string | number)[];
   depth: number;
+  /** The key the value is under, when its parent is an object: checked with the value, in order. */
+  key?: string;
 }
 
 /**
@@ -59,40 +63,40 @@ export function jsonProblems(root: unknown, limits: FreeFormLimits, max = 20): F
   const stack: Frame[] = [{ value: root, path: [], depth: 0 }];
   let bytes = 0;
   while (stack.length > 0 && problems.length < max) {
-    const { value, path, depth } = stack.pop()!;
+    const { value, path, depth, key } = stack.pop()!;
+    if (key !== undefined) {
+      const problem = characterProblem(key);
+      if (problem !== null) problems.push({ kind: 'characters', path, message: `key ${problem}` });
+      bytes += utf8ByteLength(key) + 3;
+    }
     if (value === null || typeof value === 'boolean') {
       bytes += String(value).length;
     } else if (typeof value === 'number') {
-      if (!Number.isFinite(value)) problems.push({ path, message: 'must be a finite number' });
+      if (!Number.isFinite(value)) problems.push({ kind: 'not-json', path, message: 'must be a finite number' });
       bytes += String(value).length;
     } else if (typeof value === 'string') {
       const problem = characterProblem(value);
-      if (problem !== null) problems.push({ path, message: problem });
+      if (problem !== null) problems.push({ kind: 'characters', path, message: problem });
       bytes += utf8ByteLength(value) + 2;
     } else if (typeof value === 'object' && (Array.isArray(value) || isPlainObject(value))) {
       if (depth + 1 > limits.maxDepth) {
-        problems.push({ path, message: `must not be nested more than ${limits.maxDepth} levels deep` });
+        problems.push({ kind: 'depth', path, message: `must not be nested more than ${limits.maxDepth} levels deep` });
         break;
       }
       const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
       bytes += 2 + entries.length;
       // Pushed in reverse, so problems are found in the order the value is written.
       for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, child] = entries[i]!;
-        if (typeof key === 'string') {
-          const problem = characterProblem(key);
-          if (problem !== null) problems.push({ path: [...path, key], message: `key ${problem}` });
-          bytes += utf8ByteLength(key) + 3;
-        }
+        const [at, child] = entries[i]!;
         // An object's undefined member is left out of its JSON, as JSON.stringify does.
-        if (child === undefined && typeof key === 'string') continue;
-        stack.push({ value: child, path: [...path, key], depth: depth + 1 });
+        if (child === undefined && typeof at === 'string') continue;
+        stack.push({ value: child, path: [...path, at], depth: depth + 1, key: typeof at === 'string' ? at : undefined });
       }
     } else {
-      problems.push({ path, message: 'must be JSON data (null, a boolean, a number, a string, an array or an object)' });
+      problems.push({ kind: 'not-json', path, message: 'must be JSON data (null, a boolean, a number, a string, an array or an object)' });
     }
     if (bytes > limits.maxBytes) {
-      problems.push({ path: [], message: `must be at most ${limits.maxBytes} bytes of JSON` });
+      problems.push({ kind: 'size', path: [], message: `must be at most ${limits.maxBytes} bytes of JSON` });
       break;
     }
   }
@@ -107,4 +111,25 @@ export function jsonProblem(value: unknown, limits: FreeFormLimits): FreeFormPro
 function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * How deeply arrays and objects nest in JSON text, read without parsing it: for a boundary
+ * whose parser or transformer walks a parsed value recursively, so the text is refused
+ * before that walk can run out of stack. Brackets inside strings do not count.
+ */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return deepest;
 }

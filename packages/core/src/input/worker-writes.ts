@@ -12,7 +12,7 @@ import { characterProblem, jsonProblem, type FreeFormProblem } from './free-form
  */
 
 function refusal(jobId: string | null, field: string, problem: string | FreeFormProblem): InvalidInputError {
-  const { path, message } = typeof problem === 'string' ? { path: [], message: problem } : problem;
+  const { path, message } = typeof problem === 'string' ? { path: [] as (string | number)[], message: problem } : problem;
   const where = [field, ...path.map(String)].join('.');
   return new InvalidInputError(`${where}: ${message}`, jobId === null ? { field: where } : { jobId, field: where });
 }
