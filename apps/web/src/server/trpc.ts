@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { isFencelineError, type FencelineError } from '@fenceline/core';
 import { consoleConfig } from './config';
+import { opaqueMessage } from './opaque-errors';
 import { readCookie, roleForSession, SESSION_COOKIE, type Role } from './session';
 import { consoleStore, type ConsoleStore } from './store';
 
@@ -27,10 +28,13 @@ export interface FencelineErrorData {
 
 const t = initTRPC.context<Context>().create({
   transformer: superjson,
-  errorFormatter({ shape, error }) {
+  // No answer carries a stack, and an unexpected error carries only an opaque id (opaque-errors.ts).
+  errorFormatter({ shape, error, path }) {
     const cause = error.cause;
     const fenceline: FencelineErrorData | null = isFencelineError(cause) ? cause.toJSON() : null;
-    return { ...shape, message: inputProblems(cause) ?? shape.message, data: { ...shape.data, fenceline } };
+    const message = opaqueMessage(error, path) ?? inputProblems(cause) ?? shape.message;
+    const { stack: _stack, ...data } = shape.data;
+    return { ...shape, message, data: { ...data, fenceline } };
   },
 });
 
@@ -39,10 +43,15 @@ const t = initTRPC.context<Context>().create({
  * is the issues' JSON, which the console would show as it is.
  */
 function inputProblems(cause: unknown): string | null {
+  // A typed refusal's issues (a DAG spec's) are its own; its message already sums them up.
+  if (isFencelineError(cause)) return null;
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return null;
   return issues
-    .map((i: { path?: PropertyKey[]; message?: string }) => `${i.path && i.path.length > 0 ? i.path.map(String).join('.') : 'input'}: ${i.message ?? 'invalid'}`)
+    .map(
+      (i: { path?: unknown; message?: unknown }) =>
+        `${Array.isArray(i.path) && i.path.length > 0 ? i.path.map(String).join('.') : 'input'}: ${typeof i.message === 'string' ? i.message : 'invalid'}`,
+    )
     .join('; ');
 }
 

@@ -1,6 +1,8 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { LIMITS } from '@fenceline/core';
 import { appRouter } from '@/server/routers/app';
+import { opaqueMessage } from '@/server/opaque-errors';
+import { tooDeepAnswer } from '@/server/request-depth';
 import { createContext } from '@/server/trpc';
 
 // Every answer reflects the store now; nothing here may be cached or prerendered.
@@ -14,13 +16,17 @@ async function handler(req: Request): Promise<Response> {
   if (declared > MAX_BODY_BYTES) {
     return Response.json({ error: { code: 'TOO_LARGE', message: `request body of ${declared} bytes is over the limit of ${MAX_BODY_BYTES}` } }, { status: 413 });
   }
+  const body = req.method === 'POST' ? await req.text() : null;
+  const tooDeep = tooDeepAnswer(body) ?? tooDeepAnswer(new URL(req.url).searchParams.get('input'));
+  if (tooDeep) return tooDeep;
   return fetchRequestHandler({
     endpoint: '/api/trpc',
-    req,
+    req: body === null ? req : new Request(req, { body }),
     router: appRouter,
     createContext: ({ req: request, resHeaders }) => createContext({ req: request, resHeaders }),
+    // The detail of an unexpected error is logged once, under the id its answer carries.
     onError({ error, path }) {
-      if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`tRPC ${path ?? '?'} failed:`, error.cause ?? error);
+      opaqueMessage(error, path);
     },
   });
 }
