@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS } from '@fenceline/core';
+import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, storableText } from '@fenceline/core';
 import { dagListPage, liveJobTypes } from '@fenceline/db/console';
 import { clusterShardCount } from '../store';
 import { operatorProcedure, router, settings, viewerProcedure, withStore } from '../trpc';
@@ -9,13 +9,14 @@ import { dagIdFromUrl } from '../url-ids';
  * A DAG id as it comes from the page's URL, for reads: one no DAG could have is answered
  * NOT_FOUND, like any id that names no DAG, not as a validation error.
  */
-const dagIdText = z.string().min(1).max(2000);
+const dagIdText = storableText().min(1).max(2000);
 
 export const dagsRouter = router({
   list: viewerProcedure
     .input(
       z.object({
-        search: z.string().max(200).optional(),
+        // Matched with ILIKE, where PostgreSQL refuses a NUL before it compares anything.
+        search: storableText().max(200).optional(),
         sort: z.enum(['id', 'nextRunAt', 'updatedAt']).default('id'),
         direction: z.enum(['asc', 'desc']).default('asc'),
         limit: z.number().int().min(1).max(200).default(50),
