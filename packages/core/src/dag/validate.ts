@@ -60,7 +60,8 @@ function checkFreeForm(input: unknown, issues: DagIssue[]): boolean {
     tooDeep ||= problem.kind === 'depth';
     const kind = problem.kind === 'depth' ? 'limit' : 'shape';
     const path = problem.path.map(String).join('.');
-    issues.push({ kind, path, message: `${path === '' ? 'The DAG spec' : path} ${problem.message}.` });
+    const message = path === '' ? `The DAG spec ${problem.message}.` : `${problem.message[0]!.toUpperCase()}${problem.message.slice(1)}.`;
+    issues.push({ kind, path, message });
   }
   return tooDeep;
 }
