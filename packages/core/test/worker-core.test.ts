@@ -238,3 +238,21 @@ describe('WorkerCore: slots and stopping', () => {
     expect(transport.calls.length).toBe(before);
   });
 });
+
+describe('WorkerCore: what the store cannot keep', () => {
+  it('replaces NULs and lone surrogates in logs, and fails for good a job whose output cannot be stored', async () => {
+    const { time, transport, executor, core } = await started();
+    transport.deliver(0, [assignment('j1'), assignment('j2')]);
+    await settle();
+    executor.finish('j1', { ok: true, output: { fine: 'yes' }, logs: 'a\u0000b\ud800c \ud83d\ude00' });
+    executor.finish('j2', { ok: true, output: { text: 'nul\u0000' }, logs: 'ok' });
+    await time.advance(0);
+    await settle();
+    const sent = transport.ops('completeMany').flatMap((c) => (c.req as { results: { jobId: string; output: unknown; logs: string | null }[] }).results);
+    expect(sent).toEqual([{ jobId: 'j1', fence: 1, output: { fine: 'yes' }, logs: 'a\ufffdb\ufffdc \ud83d\ude00' }]);
+    const [failed] = transport.ops('fail').map((c) => c.req as { jobId: string; error: string; retryable: boolean; logs: string | null });
+    expect(failed).toMatchObject({ jobId: 'j2', retryable: false, logs: 'ok' });
+    expect(failed!.error).toBe("the job's output cannot be stored: output.text must not contain a NUL character (\\u0000)");
+    expect(core.stats).toMatchObject({ succeeded: 1, failed: 1 });
+  });
+});
