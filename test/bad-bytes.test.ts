@@ -69,6 +69,24 @@ describe('bad bytes at the worker protocol, through a real scheduler', () => {
     expect(await f.store.getResult('987654321' as never)).toBeNull();
   });
 
+  it('answers a body nested 400,000 levels deep with a 4xx on both transport paths', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const deep = '['.repeat(400_000) + ']'.repeat(400_000);
+    const output = `{"workerId":"sweeper","jobId":"987654321","fence":1,"output":${deep}}`;
+    for (const [path, body] of [
+      ['complete', deep],
+      ['complete', output],
+      ['complete?batch=1', `{"0":${output}}`],
+      ['register?batch=1', `{"0":{"workerId":"sweeper","slots":1,"meta":{"m":${deep}}}}`],
+    ] as const) {
+      const res = await fetch(`${url}/trpc/${path}`, { method: 'POST', headers, body });
+      const text = await res.text();
+      expect(res.status, `${path}: ${text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${path}: ${text.slice(0, 300)}`).toBeLessThan(500);
+      expect(leakIn(text)).toBeNull();
+    }
+  });
+
   it('fails only the bad completions sent around an honest one, and tells each caller only of its own', async () => {
     const client = schedulerClient(url, token);
     const canary = `canary-${randomBytes(6).toString('hex')}`;
