@@ -5,7 +5,7 @@ import { auditStore } from '@fenceline/db/audit';
 import { workerRouter } from '@fenceline/scheduler';
 import { schedulerClient } from '@fenceline/worker';
 import { BAD_VALUES, DEEP, leafPaths, leakIn, replaceAt, toJsonText } from './support/bad-input';
-import { startFixture, type Fixture } from './support/cluster-fixture';
+import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
 import { WORKER_BASES as BASES } from './support/worker-bases';
 
 interface Answer {
@@ -130,5 +130,20 @@ describe('bad bytes at the worker protocol, through a real scheduler', () => {
     const audit = await auditStore(f.databaseUrl);
     expect(audit.resultsFromRevokedHolders).toEqual([]);
     expect(audit.doubleAccepted).toEqual([]);
+  });
+
+  it('records in the event log a failure whose error is clipped at an emoji', async () => {
+    const client = schedulerClient(url, token);
+    const worker = `clipper-${randomBytes(4).toString('hex')}`;
+    await f.store.putDag({ id: 'clipped', capFraction: 1, tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    await client.register.mutate({ workerId: worker, slots: 1 });
+    const polled = client.poll.mutate({ workerId: worker, slots: 1, free: 1, waitMs: 10_000 });
+    await f.store.triggerRun(parseDagId('clipped'));
+    const [job] = await polled;
+    // The event keeps the first 500 UTF-16 units of the error; the emoji's pair straddles that cut.
+    const failed = await client.fail.mutate({ workerId: worker, jobId: job!.jobId, fence: job!.fence, error: `${'x'.repeat(499)}\ud83d\ude00 after`, retryable: false });
+    expect(failed.state).toBe('failed');
+    const event = await eventually('the job:failed event', async () => (await f.store.listEvents({ type: 'job:failed', limit: 100 })).find((e) => e.jobId === job!.jobId), 10_000);
+    expect(event.data).toMatchObject({ error: 'x'.repeat(499) });
   });
 });

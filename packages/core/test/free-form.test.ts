@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { characterProblem, jsonProblem, jsonProblems, jsonTextDepth, textProblem } from '../src/input/free-form';
+import { characterProblem, clipText, jsonProblem, jsonProblems, jsonTextDepth, textProblem } from '../src/input/free-form';
 import { validateDag } from '../src/dag/validate';
 import { LIMITS } from '../src/limits';
 
@@ -53,5 +53,13 @@ describe('free-form input checks', () => {
     const issues = result.ok ? [] : result.issues;
     expect(issues.map((i) => `${i.kind} ${i.path}`)).toEqual(expect.arrayContaining(['shape name', expect.stringMatching(/^limit tasks\.0\.config\.deep/)]));
     expect(validateDag({ id: 'd', tasks: [{ id: 'a', type: 'noop', config: { note: 'fine \ud83d\ude00' } }] }).ok).toBe(true);
+  });
+
+  it('clips text without leaving half a surrogate pair at the end', () => {
+    const text = `${'x'.repeat(499)}\ud83d\ude00tail`;
+    expect(clipText(text, 500)).toBe('x'.repeat(499));
+    expect(clipText(text, 501)).toBe(`${'x'.repeat(499)}\ud83d\ude00`);
+    expect(clipText('short', 500)).toBe('short');
+    expect(characterProblem(clipText(text, 500))).toBeNull();
   });
 });

@@ -133,3 +133,13 @@ export function jsonTextDepth(text: string): number {
   }
   return deepest;
 }
+
+/**
+ * The first `maxUnits` UTF-16 units of a text, without cutting a surrogate pair in half: a
+ * half pair left at the end is a lone surrogate, which PostgreSQL refuses in jsonb.
+ */
+export function clipText(text: string, maxUnits: number): string {
+  if (text.length <= maxUnits) return text;
+  const last = text.charCodeAt(maxUnits - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? maxUnits - 1 : maxUnits);
+}
