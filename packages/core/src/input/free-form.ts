@@ -1,4 +1,5 @@
 import { utf8ByteLength } from '../dag/limit-checks';
+import { LIMITS } from '../limits';
 
 /**
  * The one check every free-form field passes at a boundary (worker logs, errors, output
@@ -142,4 +143,28 @@ export function clipText(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return text;
   const last = text.charCodeAt(maxUnits - 1);
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? maxUnits - 1 : maxUnits);
+}
+
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The text with every NUL and lone surrogate replaced by U+FFFD. */
+export function replaceUnstorable(text: string): string {
+  return text.replace(UNSTORABLE, '\ufffd');
+}
+
+/**
+ * A copy of a small JSON value the node made itself (an event's data) that any store can
+ * keep: every string and key with replaceUnstorable applied, and anything nested past
+ * LIMITS.maxJsonDepth levels replaced by a note saying so. A value written in one
+ * statement with other callers' values must not fail that statement for all of them.
+ */
+export function storableJson(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return replaceUnstorable(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= LIMITS.maxJsonDepth) return '[nested too deep to store]';
+  if (Array.isArray(value)) return value.map((v) => storableJson(v, depth + 1));
+  if (value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[replaceUnstorable(k)] = storableJson(v, depth + 1);
+  return out;
 }

@@ -1,4 +1,4 @@
-import { jsonProblem } from '../input/free-form';
+import { jsonProblem, replaceUnstorable } from '../input/free-form';
 import { LIMITS } from '../limits';
 import type { JobFailure } from './job-end';
 
@@ -10,13 +10,6 @@ import type { JobFailure } from './job-end';
  * else, with each such character replaced by U+FFFD; an output, being data the job's
  * readers rely on, is not altered: the job fails for good, saying why.
  */
-
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-/** The text with every NUL and lone surrogate replaced by U+FFFD. */
-export function replaceUnstorable(text: string): string {
-  return text.replace(UNSTORABLE, '\ufffd');
-}
 
 export type StorableEnd = { kind: 'success'; output: unknown; logs: string | null } | { kind: 'failure'; failure: JobFailure; logs: string | null };
 
