@@ -10,6 +10,9 @@ import { LIMITS } from '../limits';
  *
  * The walk is iterative and stops at the depth and size limits, so a hostile value costs
  * no more than the limits it is checked against.
+ *
+ * Where text is the node's or the worker's own to send (captured logs, an event's data),
+ * it is made storable instead of refused: replaceUnstorable, storableJson and clipText.
  */
 
 export interface FreeFormLimits {
