@@ -81,8 +81,18 @@ describe('console: bad bytes in any input', () => {
     expect((await store.listDagVersions('sweep' as never)).length).toBe(1);
   });
 
-  it('refuses bad text in the DAG list search and in a DAG spec with 400 naming the field', async () => {
+  it('answers bad text in an id from an address NOT_FOUND, and in the search or a DAG spec 400 naming the field', async () => {
     const cookie = await signedIn('operator');
+    // An id from a page's address that no DAG or run can have is answered NOT_FOUND, as the page shows it, and never read.
+    for (const [path, input] of [
+      ['dags.get', { id: 'nul\u0000' }],
+      ['dags.versions', { id: 'lone\ud800' }],
+      ['runs.timeline', { runId: '1\u0000' }],
+    ] as const) {
+      const answer = await call(path, 'query', input, cookie);
+      expect(answer.status, answer.text).toBe(404);
+      expect(leakIn(answer.text)).toBeNull();
+    }
     const search = await call('dags.list', 'query', { search: 'nul\u0000' }, cookie);
     expect(search.status, search.text).toBe(400);
     expect(JSON.parse(search.text).error.json.message).toMatch(/^search: must not contain a NUL/);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobIdSchema, storableText } from '@fenceline/core';
+import { jobIdSchema } from '@fenceline/core';
 import { runTimeline } from '@fenceline/db/console';
 import { router, settings, viewerProcedure, withStore } from '../trpc';
 import { runIdFromUrl } from '../url-ids';
@@ -9,7 +9,7 @@ import { runIdFromUrl } from '../url-ids';
  * is answered NOT_FOUND, like an id no run has, so the page says there is no such run
  * rather than showing a validation error.
  */
-const runIdText = storableText().max(200);
+const runIdText = z.string().max(200);
 
 export const runsRouter = router({
   timeline: viewerProcedure.input(z.object({ runId: runIdText })).query(({ input }) => withStore(async (store) => runTimeline(store.db, runIdFromUrl(input.runId), settings()))),
