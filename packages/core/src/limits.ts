@@ -39,8 +39,8 @@ export const LIMITS = {
    * exhausts the stack of a recursive walk or PostgreSQL's jsonb parser.
    */
   maxJsonDepth: 64,
-  /** A failed attempt's error message, in bytes of UTF-8. */
-  maxErrorBytes: 64 * 1024,
+  /** A failed attempt's error message, in UTF-16 characters (as JavaScript counts a string's length). */
+  maxErrorLength: 64 * 1024,
   /** The metadata a worker registers with, in bytes of UTF-8 JSON. */
   maxWorkerMetaBytes: 16 * 1024,
   /** Ids in one getJobs read. */

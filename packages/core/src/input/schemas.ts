@@ -35,10 +35,14 @@ export function freeFormJson(limits: FreeFormLimits) {
 }
 
 /** A job's output as a worker reports it. */
-export const jobOutputSchema = freeFormJson({ maxDepth: LIMITS.maxJsonDepth, maxBytes: LIMITS.maxResultBytes });
-/** A job's captured log lines. */
-export const jobLogsSchema = freeFormText(LIMITS.maxResultBytes);
+// A result's size is left to the store, which refuses the one result over
+// LIMITS.maxResultBytes as TOO_LARGE, a typed refusal its worker acts on; a 400 here would
+// refuse the worker's whole batch, which it would send again. The request body's limit
+// bounds the walk meanwhile.
+export const jobOutputSchema = freeFormJson({ maxDepth: LIMITS.maxJsonDepth, maxBytes: Number.POSITIVE_INFINITY });
+/** A job's captured log lines, at most LIMITS.maxResultBytes characters. */
+export const jobLogsSchema = storableText().max(LIMITS.maxResultBytes);
 /** A failed attempt's error message. */
-export const jobErrorSchema = freeFormText(LIMITS.maxErrorBytes);
+export const jobErrorSchema = storableText().max(LIMITS.maxErrorLength);
 /** A worker's registration metadata: an object of JSON values. */
 export const workerMetaSchema = freeFormJson({ maxDepth: LIMITS.maxJsonDepth, maxBytes: LIMITS.maxWorkerMetaBytes }).pipe(z.record(z.string(), z.unknown()));
