@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
+import { LeaseLostError, LIMITS, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle, unreachable } from './worker-fakes';
 import { asJobId, asWorkerId } from './literal-ids';
 
@@ -254,5 +254,17 @@ describe('WorkerCore: what the store cannot keep', () => {
     expect(failed).toMatchObject({ jobId: 'j2', retryable: false, logs: 'ok' });
     expect(failed!.error).toBe("the job's output cannot be stored: output.text must not contain a NUL character (\\u0000)");
     expect(core.stats).toMatchObject({ succeeded: 1, failed: 1 });
+  });
+
+  it('clips an error and logs to what the protocol takes, so the write is not refused and sent again', async () => {
+    const { time, transport, executor } = await started();
+    transport.deliver(0, [assignment('j1')]);
+    await settle();
+    executor.finish('j1', { ok: false, error: new Error('e'.repeat(LIMITS.maxErrorLength + 10)), retryable: true, logs: 'l'.repeat(LIMITS.maxResultBytes + 10) });
+    await time.advance(0);
+    await settle();
+    const [failed] = transport.ops('fail').map((c) => c.req as { error: string; logs: string });
+    expect(failed!.error).toHaveLength(LIMITS.maxErrorLength);
+    expect(failed!.logs).toHaveLength(LIMITS.maxResultBytes);
   });
 });
