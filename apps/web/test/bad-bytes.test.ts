@@ -112,6 +112,16 @@ describe('console: bad bytes in any input', () => {
     await expect(store.getDag('bad-name' as never)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('answers a body over the limit 413 also when it comes without its length', async () => {
+    const cookie = await signedIn('operator');
+    const body = JSON.stringify({ json: { spec: { id: 'huge', name: 'x'.repeat(LIMITS.maxSpecBytes + 128 * 1024), tasks: [] } } });
+    const req = new Request('http://console.test/api/trpc/dags.save', { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body });
+    expect(req.headers.get('content-length')).toBeNull();
+    const res = await POST(req);
+    expect(res.status).toBe(413);
+    await expect(store.getDag('huge' as never)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   // Last: it closes the console's connection pool.
   it('answers an unexpected failure with an opaque id only, and logs its detail under that id', async () => {
     const cookie = await signedIn('viewer');

@@ -17,6 +17,10 @@ async function handler(req: Request): Promise<Response> {
     return Response.json({ error: { code: 'TOO_LARGE', message: `request body of ${declared} bytes is over the limit of ${MAX_BODY_BYTES}` } }, { status: 413 });
   }
   const body = req.method === 'POST' ? await req.text() : null;
+  // A body sent without its length (chunked) is measured once it is read.
+  if (body !== null && Buffer.byteLength(body) > MAX_BODY_BYTES) {
+    return Response.json({ error: { code: 'TOO_LARGE', message: `request body is over the limit of ${MAX_BODY_BYTES} bytes` } }, { status: 413 });
+  }
   const tooDeep = tooDeepAnswer(body) ?? tooDeepAnswer(new URL(req.url).searchParams.get('input'));
   if (tooDeep) return tooDeep;
   return fetchRequestHandler({
