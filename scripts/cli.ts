@@ -188,6 +188,16 @@ function describeSchedule(s: { kind: string; cron?: string; timezone?: string; e
   return 'manual';
 }
 
+/**
+ * What the CLI prints for an error that is not a refusal: a driver's error quotes the
+ * statement and its parameters, so the reason underneath it is printed instead, and never
+ * a stack.
+ */
+function unexpected(err: unknown): string {
+  if (!(err instanceof Error)) return `failed: ${String(err)}`;
+  return `failed: ${err.cause instanceof Error ? err.cause.message : err.message}`;
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
@@ -195,7 +205,7 @@ main(process.argv.slice(2)).then(
       console.error(`${err.message}\n\n${HELP}`);
       process.exit(2);
     }
-    console.error(err instanceof Error ? err.message : String(err));
+    console.error(unexpected(err));
     process.exit(1);
   },
 );

@@ -204,3 +204,22 @@ describe('fenceline ids', () => {
     expect(await store.listRuns({ dagId: parseDagId('cli-ids') })).toHaveLength(1);
   });
 });
+
+describe('fenceline apply: text the store cannot keep', () => {
+  it('refuses a spec with a NUL, a lone surrogate or deep nesting, naming where, and prints no statement', async () => {
+    await file('nul.yaml', 'id: cli-nul\nname: "bad\\0name"\ntasks:\n  - id: one\n    type: noop\n');
+    await file('lone.json', JSON.stringify({ id: 'cli-lone', tasks: [{ id: 'one', type: 'my-handler', config: { note: 'half \ud800' } }] }));
+    await file(
+      'deep.json',
+      JSON.stringify({ id: 'cli-deep', tasks: [{ id: 'one', type: 'my-handler', config: { d: '__deep__' } }] }).replace('"__deep__"', '['.repeat(5_000) + ']'.repeat(5_000)),
+    );
+    const res = await cli('apply', 'nul.yaml', 'lone.json', 'deep.json');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^ {2}- name: Must not contain a NUL character/m);
+    expect(res.stderr).toMatch(/^ {2}- tasks\.0\.config\.note: Must not contain a lone UTF-16 surrogate/m);
+    expect(res.stderr).toMatch(/^ {2}- tasks\.0\.config\.d(\.0)+: Must not be nested more than 64 levels deep/m);
+    expect(res.stderr).toContain('nothing stored: 3 of 3 files have problems');
+    expect(res.stderr).not.toMatch(/Failed query|params:|insert into|\n\s+at /);
+    expect(await storedIds()).not.toEqual(expect.arrayContaining(['cli-nul']));
+  });
+});

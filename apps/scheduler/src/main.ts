@@ -2,6 +2,7 @@ import { type Clock, SchedulerNode, type Timers } from '@fenceline/core';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { createSchedulerServer } from './http';
+import { setInternalErrorLog } from './api/opaque-errors';
 import { errorFields, jsonLogger } from './log';
 import { startRuntimeMetrics } from './runtime-metrics';
 
@@ -17,6 +18,7 @@ export const systemTimers: Timers = {
 async function main(): Promise<void> {
   const config = readSchedulerConfig();
   const log = jsonLogger({ service: 'scheduler', nodeId: config.nodeId });
+  setInternalErrorLog(log.child({ component: 'api' }));
   const store = await openStore({ databaseUrl: await resolveDatabaseUrl(), applicationName: config.nodeId, max: 10 });
   const node = new SchedulerNode({
     nodeId: config.nodeId,

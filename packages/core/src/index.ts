@@ -20,3 +20,6 @@ export * from './schedule/tick';
 export * from './run/backoff';
 export * from './run/machine';
 export * from './fairshare/plan';
+export * from './input/free-form';
+export * from './input/schemas';
+export * from './input/worker-writes';

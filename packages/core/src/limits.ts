@@ -33,6 +33,16 @@ export const LIMITS = {
   maxRunsPerDagPerTick: 1_000,
   /** A job's result (output plus logs), in bytes of UTF-8 JSON. */
   maxResultBytes: 256 * 1024,
+  /**
+   * Levels of arrays and objects in any free-form JSON a caller sends (a job's output, a
+   * worker's metadata, a DAG spec): far more than real data needs, and far less than what
+   * exhausts the stack of a recursive walk or PostgreSQL's jsonb parser.
+   */
+  maxJsonDepth: 64,
+  /** A failed attempt's error message, in UTF-16 characters (as JavaScript counts a string's length). */
+  maxErrorLength: 64 * 1024,
+  /** The metadata a worker registers with, in bytes of UTF-8 JSON. */
+  maxWorkerMetaBytes: 16 * 1024,
   /** Ids in one getJobs read. */
   maxJobsPerRead: 10_000,
   /** Slot instants one due read may leave out (DueReadOptions.skipSlots). */

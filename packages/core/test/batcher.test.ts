@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
 import { Batcher } from '../src/node/batcher';
+import { StoreUnavailableError } from '../src/unavailable';
 
 /** Timers that fire only when the test says so, so batch boundaries are exact. */
 function manualTimers(): Timers & { fire(): void; armed(): number } {
@@ -96,11 +97,13 @@ describe('Batcher', () => {
     expect(await Promise.all(later)).toEqual(['r2', 'r3', 'r4']);
   });
 
-  it('rejects every item of a failed batch, and carries on with the next', async () => {
+  it('rejects every item of a batch the store could not be reached for, and carries on with the next', async () => {
     const timers = manualTimers();
     let fail = true;
+    const calls: number[][] = [];
     const b = new Batcher(timers, { windowMs: 0, maxBatch: 10 }, async (items: number[]) => {
-      if (fail) throw new Error('store away');
+      calls.push(items);
+      if (fail) throw new StoreUnavailableError('store away');
       return items.map((i) => i * 10);
     });
     const doomed = [b.submit(1), b.submit(2)].map((p) =>
@@ -111,9 +114,50 @@ describe('Batcher', () => {
     );
     timers.fire();
     expect(await Promise.all(doomed)).toEqual(['store away', 'store away']);
+    // An outage refuses each item alone too: they are not tried again one by one.
+    expect(calls).toEqual([[1, 2]]);
     fail = false;
     const ok = b.submit(3);
     timers.fire();
     expect(await ok).toBe(30);
+  });
+
+  it('tries a failed batch again item by item, so only the item at fault fails and hears of it', async () => {
+    const timers = manualTimers();
+    const calls: number[][] = [];
+    const b = new Batcher(timers, { windowMs: 0, maxBatch: 10 }, async (items: number[]) => {
+      calls.push(items);
+      // The statement fails whole, naming every parameter it was given, as a driver's error does.
+      if (items.includes(13)) throw new Error(`failed statement; params: ${items.join(',')}`);
+      return items.map((i) => i * 10);
+    });
+    const answers = [1, 13, 2].map((n) =>
+      b.submit(n).then(
+        (r) => `ok ${r}`,
+        (e: Error) => e.message,
+      ),
+    );
+    timers.fire();
+    expect(await Promise.all(answers)).toEqual(['ok 10', 'failed statement; params: 13', 'ok 20']);
+    expect(calls).toEqual([[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('answers each item of a failed batch once, also when the retries throw before they start', async () => {
+    const timers = manualTimers();
+    let calls = 0;
+    const b = new Batcher(timers, { windowMs: 0, maxBatch: 10 }, (items: number[]) => {
+      calls++;
+      if (items.length > 1 || items[0] === 2) throw new Error(`bad ${items.join(',')}`);
+      return Promise.resolve(items.map((i) => i * 10));
+    });
+    const answers = [1, 2].map((n) =>
+      b.submit(n).then(
+        (r) => `ok ${r}`,
+        (e: Error) => e.message,
+      ),
+    );
+    timers.fire();
+    expect(await Promise.all(answers)).toEqual(['ok 10', 'bad 2']);
+    expect(calls).toBe(3);
   });
 });

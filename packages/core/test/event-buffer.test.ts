@@ -85,4 +85,18 @@ describe('EventBuffer', () => {
     await new EventBuffer(() => undefined, 10).flush((b) => log.append(b));
     expect(log.calls).toBe(0);
   });
+
+  it('makes every event storable as it is pushed: no NUL, no lone surrogate, no nesting past the limit', async () => {
+    const buffer = new EventBuffer(() => undefined, 100);
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 200; i++) deep = [deep];
+    buffer.push({ type: 'job:failed', data: { error: `${'x'.repeat(3)}\ud83d`, ['k\u0000']: 'a\u0000b', list: ['\udc00', 1, null], deep, fine: 'ü \ud83d\ude00' } });
+    buffer.push(event(1));
+    const log = flakyLog(0);
+    await buffer.flush((b) => log.append(b));
+    const [failed, plain] = log.written;
+    expect(failed!.data).toMatchObject({ error: 'xxx\ufffd', ['k\ufffd']: 'a\ufffdb', list: ['\ufffd', 1, null], fine: 'ü \ud83d\ude00' });
+    expect(JSON.stringify(failed!.data)).toContain('[nested too deep to store]');
+    expect(plain).toEqual(event(1));
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
+import { LeaseLostError, LIMITS, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle, unreachable } from './worker-fakes';
 import { asJobId, asWorkerId } from './literal-ids';
 
@@ -236,5 +236,35 @@ describe('WorkerCore: slots and stopping', () => {
     executor.finish('j1');
     await time.advance(120_000);
     expect(transport.calls.length).toBe(before);
+  });
+});
+
+describe('WorkerCore: what the store cannot keep', () => {
+  it('replaces NULs and lone surrogates in logs, and fails for good a job whose output cannot be stored', async () => {
+    const { time, transport, executor, core } = await started();
+    transport.deliver(0, [assignment('j1'), assignment('j2')]);
+    await settle();
+    executor.finish('j1', { ok: true, output: { fine: 'yes' }, logs: 'a\u0000b\ud800c \ud83d\ude00' });
+    executor.finish('j2', { ok: true, output: { text: 'nul\u0000' }, logs: 'ok' });
+    await time.advance(0);
+    await settle();
+    const sent = transport.ops('completeMany').flatMap((c) => (c.req as { results: { jobId: string; output: unknown; logs: string | null }[] }).results);
+    expect(sent).toEqual([{ jobId: 'j1', fence: 1, output: { fine: 'yes' }, logs: 'a\ufffdb\ufffdc \ud83d\ude00' }]);
+    const [failed] = transport.ops('fail').map((c) => c.req as { jobId: string; error: string; retryable: boolean; logs: string | null });
+    expect(failed).toMatchObject({ jobId: 'j2', retryable: false, logs: 'ok' });
+    expect(failed!.error).toBe("the job's output cannot be stored: output.text must not contain a NUL character (\\u0000)");
+    expect(core.stats).toMatchObject({ succeeded: 1, failed: 1 });
+  });
+
+  it('clips an error and logs to what the protocol takes, so the write is not refused and sent again', async () => {
+    const { time, transport, executor } = await started();
+    transport.deliver(0, [assignment('j1')]);
+    await settle();
+    executor.finish('j1', { ok: false, error: new Error('e'.repeat(LIMITS.maxErrorLength + 10)), retryable: true, logs: 'l'.repeat(LIMITS.maxResultBytes + 10) });
+    await time.advance(0);
+    await settle();
+    const [failed] = transport.ops('fail').map((c) => c.req as { error: string; logs: string });
+    expect(failed!.error).toHaveLength(LIMITS.maxErrorLength);
+    expect(failed!.logs).toHaveLength(LIMITS.maxResultBytes);
   });
 });

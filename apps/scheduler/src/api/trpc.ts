@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FencelineError, type SchedulerNode } from '@fenceline/core';
+import { internalErrorMessage } from './opaque-errors';
 
 export interface WorkerContext {
   node: SchedulerNode;
@@ -24,7 +25,12 @@ const HTTP_CODE: Record<string, TRPCError['code']> = {
 
 const t = initTRPC.context<WorkerContext>().create({
   // The typed refusal travels as data.fenceline, so a client rebuilds the same error class.
-  errorFormatter({ shape, error }) {
+  // Anything else unexpected is answered with an opaque id only (opaque-errors.ts).
+  errorFormatter({ shape, error, path, ctx }) {
+    if (error.code === 'INTERNAL_SERVER_ERROR') {
+      const message = internalErrorMessage(error, { path, nodeId: ctx?.node.nodeId });
+      return { ...shape, message, data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, stack: undefined, fenceline: null } };
+    }
     const cause = error.cause;
     const fenceline = cause instanceof FencelineError ? cause.toJSON() : null;
     return { ...shape, data: { ...shape.data, stack: undefined, fenceline } };

@@ -1,9 +1,12 @@
 import { z } from 'zod';
-import { jobIdSchema as jobId, LIMITS, workerIdSchema as workerId } from '@fenceline/core';
+import { jobErrorSchema, jobIdSchema as jobId, jobLogsSchema, jobOutputSchema, workerIdSchema as workerId, workerMetaSchema } from '@fenceline/core';
 import { router, workerProcedure, publicProcedure } from './trpc';
 
 const fence = z.number().int().min(0);
-const logs = z.string().max(LIMITS.maxResultBytes).nullish();
+// Free-form fields pass the free-form checks (NUL, lone surrogates, depth, size) in the
+// schema, so bad bytes are refused with the field's path before any store call.
+const logs = jobLogsSchema.nullish();
+const output = jobOutputSchema.optional();
 
 /**
  * The worker protocol. A worker registers, long-polls for work, renews its leases in
@@ -16,7 +19,7 @@ export const workerRouter = router({
   hello: publicProcedure.query(({ ctx }) => ({ nodeId: ctx.node.nodeId })),
 
   register: workerProcedure
-    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), meta: z.record(z.string(), z.unknown()).default({}) }))
+    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), meta: workerMetaSchema.default({}) }))
     .mutation(({ ctx, input }) => ctx.node.register(input.workerId, input.slots, input.meta)),
 
   poll: workerProcedure
@@ -48,10 +51,7 @@ export const workerRouter = router({
     .input(
       z.object({
         workerId,
-        results: z
-          .array(z.object({ jobId, fence, output: z.unknown().optional(), logs }))
-          .min(1)
-          .max(1_000),
+        results: z.array(z.object({ jobId, fence, output, logs })).min(1).max(1_000),
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -61,17 +61,15 @@ export const workerRouter = router({
       );
     }),
 
-  complete: workerProcedure.input(z.object({ workerId, jobId, fence, output: z.unknown().optional(), logs })).mutation(async ({ ctx, input }) => {
+  complete: workerProcedure.input(z.object({ workerId, jobId, fence, output, logs })).mutation(async ({ ctx, input }) => {
     const row = await ctx.node.complete(input.workerId, input);
     return { jobId: row.id, state: row.state, fence: row.fence };
   }),
 
-  fail: workerProcedure
-    .input(z.object({ workerId, jobId, fence, error: z.string().max(64 * 1024), retryable: z.boolean().default(true), logs }))
-    .mutation(async ({ ctx, input }) => {
-      const row = await ctx.node.fail(input.workerId, input);
-      return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
-    }),
+  fail: workerProcedure.input(z.object({ workerId, jobId, fence, error: jobErrorSchema, retryable: z.boolean().default(true), logs })).mutation(async ({ ctx, input }) => {
+    const row = await ctx.node.fail(input.workerId, input);
+    return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
+  }),
 
   // The reason says why the worker gives the job back; the event log keeps it.
   release: workerProcedure.input(z.object({ workerId, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() })).mutation(async ({ ctx, input }) => {

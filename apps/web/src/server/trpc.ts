@@ -3,6 +3,7 @@ import superjson from 'superjson';
 import { isFencelineError, roleAtLeast, type FencelineError } from '@fenceline/core';
 import { consoleConfig } from './config';
 import { buildContext, type Context } from './context';
+import { opaqueMessage } from './opaque-errors';
 import { consoleStore, type ConsoleStore } from './store';
 
 export type { Context } from './context';
@@ -17,10 +18,13 @@ export interface FencelineErrorData {
 
 const t = initTRPC.context<Context>().create({
   transformer: superjson,
-  errorFormatter({ shape, error }) {
+  // No answer carries a stack, and an unexpected error carries only an opaque id (opaque-errors.ts).
+  errorFormatter({ shape, error, path }) {
     const cause = error.cause;
     const fenceline: FencelineErrorData | null = isFencelineError(cause) ? cause.toJSON() : null;
-    return { ...shape, message: inputProblems(cause) ?? shape.message, data: { ...shape.data, fenceline } };
+    const message = opaqueMessage(error, path) ?? inputProblems(cause) ?? shape.message;
+    const { stack: _stack, ...data } = shape.data;
+    return { ...shape, message, data: { ...data, fenceline } };
   },
 });
 
@@ -29,12 +33,15 @@ const t = initTRPC.context<Context>().create({
  * is the issues' JSON, which the console would show as it is.
  */
 function inputProblems(cause: unknown): string | null {
-  // A refused DAG's issues have paths of their own (text, not zod's arrays) and its message already lists them.
+  // A typed refusal's issues (a DAG spec's) are its own; its message already sums them up.
   if (isFencelineError(cause)) return null;
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return null;
   return issues
-    .map((i: { path?: PropertyKey[]; message?: string }) => `${i.path && i.path.length > 0 ? i.path.map(String).join('.') : 'input'}: ${i.message ?? 'invalid'}`)
+    .map(
+      (i: { path?: unknown; message?: unknown }) =>
+        `${Array.isArray(i.path) && i.path.length > 0 ? i.path.map(String).join('.') : 'input'}: ${typeof i.message === 'string' ? i.message : 'invalid'}`,
+    )
     .join('; ');
 }
 

@@ -1,4 +1,6 @@
 import { InvalidDagError, type DagIssue } from '../errors';
+import { jsonProblems } from '../input/free-form';
+import { LIMITS } from '../limits';
 import { dagSpecSchema, type DagSpec } from '../spec';
 import { checkCycles } from './cycles';
 import { checkDependsOn, checkDuplicateIds } from './graph-checks';
@@ -28,6 +30,8 @@ export type DagValidation = { ok: true; spec: DagSpec } | { ok: false; issues: D
 
 export function validateDag(input: unknown): DagValidation {
   const issues: DagIssue[] = [];
+  // Nesting past the limit ends validation here: the checks below walk the spec.
+  if (checkFreeForm(input, issues)) return { ok: false, issues };
   const parsed = dagSpecSchema.safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) issues.push(fromZodIssue(issue, input));
@@ -41,6 +45,25 @@ export function validateDag(input: unknown): DagValidation {
 
   if (issues.length > 0 || !parsed.success) return { ok: false, issues };
   return { ok: true, spec: parsed.data };
+}
+
+/**
+ * The free-form checks every stored text and JSON passes (input/free-form.ts): no NUL and
+ * no lone surrogate in any string or key, since the store cannot keep them, and nesting
+ * within LIMITS.maxJsonDepth. Returns whether the nesting is too deep to go on.
+ */
+function checkFreeForm(input: unknown, issues: DagIssue[]): boolean {
+  let tooDeep = false;
+  for (const problem of jsonProblems(input, { maxDepth: LIMITS.maxJsonDepth, maxBytes: Number.POSITIVE_INFINITY })) {
+    // Values that are not JSON data are checkSpecSize's to report, once for the spec.
+    if (problem.kind === 'not-json' || problem.kind === 'size') continue;
+    tooDeep ||= problem.kind === 'depth';
+    const kind = problem.kind === 'depth' ? 'limit' : 'shape';
+    const path = problem.path.map(String).join('.');
+    const message = path === '' ? `The DAG spec ${problem.message}.` : `${problem.message[0]!.toUpperCase()}${problem.message.slice(1)}.`;
+    issues.push({ kind, path, message });
+  }
+  return tooDeep;
 }
 
 /** Like validateDag, but throws InvalidDagError listing every issue. */

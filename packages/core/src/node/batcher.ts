@@ -1,4 +1,5 @@
 import type { Timers } from '../clock';
+import { isStoreUnavailable } from '../unavailable';
 
 export interface BatcherOptions<T = unknown> {
   /** How long the first item of a batch waits for company; 0 means the next timer turn. */
@@ -28,8 +29,14 @@ interface Pending<T, R> {
 /**
  * Collects items from many callers and hands them to one batch call, so a thousand
  * workers renewing or completing at once cost a few store statements instead of a
- * thousand commits. Each caller gets back the result for its own item; a failed batch
- * call rejects every item in it.
+ * thousand commits. Each caller gets back the result for its own item.
+ *
+ * A batch call that fails is tried again for each of its items alone, so one caller's
+ * item the store cannot take fails only that caller, and the error it hears is about its
+ * own item, never about the items it happened to share a statement with. This needs a
+ * batch call that writes all of its items or none (one statement, or one transaction),
+ * which every store batch call is. A store that cannot be reached is the exception: it
+ * would refuse every item alone too, so that error is passed to every item at once.
  */
 export class Batcher<T, R> {
   private pending: Pending<T, R>[] = [];
@@ -88,7 +95,7 @@ export class Batcher<T, R> {
     settled
       .then(
         (results) => batch.forEach((b, i) => b.resolve(results[i] as R)),
-        (err) => batch.forEach((b) => b.reject(err)),
+        (err) => (batch.length > 1 && !isStoreUnavailable(err) ? this.eachAlone(batch) : batch.forEach((b) => b.reject(err))),
       )
       .finally(() => {
         this.inFlight--;
@@ -97,6 +104,20 @@ export class Batcher<T, R> {
       });
     if (this.full()) this.flush();
     else if (this.pending.length > 0) this.arm();
+  }
+
+  /** Runs each item of a failed batch in a call of its own, and answers it with its own outcome. */
+  private async eachAlone(batch: Pending<T, R>[]): Promise<void> {
+    await Promise.all(
+      batch.map(async (b) => {
+        try {
+          const [result] = await this.run([b.item]);
+          b.resolve(result as R);
+        } catch (err) {
+          b.reject(err);
+        }
+      }),
+    );
   }
 
   /** How many pending items the next batch takes: up to maxBatch and maxWeight, at least one. */

@@ -1,3 +1,4 @@
+import { storableJson } from '../input/free-form';
 import { LIMITS } from '../limits';
 import type { NewEvent } from '../store';
 
@@ -7,6 +8,10 @@ import type { NewEvent } from '../store';
  * store loses no event and keeps their order; the buffer holds at most `limit` events,
  * and beyond it the oldest are dropped (and counted), so a long outage cannot exhaust the
  * node's memory.
+ *
+ * All of a flush goes in one statement, so an event the store cannot keep would fail it
+ * again and again, and every event with it: each event's data is made storable as it is
+ * pushed (storableJson), since it can quote what a caller sent, such as a failure's error.
  */
 export class EventBuffer {
   private events: NewEvent[] = [];
@@ -24,7 +29,7 @@ export class EventBuffer {
   }
 
   push(event: NewEvent): void {
-    this.events.push(event);
+    this.events.push(event.data === undefined ? event : { ...event, data: storableJson(event.data) as Record<string, unknown> });
     if (this.events.length > this.limit) this.dropOldest();
   }
 

@@ -1,4 +1,5 @@
 import { FencelineError, InvalidInputError } from '../errors';
+import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
 import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
@@ -141,7 +142,8 @@ export class WorkerProtocol {
       workerId,
       fence: row.fence,
       nodeId: c.nodeId,
-      data: { error: input.error.slice(0, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null },
+      // Clipped whole characters only: a half pair would fail the event flush for every event in it.
+      data: { error: clipText(input.error, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null },
     });
     await this.afterJobEnd(row);
     return row;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
+import { badBytesContract } from './store-contract/bad-bytes';
 import { ContractContext } from './store-contract/context';
 import { auditLogContract } from './store-contract/audit-log';
 import { dagsContract } from './store-contract/dags';
@@ -33,8 +34,8 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol),
- * people (users, sessions, API tokens) and audit-log.
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes and bad-bytes
+ * (worker protocol), people (users, sessions, API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
@@ -49,6 +50,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
     leaseContract(c);
     workerWritesContract(c);
+    badBytesContract(c);
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);

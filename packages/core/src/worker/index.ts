@@ -8,3 +8,4 @@ export * from './job-end';
 export * from './backoff';
 export * from './node-order';
 export * from './worker-core';
+export * from './storable-end';

@@ -10,6 +10,7 @@ import { emptyWorkerStats, type JobEnd, type OpenPoll, type WorkerStats } from '
 import { ResultQueue } from './result-queue';
 import { Renewals } from './renewals';
 import type { DueLease, RunningJob } from './running-job';
+import { storableEnd } from './storable-end';
 import type { WorkerCoreDeps } from './worker-deps';
 
 export type { WorkerCoreDeps } from './worker-deps';
@@ -241,20 +242,20 @@ export class WorkerCore {
       this.leaveSlot(job.jobId);
       return;
     }
-    const failure = failureOf(end, controller.signal);
+    const send = storableEnd((end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
     r.finishing = true;
     this.finishing++;
     this.wakePollers();
     try {
-      if (failure) {
-        await this.sendFailure(r, failure, end.logs);
+      if (send.kind === 'failure') {
+        await this.sendFailure(r, send.failure, send.logs);
         this.stats.failed++;
       } else {
-        await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: (end.ok ? end.output : null) ?? null, logs: end.logs });
+        await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: send.output, logs: send.logs });
         this.stats.succeeded++;
       }
     } catch (err) {
-      this.refused(err, failure ? 'fail' : 'complete', job);
+      this.refused(err, send.kind === 'failure' ? 'fail' : 'complete', job);
       this.deps.log?.(err instanceof FencelineError ? 'warn' : 'error', 'result write refused', {
         jobId: job.jobId,
         fence: job.fence,

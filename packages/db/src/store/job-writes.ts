@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { LIMITS, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
+import { failureProblem, LIMITS, resultProblem, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
@@ -42,6 +42,12 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
   const send: { at: number; item: CompleteItem; output: string }[] = [];
   const seen = new Set<string>();
   items.forEach((item, at) => {
+    // Text and JSON PostgreSQL refuses would fail the statement for every item in it.
+    const problem = resultProblem(item.ref.jobId, item);
+    if (problem !== null) {
+      outcomes[at] = { jobId: item.ref.jobId, ok: false, error: problem };
+      return;
+    }
     const output = JSON.stringify(item.output ?? null);
     const bytes = Buffer.byteLength(output, 'utf8') + byteLength(item.logs);
     if (bytes > LIMITS.maxResultBytes) {
@@ -129,6 +135,8 @@ function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
  * stays as the last holder; the next grant raises the fence.
  */
 export async function failJob(db: Executor, ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+  const problem = failureProblem(ref.jobId, failure);
+  if (problem !== null) throw problem;
   assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;

@@ -1,10 +1,12 @@
 import { sql } from 'drizzle-orm';
-import type { WorkerRow } from '@fenceline/core';
+import { workerMetaProblem, type WorkerRow } from '@fenceline/core';
 import { array, firstRow, jsonb, msInterval, rows, type Executor } from './db';
 import { workerFromRow } from './rows';
 
 /** Registers or re-registers a worker; a re-registration is a restart, so started_at moves. */
 export async function registerWorker(db: Executor, worker: { id: string; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+  const problem = workerMetaProblem(worker.meta);
+  if (problem !== null) throw problem;
   const row = await firstRow(
     db,
     sql`insert into workers (id, slots, node_id, meta, started_at, last_seen)

@@ -1,12 +1,15 @@
 import {
+  failureProblem,
   FencelineError,
   ForgedFenceError,
   LeaseLostError,
   LIMITS,
   NotFoundError,
+  resultProblem,
   StaleFenceError,
   TooLargeError,
   utf8ByteLength,
+  workerMetaProblem,
   type CompleteItem,
   type JobRow,
   type LeaseRef,
@@ -29,6 +32,9 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
   constructor(private readonly tables: MemoryTables) {}
 
   async registerWorker(worker: NewWorker): Promise<WorkerRow> {
+    // What the SQL store cannot take is refused here too, so both stores answer alike.
+    const problem = workerMetaProblem(worker.meta);
+    if (problem !== null) throw problem;
     return this.tables.workerTable.register(worker, date(this.tables.nowMs()));
   }
 
@@ -78,6 +84,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
 
   private completeOne({ ref, output: value, logs }: CompleteItem, now: number): JobRow {
     const result = { output: value, logs };
+    const problem = resultProblem(ref.jobId, result);
+    if (problem !== null) throw problem;
     const output = JSON.stringify(result.output ?? null);
     this.assertResultSize(ref, utf8ByteLength(output) + utf8ByteLength(result.logs ?? ''));
     const job = this.fencedJob(ref, 'completeJob', now, true);
@@ -91,6 +99,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
   }
 
   async failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+    const problem = failureProblem(ref.jobId, failure);
+    if (problem !== null) throw problem;
     this.assertResultSize(ref, utf8ByteLength(failure.error) + utf8ByteLength(failure.logs ?? ''));
     const now = this.tables.nowMs();
     const job = this.fencedJob(ref, 'failJob', now, true);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual } from '@fenceline/core';
+import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual, storableText } from '@fenceline/core';
 import { dagListPage, liveJobTypes } from '@fenceline/db/console';
 import { auditChange } from '../audit';
 import { clusterShardCount, type ConsoleStore } from '../store';
@@ -39,7 +39,8 @@ export const dagsRouter = router({
   list: viewerProcedure
     .input(
       z.object({
-        search: z.string().max(200).optional(),
+        // Matched with ILIKE, where PostgreSQL refuses a NUL before it compares anything.
+        search: storableText().max(200).optional(),
         sort: z.enum(['id', 'nextRunAt', 'updatedAt']).default('id'),
         direction: z.enum(['asc', 'desc']).default('asc'),
         limit: z.number().int().min(1).max(200).default(50),

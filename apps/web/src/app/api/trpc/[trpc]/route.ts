@@ -2,6 +2,8 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { LIMITS } from '@fenceline/core';
 import { appRouter } from '@/server/routers/app';
 import { readBodyWithin, withBody } from '@/server/body-limit';
+import { opaqueMessage } from '@/server/opaque-errors';
+import { tooDeepAnswer } from '@/server/request-depth';
 import { createContext } from '@/server/trpc';
 
 // Every answer reflects the store now; nothing here may be cached or prerendered.
@@ -17,14 +19,19 @@ async function handler(original: Request): Promise<Response> {
   if (body === null) {
     return Response.json({ error: { code: 'TOO_LARGE', message: `request body is over the limit of ${MAX_BODY_BYTES} bytes` } }, { status: 413 });
   }
-  const req = original.method === 'GET' || original.method === 'HEAD' ? original : withBody(original, body);
+  const bodyless = original.method === 'GET' || original.method === 'HEAD';
+  // Input nested past any limit is refused before superjson parses it (recursively).
+  const tooDeep = (bodyless ? null : tooDeepAnswer(new TextDecoder().decode(body))) ?? tooDeepAnswer(new URL(original.url).searchParams.get('input'));
+  if (tooDeep) return tooDeep;
+  const req = bodyless ? original : withBody(original, body);
   return fetchRequestHandler({
     endpoint: '/api/trpc',
     req,
     router: appRouter,
     createContext: ({ req: request, resHeaders }) => createContext({ req: request, resHeaders }),
+    // The detail of an unexpected error is logged once, under the id its answer carries.
     onError({ error, path }) {
-      if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`tRPC ${path ?? '?'} failed:`, error.cause ?? error);
+      opaqueMessage(error, path);
     },
   });
 }

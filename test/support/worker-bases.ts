@@ -1,0 +1,16 @@
+/**
+ * A valid input per worker procedure, naming jobs no worker holds: each field is replaced
+ * in turn by text and JSON the store cannot take, and every answer must be a 4xx or a
+ * success that names the field, never a 5xx, a statement or a stack. A procedure added
+ * later without a base here is still swept with bad values at its input's root.
+ */
+export const WORKER_BASES: Record<string, unknown> = {
+  register: { workerId: 'sweeper', slots: 1, meta: { host: 'box', tags: ['a'] } },
+  poll: { workerId: 'sweeper', slots: 1, free: 1, waitMs: 0 },
+  renew: { workerId: 'sweeper', leases: [{ jobId: '987654321', fence: 1 }] },
+  renewMany: { renewals: [{ workerId: 'sweeper', jobId: '987654321', fence: 1 }] },
+  complete: { workerId: 'sweeper', jobId: '987654321', fence: 1, output: { answer: 'x', list: [1, 'y'] }, logs: 'line' },
+  completeMany: { workerId: 'sweeper', results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
+  fail: { workerId: 'sweeper', jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
+  release: { workerId: 'sweeper', jobId: '987654321', fence: 1, reason: 'stopping' },
+};
