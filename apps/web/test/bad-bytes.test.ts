@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { LIMITS } from '@fenceline/core';
+import { signInThroughRoute } from './support/route-sign-in';
 import { BAD_VALUES, deeplyNestedText, DEEP, leafPaths, leakIn, replaceAt, toJsonText } from '../../../test/support/bad-input';
 
 // A database of this file's own, named before the console reads its settings (once).
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = `fenceline_test_${randomBytes(6).toString('hex')}`;
 process.env.DATABASE_URL = await createDatabase(ADMIN_URL, DB_NAME);
-process.env.FENCELINE_OPERATOR_TOKEN = 'operator-token-for-bad-bytes-tests';
-process.env.FENCELINE_VIEWER_TOKEN = 'viewer-token-for-bad-bytes-tests';
 const { GET, POST } = await import('../src/app/api/trpc/[trpc]/route');
 const { appRouter } = await import('../src/server/routers/app');
 const { consoleStore } = await import('../src/server/store');
@@ -17,16 +16,8 @@ const { CONSOLE_BASES: BASES } = await import('./console-bases');
 
 const procedures = Object.entries(appRouter._def.procedures as Record<string, { _def: { type: string } }>);
 
-async function signedIn(role: 'operator' | 'viewer'): Promise<string> {
-  const res = await POST(
-    new Request('http://console.test/api/trpc/auth.signIn', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ json: { token: `${role}-token-for-bad-bytes-tests` } }),
-    }),
-  );
-  return (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-}
+/** Signed in as a new user of `role`; the store is the test file's own. */
+let signedIn: (role: 'admin' | 'operator' | 'viewer') => Promise<string>;
 
 /** One call through the console's route handler, as the browser makes it (superjson's wire form). */
 async function call(path: string, type: string, input: unknown, cookie: string): Promise<{ status: number; text: string }> {
@@ -44,6 +35,7 @@ describe('console: bad bytes in any input', () => {
     store = await openStore({ databaseUrl: process.env.DATABASE_URL!, max: 2 });
     await store.initCluster(4);
     await store.putDag({ id: 'sweep', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    signedIn = (role) => signInThroughRoute(POST, store, role);
   });
   afterAll(async () => {
     await store?.close();
@@ -53,7 +45,7 @@ describe('console: bad bytes in any input', () => {
 
   it('answers a NUL, a lone surrogate or 5,000-deep nesting in any field of any procedure with a 4xx, never SQL or a stack', async () => {
     expect(procedures.length).toBeGreaterThan(10);
-    const cookies = { operator: await signedIn('operator'), viewer: await signedIn('viewer') };
+    const cookies = { admin: await signedIn('admin'), operator: await signedIn('operator'), viewer: await signedIn('viewer') };
     expect(cookies.operator).toMatch(/=/);
     const faults: string[] = [];
     let refused = 0;
@@ -65,7 +57,7 @@ describe('console: bad bytes in any input', () => {
         for (const leaf of leafPaths(base)) if (leaf.length > 0) variants.push({ at: leaf.join('.'), input: replaceAt(base, leaf, bad) });
       }
       for (const { at, input } of variants) {
-        for (const role of ['operator', 'viewer'] as const) {
+        for (const role of ['admin', 'operator', 'viewer'] as const) {
           const answer = await call(path, procedure._def.type, input, cookies[role]);
           const what = `${path} as ${role} at ${at}: ${answer.status}`;
           if (answer.status >= 500) faults.push(`${what} ${answer.text.slice(0, 300)}`);

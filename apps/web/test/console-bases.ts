@@ -5,7 +5,15 @@
  * with bad values at its input's root.
  */
 export const CONSOLE_BASES: Record<string, unknown> = {
-  'auth.signIn': { token: 'not-a-token' },
+  'auth.signIn': { name: 'sweep-user', password: 'not the password' },
+  'users.create': { name: 'sweep-user', role: 'viewer', password: 'a password long enough 123' },
+  'users.setRole': { userId: '1', role: 'viewer' },
+  'users.setDisabled': { userId: '1', disabled: false },
+  'users.revokeSessions': { userId: '1' },
+  'tokens.list': { all: true },
+  'tokens.create': { name: 'sweep token', role: 'viewer', expiresInDays: 1 },
+  'tokens.revoke': { tokenId: '1' },
+  'audit.list': { actor: 'sweep-user', action: 'dag.saved', dagId: 'sweep', beforeId: '10', limit: 10 },
   'cluster.fairShare': { windowMs: 600_000 },
   'dags.list': { search: 'sweep', sort: 'id', direction: 'asc', limit: 50, offset: 0 },
   'dags.get': { id: 'sweep' },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '@fenceline/core';
+import { AUDIT_ACTIONS, storableText } from '@fenceline/core';
 import { router, viewerProcedure, withStore } from '../trpc';
 
 export const auditRouter = router({
@@ -7,10 +7,10 @@ export const auditRouter = router({
   list: viewerProcedure
     .input(
       z.object({
-        actor: z.string().min(1).max(200).optional(),
+        actor: storableText().min(1).max(200).optional(),
         action: z.enum(AUDIT_ACTIONS).optional(),
-        dagId: z.string().min(1).max(2000).optional(),
-        beforeId: z.string().max(40).optional(),
+        dagId: storableText().min(1).max(2000).optional(),
+        beforeId: storableText().max(40).optional(),
         limit: z.number().int().min(1).max(500).default(100),
       }),
     )

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TRPCError } from '@trpc/server';
-import { userNameProblem, type UserName } from '@fenceline/core';
+import { userNameProblem, type UserName, storableText } from '@fenceline/core';
 import { newSecret, secretHash, verifyPassword } from '@fenceline/db/people';
 import { auditChange } from '../audit';
 import { consoleConfig } from '../config';
@@ -15,7 +15,7 @@ export const authRouter = router({
    * names and wrong passwords are answered alike, and in about the same time; failures are
    * limited per name and per client address before any password is checked.
    */
-  signIn: publicProcedure.input(z.object({ name: z.string().min(1).max(200), password: z.string().min(1).max(1024) })).mutation(async ({ input, ctx }) => {
+  signIn: publicProcedure.input(z.object({ name: storableText().min(1).max(200), password: z.string().min(1).max(1024) })).mutation(async ({ input, ctx }) => {
     const name = input.name.trim().toLowerCase();
     const limits = signInLimits();
     const waitS = Math.max(limits.byName.retryAfterS(name), limits.byAddress.retryAfterS(ctx.source));
