@@ -2,10 +2,10 @@ import { clusterConfig, schedulerNodes, shardLeases } from './shards';
 import { dags, dagVersions } from './dags';
 import { jobs, runs } from './runs';
 import { results } from './results';
-import { workers } from './workers';
+import { workerCredentials, workers } from './workers';
 import { events } from './events';
 
-export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, events };
+export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, workerCredentials, events };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
-export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, events };
+export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, workerCredentials, events };
