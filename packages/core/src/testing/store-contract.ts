@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
 import { ContractContext } from './store-contract/context';
+import { credentialsContract } from './store-contract/credentials';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { runsContract } from './store-contract/runs';
+import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
 import { workerWritesContract } from './store-contract/worker-writes';
@@ -31,7 +33,8 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes (worker protocol).
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes and sessions (worker
+ * protocol), credentials (worker credentials).
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
@@ -46,11 +49,13 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
     leaseContract(c);
     workerWritesContract(c);
+    sessionsContract(c);
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);
     dagsContract(c);
     triggersContract(c);
     workersAndEventsContract(c);
+    credentialsContract(c);
   });
 }
