@@ -1,7 +1,8 @@
-import { DEFAULTS, FencelineError, parseDagId, parseRunId, type CatalogueStore, type ClusterStore, type RunReadStore } from '@fenceline/core';
+import { DEFAULTS, FencelineError, parseDagId, parseRunId, type CatalogueStore, type ClusterStore, type RunReadStore, type WorkerCredentialStore } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
+import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
 
 const HELP = `fenceline: operate a fenceline cluster
 
@@ -16,6 +17,7 @@ Commands:
   jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
+${WORKER_TOKEN_HELP}
   help                             this text
 
 The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json).
@@ -71,8 +73,8 @@ function fmt(d: Date | null | undefined): string {
   return d ? d.toISOString().replace('.000Z', 'Z') : '-';
 }
 
-/** What the commands use: the catalogue, the reads, the cluster, and storing many specs at once. */
-type CliStore = CatalogueStore & RunReadStore & ClusterStore & Pick<SqlStore, 'putDags'>;
+/** What the commands use: the catalogue, the reads, the cluster, worker credentials, and storing many specs at once. */
+type CliStore = CatalogueStore & RunReadStore & ClusterStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -155,6 +157,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
       return 0;
     }
+    case 'worker-token':
+      return workerTokenCommand(store, args, (name) => flag(args, name));
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
