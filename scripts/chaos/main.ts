@@ -15,7 +15,7 @@ embedded PostgreSQL started for the soak and removed after it (so --keep-db keep
 nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn from the
 seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
 (then restart), SIGKILL of workers mid-job, termination of every database connection,
-and a rogue worker writing forged and replayed fences. Then faults stop, the workload drains and the store is audited.
+and a rogue worker writing forged and replayed fences, and the holder's fence under its own session. Then faults stop, the workload drains and the store is audited.
 Exits 1 on any violation, naming the seed; 0 otherwise. Full soak: 20 minutes; --short: 2.`;
 
 const TTL_MS = Number(FAST_TTL_ENV.FENCELINE_LEASE_TTL_MS);
