@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       `  DAGs:        ${seeded}`,
       `  logs:        ${logDir}/<process>.log  (here: warnings, errors and stop messages only)`,
       `  worker token:   ${workerToken}`,
+      '                  (development mode, FENCELINE_WORKER_AUTH=dev: this one token may act as any worker; production issues one per pool with `npm run fenceline -- worker-token create --pool NAME`)',
       `  operator token: ${operatorToken}`,
       `  viewer token:   ${viewerToken}`,
       '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
