@@ -158,6 +158,25 @@ describe('worker credentials and sessions against a real scheduler', () => {
     expect(await f.store.getResult(jobId)).toBeNull();
   });
 
+  it('runs jobs on a real worker process that has only its pool credential, named after its pool', async () => {
+    const worker = f.cluster.spawn({
+      name: 'worker-alpha',
+      kind: 'worker',
+      env: { ...f.cluster.commonEnv(), FENCELINE_WORKER_AUTH: 'credentials', FENCELINE_WORKER_TOKEN: alpha.token, FENCELINE_SCHEDULER_URLS: url, FENCELINE_WORKER_ID: '' },
+    });
+    try {
+      await f.store.putDag({ id: 'identity-real-worker', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+      const run = await f.store.triggerRun(parseDagId('identity-real-worker'));
+      const done = await eventually('the run to succeed on the credentialed worker', async () => ((await f.store.getRun(run.id)).state === 'succeeded' ? true : null), 30_000);
+      expect(done).toBe(true);
+      const [job] = await f.store.listJobs(run.id);
+      expect((await f.store.getResult(job!.id))?.workerId).toMatch(/^alpha-/);
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    }
+  });
+
   it('refuses a revoked credential at once, on every procedure and on /metrics', async () => {
     const doomed = await issue(f.databaseUrl, 'gamma');
     const client = schedulerClient(url, doomed.token);
