@@ -89,6 +89,8 @@ describe('worker protocol against a real scheduler', () => {
     expect(await refusal(client.complete.mutate({ workerId: 'intruder', session: intruder, jobId, fence }))).toBe('LEASE_LOST');
     expect(await refusal(client.fail.mutate({ workerId: 'intruder', session: intruder, jobId, fence, error: 'sabotage' }))).toBe('LEASE_LOST');
     expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId: '987654321', fence: 1 }))).toBe('LEASE_LOST');
+    // The attack the old refusals allowed: the holder's id and the current fence, from another worker.
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session: intruder, jobId, fence, output: { by: 'intruder' } }))).toBe('LEASE_LOST');
     expect(await f.store.getResult(jobId)).toBeNull();
 
     const done = await client.complete.mutate({ workerId: 'honest', session, jobId, fence, output: { answer: 42 } });
@@ -110,6 +112,7 @@ describe('worker protocol against a real scheduler', () => {
     expect(count('STALE_FENCE')).toBe(2);
     expect(count('NOT_FOUND')).toBe(2);
     expect(count('FOREIGN_HOLDER')).toBe(3);
+    expect(count('OLD_SESSION')).toBe(1);
     expect(count('LEASE_LOST')).toBe(1);
     // The process's own pauses are there too, so a slow dispatch can be told from a slow store.
     for (const name of ['runtime_gc_pauses_total', 'runtime_eventloop_stalls_total', 'runtime_rss_bytes']) {
@@ -119,7 +122,7 @@ describe('worker protocol against a real scheduler', () => {
       'refusals in the event log',
       async () => {
         const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
-        return rows.length >= 10 ? rows : null;
+        return rows.length >= 11 ? rows : null;
       },
       5_000,
     );
