@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import type { SchedulerNode } from '@fenceline/core';
 import { bearer } from './api/auth';
-import type { WorkerAuth } from './api/worker-auth';
+import { authUnavailable, type WorkerAuth } from './api/worker-auth';
 import { workerRouter } from './api/worker-router';
 import { HOT_PROCEDURES, serveHot } from './api/lean-http';
 
@@ -20,7 +20,7 @@ export function createSchedulerServer(node: SchedulerNode, auth: WorkerAuth, run
     router: workerRouter,
     basePath: '/trpc/',
     maxBodySize: MAX_BODY_BYTES,
-    createContext: async ({ req, res }) => ({ node, req, res, caller: await auth.authenticate(bearer(req.headers.authorization)).catch(() => null) }),
+    createContext: async ({ req, res }) => ({ node, req, res, caller: await auth.authenticate(bearer(req.headers.authorization)).catch(() => Promise.reject(authUnavailable())) }),
   });
   return createServer((req, res) => void serve(req, res));
 
@@ -32,7 +32,12 @@ export function createSchedulerServer(node: SchedulerNode, auth: WorkerAuth, run
       return;
     }
     if (url === '/metrics') {
-      const caller = await auth.authenticate(bearer(req.headers.authorization)).catch(() => null);
+      const caller = await auth.authenticate(bearer(req.headers.authorization)).catch(() => undefined);
+      if (caller === undefined) {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end('worker credentials cannot be checked right now; try again\n');
+        return;
+      }
       if (!caller) {
         res.writeHead(401, { 'content-type': 'text/plain' });
         res.end('a valid token is required\n');

@@ -4,7 +4,7 @@ import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { SchedulerNode } from '@fenceline/core';
 import { bearer } from './auth';
 import type { WorkerContext } from './trpc';
-import type { WorkerAuth } from './worker-auth';
+import { authUnavailable, type WorkerAuth } from './worker-auth';
 import { workerRouter } from './worker-router';
 
 /**
@@ -22,7 +22,9 @@ export const HOT_PROCEDURES = new Set(['poll', 'renew', 'renewMany', 'complete',
  */
 export function serveHot(node: SchedulerNode, auth: WorkerAuth, maxBodyBytes: number, path: string, req: IncomingMessage, res: ServerResponse): void {
   // The credential is looked up (from the cache, nearly always) while the body arrives.
-  const caller = auth.authenticate(bearer(req.headers.authorization)).catch(() => null);
+  const caller = auth.authenticate(bearer(req.headers.authorization)).catch(() => Promise.reject(authUnavailable()));
+  // Awaited below once the body is in; a request that errors first must not leave it unhandled.
+  caller.catch(() => undefined);
   node.metrics.inc(`http_requests_total{procedure="${path}"}`);
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,3 +1,4 @@
+import { TRPCError } from '@trpc/server';
 import type { NoticeStore, WorkerCredentialStore } from '@fenceline/core';
 import { tokenMatches } from './auth';
 import { secretHash, tokenPool } from './worker-credentials';
@@ -22,6 +23,14 @@ export interface WorkerAuthOptions {
   nowMs: () => number;
   /** How long a looked-up credential is trusted before it is read again (revocations also arrive at once by notice). */
   cacheTtlMs?: number;
+}
+
+/**
+ * The answer when a credential cannot be looked up (the store is down): the caller is
+ * told to try again, not that its credential is bad, and nothing of the store's error.
+ */
+export function authUnavailable(): TRPCError {
+  return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'worker credentials cannot be checked right now; try again' });
 }
 
 /** Entries kept at most; past it the cache starts again, so random tokens cannot grow it without bound. */
