@@ -13,9 +13,12 @@ export class RogueWorker {
   readonly refused: Record<string, number> = {};
   readonly accepted: string[] = [];
   private readonly seen: { jobId: JobId; fence: number; workerId: string }[] = [];
-  /** The rogue's own session secret: it registers as itself, then writes as others. */
+  /**
+   * The rogue's own session secret. It never registers: a registered worker would count in
+   * the pool the fair-share cap is drawn from, and the soak audits that cap against the
+   * pool it started. A session the lease was not granted to is refused all the same.
+   */
   private readonly session = randomBytes(32).toString('base64url');
-  private registered: Promise<void> | null = null;
 
   constructor(
     private readonly store: RunReadStore,
@@ -25,8 +28,6 @@ export class RogueWorker {
   ) {}
 
   async strike(): Promise<number> {
-    this.registered ??= this.register();
-    await this.registered;
     const leased = await this.store.listLeasedJobs();
     let attempts = 0;
     for (const job of leased.slice(0, 5)) {
@@ -53,15 +54,6 @@ export class RogueWorker {
       attempts++;
     }
     return attempts;
-  }
-
-  /** Registers as itself on every node, so its session is a real one (of another worker). */
-  private async register(): Promise<void> {
-    for (const url of this.urls()) {
-      await schedulerClient(url, this.token)
-        .register.mutate({ workerId: 'rogue', slots: 1, session: this.session })
-        .catch(() => undefined);
-    }
   }
 
   private async attempt(jobId: string, fence: number, workerId: string, kind: string): Promise<void> {
