@@ -156,6 +156,10 @@ describe('worker credentials and sessions against a real scheduler', () => {
     expect((await refused(restarted.complete.mutate({ workerId: 'alpha-1', session: before, jobId, fence }))).code).toBe('LEASE_LOST');
     expect((await refused(restarted.complete.mutate({ workerId: 'alpha-1', session: after, jobId, fence }))).code).toBe('LEASE_LOST');
     expect(await f.store.getResult(jobId)).toBeNull();
+    // The old process is handed no more work: its polls are refused, the new one's are not.
+    const stale = await refused(restarted.poll.mutate({ workerId: 'alpha-1', session: before, slots: 1, free: 1, waitMs: 0 }));
+    expect(stale).toMatchObject({ code: 'UNAUTHORIZED', details: { field: 'session' } });
+    expect(await restarted.poll.mutate({ workerId: 'alpha-1', session: after, slots: 1, free: 1, waitMs: 0 })).toEqual([]);
   });
 
   it('runs jobs on a real worker process that has only its pool credential, named after its pool', async () => {

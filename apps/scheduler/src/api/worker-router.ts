@@ -49,7 +49,10 @@ export const workerRouter = router({
       };
       ctx.res.once('close', onClose);
       try {
-        return await ctx.node.poll({ workerId: actAs(ctx, input.workerId), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs }, { onCancel: (fn) => (cancel = fn) });
+        return await ctx.node.poll(
+          { workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs },
+          { onCancel: (fn) => (cancel = fn) },
+        );
       } finally {
         ctx.res.off('close', onClose);
       }

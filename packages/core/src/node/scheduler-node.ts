@@ -225,7 +225,7 @@ export class SchedulerNode {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     return this.protocol.poll(poll, cancelled);
   }
 

@@ -1,4 +1,4 @@
-import { FencelineError, InvalidInputError } from '../errors';
+import { FencelineError, InvalidInputError, UnauthorizedError } from '../errors';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
 import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
@@ -47,6 +47,12 @@ export interface RegisterAnswer {
 export class WorkerProtocol {
   private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+  /**
+   * Each worker's current session as this node last saw it (registered here, or read from
+   * the store when a poll brought another): polls cost no store read, and one from a
+   * process whose id another process registered since is refused.
+   */
+  private readonly sessions = new Map<WorkerId, string>();
 
   constructor(
     private readonly c: NodeContext,
@@ -70,6 +76,7 @@ export class WorkerProtocol {
     c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots, credentialId: input.credentialId } });
     return c.store
       .registerWorker({ id: workerId, slots, nodeId: c.nodeId, meta: input.meta ?? {}, session: input.session, credentialId: input.credentialId })
+      .then(() => this.sessions.set(workerId, input.session))
       .then(() => ({ nodeId: c.nodeId, leaseTtlMs: c.config.leaseTtlMs, renewIntervalMs: c.config.renewIntervalMs, pollWaitMs: c.config.pollWaitMs }));
   }
 
@@ -77,11 +84,29 @@ export class WorkerProtocol {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  async poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     const { c } = this;
+    await this.checkSession(poll.workerId, poll.session);
     const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);
     // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
-    return c.pool.wait({ ...poll, waitMs }, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
+    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs };
+    return c.pool.wait(request, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
+  }
+
+  /**
+   * Leases are granted to a worker's current session, so a poll from any other would be
+   * handed jobs it cannot write: it is refused instead, and the store is read only when
+   * the session is not the one this node knows.
+   */
+  private async checkSession(workerId: WorkerId, session: string): Promise<void> {
+    if (this.sessions.get(workerId) === session) return;
+    const current = await this.c.store.workerSession(workerId);
+    if (current !== null) this.sessions.set(workerId, current);
+    if (current !== session) {
+      throw new UnauthorizedError(`poll refused: this is not the current session of worker ${workerId} (register first; another process may have registered it since)`, {
+        field: 'session',
+      });
+    }
   }
 
   /**

@@ -83,7 +83,7 @@ export class SimWorkerTransport implements WorkerTransport {
   poll(i: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll {
     const host = this.o.hosts[i]!;
     const held = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: req.waitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
-      onNode(host, (node) => node.poll({ workerId: req.workerId, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
+      onNode(host, (node) => node.poll({ workerId: req.workerId, session: this.o.session, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
     );
     return {
       answer: held.promise,
