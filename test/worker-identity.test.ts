@@ -160,6 +160,8 @@ describe('worker credentials and sessions against a real scheduler', () => {
     const stale = await refused(restarted.poll.mutate({ workerId: 'alpha-1', session: before, slots: 1, free: 1, waitMs: 0 }));
     expect(stale).toMatchObject({ code: 'UNAUTHORIZED', details: { field: 'session' } });
     expect(await restarted.poll.mutate({ workerId: 'alpha-1', session: after, slots: 1, free: 1, waitMs: 0 })).toEqual([]);
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${alpha.token}` } })).text();
+    expect(metrics).toMatch(/^fenceline_polls_refused_total [1-9]/m);
   });
 
   it('runs jobs on a real worker process that has only its pool credential, named after its pool', async () => {

@@ -103,6 +103,7 @@ export class WorkerProtocol {
     const current = await this.c.store.workerSession(workerId);
     if (current !== null) this.sessions.set(workerId, current);
     if (current !== session) {
+      this.c.metrics.inc('polls_refused_total');
       throw new UnauthorizedError(`poll refused: this is not the current session of worker ${workerId} (register first; another process may have registered it since)`, {
         field: 'session',
       });
