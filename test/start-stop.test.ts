@@ -53,6 +53,9 @@ describe('npm start', () => {
       expect(secrets.viewerToken).toMatch(/^[\w-]{32}$/);
       expect(banner).toContain(`viewer token:   ${secrets.viewerToken}`);
       expect(banner).toContain(`operator token: ${secrets.operatorToken}`);
+      // The fleet-wide worker token is the development mode's, and the banner says so.
+      expect(banner).toContain(`worker token:   ${secrets.workerToken}`);
+      expect(banner).toContain('development mode, FENCELINE_WORKER_AUTH=dev: this one token may act as any worker');
       expect(banner).toContain(join(dataDir, 'logs'));
       expect(banner).toMatch(/examples applied: .*wide-fanout@1/);
       const store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });
