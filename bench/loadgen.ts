@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 
 /**
@@ -30,6 +31,13 @@ let ids: string[] = [];
 let urls: string[] = [];
 let token = '';
 const leases = new Map<string, Lease>();
+/** Each identity's session secret, as each worker process has its own; made on first use. */
+const sessions = new Map<string, string>();
+const sessionOf = (id: string): string => {
+  let session = sessions.get(id);
+  if (!session) sessions.set(id, (session = randomBytes(32).toString('base64url')));
+  return session;
+};
 let idling = false;
 const pollAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
 const callAgent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -73,18 +81,24 @@ async function leaseAll(node: number, timeoutMs: number): Promise<{ leased: numb
   let failed = 0;
   await Promise.all(
     ids.map(async (id) => {
+      // A lease is granted to the identity's session, so it registers first, as a worker does.
+      let registered = false;
       while (!leases.has(id) && Date.now() < deadline) {
         try {
+          if (!registered) {
+            await call(node, 'register', { workerId: id, slots: 1, session: sessionOf(id) }, callAgent);
+            registered = true;
+          }
           const jobs = await call<{ jobId: string; fence: number }[]>(
             node,
             'poll',
-            { workerId: id, slots: 1, free: 1, waitMs: Math.min(20_000, Math.max(1, deadline - Date.now())) },
+            { workerId: id, session: sessionOf(id), slots: 1, free: 1, waitMs: Math.min(20_000, Math.max(1, deadline - Date.now())) },
             pollAgent,
           );
           const [first, ...extra] = jobs;
           if (first) leases.set(id, { jobId: first.jobId, fence: first.fence, node });
           // One slot: anything beyond it goes straight back, as a real worker would do.
-          for (const j of extra) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+          for (const j of extra) await call(node, 'release', { workerId: id, session: sessionOf(id), jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
         } catch {
           failed++;
           await new Promise((r) => setTimeout(r, 200));
@@ -141,7 +155,7 @@ async function renew(
                 const out = await call<{ ok: boolean }[]>(
                   node,
                   'renewMany',
-                  { renewals: chunk.map(([id, lease]) => ({ workerId: id, jobId: lease.jobId, fence: lease.fence })) },
+                  { renewals: chunk.map(([id, lease]) => ({ workerId: id, session: sessionOf(id), jobId: lease.jobId, fence: lease.fence })) },
                   callAgent,
                 );
                 const ms = performance.now() - t0;
@@ -175,7 +189,7 @@ async function idle(waitMs: number): Promise<{ registered: number }> {
   const pairs = ids.flatMap((id) => urls.map((_, node) => ({ id, node })));
   const registered = await Promise.all(
     pairs.map(({ id, node }) =>
-      call(node, 'register', { workerId: id, slots: 1 }, callAgent).then(
+      call(node, 'register', { workerId: id, slots: 1, session: sessionOf(id) }, callAgent).then(
         () => 1,
         () => 0,
       ),
@@ -185,8 +199,14 @@ async function idle(waitMs: number): Promise<{ registered: number }> {
     void (async () => {
       while (idling) {
         try {
-          const jobs = await call<{ jobId: string; fence: number }[]>(node, 'poll', { workerId: id, slots: 1, free: 1, waitMs }, pollAgent, waitMs + 30_000);
-          for (const j of jobs) await call(node, 'release', { workerId: id, jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+          const jobs = await call<{ jobId: string; fence: number }[]>(
+            node,
+            'poll',
+            { workerId: id, session: sessionOf(id), slots: 1, free: 1, waitMs },
+            pollAgent,
+            waitMs + 30_000,
+          );
+          for (const j of jobs) await call(node, 'release', { workerId: id, session: sessionOf(id), jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
         } catch {
           await new Promise((r) => setTimeout(r, 500));
         }

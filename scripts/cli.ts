@@ -1,9 +1,21 @@
-import { DEFAULTS, FencelineError, parseDagId, parseRunId, type AuditStore, type CatalogueStore, type ClusterStore, type PeopleStore, type RunReadStore } from '@fenceline/core';
+import {
+  DEFAULTS,
+  FencelineError,
+  parseDagId,
+  parseRunId,
+  type AuditStore,
+  type CatalogueStore,
+  type ClusterStore,
+  type PeopleStore,
+  type RunReadStore,
+  type WorkerCredentialStore,
+} from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
+import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
 
 const HELP = `fenceline: operate a fenceline cluster
 
@@ -19,6 +31,8 @@ Commands:
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
 ${PEOPLE_HELP}
+
+${WORKER_TOKEN_HELP}
   help                             this text
 
 The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json).
@@ -49,8 +63,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, and storing many specs at once. */
-type CliStore = CatalogueStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & Pick<SqlStore, 'putDags'>;
+/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, and storing many specs at once. */
+type CliStore = CatalogueStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -137,6 +151,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
       return 0;
     }
+    case 'worker-token':
+      return workerTokenCommand(store, args, (name) => flag(args, name));
     default:
       if (PEOPLE_COMMANDS.has(command)) return runPeople(store, command, args);
       throw new UsageError(`unknown command "${command}"`);

@@ -92,7 +92,9 @@ export class Cluster {
   }
 
   commonEnv(): Record<string, string> {
-    return { DATABASE_URL: this.opts.databaseUrl, FENCELINE_WORKER_TOKEN: this.opts.workerToken, ...this.opts.env };
+    // The fleet-wide worker token works only in development mode, which every cluster this
+    // launcher starts uses unless its env says otherwise (FENCELINE_WORKER_AUTH=credentials).
+    return { DATABASE_URL: this.opts.databaseUrl, FENCELINE_WORKER_AUTH: 'dev', FENCELINE_WORKER_TOKEN: this.opts.workerToken, ...this.opts.env };
   }
 
   async start(): Promise<void> {

@@ -117,6 +117,7 @@ async function main(): Promise<void> {
       `  DAGs:        ${seeded}`,
       `  logs:        ${logDir}/<process>.log  (here: warnings, errors and stop messages only)`,
       `  worker token:   ${workerToken}`,
+      '                  (development mode, FENCELINE_WORKER_AUTH=dev: this one token may act as any worker; production issues one per pool with `npm run fenceline -- worker-token create --pool NAME`)',
       "  users: npm run fenceline -- user create --name NAME --role admin|operator|viewer   (or the console's Users page)",
       '  try:  npm run fenceline -- trigger wide-fanout   then   npm run fenceline -- runs',
       `  stop: Ctrl-C (workers get ${Math.round(graceMs / 1000)} s to finish their jobs; longer ones are handed back)`,

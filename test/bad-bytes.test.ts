@@ -93,28 +93,30 @@ describe('bad bytes at the worker protocol, through a real scheduler', () => {
     const honestWorker = `honest-${randomBytes(4).toString('hex')}`;
     const rounds = 4;
     await f.store.putDag({ id: 'isolation', capFraction: 1, tasks: Array.from({ length: rounds }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 4);
-    await client.register.mutate({ workerId: honestWorker, slots: rounds });
-    const polled = client.poll.mutate({ workerId: honestWorker, slots: rounds, free: rounds, waitMs: 10_000 });
+    const { session } = await client.register.mutate({ workerId: honestWorker, slots: rounds });
+    const polled = client.poll.mutate({ workerId: honestWorker, session, slots: rounds, free: rounds, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId('isolation'));
     let jobs = await polled;
-    while (jobs.length < rounds) jobs = [...jobs, ...(await client.poll.mutate({ workerId: honestWorker, slots: rounds, free: rounds - jobs.length, waitMs: 10_000 }))];
+    while (jobs.length < rounds) jobs = [...jobs, ...(await client.poll.mutate({ workerId: honestWorker, session, slots: rounds, free: rounds - jobs.length, waitMs: 10_000 }))];
 
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const post = async (path: string, body: unknown): Promise<Answer> => {
       const res = await fetch(`${url}/trpc/${path}`, { method: 'POST', headers, body: toJsonText(body) });
       return { status: res.status, text: await res.text() };
     };
+    // The bad callers' sessions are well formed but their own; the bad bytes are refused first.
+    const badSession = `bad-session-${randomBytes(16).toString('hex')}`;
     const badBodies = (i: number): { path: string; body: unknown }[] => {
       const kinds: unknown[] = [{ logs: `nul\u0000${i}` }, { output: { text: `nul\u0000${i}` } }, { output: `lone\ud800${i}` }, { output: DEEP }];
       return kinds.flatMap((extra, k) => [
-        { path: 'complete', body: { workerId: `bad-${i}-${k}`, jobId: String(900_000_000 + i * 10 + k), fence: 1, ...(extra as object) } },
-        { path: 'completeMany', body: { workerId: `bad-${i}-${k}`, results: [{ jobId: String(800_000_000 + i * 10 + k), fence: 1, ...(extra as object) }] } },
+        { path: 'complete', body: { workerId: `bad-${i}-${k}`, session: badSession, jobId: String(900_000_000 + i * 10 + k), fence: 1, ...(extra as object) } },
+        { path: 'completeMany', body: { workerId: `bad-${i}-${k}`, session: badSession, results: [{ jobId: String(800_000_000 + i * 10 + k), fence: 1, ...(extra as object) }] } },
       ]);
     };
     for (const job of jobs) {
       const bad = badBodies(Number(job.jobId));
       const before = bad.slice(0, 4).map((b) => post(b.path, b.body));
-      const honest = post('complete', { workerId: honestWorker, jobId: job.jobId, fence: job.fence, output: { canary }, logs: `${canary} log` });
+      const honest = post('complete', { workerId: honestWorker, session, jobId: job.jobId, fence: job.fence, output: { canary }, logs: `${canary} log` });
       const after = bad.slice(4).map((b) => post(b.path, b.body));
       const [honestAnswer, ...badAnswers] = await Promise.all([honest, ...before, ...after]);
       expect(honestAnswer!.status, honestAnswer!.text).toBe(200);
@@ -136,12 +138,12 @@ describe('bad bytes at the worker protocol, through a real scheduler', () => {
     const client = schedulerClient(url, token);
     const worker = `clipper-${randomBytes(4).toString('hex')}`;
     await f.store.putDag({ id: 'clipped', capFraction: 1, tasks: [{ id: 'one', type: 'noop' }] }, 4);
-    await client.register.mutate({ workerId: worker, slots: 1 });
-    const polled = client.poll.mutate({ workerId: worker, slots: 1, free: 1, waitMs: 10_000 });
+    const { session } = await client.register.mutate({ workerId: worker, slots: 1 });
+    const polled = client.poll.mutate({ workerId: worker, session, slots: 1, free: 1, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId('clipped'));
     const [job] = await polled;
     // The event keeps the first 500 UTF-16 units of the error; the emoji's pair straddles that cut.
-    const failed = await client.fail.mutate({ workerId: worker, jobId: job!.jobId, fence: job!.fence, error: `${'x'.repeat(499)}\ud83d\ude00 after`, retryable: false });
+    const failed = await client.fail.mutate({ workerId: worker, session, jobId: job!.jobId, fence: job!.fence, error: `${'x'.repeat(499)}\ud83d\ude00 after`, retryable: false });
     expect(failed.state).toBe('failed');
     const event = await eventually('the job:failed event', async () => (await f.store.listEvents({ type: 'job:failed', limit: 100 })).find((e) => e.jobId === job!.jobId), 10_000);
     expect(event.data).toMatchObject({ error: 'x'.repeat(499) });

@@ -72,7 +72,7 @@ describe('crash safety: a leader that died between steps', () => {
     const promoteJobs = await startRun(store, promoteToken, promoteRun.id, initialJobs(parseDagSpec(promoteSpec)));
     const first = promoteJobs.find((j) => j.taskId === 'first')!;
     const [lease] = await grantLeases(store, promoteToken, [{ jobId: first.id, workerId: parseWorkerId('ghost-worker') }], 60_000);
-    await completeJob(store, { jobId: first.id, fence: lease!.fence, workerId: parseWorkerId('ghost-worker') }, { output: { acknowledged: true } });
+    await completeJob(store, { jobId: first.id, fence: lease!.fence, workerId: parseWorkerId('ghost-worker'), session: null }, { output: { acknowledged: true } });
     if (promoteShard !== queuedShard) await store.releaseShard(promoteToken);
 
     // Case 3: a job failed for good, but the leader died before marking its downstream.
@@ -89,7 +89,7 @@ describe('crash safety: a leader that died between steps', () => {
     const failJobs = await startRun(store, failToken, failRun.id, initialJobs(parseDagSpec(failSpec)));
     const doomed = failJobs.find((j) => j.taskId === 'doomed')!;
     const [failLease] = await grantLeases(store, failToken, [{ jobId: doomed.id, workerId: parseWorkerId('ghost-worker') }], 60_000);
-    await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: parseWorkerId('ghost-worker') }, { error: 'boom', retryable: false });
+    await store.failJob({ jobId: doomed.id, fence: failLease!.fence, workerId: parseWorkerId('ghost-worker'), session: null }, { error: 'boom', retryable: false });
 
     // Case 4: a lease was granted, but the leader died before delivering it to its worker.
     // The job has no retries: the lost lease must not use up its only attempt.

@@ -32,11 +32,12 @@ describe('hostile input to every worker procedure, through a real scheduler', ()
     const honestWorker = `honest-${randomBytes(4).toString('hex')}`;
     const jobsWanted = 40;
     await f.store.putDag({ id: 'property', capFraction: 1, tasks: Array.from({ length: jobsWanted }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 4);
-    await client.register.mutate({ workerId: honestWorker, slots: jobsWanted });
-    const first = client.poll.mutate({ workerId: honestWorker, slots: jobsWanted, free: jobsWanted, waitMs: 10_000 });
+    const { session } = await client.register.mutate({ workerId: honestWorker, slots: jobsWanted });
+    const first = client.poll.mutate({ workerId: honestWorker, session, slots: jobsWanted, free: jobsWanted, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId('property'));
     const leased = await first;
-    while (leased.length < jobsWanted) leased.push(...(await client.poll.mutate({ workerId: honestWorker, slots: jobsWanted, free: jobsWanted - leased.length, waitMs: 10_000 })));
+    while (leased.length < jobsWanted)
+      leased.push(...(await client.poll.mutate({ workerId: honestWorker, session, slots: jobsWanted, free: jobsWanted - leased.length, waitMs: 10_000 })));
 
     const procedures = workerRouter._def.procedures as Record<string, { _def: { type: string } }>;
     const names = Object.keys(procedures);
@@ -52,7 +53,7 @@ describe('hostile input to every worker procedure, through a real scheduler', ()
     const honestDone: string[] = [];
     // The honest worker renews what it still holds, as a worker does (leases last 3 s here).
     const renewing = setInterval(() => {
-      if (leased.length > 0) void client.renew.mutate({ workerId: honestWorker, leases: leased.map((j) => ({ jobId: j.jobId, fence: j.fence })) }).catch(() => undefined);
+      if (leased.length > 0) void client.renew.mutate({ workerId: honestWorker, session, leases: leased.map((j) => ({ jobId: j.jobId, fence: j.fence })) }).catch(() => undefined);
     }, 500);
     const call = fc.constantFrom(...names).chain((name) => fc.record({ name: fc.constant(name), input: hostileInput(WORKER_BASES[name] ?? {}), batched: fc.boolean() }));
     await fc
@@ -61,7 +62,7 @@ describe('hostile input to every worker procedure, through a real scheduler', ()
           const job = leased.pop();
           const honest = job
             ? client.complete
-                .mutate({ workerId: honestWorker, jobId: job.jobId, fence: job.fence, output: { canary }, logs: `${canary} log` })
+                .mutate({ workerId: honestWorker, session, jobId: job.jobId, fence: job.fence, output: { canary }, logs: `${canary} log` })
                 .then((r) => honestDone.push(r.jobId))
             : Promise.resolve();
           const [answer] = await Promise.all([send(name, input, batched), honest]);

@@ -57,12 +57,13 @@ describe('worker protocol against a real scheduler', () => {
     expect(huge.status).toBe(413);
   });
 
-  it('refuses stale, forged, foreign, unknown and replayed writes, and counts each', async () => {
+  it('refuses stale, forged, foreign, unknown and replayed writes alike, and counts each by its reason', async () => {
     const client = schedulerClient(url, token);
     await f.store.putDag({ id: 'abuse', tasks: [{ id: 'one', type: 'noop' }] }, 4);
-    await client.register.mutate({ workerId: 'honest', slots: 1 });
-    await client.register.mutate({ workerId: 'intruder', slots: 1 });
-    const polled = client.poll.mutate({ workerId: 'honest', slots: 1, free: 1, waitMs: 10_000 });
+    const { session } = await client.register.mutate({ workerId: 'honest', slots: 1 });
+    const { session: intruder } = await client.register.mutate({ workerId: 'intruder', slots: 1 });
+    expect(session).not.toBe(intruder);
+    const polled = client.poll.mutate({ workerId: 'honest', session, slots: 1, free: 1, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId('abuse'));
     const [job] = await polled;
     expect(job).toBeDefined();
@@ -70,26 +71,31 @@ describe('worker protocol against a real scheduler', () => {
 
     const renewals = await client.renew.mutate({
       workerId: 'honest',
+      session,
       leases: [
         { jobId, fence: fence + 1 },
         { jobId, fence: fence - 1 },
         { jobId: '987654321', fence: 1 },
       ],
     });
-    expect(renewals.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['FORGED_FENCE', 'STALE_FENCE', 'NOT_FOUND']);
-    const foreign = await client.renew.mutate({ workerId: 'intruder', leases: [{ jobId, fence }] });
+    // One answer whatever the reason, so a caller cannot tell a stale fence from a forged one.
+    expect(renewals.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['LEASE_LOST', 'LEASE_LOST', 'LEASE_LOST']);
+    const foreign = await client.renew.mutate({ workerId: 'intruder', session: intruder, leases: [{ jobId, fence }] });
     expect(foreign[0]).toMatchObject({ ok: false, code: 'LEASE_LOST' });
+    expect(JSON.stringify(foreign)).not.toContain('honest');
 
-    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: fence + 1 }))).toBe('FORGED_FENCE');
-    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: fence - 1 }))).toBe('STALE_FENCE');
-    expect(await refusal(client.complete.mutate({ workerId: 'intruder', jobId, fence }))).toBe('LEASE_LOST');
-    expect(await refusal(client.fail.mutate({ workerId: 'intruder', jobId, fence, error: 'sabotage' }))).toBe('LEASE_LOST');
-    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId: '987654321', fence: 1 }))).toBe('NOT_FOUND');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId, fence: fence + 1 }))).toBe('LEASE_LOST');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId, fence: fence - 1 }))).toBe('LEASE_LOST');
+    expect(await refusal(client.complete.mutate({ workerId: 'intruder', session: intruder, jobId, fence }))).toBe('LEASE_LOST');
+    expect(await refusal(client.fail.mutate({ workerId: 'intruder', session: intruder, jobId, fence, error: 'sabotage' }))).toBe('LEASE_LOST');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId: '987654321', fence: 1 }))).toBe('LEASE_LOST');
+    // The attack the old refusals allowed: the holder's id and the current fence, from another worker.
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session: intruder, jobId, fence, output: { by: 'intruder' } }))).toBe('LEASE_LOST');
     expect(await f.store.getResult(jobId)).toBeNull();
 
-    const done = await client.complete.mutate({ workerId: 'honest', jobId, fence, output: { answer: 42 } });
+    const done = await client.complete.mutate({ workerId: 'honest', session, jobId, fence, output: { answer: 42 } });
     expect(done.state).toBe('succeeded');
-    expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence, output: { answer: 'replayed' } }))).toBe('LEASE_LOST');
+    expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId, fence, output: { answer: 'replayed' } }))).toBe('LEASE_LOST');
     const result = await f.store.getResult(jobId);
     expect(result).toMatchObject({ fence, workerId: 'honest', outcome: 'succeeded', output: { answer: 42 } });
 
@@ -105,7 +111,9 @@ describe('worker protocol against a real scheduler', () => {
     expect(count('FORGED_FENCE')).toBe(2);
     expect(count('STALE_FENCE')).toBe(2);
     expect(count('NOT_FOUND')).toBe(2);
-    expect(count('LEASE_LOST')).toBe(4);
+    expect(count('FOREIGN_HOLDER')).toBe(3);
+    expect(count('OLD_SESSION')).toBe(1);
+    expect(count('LEASE_LOST')).toBe(1);
     // The process's own pauses are there too, so a slow dispatch can be told from a slow store.
     for (const name of ['runtime_gc_pauses_total', 'runtime_eventloop_stalls_total', 'runtime_rss_bytes']) {
       expect(metrics).toMatch(new RegExp(`^fenceline_${name} \\d+`, 'm'));
@@ -114,7 +122,7 @@ describe('worker protocol against a real scheduler', () => {
       'refusals in the event log',
       async () => {
         const rows = await f.store.listEvents({ type: 'write:fenced', limit: 100 });
-        return rows.length >= 10 ? rows : null;
+        return rows.length >= 11 ? rows : null;
       },
       5_000,
     );
@@ -135,44 +143,45 @@ describe('worker protocol against a real scheduler', () => {
       },
       4,
     );
-    await client.register.mutate({ workerId: 'batcher', slots: 2 });
-    await client.register.mutate({ workerId: 'host-b', slots: 1 });
-    const polled = client.poll.mutate({ workerId: 'batcher', slots: 2, free: 2, waitMs: 10_000 });
+    const { session } = await client.register.mutate({ workerId: 'batcher', slots: 2 });
+    const { session: hostB } = await client.register.mutate({ workerId: 'host-b', slots: 1 });
+    const polled = client.poll.mutate({ workerId: 'batcher', session, slots: 2, free: 2, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId('batched'));
     let jobs = await polled;
     // The two jobs may come in one delivery or two.
-    if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'batcher', slots: 2, free: 1, waitMs: 10_000 }))];
+    if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'batcher', session, slots: 2, free: 1, waitMs: 10_000 }))];
     expect(jobs).toHaveLength(2);
     const [a, b] = jobs as [(typeof jobs)[number], (typeof jobs)[number]];
 
     const renewed = await client.renewMany.mutate({
       renewals: [
-        { workerId: 'batcher', jobId: a.jobId, fence: a.fence },
-        { workerId: 'host-b', jobId: b.jobId, fence: b.fence },
-        { workerId: 'batcher', jobId: b.jobId, fence: b.fence + 1 },
+        { workerId: 'batcher', session, jobId: a.jobId, fence: a.fence },
+        { workerId: 'host-b', session: hostB, jobId: b.jobId, fence: b.fence },
+        { workerId: 'batcher', session, jobId: b.jobId, fence: b.fence + 1 },
       ],
     });
-    expect(renewed.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['ok', 'LEASE_LOST', 'FORGED_FENCE']);
+    expect(renewed.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['ok', 'LEASE_LOST', 'LEASE_LOST']);
 
     const outcomes = await client.completeMany.mutate({
       workerId: 'batcher',
+      session,
       results: [
         { jobId: a.jobId, fence: a.fence, output: { n: 'a' } },
         { jobId: b.jobId, fence: b.fence - 1, output: { n: 'stale' } },
         { jobId: '987654320', fence: 1 },
       ],
     });
-    expect(outcomes.map((o) => (o.ok ? o.state : o.error.code))).toEqual(['succeeded', 'STALE_FENCE', 'NOT_FOUND']);
+    expect(outcomes.map((o) => (o.ok ? o.state : o.error.code))).toEqual(['succeeded', 'LEASE_LOST', 'LEASE_LOST']);
     expect(await f.store.getResult(a.jobId)).toMatchObject({ fence: a.fence, workerId: 'batcher', output: { n: 'a' } });
     expect(await f.store.getResult(b.jobId)).toBeNull();
-    const last = await client.completeMany.mutate({ workerId: 'batcher', results: [{ jobId: b.jobId, fence: b.fence, output: { n: 'b' } }] });
+    const last = await client.completeMany.mutate({ workerId: 'batcher', session, results: [{ jobId: b.jobId, fence: b.fence, output: { n: 'b' } }] });
     expect(last[0]).toMatchObject({ ok: true, state: 'succeeded', fence: b.fence });
     // The run finishes once both results are in: the leader's follow-up ran after the answers.
     await eventually('the run to succeed', async () => ((await f.store.getRun(a.runId)).state === 'succeeded' ? true : null), 10_000);
     const tooMany = await fetch(`${url}/trpc/completeMany`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ workerId: 'batcher', results: [] }),
+      body: JSON.stringify({ workerId: 'batcher', session, results: [] }),
     });
     expect(tooMany.status).toBe(400);
   });
@@ -182,11 +191,12 @@ describe('worker protocol against a real scheduler', () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     // The store's 18-digit rule once refused ids this router took; '01' named job 1.
     const ids = [MAX_SEQUENCE_ID, '1'.repeat(19), '9223372036854775808', '1'.repeat(20), '0', '01', '', ' 1', '1e3', '-1'];
+    const { session } = await client.register.mutate({ workerId: 'honest', slots: 1 });
     for (const jobId of ids) {
       if (isJobId(jobId)) {
-        expect(await refusal(client.complete.mutate({ workerId: 'honest', jobId, fence: 1 })), jobId).toBe('NOT_FOUND');
-        const [renewed] = await client.renew.mutate({ workerId: 'honest', leases: [{ jobId, fence: 1 }] });
-        expect(renewed, jobId).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+        expect(await refusal(client.complete.mutate({ workerId: 'honest', session, jobId, fence: 1 })), jobId).toBe('LEASE_LOST');
+        const [renewed] = await client.renew.mutate({ workerId: 'honest', session, leases: [{ jobId, fence: 1 }] });
+        expect(renewed, jobId).toMatchObject({ ok: false, code: 'LEASE_LOST' });
         continue;
       }
       const res = await fetch(`${url}/trpc/renew`, {
@@ -194,6 +204,7 @@ describe('worker protocol against a real scheduler', () => {
         headers,
         body: JSON.stringify({
           workerId: 'honest',
+          session,
           leases: [
             { jobId: '1', fence: 1 },
             { jobId, fence: 1 },

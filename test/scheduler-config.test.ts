@@ -39,3 +39,12 @@ describe('scheduler configuration refuses what cannot run', () => {
     expect(() => readSchedulerConfig({ ...base, FENCELINE_SHARD_LEASE_TTL_MS: '4000' })).toThrow('shardRenewIntervalMs (5000) must be shorter than shardLeaseTtlMs (4000)');
   });
 });
+
+describe('scheduler worker authentication', () => {
+  it('accepts only issued credentials by default, and the fleet token only in development mode', () => {
+    expect(readSchedulerConfig(base)).toMatchObject({ workerAuth: 'credentials', workerToken: null });
+    expect(readSchedulerConfig({ ...base, FENCELINE_WORKER_AUTH: 'dev' })).toMatchObject({ workerAuth: 'dev', workerToken: base.FENCELINE_WORKER_TOKEN });
+    expect(() => readSchedulerConfig({ FENCELINE_WORKER_AUTH: 'dev', FENCELINE_WORKER_TOKEN: 'short' })).toThrow('FENCELINE_WORKER_AUTH=dev needs FENCELINE_WORKER_TOKEN');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_WORKER_AUTH: 'open' })).toThrow('FENCELINE_WORKER_AUTH must be credentials or dev, got "open"');
+  });
+});

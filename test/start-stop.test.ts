@@ -56,6 +56,9 @@ describe('npm start', () => {
       expect((await stat(join(dataDir, 'secrets.json'))).mode & 0o777).toBe(0o600);
       expect(banner).toContain(`sign in as admin, password ${secrets.adminPassword}`);
       expect(secrets).not.toHaveProperty('operatorToken');
+      // The fleet-wide worker token is the development mode's, and the banner says so.
+      expect(banner).toContain(`worker token:   ${secrets.workerToken}`);
+      expect(banner).toContain('development mode, FENCELINE_WORKER_AUTH=dev: this one token may act as any worker');
       expect(banner).toContain(join(dataDir, 'logs'));
       expect(banner).toMatch(/examples applied: .*wide-fanout@1/);
       const store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });

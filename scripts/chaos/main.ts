@@ -16,7 +16,7 @@ embedded PostgreSQL started for the soak and removed after it (so --keep-db keep
 nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn from the
 seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
 (then restart), SIGKILL of workers mid-job, termination of every database connection,
-and a rogue worker writing forged and replayed fences. Then faults stop, the workload drains and the store is audited.
+and a rogue worker writing forged and replayed fences, and the holder's fence under its own session. Then faults stop, the workload drains and the store is audited.
 With --ha the store is a pg_auto_failover formation started for the soak (a primary and
 a synchronous standby; needs postgresql-15-auto-failover), and halfway through the
 fault phase the primary's machine is lost (its keeper and postmaster get SIGKILL): the

@@ -4,13 +4,16 @@
  * success that names the field, never a 5xx, a statement or a stack. A procedure added
  * later without a base here is still swept with bad values at its input's root.
  */
+/** A well-formed session no worker registered: writes with it reach the store's checks and are refused there. */
+const SESSION = 'sweeper-session-0123456789abcdef0123456789';
+
 export const WORKER_BASES: Record<string, unknown> = {
   register: { workerId: 'sweeper', slots: 1, meta: { host: 'box', tags: ['a'] } },
-  poll: { workerId: 'sweeper', slots: 1, free: 1, waitMs: 0 },
-  renew: { workerId: 'sweeper', leases: [{ jobId: '987654321', fence: 1 }] },
-  renewMany: { renewals: [{ workerId: 'sweeper', jobId: '987654321', fence: 1 }] },
-  complete: { workerId: 'sweeper', jobId: '987654321', fence: 1, output: { answer: 'x', list: [1, 'y'] }, logs: 'line' },
-  completeMany: { workerId: 'sweeper', results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
-  fail: { workerId: 'sweeper', jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
-  release: { workerId: 'sweeper', jobId: '987654321', fence: 1, reason: 'stopping' },
+  poll: { workerId: 'sweeper', session: SESSION, slots: 1, free: 1, waitMs: 0 },
+  renew: { workerId: 'sweeper', session: SESSION, leases: [{ jobId: '987654321', fence: 1 }] },
+  renewMany: { renewals: [{ workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1 }] },
+  complete: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, output: { answer: 'x', list: [1, 'y'] }, logs: 'line' },
+  completeMany: { workerId: 'sweeper', session: SESSION, results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
+  fail: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
+  release: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, reason: 'stopping' },
 };

@@ -7,7 +7,14 @@ export interface SchedulerConfig {
   nodeId: string;
   host: string;
   port: number;
-  workerToken: string;
+  /**
+   * How workers authenticate: `credentials` (the default) accepts only credentials issued
+   * with `fenceline worker-token create`; `dev` also accepts the fleet-wide
+   * FENCELINE_WORKER_TOKEN, which may act as any worker (what `npm start` uses).
+   */
+  workerAuth: 'credentials' | 'dev';
+  /** The fleet-wide token, in development mode only. */
+  workerToken: string | null;
   node: NodeConfig;
 }
 
@@ -33,8 +40,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): n
 }
 
 export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
-  const workerToken = env.FENCELINE_WORKER_TOKEN ?? '';
-  if (workerToken.length < 16) throw new Error('FENCELINE_WORKER_TOKEN must be set to a secret of at least 16 characters (npm start generates one).');
+  const workerAuth = env.FENCELINE_WORKER_AUTH || 'credentials';
+  if (workerAuth !== 'credentials' && workerAuth !== 'dev') throw new Error(`FENCELINE_WORKER_AUTH must be credentials or dev, got "${workerAuth}"`);
+  const fleetToken = env.FENCELINE_WORKER_TOKEN ?? '';
+  if (workerAuth === 'dev' && fleetToken.length < 16) {
+    throw new Error('FENCELINE_WORKER_AUTH=dev needs FENCELINE_WORKER_TOKEN set to a secret of at least 16 characters (npm start generates one).');
+  }
   const d = DEFAULT_NODE_CONFIG;
   const capPercent = env.FENCELINE_CAP_PERCENT;
   const capFraction = capPercent ? Number(capPercent) / 100 : d.capFraction;
@@ -43,7 +54,8 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
     nodeId: env.FENCELINE_NODE_ID || `scheduler-${hostname()}-${randomUUID().slice(0, 8)}`,
     host: env.FENCELINE_SCHEDULER_HOST || '127.0.0.1',
     port: int(env, 'FENCELINE_SCHEDULER_PORT', 7400, 0),
-    workerToken,
+    workerAuth,
+    workerToken: workerAuth === 'dev' ? fleetToken : null,
     node: {
       shardCount: int(env, 'FENCELINE_SHARDS', d.shardCount),
       shardLeaseTtlMs: int(env, 'FENCELINE_SHARD_LEASE_TTL_MS', d.shardLeaseTtlMs),

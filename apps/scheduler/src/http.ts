@@ -1,7 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import type { SchedulerNode } from '@fenceline/core';
-import { bearer, tokenMatches } from './api/auth';
+import { bearer } from './api/auth';
+import { authUnavailable, type WorkerAuth } from './api/worker-auth';
 import { workerRouter } from './api/worker-router';
 import { HOT_PROCEDURES, serveHot } from './api/lean-http';
 
@@ -10,18 +11,20 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The scheduler's HTTP surface: the worker protocol under /trpc, /metrics in the
- * Prometheus text format (it needs the worker token too, since it names workers and
+ * Prometheus text format (it needs a worker credential too, since it names workers and
  * DAGs; `runtime` adds the process's own counters, see runtime-metrics.ts), and /health,
  * the one unauthenticated endpoint, for load balancers.
  */
-export function createSchedulerServer(node: SchedulerNode, workerToken: string, runtime: () => Record<string, number> = () => ({})): Server {
+export function createSchedulerServer(node: SchedulerNode, auth: WorkerAuth, runtime: () => Record<string, number> = () => ({})): Server {
   const trpc = createHTTPHandler({
     router: workerRouter,
     basePath: '/trpc/',
     maxBodySize: MAX_BODY_BYTES,
-    createContext: ({ req, res }) => ({ node, req, res, authorized: tokenMatches(bearer(req.headers.authorization), workerToken) }),
+    createContext: async ({ req, res }) => ({ node, req, res, caller: await auth.authenticate(bearer(req.headers.authorization)).catch(() => Promise.reject(authUnavailable())) }),
   });
-  return createServer((req, res) => {
+  return createServer((req, res) => void serve(req, res));
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     if (url === '/health' || url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -29,7 +32,13 @@ export function createSchedulerServer(node: SchedulerNode, workerToken: string, 
       return;
     }
     if (url === '/metrics') {
-      if (!tokenMatches(bearer(req.headers.authorization), workerToken)) {
+      const caller = await auth.authenticate(bearer(req.headers.authorization)).catch(() => undefined);
+      if (caller === undefined) {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end('worker credentials cannot be checked right now; try again\n');
+        return;
+      }
+      if (!caller) {
         res.writeHead(401, { 'content-type': 'text/plain' });
         res.end('a valid token is required\n');
         return;
@@ -50,11 +59,11 @@ export function createSchedulerServer(node: SchedulerNode, workerToken: string, 
       // Single (unbatched) calls of the hot worker procedures skip the fetch adapter; the
       // rest, batched calls included, take the standard path.
       const path = url.slice('/trpc/'.length);
-      if (req.method === 'POST' && HOT_PROCEDURES.has(path)) serveHot(node, workerToken, MAX_BODY_BYTES, path, req, res);
+      if (req.method === 'POST' && HOT_PROCEDURES.has(path)) serveHot(node, auth, MAX_BODY_BYTES, path, req, res);
       else trpc(req, res);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: 'not found' }));
-  });
+  }
 }

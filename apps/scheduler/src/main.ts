@@ -1,6 +1,7 @@
 import { type Clock, SchedulerNode, type Timers } from '@fenceline/core';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
+import { WorkerAuth } from './api/worker-auth';
 import { createSchedulerServer } from './http';
 import { setInternalErrorLog } from './api/opaque-errors';
 import { errorFields, jsonLogger } from './log';
@@ -35,8 +36,15 @@ async function main(): Promise<void> {
   // Contend for shards before answering /health, so a launcher that waits for health
   // before starting the next node gets one leader and standbys rather than a split.
   await node.start();
+  const auth = new WorkerAuth({ mode: config.workerAuth, devToken: config.workerToken, store, nowMs: systemClock.nowMs });
+  await auth.start();
+  if (config.workerAuth === 'dev') {
+    log.log('warn', 'development mode: the fleet-wide FENCELINE_WORKER_TOKEN may act as any worker (FENCELINE_WORKER_AUTH=dev)', {});
+  } else if (process.env.FENCELINE_WORKER_TOKEN) {
+    log.log('warn', 'FENCELINE_WORKER_TOKEN is ignored: only issued worker credentials are accepted (FENCELINE_WORKER_AUTH=dev accepts it)', {});
+  }
   const runtime = startRuntimeMetrics();
-  const server = createSchedulerServer(node, config.workerToken, runtime.snapshot);
+  const server = createSchedulerServer(node, auth, runtime.snapshot);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -54,6 +62,7 @@ async function main(): Promise<void> {
     server.closeAllConnections?.();
     server.close();
     runtime.stop();
+    await auth.stop().catch(() => undefined);
     await store.close().catch(() => undefined);
     process.exit(0);
   };

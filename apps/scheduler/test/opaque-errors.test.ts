@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotFoundError, type SchedulerNode } from '@fenceline/core';
+import { NotFoundError, type NoticeStore, type SchedulerNode, type WorkerCredentialStore } from '@fenceline/core';
+import { WorkerAuth } from '../src/api/worker-auth';
 import { setInternalErrorLog } from '../src/api/opaque-errors';
 import { createSchedulerServer } from '../src/http';
 import type { Logger, LogLevel } from '../src/log';
@@ -36,7 +37,9 @@ describe('scheduler: unexpected errors', () => {
   beforeAll(async () => {
     const capture: Logger = { log: (level, msg, fields = {}) => void logged.push({ level, msg, fields }), child: () => capture };
     setInternalErrorLog(capture);
-    const server = createSchedulerServer(failingNode(), token);
+    // Development mode with this test's fleet token: the store is never asked.
+    const auth = new WorkerAuth({ mode: 'dev', devToken: token, store: {} as WorkerCredentialStore & NoticeStore, nowMs: () => 0 });
+    const server = createSchedulerServer(failingNode(), auth);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     close = () => new Promise((resolve) => server.close(() => resolve()));

@@ -24,11 +24,13 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     .filter(Boolean);
   for (const url of urls) if (!/^https?:\/\//.test(url)) throw new Error(`FENCELINE_SCHEDULER_URLS: "${url}" is not an http(s) URL`);
   const token = env.FENCELINE_WORKER_TOKEN ?? '';
-  if (token.length < 16) throw new Error("FENCELINE_WORKER_TOKEN must be set to the cluster's worker token");
+  if (token.length < 16) throw new Error("FENCELINE_WORKER_TOKEN must be set to this worker's credential (fenceline worker-token create) or, in development mode, the fleet token");
   const slots = Number(env.FENCELINE_WORKER_SLOTS ?? 4);
   if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
   // The schedulers refuse every call from an id outside the shared rule, so a bad one stops the worker here, named.
-  const workerId = env.FENCELINE_WORKER_ID || `worker-${hostname()}-${randomUUID().slice(0, 8)}`;
+  // An issued credential (flw.<pool>.<secret>) acts only as ids of its pool, so the default id starts with it.
+  const pool = /^flw\.([a-z0-9][a-z0-9-]*)\./.exec(token)?.[1] ?? 'worker';
+  const workerId = env.FENCELINE_WORKER_ID || `${pool}-${hostname()}-${randomUUID().slice(0, 8)}`;
   const idProblem = workerIdProblem(workerId);
   if (idProblem !== null) throw new Error(`FENCELINE_WORKER_ID ${idProblem}, got "${workerId}"`);
   return {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, WorkerTransport } from '@fenceline/core';
 import { errorFromJSON } from '@fenceline/core';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
@@ -6,9 +7,14 @@ import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
  * The worker protocol over HTTP: one tRPC client per scheduler node. A node's typed
  * refusal is rethrown as the FencelineError it stands for; anything else (a node down,
  * a reset connection) stays a transport error, which the worker core retries elsewhere.
+ *
+ * The transport holds the process's session secret, made when it is built: it registers
+ * with every node under that one session and presents it on every call, so a restarted
+ * worker process is a new session, and the leases of the old one are no longer its own.
  */
 export class HttpTransport implements WorkerTransport {
   private readonly clients: SchedulerClient[];
+  private readonly session = randomBytes(32).toString('base64url');
 
   constructor(
     urls: string[],
@@ -24,32 +30,32 @@ export class HttpTransport implements WorkerTransport {
   }
 
   register(node: number, req: { workerId: string; slots: number }) {
-    return refusals(this.client(node).register.mutate({ ...req, meta: this.meta() }));
+    return refusals(this.client(node).register.mutate({ ...req, meta: this.meta(), session: this.session }));
   }
 
   poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll {
     const controller = new AbortController();
     return {
-      answer: refusals(this.client(node).poll.mutate(req, { signal: controller.signal }) as Promise<Assignment[]>),
+      answer: refusals(this.client(node).poll.mutate({ ...req, session: this.session }, { signal: controller.signal }) as Promise<Assignment[]>),
       hangUp: (reason) => controller.abort(reason),
     };
   }
 
   renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]> {
-    return refusals(this.client(node).renew.mutate(req) as unknown as Promise<RenewOutcome[]>);
+    return refusals(this.client(node).renew.mutate({ ...req, session: this.session }) as unknown as Promise<RenewOutcome[]>);
   }
 
   async completeMany(node: number, req: { workerId: string; results: { jobId: string; fence: number; output: unknown; logs: string | null }[] }): Promise<ResultOutcome[]> {
-    const outcomes = await refusals(this.client(node).completeMany.mutate(req));
+    const outcomes = await refusals(this.client(node).completeMany.mutate({ ...req, session: this.session }));
     return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
   async fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
-    await refusals(this.client(node).fail.mutate(req));
+    await refusals(this.client(node).fail.mutate({ ...req, session: this.session }));
   }
 
   async release(node: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await refusals(this.client(node).release.mutate(req));
+    await refusals(this.client(node).release.mutate({ ...req, session: this.session }));
   }
 
   private client(node: number): SchedulerClient {

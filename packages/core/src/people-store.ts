@@ -99,6 +99,8 @@ export const AUDIT_ACTIONS = [
   'sessions.revoked',
   'token.created',
   'token.revoked',
+  'worker_token.created',
+  'worker_token.revoked',
   'signin.refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -19,6 +19,23 @@ export interface LeaseRef {
   jobId: JobId;
   fence: number;
   workerId: WorkerId;
+  /**
+   * The session key the writer presents (the node passes the hash of the worker's session
+   * secret). A write lands only if the lease was granted to this session and the session
+   * is still the worker's current one. `null` is a write by the node itself (handing back
+   * a lease it granted but never delivered) or by a test driving the store directly: no
+   * worker request can carry it, since the scheduler's API requires a session string.
+   */
+  session: string | null;
+}
+
+/** A worker credential as an operator sees it; its secret is never stored, only its hash. */
+export interface WorkerCredentialRow {
+  id: string;
+  pool: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
 }
 
 export interface AcquireResult {
@@ -82,7 +99,14 @@ export interface SweptJob {
 
 export type RenewOutcome =
   | { jobId: JobId; ok: true; leaseExpiresAt: Date }
-  | { jobId: JobId; ok: false; code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>; message: string };
+  | {
+      jobId: JobId;
+      ok: false;
+      code: Extract<ErrorCode, 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND'>;
+      message: string;
+      /** Why a LEASE_LOST lease is lost (`details.cause` of the store's error); for the node's log only, never sent to a worker. */
+      cause?: string;
+    };
 
 /** One worker write of a batch: the row it left, or the typed refusal (nothing written). */
 export type WriteOutcome = { jobId: JobId; ok: true; row: JobRow } | { jobId: JobId; ok: false; error: FencelineError };
@@ -211,6 +235,11 @@ export type StoreNotice =
       jobId: JobId;
       /** Every job of the shard that ended, jobId included, when one notice tells of several (older senders send jobId alone). */
       jobIds?: JobId[];
+    }
+  | {
+      /** An operator revoked a worker credential: every node forgets it at once. */
+      kind: 'credential-revoked';
+      credentialId: string;
     }
   | { kind: 'dag-changed'; shard: number; dagId: DagId };
 

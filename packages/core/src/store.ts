@@ -29,6 +29,7 @@ import type {
   ShardAsk,
   ContentionAsk,
   ContentionView,
+  WorkerCredentialRow,
 } from './store-types';
 
 export type * from './store-types';
@@ -194,7 +195,14 @@ export interface LeaderStore extends StoreTime {
  * registration and presence, and its fenced writes on the leases it holds.
  */
 export interface WorkerProtocolStore extends StoreTime {
-  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow>;
+  /**
+   * Registers a worker under a session: `session` (the hash of the session secret)
+   * becomes the worker's current one, so leases are granted to it and writes carrying an
+   * earlier session of the same worker are refused from now on.
+   */
+  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown>; session: string; credentialId: string | null }): Promise<WorkerRow>;
+  /** The worker's current session key, or null when it never registered. */
+  workerSession(workerId: WorkerId): Promise<string | null>;
   /**
    * One statement for many workers: last_seen = now(). With `skipSeenWithinMs`, a worker
    * whose last_seen is already that recent is left as it is: every node vouches for the
@@ -221,6 +229,19 @@ export interface WorkerProtocolStore extends StoreTime {
   releaseJob(ref: LeaseRef): Promise<JobRow>;
 }
 
+/**
+ * Worker credentials: issued, listed and revoked by an operator (the CLI), looked up by
+ * the scheduler's authentication. Only the hash of a secret is ever stored.
+ */
+export interface WorkerCredentialStore {
+  createWorkerCredential(input: { id: string; pool: string; secretHash: string }): Promise<WorkerCredentialRow>;
+  listWorkerCredentials(): Promise<WorkerCredentialRow[]>;
+  /** Revokes the credential (NotFound if there is none) and tells every process at once with a notice. */
+  revokeWorkerCredential(input: { id: string }): Promise<WorkerCredentialRow>;
+  /** The credential whose secret has this hash, revoked or not, stamped as used now; null if none. */
+  findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null>;
+}
+
 /** The event log: what happened, for the console and the audits. */
 export interface EventStore extends StoreTime {
   appendEvents(events: NewEvent[]): Promise<void>;
@@ -240,7 +261,8 @@ export interface NoticeStore {
  * simulator's world) and the contract suite. Each consumer is typed with the roles it
  * uses: a ShardLeader with LeaderStore, a SchedulerNode with NodeStore, and so on.
  */
-export interface Store extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, PeopleStore, AuditStore {
+export interface Store
+  extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, WorkerCredentialStore, EventStore, NoticeStore, PeopleStore, AuditStore {
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, LIMITS, nextBatchSize, resultBytes, StaleFenceError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
+import { LeaseLostError, LIMITS, nextBatchSize, resultBytes, StaleFenceError, UnauthorizedError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle, unreachable } from './worker-fakes';
 import { asJobId, asWorkerId } from './literal-ids';
 
@@ -27,6 +27,21 @@ async function started(over: Parameters<typeof worker>[0] = {}) {
   await settle();
   return w;
 }
+
+describe('WorkerCore: sessions', () => {
+  it('stops polling a node that says another process registered its id, without registering again', async () => {
+    const { time, transport } = await started({ nodes: 2 });
+    const registers = transport.ops('register').length;
+    transport.refuse(0, new UnauthorizedError('poll refused: this is not the current session of worker w-1', { field: 'session' }));
+    await time.advance(60_000);
+    expect(transport.ops('poll').filter((c) => c.node === 0)).toHaveLength(1);
+    expect(transport.ops('register')).toHaveLength(registers);
+    // The other node's poll is left as it was.
+    transport.deliver(1, []);
+    await time.advance(0);
+    expect(transport.ops('poll').filter((c) => c.node === 1).length).toBeGreaterThanOrEqual(2);
+  });
+});
 
 describe('WorkerCore: leases', () => {
   it('a refused renewal aborts the handler with LeaseLostError and writes nothing for the job', async () => {

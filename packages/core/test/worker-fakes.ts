@@ -100,6 +100,14 @@ export class FakeTransport implements WorkerTransport {
     };
   }
 
+  /** Answers the open poll on `node` with a refusal. */
+  refuse(node: number, err: unknown): void {
+    const i = this.openPolls.findIndex((p) => p.node === node);
+    if (i < 0) throw new Error(`no open poll on node ${node}`);
+    const [p] = this.openPolls.splice(i, 1);
+    p!.reject(err);
+  }
+
   /** Answers the open poll on `node` with these jobs. */
   deliver(node: number, jobs: Assignment[]): void {
     const i = this.openPolls.findIndex((p) => p.node === node);

@@ -59,7 +59,7 @@ describe('store lineage: a new PostgreSQL timeline', () => {
     expect((await store.getJob(ready!.id)).fence).toBe(1 + TIMELINE_FENCE_GAP);
     expect((await store.getJob(waiting!.id)).fence).toBe(waiting!.fence + TIMELINE_FENCE_GAP);
     // The holder of fence 1, granted before the promotion, is refused like any stale holder.
-    const [renewal] = await store.renewLeases([{ jobId: ready!.id, fence: 1, workerId: parseWorkerId('w1') }], 60_000);
+    const [renewal] = await store.renewLeases([{ jobId: ready!.id, fence: 1, workerId: parseWorkerId('w1'), session: null }], 60_000);
     expect(renewal!.ok).toBe(false);
     // The leader's token is of an epoch that no longer is.
     await expect(store.renewShard(acquired.token, 60_000)).rejects.toMatchObject({ code: 'DEPOSED_LEADER' });

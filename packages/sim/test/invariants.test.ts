@@ -75,7 +75,9 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
       const [lease] = await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
-      await completeJob(store, { jobId: parseJobId(jobIds[0]!), fence: lease!.fence - 1, workerId: parseWorkerId('w1') }, { output: 'stale' }).catch(() => undefined);
+      await completeJob(store, { jobId: parseJobId(jobIds[0]!), fence: lease!.fence - 1, workerId: parseWorkerId('w1'), session: null }, { output: 'stale' }).catch(
+        () => undefined,
+      );
     },
   },
   {
@@ -135,7 +137,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
       const faultsEnded = now();
       for (const s of await store.sweepExpired(token, 10)) {
         const [lease] = await grantLeases(store, token, [{ jobId: s.jobId, workerId: parseWorkerId('alive') }], 90_000);
-        await completeJob(store, { jobId: s.jobId, fence: lease!.fence, workerId: parseWorkerId('alive') }, {});
+        await completeJob(store, { jobId: s.jobId, fence: lease!.fence, workerId: parseWorkerId('alive'), session: null }, {});
         await finishRun(store, token, runId, 'succeeded');
       }
       advance(600_000);

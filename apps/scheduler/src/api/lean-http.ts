@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { SchedulerNode } from '@fenceline/core';
-import { bearer, tokenMatches } from './auth';
+import { bearer } from './auth';
 import type { WorkerContext } from './trpc';
+import { authUnavailable, type WorkerAuth } from './worker-auth';
 import { workerRouter } from './worker-router';
 
 /**
@@ -19,8 +20,11 @@ export const HOT_PROCEDURES = new Set(['poll', 'renew', 'renewMany', 'complete',
  * cost of building a fetch Request, abort signals and web streams around it, which is
  * what a scheduler answering thousands of small requests a second spends its CPU on.
  */
-export function serveHot(node: SchedulerNode, workerToken: string, maxBodyBytes: number, path: string, req: IncomingMessage, res: ServerResponse): void {
-  const ctx: WorkerContext = { node, req, res, authorized: tokenMatches(bearer(req.headers.authorization), workerToken) };
+export function serveHot(node: SchedulerNode, auth: WorkerAuth, maxBodyBytes: number, path: string, req: IncomingMessage, res: ServerResponse): void {
+  // The credential is looked up (from the cache, nearly always) while the body arrives.
+  const caller = auth.authenticate(bearer(req.headers.authorization)).catch(() => Promise.reject(authUnavailable()));
+  // Awaited below once the body is in; a request that errors first must not leave it unhandled.
+  caller.catch(() => undefined);
   node.metrics.inc(`http_requests_total{procedure="${path}"}`);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -45,9 +49,13 @@ export function serveHot(node: SchedulerNode, workerToken: string, maxBodyBytes:
         early = new TRPCError({ code: 'PARSE_ERROR', message: 'the request body is not valid JSON', cause });
       }
     }
+    let ctx: WorkerContext = { node, req, res, caller: null };
     const call = early
       ? Promise.reject(early)
-      : callTRPCProcedure({ router: workerRouter, path, type: 'mutation', ctx, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
+      : caller.then((found) => {
+          ctx = { node, req, res, caller: found };
+          return callTRPCProcedure({ router: workerRouter, path, type: 'mutation', ctx, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
+        });
     call.then(
       (data: unknown) => send(res, 200, { result: { data } }),
       (cause: unknown) => {

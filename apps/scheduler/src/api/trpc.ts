@@ -1,11 +1,14 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FencelineError, type SchedulerNode } from '@fenceline/core';
+import { FencelineError, ForbiddenError, type SchedulerNode } from '@fenceline/core';
 import { internalErrorMessage } from './opaque-errors';
+import type { WorkerCaller } from './worker-auth';
+import { poolAllows, secretHash } from './worker-credentials';
 
 export interface WorkerContext {
   node: SchedulerNode;
-  authorized: boolean;
+  /** Who the bearer token stands for; null when it stands for nobody. */
+  caller: WorkerCaller | null;
   res: ServerResponse;
   req: IncomingMessage;
 }
@@ -51,8 +54,23 @@ const typedErrors = t.middleware(async ({ next }) => {
 
 export const publicProcedure = t.procedure.use(typedErrors);
 
-/** Every worker procedure requires the worker token. */
+/** Every worker procedure requires a valid worker credential. */
 export const workerProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.authorized) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'a valid worker token is required (Authorization: Bearer <token>)' });
+  if (!ctx.caller) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'a valid worker credential is required (Authorization: Bearer <token>)' });
   return next();
 });
+
+/**
+ * The worker id a request acts as, checked against the caller's credential: a credential
+ * acts only as worker ids of its own pool. Every procedure checks every id it names.
+ */
+export function actAs<Id extends string>(ctx: WorkerContext, workerId: Id, field = 'workerId'): Id {
+  const pool = ctx.caller?.pool ?? null;
+  if (pool !== null && !poolAllows(pool, workerId)) {
+    throw new ForbiddenError(`${field}: this credential acts only as workers of pool ${pool} ("${pool}" or "${pool}-..."), not ${workerId}`, { field });
+  }
+  return workerId;
+}
+
+/** The session key the store checks: the hash of the secret, so the secret itself is never stored. */
+export const sessionKey = (secret: string): string => secretHash(secret);

@@ -6,3 +6,4 @@ export * from './shard-leader';
 export * from './scheduler-node';
 export * from './leader-writes';
 export * from './revocation';
+export type { RegisterAnswer, RegisterInput, WorkerSessionRef } from './worker-protocol';

@@ -11,7 +11,7 @@ import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
 import type { ShardLeader } from './shard-leader';
 import { WorkerPool, type Assignment, type PollRequest } from './worker-pool';
-import { WorkerProtocol } from './worker-protocol';
+import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 
 export { endedNotices } from './worker-protocol';
@@ -186,6 +186,8 @@ export class SchedulerNode {
   }
 
   private async onNotice(n: StoreNotice): Promise<void> {
+    // Credential notices are for the process's worker authentication, not for a leader.
+    if (n.kind === 'credential-revoked') return;
     const leader = this.leadership.leader(n.shard);
     if (!leader) return;
     if (n.kind === 'run-queued') {
@@ -214,15 +216,16 @@ export class SchedulerNode {
 
   // ---- the worker protocol (WorkerProtocol) ---------------------------------------------
 
-  register(workerId: WorkerId, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
-    return this.protocol.register(workerId, slots, meta);
+  /** Registers the worker under its session (WorkerProtocol.register). */
+  register(input: RegisterInput): Promise<RegisterAnswer> {
+    return this.protocol.register(input);
   }
 
   /**
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     return this.protocol.poll(poll, cancelled);
   }
 
@@ -231,30 +234,30 @@ export class SchedulerNode {
   }
 
   /** Renewals of many workers share one store statement per batching window. */
-  renew(workerId: WorkerId, leases: { jobId: JobId; fence: number }[]): Promise<RenewOutcome[]> {
-    return this.protocol.renewMany(leases.map((l) => ({ ...l, workerId })));
+  renew(input: WorkerSessionRef & { leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]> {
+    return this.protocol.renewMany(input.leases.map((l) => ({ ...l, workerId: input.workerId, session: input.session })));
   }
 
-  /** Renewals of leases held by many worker identities (WorkerProtocol.renewMany). */
-  renewMany(refs: LeaseRef[]): Promise<RenewOutcome[]> {
+  /** Renewals of leases held by many worker identities, each with its session (WorkerProtocol.renewMany). */
+  renewMany(refs: (LeaseRef & { session: string })[]): Promise<RenewOutcome[]> {
     return this.protocol.renewMany(refs);
   }
 
-  complete(workerId: WorkerId, input: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
-    return this.protocol.complete(workerId, input);
+  complete(input: WorkerSessionRef & { jobId: JobId; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
+    return this.protocol.complete(input);
   }
 
   /** Several results of one worker in one call, each fenced and answered on its own (WorkerProtocol.completeMany). */
-  completeMany(workerId: WorkerId, items: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }[]): Promise<WriteOutcome[]> {
-    return this.protocol.completeMany(workerId, items);
+  completeMany(input: WorkerSessionRef & { results: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }[] }): Promise<WriteOutcome[]> {
+    return this.protocol.completeMany(input);
   }
 
-  fail(workerId: WorkerId, input: { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
-    return this.protocol.fail(workerId, input);
+  fail(input: WorkerSessionRef & { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+    return this.protocol.fail(input);
   }
 
-  release(workerId: WorkerId, input: { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
-    return this.protocol.release(workerId, input);
+  release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+    return this.protocol.release(input);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------

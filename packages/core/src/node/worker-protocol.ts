@@ -1,4 +1,4 @@
-import { FencelineError, InvalidInputError } from '../errors';
+import { FencelineError, InvalidInputError, UnauthorizedError } from '../errors';
 import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
@@ -6,6 +6,7 @@ import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, WriteOutcome } 
 import { Batcher } from './batcher';
 import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
+import { answerFor, isFencedRefusal, reasonOf, refusalReason, workerRefusal } from './refusals';
 import type { ShardLeader } from './shard-leader';
 import type { Assignment, PollRequest } from './worker-pool';
 
@@ -19,6 +20,26 @@ export interface ProtocolDeps {
 
 type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: string | null };
 
+/** Who writes: the worker and the session key it presents (see LeaseRef.session). */
+export interface WorkerSessionRef {
+  workerId: WorkerId;
+  session: string;
+}
+
+export interface RegisterInput extends WorkerSessionRef {
+  slots: number;
+  meta?: Record<string, unknown>;
+  /** The credential the worker authenticated with; null in development mode. */
+  credentialId: string | null;
+}
+
+export interface RegisterAnswer {
+  nodeId: string;
+  leaseTtlMs: number;
+  renewIntervalMs: number;
+  pollWaitMs: number;
+}
+
 /**
  * The worker protocol as a node serves it: register, long poll, renew, complete, fail and
  * hand back. Renewals and completions of every worker share store statements; a job's
@@ -27,6 +48,12 @@ type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: strin
 export class WorkerProtocol {
   private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+  /**
+   * Each worker's current session as this node last saw it (registered here, or read from
+   * the store when a poll brought another): polls cost no store read, and one from a
+   * process whose id another process registered since is refused.
+   */
+  private readonly sessions = new Map<WorkerId, string>();
 
   constructor(
     private readonly c: NodeContext,
@@ -38,13 +65,19 @@ export class WorkerProtocol {
     this.completeBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => c.store.completeJobs(items));
   }
 
-  register(workerId: WorkerId, slots: number, meta: Record<string, unknown> = {}): Promise<{ nodeId: string; leaseTtlMs: number; renewIntervalMs: number; pollWaitMs: number }> {
+  /**
+   * Registers the worker under its session, which becomes its current one: leases are
+   * granted to it from now on, and an earlier session's writes are refused.
+   */
+  register(input: RegisterInput): Promise<RegisterAnswer> {
     const { c } = this;
-    if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`);
+    const { workerId, slots } = input;
+    if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`, { field: 'slots' });
     c.pool.touch(workerId, slots);
-    c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots } });
+    c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots, credentialId: input.credentialId } });
     return c.store
-      .registerWorker({ id: workerId, slots, nodeId: c.nodeId, meta })
+      .registerWorker({ id: workerId, slots, nodeId: c.nodeId, meta: input.meta ?? {}, session: input.session, credentialId: input.credentialId })
+      .then(() => this.sessions.set(workerId, input.session))
       .then(() => ({ nodeId: c.nodeId, leaseTtlMs: c.config.leaseTtlMs, renewIntervalMs: c.config.renewIntervalMs, pollWaitMs: c.config.pollWaitMs }));
   }
 
@@ -52,18 +85,38 @@ export class WorkerProtocol {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  async poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
     const { c } = this;
+    await this.checkSession(poll.workerId, poll.session);
     const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);
     // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
-    return c.pool.wait({ ...poll, waitMs }, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
+    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs };
+    return c.pool.wait(request, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
+  }
+
+  /**
+   * Leases are granted to a worker's current session, so a poll from any other would be
+   * handed jobs it cannot write: it is refused instead, and the store is read only when
+   * the session is not the one this node knows.
+   */
+  private async checkSession(workerId: WorkerId, session: string): Promise<void> {
+    if (this.sessions.get(workerId) === session) return;
+    const current = await this.c.store.workerSession(workerId);
+    if (current !== null) this.sessions.set(workerId, current);
+    if (current !== session) {
+      this.c.metrics.inc('polls_refused_total');
+      throw new UnauthorizedError(`poll refused: this is not the current session of worker ${workerId} (register first; another process may have registered it since)`, {
+        field: 'session',
+      });
+    }
   }
 
   /**
    * Renewals of leases held by many worker identities, for a process that hosts many of
-   * them and renews them in one request; each lease is still checked against its own holder.
+   * them and renews them in one request; each lease is still checked against its own
+   * holder and session. A refusal is answered without its reason (refusals.ts).
    */
-  async renewMany(refs: LeaseRef[]): Promise<RenewOutcome[]> {
+  async renewMany(refs: (LeaseRef & { session: string })[]): Promise<RenewOutcome[]> {
     const { c } = this;
     for (const ref of refs) c.pool.seen(ref.workerId);
     const outcomes = await this.renewBatcher.submitMany(refs);
@@ -74,13 +127,17 @@ export class WorkerProtocol {
         // Renewals go to the event log too (in the same batched flush as every event), so
         // the console can draw each attempt's renewals on the run timeline.
         c.emit({ type: 'lease:renewed', jobId: o.jobId, workerId: ref.workerId, fence: ref.fence, data: { leaseExpiresAt: o.leaseExpiresAt.toISOString() } });
-      } else this.refused(o.code, o.jobId, ref.workerId, { op: 'renew' });
+      } else this.refused(reasonOf(o.code, o.cause), o.jobId, ref.workerId, { op: 'renew', message: o.message });
     });
-    return outcomes;
+    return outcomes.map((o, i) => {
+      if (o.ok) return o;
+      const answer = workerRefusal('renew', o.jobId, refs[i]!.fence);
+      return { jobId: o.jobId, ok: false as const, code: 'LEASE_LOST' as const, message: answer.message };
+    });
   }
 
-  async complete(workerId: WorkerId, input: ResultInput): Promise<JobRow> {
-    const [outcome] = await this.completeMany(workerId, [input]);
+  async complete(input: WorkerSessionRef & ResultInput): Promise<JobRow> {
+    const [outcome] = await this.completeMany({ workerId: input.workerId, session: input.session, results: [input] });
     if (!outcome!.ok) throw outcome!.error;
     return outcome!.row;
   }
@@ -91,10 +148,13 @@ export class WorkerProtocol {
    * the results are durable; the leaders' follow-up (readiness downstream, finished runs)
    * runs after, since it is theirs to finish and repair, not the worker's to wait for.
    */
-  async completeMany(workerId: WorkerId, items: ResultInput[]): Promise<WriteOutcome[]> {
+  async completeMany(input: WorkerSessionRef & { results: ResultInput[] }): Promise<WriteOutcome[]> {
     const { c } = this;
+    const { workerId, session, results: items } = input;
     c.pool.seen(workerId);
-    const outcomes = await this.completeBatcher.submitMany(items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId }, output: i.output, logs: i.logs ?? null })));
+    const outcomes = await this.completeBatcher.submitMany(
+      items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId, session }, output: i.output, logs: i.logs ?? null })),
+    );
     const ended: JobRow[] = [];
     for (const o of outcomes) {
       if (o.ok) {
@@ -114,21 +174,21 @@ export class WorkerProtocol {
           nodeId: c.nodeId,
         });
         ended.push(row);
-      } else if (o.error.code !== 'INVALID_INPUT') this.refused(o.error.code, o.jobId, workerId, { op: 'complete', ...o.error.details });
+      } else if (o.error.code !== 'INVALID_INPUT') this.refused(refusalReason(o.error), o.jobId, workerId, { op: 'complete', ...o.error.details });
     }
     // Each result frees a slot of the worker: a poll it has open here may now take that
     // many more jobs, without the worker having to poll again to say so.
     if (c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
     void this.afterJobsEnd(ended);
-    return outcomes;
+    return outcomes.map((o, i) => (o.ok ? o : { jobId: o.jobId, ok: false as const, error: answerFor(o.error, 'complete', o.jobId, items[i]!.fence) }));
   }
 
-  async fail(workerId: WorkerId, input: { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+  async fail(input: WorkerSessionRef & { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
     const { c } = this;
+    const { workerId } = input;
     c.pool.seen(workerId);
-    const row = await this.fenced('fail', workerId, input.jobId, () =>
-      c.store.failJob({ jobId: input.jobId, fence: input.fence, workerId }, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }),
-    );
+    const ref: LeaseRef = { jobId: input.jobId, fence: input.fence, workerId, session: input.session };
+    const row = await this.fenced('fail', ref, () => c.store.failJob(ref, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }));
     c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
     c.pool.credit(workerId, 1);
     c.emit({
@@ -149,17 +209,27 @@ export class WorkerProtocol {
     return row;
   }
 
-  async release(workerId: WorkerId, input: { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+  async release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
+    const { workerId } = input;
     this.c.pool.seen(workerId);
-    const row = await this.handBack(input.jobId, input.fence, workerId, releaseReason(input.reason));
+    const row = await this.handBackRef({ jobId: input.jobId, fence: input.fence, workerId, session: input.session }, releaseReason(input.reason));
     this.c.pool.credit(workerId, 1);
     return row;
   }
 
-  /** Hands a lease back for its worker (a release, an unclaimed lease, a worker gone from the pool). */
-  async handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
+  /**
+   * The node hands back, for its worker, a lease it granted and never delivered (an
+   * unclaimed lease, a worker gone from the pool); with no worker request involved, it
+   * presents no session.
+   */
+  handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
+    return this.handBackRef({ jobId, fence, workerId, session: null }, reason);
+  }
+
+  private async handBackRef(ref: LeaseRef, reason: string): Promise<JobRow> {
     const { c } = this;
-    const row = await this.fenced('release', workerId, jobId, () => c.store.releaseJob({ jobId, fence, workerId }));
+    const { jobId, workerId } = ref;
+    const row = await this.fenced('release', ref, () => c.store.releaseJob(ref));
     c.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: c.nodeId, data: { reason } });
     await this.afterJobEnd(row);
     return row;
@@ -188,19 +258,22 @@ export class WorkerProtocol {
     ]);
   }
 
-  private async fenced<T>(op: string, workerId: WorkerId, jobId: JobId, fn: () => Promise<T>): Promise<T> {
+  /** Runs a fenced write: a refusal is logged with its precise reason and answered without it. */
+  private async fenced<T>(op: string, ref: LeaseRef, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof FencelineError && err.code !== 'INVALID_INPUT') this.refused(err.code, jobId, workerId, { op, ...err.details });
-      throw err;
+      if (!(err instanceof FencelineError)) throw err;
+      if (err.code !== 'INVALID_INPUT') this.refused(refusalReason(err), ref.jobId, ref.workerId, { op, ...err.details });
+      throw isFencedRefusal(err) ? workerRefusal(op, ref.jobId, ref.fence) : err;
     }
   }
 
-  private refused(code: string, jobId: JobId, workerId: WorkerId, data: Record<string, unknown>): void {
+  /** The operator's view of a refusal: the precise reason, in the metrics and the event log. */
+  private refused(reason: string, jobId: JobId, workerId: WorkerId, data: Record<string, unknown>): void {
     const { c } = this;
-    c.metrics.inc(`writes_refused_total{reason="${code}"}`);
-    c.emit({ type: 'write:fenced', jobId, workerId, nodeId: c.nodeId, data: { reason: code, jobId, workerId, ...data } });
+    c.metrics.inc(`writes_refused_total{reason="${reason}"}`);
+    c.emit({ type: 'write:fenced', jobId, workerId, nodeId: c.nodeId, data: { ...data, reason, jobId, workerId } });
   }
 }
 
@@ -213,14 +286,14 @@ export class WorkerProtocol {
  */
 const NOTICE_JOB_IDS = 200;
 
-export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): StoreNotice[] {
+export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): Extract<StoreNotice, { kind: 'job-ended' }>[] {
   const byShard = new Map<number, JobId[]>();
   for (const row of rows) {
     const ids = byShard.get(row.shard);
     if (ids) ids.push(row.id);
     else byShard.set(row.shard, [row.id]);
   }
-  const notices: StoreNotice[] = [];
+  const notices: Extract<StoreNotice, { kind: 'job-ended' }>[] = [];
   for (const [shard, ids] of byShard) {
     for (let i = 0; i < ids.length; i += NOTICE_JOB_IDS) {
       const part = ids.slice(i, i + NOTICE_JOB_IDS);

@@ -3,11 +3,13 @@ import type { Store } from '../store';
 import { badBytesContract } from './store-contract/bad-bytes';
 import { ContractContext } from './store-contract/context';
 import { auditLogContract } from './store-contract/audit-log';
+import { credentialsContract } from './store-contract/credentials';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
 import { runsContract } from './store-contract/runs';
+import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
 import { workerWritesContract } from './store-contract/worker-writes';
@@ -34,8 +36,9 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes and bad-bytes
- * (worker protocol), people (users, sessions, API tokens) and audit-log.
+ * triggers (catalogue), ticks, runs and leases (leader), worker-writes, bad-bytes and
+ * sessions (worker protocol), credentials (worker credentials), people (users, sessions,
+ * API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`${name}: store contract`, () => {
@@ -51,6 +54,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     leaseContract(c);
     workerWritesContract(c);
     badBytesContract(c);
+    sessionsContract(c);
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);
@@ -59,5 +63,6 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     workersAndEventsContract(c);
     peopleContract(c);
     auditLogContract(c);
+    credentialsContract(c);
   });
 }

@@ -190,6 +190,12 @@ export class WorkerCore {
         if (jobs.length > 0) this.offerChanged();
       } catch (err) {
         if (this.stopping) break;
+        if (err instanceof FencelineError && err.code === 'UNAUTHORIZED') {
+          // Another process registered our worker id since: the leases are its now, and
+          // registering again would take them from it. This process takes no more work here.
+          this.deps.log?.('error', 'poll refused: another process registered this worker id; taking no more work from this node', { node: i, error: err.message });
+          break;
+        }
         failures++;
         if (failures === 1 || failures % 20 === 0) this.deps.log?.('warn', 'poll failed; retrying', { node: i, error: String(err) });
         await this.sleep(retryDelayMs(failures));

@@ -66,6 +66,11 @@ export const jobs = pgTable(
     maxAttempts: integer('max_attempts').notNull(),
     fence: bigint('fence', { mode: 'number' }).notNull().default(0),
     holder: text('holder'),
+    /**
+     * The session (the hash of its secret, see workers.session) the lease was granted to;
+     * every write for the lease must present it (docs/security.md).
+     */
+    holderSession: text('holder_session'),
     leaseExpiresAt: ts('lease_expires_at'),
     nextAttemptAt: ts('next_attempt_at'),
     priority: integer('priority').notNull().default(0),

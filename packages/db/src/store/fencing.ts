@@ -13,7 +13,20 @@ import { isId, toId, toNumber } from './rows';
 export function fencedWhere(ref: LeaseRef, alias = ''): SQL {
   const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
   return sql`${c('id')} = ${ref.jobId} and ${c('fence')} = ${ref.fence} and ${c('holder')} = ${ref.workerId}
-    and ${c('state')} = 'leased' and ${c('lease_expires_at')} > now()`;
+    and ${c('state')} = 'leased' and ${c('lease_expires_at')} > now() and ${sessionHolds(sql`${ref.session}::text`, alias)}`;
+}
+
+/**
+ * The session check of a fenced write, for a session value (a parameter or a column of
+ * the batch): the lease was granted to that session and it is still its holder's current
+ * one, so a worker that registered anew (a restarted process) has made every write of
+ * its old session fail. A null session is the node's own hand-back of a lease it granted
+ * and never delivered.
+ */
+export function sessionHolds(session: SQL, alias = ''): SQL {
+  const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
+  return sql`(${session} is null or (${c('holder_session')} = ${session}
+    and exists (select 1 from workers wk where wk.id = ${c('holder')} and wk.session = ${session})))`;
 }
 
 /**
@@ -30,6 +43,9 @@ export interface JobFenceState {
   holder: string | null;
   state: string;
   live: boolean;
+  /** The session the lease was granted to, and its holder's current session. */
+  holderSession: string | null;
+  currentSession: string | null;
 }
 
 /** Reads the fence state of jobs whose fenced write was refused, to say why. */
@@ -39,11 +55,18 @@ export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<s
   if (valid.length === 0) return found;
   const result = await rows(
     db,
-    sql`select id, fence, holder, state, coalesce(lease_expires_at > now(), false) as live
-        from jobs where id = any(${array(valid, 'bigint')})`,
+    sql`select j.id, j.fence, j.holder, j.state, coalesce(j.lease_expires_at > now(), false) as live, j.holder_session, wk.session as current_session
+        from jobs j left join workers wk on wk.id = j.holder where j.id = any(${array(valid, 'bigint')})`,
   );
   for (const r of result) {
-    found.set(toId(r.id), { fence: toNumber(r.fence), holder: (r.holder as string | null) ?? null, state: String(r.state), live: r.live === true });
+    found.set(toId(r.id), {
+      fence: toNumber(r.fence),
+      holder: (r.holder as string | null) ?? null,
+      state: String(r.state),
+      live: r.live === true,
+      holderSession: (r.holder_session as string | null) ?? null,
+      currentSession: (r.current_session as string | null) ?? null,
+    });
   }
   return found;
 }
@@ -51,7 +74,9 @@ export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<s
 /**
  * Why a fenced write was refused: no such job; a lower fence than on record (its lease was
  * superseded: stale); a higher one than was ever issued (forged); or the right fence on a
- * lease that is no longer live or no longer this worker's (lost).
+ * lease that is no longer live, held by another worker or by another session of this one
+ * (lost, with `details.cause` saying which). These precise reasons are for the node's
+ * event log and metrics; the worker is answered without them (node/refusals.ts).
  */
 export function refusal(ref: LeaseRef, current: JobFenceState | undefined, operation: string): FencelineError {
   const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };
@@ -63,8 +88,16 @@ export function refusal(ref: LeaseRef, current: JobFenceState | undefined, opera
   if (ref.fence > current.fence) {
     return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${current.fence})`, details);
   }
-  const why = current.state !== 'leased' ? `the job is ${current.state}` : current.holder !== ref.workerId ? `it is held by ${current.holder}` : 'the lease expired';
-  return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
+  const oldSession = ref.session !== null && (current.holderSession !== ref.session || current.currentSession !== ref.session);
+  const [cause, why] =
+    current.state !== 'leased'
+      ? ['ended', `the job is ${current.state}`]
+      : current.holder !== ref.workerId
+        ? ['foreign-holder', `it is held by ${current.holder}`]
+        : oldSession
+          ? ['old-session', 'the lease belongs to another session of this worker']
+          : ['expired', 'the lease expired'];
+  return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, { ...details, cause });
 }
 
 /** Classifies the refusal of one fenced write with a fresh read of the job. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { failureProblem, LIMITS, resultProblem, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
-import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse, sessionHolds } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -83,17 +83,20 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
               )}, ${array(
                 send.map((s) => s.at),
                 'int',
-              )}) as r(job_id, fence, worker_id, output, logs, at)
+              )}, ${array(
+                send.map((s) => s.item.ref.session),
+                'text',
+              )}) as r(job_id, fence, worker_id, output, logs, at, session)
           ),
           locked as materialized (
             select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
-            where j.state = 'leased' and j.lease_expires_at > now()
+            where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
               and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
             order by j.id
             for update of j
           ),
           w as (
-            update jobs j set state = 'succeeded', ended_at = now(), lease_expires_at = null
+            update jobs j set state = 'succeeded', ended_at = now(), lease_expires_at = null, holder_session = null
             from locked where j.id = locked.id
             returning j.*
           ),
@@ -149,6 +152,7 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: { error: str
             ready_at = case when ${retry} then now() else ready_at end,
             ended_at = case when ${retry} then null else now() end,
             lease_expires_at = null,
+            holder_session = null,
             last_error = ${failure.error}
           where ${fencedWhere(ref)} and ${noHigherResult(ref)}
           returning *
@@ -174,7 +178,7 @@ export async function releaseJob(db: Executor, ref: LeaseRef): Promise<JobRow> {
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'releaseJob');
   const written = await rows(
     db,
-    sql`update jobs set state = 'ready', fence = fence + 1, attempt = greatest(attempt - 1, 0), holder = null,
+    sql`update jobs set state = 'ready', fence = fence + 1, attempt = greatest(attempt - 1, 0), holder = null, holder_session = null,
           lease_expires_at = null, next_attempt_at = null, ready_at = now()
         where ${fencedWhere(ref)}
         returning *`,

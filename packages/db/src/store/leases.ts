@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { LIMITS } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
-import { BACKOFF_INTERVAL, fenceStates, refusal } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, refusal, sessionHolds } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
 
@@ -62,14 +62,17 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
           where x.shard = lead.shard
           order by g0.job_id, g0.ord
         ),
+        -- A lease is granted to the worker's current session (rule 5). A worker that never
+        -- registered has none: its lease can be written only by the node itself.
         locked as materialized (
-          select j.id, g.worker_id, g.ord from g join jobs j on j.id = g.job_id
+          select j.id, g.worker_id, g.ord, wk.session from g join jobs j on j.id = g.job_id
+          left join workers wk on wk.id = g.worker_id
           where j.shard = g.shard and j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now())
           order by j.id
           for update of j
         ),
         w as (
-          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = l.worker_id,
+          update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = l.worker_id, holder_session = l.session,
             lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), renewed_at = null, next_attempt_at = null
           from locked l
           where j.id = l.id
@@ -112,11 +115,14 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
               ${array(
                 valid.map((r) => r.workerId),
                 'text',
-              )}) with ordinality as r(job_id, fence, worker_id, ord)
+              )}, ${array(
+                valid.map((r) => r.session),
+                'text',
+              )}) with ordinality as r(job_id, fence, worker_id, session, ord)
           ),
           locked as materialized (
             select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
-            where j.state = 'leased' and j.lease_expires_at > now()
+            where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
             order by j.id
             for update of j
           ),
@@ -157,7 +163,13 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
       continue;
     }
     const error = refusal(ref, states.get(ref.jobId), 'renewLease');
-    outcomes.push({ jobId: ref.jobId, ok: false, code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND', message: error.message });
+    outcomes.push({
+      jobId: ref.jobId,
+      ok: false,
+      code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND',
+      message: error.message,
+      cause: error.details.cause as string | undefined,
+    });
   }
   return outcomes;
 }
@@ -187,6 +199,7 @@ export async function sweepExpired(db: Executor, token: LeaderToken, limit: numb
           update jobs j set
             fence = j.fence + 1,
             holder = null,
+            holder_session = null,
             lease_expires_at = null,
             renewed_at = null,
             attempt = case when e.lost then j.attempt - 1 else j.attempt end,

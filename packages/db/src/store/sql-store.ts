@@ -36,6 +36,7 @@ import type {
   StoreNotice,
   SweptJob,
   TriggerOptions,
+  WorkerCredentialRow,
   WorkerId,
   WorkerRow,
   WriteOutcome,
@@ -52,6 +53,7 @@ import type {
   UserRow,
 } from '@fenceline/core';
 import type { Db } from './db';
+import * as credentials from './credentials';
 import * as dags from './dags';
 import * as events from './events';
 import * as jobWrites from './job-writes';
@@ -199,8 +201,11 @@ export class SqlStore implements Store {
   }
 
   // ---- WorkerProtocolStore -----------------------------------------------------------------
-  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown> }): Promise<WorkerRow> {
+  registerWorker(worker: { id: WorkerId; slots: number; nodeId: string | null; meta?: Record<string, unknown>; session: string; credentialId: string | null }): Promise<WorkerRow> {
     return workers.registerWorker(this.db, worker);
+  }
+  workerSession(workerId: WorkerId): Promise<string | null> {
+    return workers.workerSession(this.db, workerId);
   }
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
@@ -225,6 +230,20 @@ export class SqlStore implements Store {
   listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
     return events.listEvents(this.db, query);
   }
+  // ---- WorkerCredentialStore --------------------------------------------------------------
+  createWorkerCredential(input: { id: string; pool: string; secretHash: string }): Promise<WorkerCredentialRow> {
+    return credentials.createWorkerCredential(this.db, input);
+  }
+  listWorkerCredentials(): Promise<WorkerCredentialRow[]> {
+    return credentials.listWorkerCredentials(this.db);
+  }
+  revokeWorkerCredential(input: { id: string }): Promise<WorkerCredentialRow> {
+    return credentials.revokeWorkerCredential(this.db, input);
+  }
+  findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null> {
+    return credentials.findWorkerCredential(this.db, input);
+  }
+
   notify(notice: StoreNotice): Promise<void> {
     return notices.notify(this.db, notice);
   }

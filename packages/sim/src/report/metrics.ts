@@ -132,11 +132,18 @@ export class Metrics {
   }
 
   /** A worker's write that the store refused (counted where the worker saw it). */
-  refused(code: string, op: string): void {
+  refused(op: string): void {
     this.totals.refusedWrites++;
     this.interval.refused++;
-    this.refusedByCode[code] = (this.refusedByCode[code] ?? 0) + 1;
     this.refusedByOp[op] = (this.refusedByOp[op] ?? 0) + 1;
+  }
+
+  /**
+   * A refusal's precise reason, as a node logs it (`write:fenced`): workers are all told
+   * LEASE_LOST, so the reasons are counted where the operator sees them.
+   */
+  refusedFor(reason: string): void {
+    this.refusedByCode[reason] = (this.refusedByCode[reason] ?? 0) + 1;
   }
 
   storeCall(method: string): void {

@@ -235,6 +235,7 @@ export class MemoryLeader {
         maxAttempts: j.maxAttempts,
         fence: 0,
         holder: null,
+        holderSession: null,
         leaseExpiresAtMs: null,
         nextAttemptAtMs: null,
         priority: j.priority,

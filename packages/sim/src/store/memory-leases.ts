@@ -39,17 +39,20 @@ export class MemoryLeases {
       seen.add(g.jobId);
       const job = this.tables.jobs.get(g.jobId);
       if (!job || job.shard !== token.shard || !this.tables.rules.grantable(job, now)) continue;
-      out.push(this.lease(job, g.workerId, ttlMs, now, token));
+      // A lease is granted to the worker's current session (none if it never registered).
+      const session = this.tables.workerTable.session(g.workerId);
+      out.push(this.lease(job, g.workerId, session, ttlMs, now, token));
     }
     return out;
   }
 
   /** ready -> leased with fence + 1, attempt + 1, holder and expiry, in one step. */
-  private lease(job: MemJob, workerId: WorkerId, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
+  private lease(job: MemJob, workerId: WorkerId, session: string | null, ttlMs: number, now: number, token: LeaderToken): GrantedLease {
     job.state = 'leased';
     job.fence += 1;
     job.attempt += 1;
     job.holder = workerId;
+    job.holderSession = session;
     job.leaseExpiresAtMs = now + ttlMs;
     job.leasedAtMs = now;
     job.renewed = false;
@@ -99,6 +102,7 @@ export class MemoryLeases {
       job.renewed = false;
       job.fence = this.tables.rules.revokedFence(job.fence);
       job.holder = null;
+      job.holderSession = null;
       job.leaseExpiresAtMs = null;
       this.tables.leased.delete(job.id);
       job.state = retry ? 'ready' : 'failed';

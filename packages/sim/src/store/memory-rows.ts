@@ -28,6 +28,8 @@ export interface MemJob {
   maxAttempts: number;
   fence: number;
   holder: WorkerId | null;
+  /** The session the current lease was granted to (jobs.holder_session). */
+  holderSession: string | null;
   leaseExpiresAtMs: number | null;
   nextAttemptAtMs: number | null;
   priority: number;

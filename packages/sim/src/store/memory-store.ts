@@ -37,6 +37,7 @@ import type {
   SweptJob,
   TriggerOptions,
   WorkerId,
+  WorkerCredentialRow,
   WorkerRow,
   WriteOutcome,
   ApiTokenId,
@@ -54,6 +55,7 @@ import type {
 import { MemoryAudit } from './memory-audit';
 import { MemoryCatalogue } from './memory-catalogue';
 import { MemoryCluster } from './memory-cluster';
+import { MemoryCredentials } from './memory-credentials';
 import type { EventQuery } from './memory-event-log';
 import { MemoryLeader } from './memory-leader';
 import { MemoryLeases } from './memory-leases';
@@ -106,6 +108,7 @@ export class MemoryStore implements Store {
   private readonly workerWrites: MemoryWorkerWrites;
   private readonly people: MemoryPeople;
   private readonly audit: MemoryAudit;
+  private readonly credentials: MemoryCredentials;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -129,6 +132,7 @@ export class MemoryStore implements Store {
     this.workerWrites = new MemoryWorkerWrites(this.tables);
     this.people = new MemoryPeople(options.nowMs);
     this.audit = new MemoryAudit(options.nowMs);
+    this.credentials = new MemoryCredentials(this.tables);
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -144,9 +148,13 @@ export class MemoryStore implements Store {
     return !!row && row.holder === token.nodeId && row.epoch === token.epoch && row.expiresAtMs !== null && row.expiresAtMs > nowMs;
   }
 
-  /** The fenced-write check: the fence on record, this holder, a live lease. */
+  /**
+   * The fenced-write check: the fence on record, this holder, a live lease, and the
+   * session it was granted to, still its holder's current one (null: the node's own hand-back).
+   */
   protected fenceAccepts(job: MemJob, ref: LeaseRef, nowMs: number): boolean {
-    return job.fence === ref.fence && job.holder === ref.workerId && job.state === 'leased' && job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > nowMs;
+    const session = ref.session === null || (job.holderSession === ref.session && this.tables.workerTable.session(ref.workerId) === ref.session);
+    return job.fence === ref.fence && job.holder === ref.workerId && job.state === 'leased' && job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > nowMs && session;
   }
 
   /** The fence a revocation (sweep or hand-back) leaves on the job. */
@@ -309,6 +317,9 @@ export class MemoryStore implements Store {
   registerWorker(worker: NewWorker): Promise<WorkerRow> {
     return this.workerWrites.registerWorker(worker);
   }
+  async workerSession(workerId: WorkerId): Promise<string | null> {
+    return this.tables.workerTable.session(workerId);
+  }
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return this.workerWrites.heartbeatWorkers(workerIds, nodeId, skipSeenWithinMs);
   }
@@ -323,6 +334,21 @@ export class MemoryStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return this.workerWrites.releaseJob(ref);
+  }
+
+  // ---- WorkerCredentialStore (memory-credentials.ts) ----------------------------------------
+
+  createWorkerCredential(input: { id: string; pool: string; secretHash: string }): Promise<WorkerCredentialRow> {
+    return this.credentials.create(input);
+  }
+  listWorkerCredentials(): Promise<WorkerCredentialRow[]> {
+    return this.credentials.list();
+  }
+  revokeWorkerCredential(input: { id: string }): Promise<WorkerCredentialRow> {
+    return this.credentials.revoke(input);
+  }
+  findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null> {
+    return this.credentials.find(input);
   }
 
   // ---- EventStore and NoticeStore ---------------------------------------------------------------

@@ -28,7 +28,7 @@ import type { MemoryTables } from './memory-tables';
  * refused with the typed error the SQL store gives when the fence, the holder or the
  * lease's life does not match (rule 5).
  */
-export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
+export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'workerSession'> {
   constructor(private readonly tables: MemoryTables) {}
 
   async registerWorker(worker: NewWorker): Promise<WorkerRow> {
@@ -64,7 +64,13 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
         outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: date(now + ttlMs) });
       } else {
         const error = this.refusal(ref, 'renewLease', now);
-        outcomes.push({ jobId: ref.jobId, ok: false, code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND', message: error.message });
+        outcomes.push({
+          jobId: ref.jobId,
+          ok: false,
+          code: error.code as 'STALE_FENCE' | 'FORGED_FENCE' | 'LEASE_LOST' | 'NOT_FOUND',
+          message: error.message,
+          cause: error.details.cause as string | undefined,
+        });
       }
     });
     return outcomes;
@@ -124,6 +130,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
     job.fence = this.tables.rules.revokedFence(job.fence);
     job.attempt = Math.max(job.attempt - 1, 0);
     job.holder = null;
+    job.holderSession = null;
     job.leaseExpiresAtMs = null;
     job.nextAttemptAtMs = null;
     job.readyAtMs = now;
@@ -154,15 +161,18 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now'> {
     if (ref.fence > job.fence)
       return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
     const live = job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now;
-    const why =
+    const oldSession = ref.session !== null && (job.holderSession !== ref.session || this.tables.workerTable.session(ref.workerId) !== ref.session);
+    const [cause, why] =
       job.state !== 'leased'
-        ? `the job is ${job.state}`
+        ? ['ended', `the job is ${job.state}`]
         : job.holder !== ref.workerId
-          ? `it is held by ${job.holder}`
-          : live
-            ? 'the result store already holds this fence'
-            : 'the lease expired';
-    return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, details);
+          ? ['foreign-holder', `it is held by ${job.holder}`]
+          : oldSession
+            ? ['old-session', 'the lease belongs to another session of this worker']
+            : live
+              ? ['ended', 'the result store already holds this fence']
+              : ['expired', 'the lease expired'];
+    return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, { ...details, cause });
   }
 
   private assertResultSize(ref: LeaseRef, bytes: number): void {

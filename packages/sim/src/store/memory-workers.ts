@@ -6,16 +6,29 @@ export interface NewWorker {
   slots: number;
   nodeId: string | null;
   meta?: Record<string, unknown>;
+  /** The session key that becomes the worker's current one. */
+  session: string;
+  credentialId: string | null;
 }
 
 /** The memory store's worker rows: registration, heartbeats and who was seen lately. */
 export class MemoryWorkers {
   private readonly rows = new Map<string, WorkerRow>();
+  /** Each worker's current session, as workers.session in SQL. */
+  private readonly sessions = new Map<string, string>();
 
   register(worker: NewWorker, now: Date): WorkerRow {
-    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt: now, lastSeen: now };
+    const before = this.rows.get(worker.id);
+    // The same session registering with another node is not a restart.
+    const startedAt = before && this.sessions.get(worker.id) === worker.session ? before.startedAt : now;
+    const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt, lastSeen: now };
     this.rows.set(worker.id, row);
+    this.sessions.set(worker.id, worker.session);
     return { ...row };
+  }
+
+  session(workerId: string): string | null {
+    return this.sessions.get(workerId) ?? null;
   }
 
   /** Marks these workers seen now, leaving alone any seen within `skipSeenWithinMs` (as the SQL store's heartbeat does). */

@@ -119,7 +119,7 @@ export class RenewalAgent implements RenewalAgentLink {
 
   /** One renewMany through the delivering node, then the others, as long as none answers. */
   private async renew(via: number, entries: Entry[]): Promise<void> {
-    const refs: LeaseRef[] = entries.map((e) => ({ workerId: e.worker.id, jobId: e.lease.jobId, fence: e.lease.fence }));
+    const refs: (LeaseRef & { session: string })[] = entries.map((e) => ({ workerId: e.worker.id, jobId: e.lease.jobId, fence: e.lease.fence, session: e.worker.session }));
     let outcomes: RenewOutcome[] | null = null;
     for (let k = 0; k < this.hosts.length && outcomes === null; k++) {
       const i = (via + k) % this.hosts.length;

@@ -58,16 +58,27 @@ export interface RenewalAgentLink {
  */
 export class SimWorker {
   private readonly core: WorkerCore;
+  /** This process's session key: a new incarnation of the identity is a new session. */
+  readonly session: string;
 
   constructor(private readonly o: SimWorkerOptions) {
     const agent = o.renewalAgent;
     const process = o.process;
+    this.session = `${o.id}@${process.incarnation}`;
     this.core = new WorkerCore({
       workerId: o.id,
       slots: o.slots,
       clock: process.clock,
       timers: process.timers,
-      transport: new SimWorkerTransport({ id: o.id, process, hosts: o.hosts, links: o.links, rpcTimeoutMs: o.rpcTimeoutMs, onRenewReplyLost: o.onRenewReplyLost }),
+      transport: new SimWorkerTransport({
+        id: o.id,
+        process,
+        hosts: o.hosts,
+        links: o.links,
+        rpcTimeoutMs: o.rpcTimeoutMs,
+        session: this.session,
+        onRenewReplyLost: o.onRenewReplyLost,
+      }),
       executor: { run: (job, control) => this.run(job, control) },
       pollWaitMs: o.pollWaitMs,
       // Our clock may drift or have been stepped; the agent keeps true time.

@@ -29,6 +29,12 @@ export interface SimWorkerTransportOptions {
   /** One link per scheduler node, in the order of `hosts`. */
   links: Link[];
   rpcTimeoutMs: number;
+  /**
+   * The session key this worker process presents on every call, as the HTTP transport
+   * presents the hash of its session secret: one per process, so a restarted worker's
+   * writes for its old leases are refused.
+   */
+  session: string;
   /** Told when a node renewed leases but its answer never reached the worker. */
   onRenewReplyLost?: (leases: { jobId: string; fence: number }[]) => void;
 }
@@ -71,13 +77,13 @@ export class SimWorkerTransport implements WorkerTransport {
   }
 
   register(i: number, req: { workerId: WorkerId; slots: number }) {
-    return this.call(i, this.labels[i]!.register, (node) => node.register(req.workerId, req.slots, {}));
+    return this.call(i, this.labels[i]!.register, (node) => node.register({ workerId: req.workerId, slots: req.slots, session: this.o.session, credentialId: null }));
   }
 
   poll(i: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll {
     const host = this.o.hosts[i]!;
     const held = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: req.waitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
-      onNode(host, (node) => node.poll({ workerId: req.workerId, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
+      onNode(host, (node) => node.poll({ workerId: req.workerId, session: this.o.session, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
     );
     return {
       answer: held.promise,
@@ -93,7 +99,7 @@ export class SimWorkerTransport implements WorkerTransport {
     let renewed = false;
     try {
       return await this.call(i, this.labels[i]!.renew, async (node) => {
-        const outcomes = await node.renew(req.workerId, req.leases);
+        const outcomes = await node.renew({ workerId: req.workerId, session: this.o.session, leases: req.leases });
         renewed = true;
         return outcomes;
       });
@@ -106,17 +112,17 @@ export class SimWorkerTransport implements WorkerTransport {
   completeMany(i: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]> {
     return this.call(i, this.labels[i]!.complete, async (node) => {
       // Each refusal crosses the wire as {code, message, details}, as the router sends it.
-      const answers = await node.completeMany(req.workerId, req.results);
+      const answers = await node.completeMany({ workerId: req.workerId, session: this.o.session, results: req.results });
       return answers.map((a) => (a.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(a.error.toJSON()) }));
     });
   }
 
   async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
-    await this.call(i, this.labels[i]!.write, (node) => node.fail(req.workerId, req));
+    await this.call(i, this.labels[i]!.write, (node) => node.fail({ ...req, session: this.o.session }));
   }
 
   async release(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await this.call(i, this.labels[i]!.release, (node) => node.release(req.workerId, req));
+    await this.call(i, this.labels[i]!.release, (node) => node.release({ ...req, session: this.o.session }));
   }
 
   /** One request to node `i`, answered by whatever SchedulerNode runs there when it arrives. */

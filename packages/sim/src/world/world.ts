@@ -142,7 +142,9 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
         link,
         storeTimeoutMs: config.network.storeTimeoutMs,
         config: nodeConfig,
-        onEvent: () => undefined,
+        onEvent: (event) => {
+          if (event.type === 'write:fenced' && typeof event.data?.reason === 'string') metrics.refusedFor(event.data.reason);
+        },
         onError: (where, err, host) => onNodeError(where, err, host.nodeId),
         onStoreCall: (m) => metrics.storeCall(m),
         onStoreReply: (m, value) => checker.acknowledged(m, value),
@@ -199,7 +201,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           rpcTimeoutMs: config.network.rpcTimeoutMs,
           outcome,
           stats: workerStats,
-          onRefused: (code, op) => metrics.refused(code, op),
+          onRefused: (_code, op) => metrics.refused(op),
           onRenewReplyLost: (leases) => {
             for (const l of leases) renewRepliesLost.push({ atMs: sim.nowMs, workerId: id, jobId: l.jobId, fence: l.fence });
           },

@@ -81,12 +81,12 @@ export function leaseContract(c: ContractContext): void {
       const f0 = ready.fence;
       const first = await c.grantOne(token, ready.id, 'w1');
       expect(first.fence).toBe(f0 + 1);
-      const released = await c.store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: parseWorkerId('w1') });
+      const released = await c.store.releaseJob({ jobId: ready.id, fence: first.fence, workerId: parseWorkerId('w1'), session: null });
       expect(released).toMatchObject({ state: 'ready', fence: f0 + 2, attempt: 0, holder: null });
       const second = await c.grantOne(token, ready.id, 'w2', SHORT_TTL_MS);
       expect(second).toMatchObject({ fence: f0 + 3, attempt: 1 });
       // A renewal leaves the fence alone, and makes the expiry below a counted attempt.
-      expect((await c.store.renewLeases([{ jobId: ready.id, fence: second.fence, workerId: parseWorkerId('w2') }], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
+      expect((await c.store.renewLeases([{ jobId: ready.id, fence: second.fence, workerId: parseWorkerId('w2'), session: null }], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
       await c.h.advanceMs(PAST_TTL_MS);
       const swept = await c.store.sweepExpired(token, 100);
       expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, previousHolder: 'w2', fence: f0 + 4, state: 'ready' })]);
@@ -113,7 +113,7 @@ export function leaseContract(c: ContractContext): void {
     it('sweeps an expired lease back to ready with a higher fence, and then refuses the old holder', async () => {
       const { token, ready } = await c.startedRun({ maxAttempts: 2, retryBackoffMs: 0 });
       const lease = await c.grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
-      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') };
+      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null };
       // Renewed once, so the holder had it: its expiry uses the attempt.
       expect((await c.store.renewLeases([ref], SHORT_TTL_MS))[0]).toMatchObject({ ok: true });
       await c.h.advanceMs(PAST_TTL_MS);
@@ -136,7 +136,7 @@ export function leaseContract(c: ContractContext): void {
     it('fails the job when the sweep finds it out of attempts', async () => {
       const { token, ready } = await c.startedRun({ maxAttempts: 1 });
       const lease = await c.grantOne(token, ready.id, 'w1', SHORT_TTL_MS);
-      await c.store.renewLeases([{ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }], SHORT_TTL_MS);
+      await c.store.renewLeases([{ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }], SHORT_TTL_MS);
       await c.h.advanceMs(PAST_TTL_MS);
       const swept = await c.store.sweepExpired(token, 100);
       expect(swept).toEqual([expect.objectContaining({ jobId: ready.id, state: 'failed', nextAttemptAt: null, attemptCounted: true })]);
@@ -160,7 +160,7 @@ export function leaseContract(c: ContractContext): void {
         expect(job).toMatchObject({ state: 'ready', attempt: 0, holder: null });
         expect(job.lastError).toContain('not counted');
         // The old holder is fenced off as after any expiry.
-        await refusedWith(completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId(`w${lost}`) }, { output: 1 }), 'STALE_FENCE');
+        await refusedWith(completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId(`w${lost}`), session: null }, { output: 1 }), 'STALE_FENCE');
       }
       // The next unrenewed expiry counts, and with one attempt the job fails.
       await c.grantOne(token, ready.id, 'w-last', SHORT_TTL_MS);

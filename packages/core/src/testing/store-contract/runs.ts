@@ -25,7 +25,7 @@ export function runsContract(c: ContractContext): void {
       expect(snapshot.jobs.filter((j) => j.runId === run.id)).toHaveLength(2);
 
       const lease = await c.grantOne(token, ready.id, 'w1');
-      await completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }, { output: null });
+      await completeJob(c.store, { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }, { output: null });
       expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([waiting.id]);
       expect(await promoteJobs(c.store, token, [waiting.id])).toEqual([]);
       expect(await markUpstreamFailed(c.store, token, [waiting.id])).toEqual([waiting.id]);

@@ -10,15 +10,15 @@ export function workerWritesContract(c: ContractContext): void {
     it('renews a live lease, and refuses an old fence as STALE_FENCE and a higher one as FORGED_FENCE', async () => {
       const { token, ready } = await c.startedRun();
       const old = await c.grantOne(token, ready.id, 'w1');
-      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') });
+      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null });
       const current = await c.grantOne(token, ready.id, 'w2', MEDIUM_TTL_MS);
       const outcomes = await c.store.renewLeases(
         [
-          { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') },
-          { jobId: ready.id, fence: current.fence + 1, workerId: parseWorkerId('w2') },
-          { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w1') },
-          { jobId: parseJobId('999999999999'), fence: 1, workerId: parseWorkerId('w2') },
-          { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2') },
+          { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null },
+          { jobId: ready.id, fence: current.fence + 1, workerId: parseWorkerId('w2'), session: null },
+          { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w1'), session: null },
+          { jobId: parseJobId('999999999999'), fence: 1, workerId: parseWorkerId('w2'), session: null },
+          { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2'), session: null },
         ],
         LONG_TTL_MS,
       );
@@ -35,35 +35,38 @@ export function workerWritesContract(c: ContractContext): void {
     it('refuses a result write with a stale or forged fence and leaves the result store unchanged', async () => {
       const { token, ready } = await c.startedRun();
       const old = await c.grantOne(token, ready.id, 'w1');
-      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') });
+      await c.store.releaseJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null });
       const current = await c.grantOne(token, ready.id, 'w2');
 
-      const stale = await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') }, { output: { by: 'w1' } }), 'STALE_FENCE');
+      const stale = await refusedWith(
+        completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null }, { output: { by: 'w1' } }),
+        'STALE_FENCE',
+      );
       expect(stale.details).toMatchObject({ jobId: ready.id, fence: old.fence, recordFence: current.fence });
       const forged = await refusedWith(
-        completeJob(c.store, { jobId: ready.id, fence: current.fence + 1, workerId: parseWorkerId('w2') }, { output: { by: 'forger' } }),
+        completeJob(c.store, { jobId: ready.id, fence: current.fence + 1, workerId: parseWorkerId('w2'), session: null }, { output: { by: 'forger' } }),
         'FORGED_FENCE',
       );
       expect(forged.details).toMatchObject({ jobId: ready.id, fence: current.fence + 1, recordFence: current.fence });
-      await refusedWith(c.store.failJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') }, { error: 'late', retryable: true }), 'STALE_FENCE');
+      await refusedWith(c.store.failJob({ jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null }, { error: 'late', retryable: true }), 'STALE_FENCE');
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'leased', holder: 'w2', fence: current.fence });
 
-      const done = await completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2') }, { output: { by: 'w2' }, logs: 'ok' });
+      const done = await completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2'), session: null }, { output: { by: 'w2' }, logs: 'ok' });
       expect(done).toMatchObject({ state: 'succeeded', fence: current.fence });
       expect(done.endedAt).toBeInstanceOf(Date);
       const result = await c.store.getResult(ready.id);
       expect(result).toMatchObject({ jobId: ready.id, fence: current.fence, workerId: 'w2', outcome: 'succeeded', output: { by: 'w2' }, logs: 'ok' });
 
-      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1') }, { output: { by: 'w1' } }), 'STALE_FENCE');
-      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2') }, { output: { again: true } }), 'LEASE_LOST');
+      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: old.fence, workerId: parseWorkerId('w1'), session: null }, { output: { by: 'w1' } }), 'STALE_FENCE');
+      await refusedWith(completeJob(c.store, { jobId: ready.id, fence: current.fence, workerId: parseWorkerId('w2'), session: null }, { output: { again: true } }), 'LEASE_LOST');
       expect(await c.store.getResult(ready.id)).toEqual(result);
     });
 
     it('refuses a result over the size limit and writes nothing', async () => {
       const { token, ready } = await c.startedRun();
       const lease = await c.grantOne(token, ready.id, 'w1');
-      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') };
+      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null };
       await refusedWith(completeJob(c.store, ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect((await c.store.getJob(ready.id)).state).toBe('leased');
@@ -77,12 +80,12 @@ export function workerWritesContract(c: ContractContext): void {
       const l2 = await c.grantOne(second.token, second.ready.id, 'w2');
       const l3 = await c.grantOne(third.token, third.ready.id, 'w3');
       const outcomes = await c.store.completeJobs([
-        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: parseWorkerId('w1') }, output: { n: 1 }, logs: 'one' },
-        { ref: { jobId: second.ready.id, fence: l2.fence - 1, workerId: parseWorkerId('w2') }, output: { n: 2 } },
-        { ref: { jobId: third.ready.id, fence: l3.fence, workerId: parseWorkerId('w3') }, output: 'x'.repeat(300 * 1024) },
-        { ref: { jobId: parseJobId('999999999997'), fence: 1, workerId: parseWorkerId('w4') } },
-        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: parseWorkerId('w1') }, output: { n: 'again' } },
-        { ref: { jobId: third.ready.id, fence: l3.fence + 1, workerId: parseWorkerId('w3') }, output: { n: 3 } },
+        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: parseWorkerId('w1'), session: null }, output: { n: 1 }, logs: 'one' },
+        { ref: { jobId: second.ready.id, fence: l2.fence - 1, workerId: parseWorkerId('w2'), session: null }, output: { n: 2 } },
+        { ref: { jobId: third.ready.id, fence: l3.fence, workerId: parseWorkerId('w3'), session: null }, output: 'x'.repeat(300 * 1024) },
+        { ref: { jobId: parseJobId('999999999997'), fence: 1, workerId: parseWorkerId('w4'), session: null } },
+        { ref: { jobId: first.ready.id, fence: l1.fence, workerId: parseWorkerId('w1'), session: null }, output: { n: 'again' } },
+        { ref: { jobId: third.ready.id, fence: l3.fence + 1, workerId: parseWorkerId('w3'), session: null }, output: { n: 3 } },
       ]);
       expect(outcomes.map((o) => o.jobId)).toEqual([first.ready.id, second.ready.id, third.ready.id, '999999999997', first.ready.id, third.ready.id]);
       expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(['ok', 'STALE_FENCE', 'TOO_LARGE', 'NOT_FOUND', 'LEASE_LOST', 'FORGED_FENCE']);
@@ -96,8 +99,8 @@ export function workerWritesContract(c: ContractContext): void {
     });
 
     it('refuses writes to a job that does not exist as NOT_FOUND', async () => {
-      await refusedWith(completeJob(c.store, { jobId: parseJobId('999999999998'), fence: 1, workerId: parseWorkerId('w') }, {}), 'NOT_FOUND');
-      await refusedWith(c.store.releaseJob({ jobId: parseJobId('999999999998'), fence: 1, workerId: parseWorkerId('w') }), 'NOT_FOUND');
+      await refusedWith(completeJob(c.store, { jobId: parseJobId('999999999998'), fence: 1, workerId: parseWorkerId('w'), session: null }, {}), 'NOT_FOUND');
+      await refusedWith(c.store.releaseJob({ jobId: parseJobId('999999999998'), fence: 1, workerId: parseWorkerId('w'), session: null }), 'NOT_FOUND');
       await refusedWith(c.store.getJob(parseJobId('999999999998')), 'NOT_FOUND');
     });
 
@@ -110,8 +113,8 @@ export function workerWritesContract(c: ContractContext): void {
       const padded = `0${ready.id}` as JobId;
       await refusedWith(c.store.getJob(padded), 'NOT_FOUND');
       expect(await c.store.listJobs(`0${run.id}` as RunId)).toEqual([]);
-      await refusedWith(completeJob(c.store, { jobId: padded, fence: lease.fence, workerId: parseWorkerId('w1') }, {}), 'NOT_FOUND');
-      const [renewal] = await c.store.renewLeases([{ jobId: padded, fence: lease.fence, workerId: parseWorkerId('w1') }], LONG_TTL_MS);
+      await refusedWith(completeJob(c.store, { jobId: padded, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }, {}), 'NOT_FOUND');
+      const [renewal] = await c.store.renewLeases([{ jobId: padded, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }], LONG_TTL_MS);
       expect(renewal).toMatchObject({ ok: false, code: 'NOT_FOUND' });
       expect((await c.store.getJob(ready.id)).state).toBe('leased');
     });
@@ -120,7 +123,10 @@ export function workerWritesContract(c: ContractContext): void {
       const { token, ready } = await c.startedRun({ maxAttempts: 2, retryBackoffMs: MEDIUM_TTL_MS });
       const lease = await c.grantOne(token, ready.id, 'w1');
       const before = await c.store.now();
-      const failed = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }, { error: 'boom', retryable: true, logs: 'trace' });
+      const failed = await c.store.failJob(
+        { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null },
+        { error: 'boom', retryable: true, logs: 'trace' },
+      );
       expect(failed).toMatchObject({ state: 'ready', fence: lease.fence, lastError: 'boom', attempt: 1 });
       expect(failed.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() + MEDIUM_TTL_MS);
       expect(await c.store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom', logs: 'trace', fence: lease.fence });
@@ -130,7 +136,7 @@ export function workerWritesContract(c: ContractContext): void {
       const retry = await c.grantOne(token, ready.id, 'w2');
       expect(retry).toMatchObject({ attempt: 2, fence: lease.fence + 1 });
       // The last attempt fails for good even though the failure is retryable.
-      const final = await c.store.failJob({ jobId: ready.id, fence: retry.fence, workerId: parseWorkerId('w2') }, { error: 'boom again', retryable: true });
+      const final = await c.store.failJob({ jobId: ready.id, fence: retry.fence, workerId: parseWorkerId('w2'), session: null }, { error: 'boom again', retryable: true });
       expect(final).toMatchObject({ state: 'failed', nextAttemptAt: null });
       expect(await c.store.getResult(ready.id)).toMatchObject({ outcome: 'failed', error: 'boom again', fence: retry.fence, workerId: 'w2' });
     });
@@ -138,7 +144,7 @@ export function workerWritesContract(c: ContractContext): void {
     it('a failure that is not retryable fails the job at once', async () => {
       const { token, ready } = await c.startedRun({ maxAttempts: 5 });
       const lease = await c.grantOne(token, ready.id, 'w1');
-      const failed = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1') }, { error: 'bad input', retryable: false });
+      const failed = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }, { error: 'bad input', retryable: false });
       expect(failed.state).toBe('failed');
       expect(failed.endedAt).toBeInstanceOf(Date);
     });

@@ -10,8 +10,8 @@ export function workersAndEventsContract(c: ContractContext): void {
     it('lists workers seen within a window; a heartbeat brings one back', async () => {
       const a = unique('worker');
       const b = unique('worker');
-      await c.store.registerWorker({ id: parseWorkerId(a), slots: 4, nodeId: 'n1', meta: { host: 'x' } });
-      await c.store.registerWorker({ id: parseWorkerId(b), slots: 2, nodeId: null });
+      await c.store.registerWorker({ id: parseWorkerId(a), slots: 4, nodeId: 'n1', meta: { host: 'x' }, session: `session-of-${a}`, credentialId: null });
+      await c.store.registerWorker({ id: parseWorkerId(b), slots: 2, nodeId: null, session: `session-of-${b}`, credentialId: null });
       const seen = (await c.store.listWorkers(LONG_TTL_MS)).filter((w) => w.id === a || w.id === b);
       expect(seen.map((w) => w.id).sort()).toEqual([a, b].sort());
       expect(seen.find((w) => w.id === a)).toMatchObject({ slots: 4, nodeId: 'n1', meta: { host: 'x' } });
@@ -24,9 +24,9 @@ export function workersAndEventsContract(c: ContractContext): void {
     it('a heartbeat that skips recently seen workers writes only the stale ones', async () => {
       const fresh = unique('worker');
       const stale = unique('worker');
-      await c.store.registerWorker({ id: parseWorkerId(stale), slots: 1, nodeId: 'n1' });
+      await c.store.registerWorker({ id: parseWorkerId(stale), slots: 1, nodeId: 'n1', session: `session-of-${stale}`, credentialId: null });
       await c.h.advanceMs(PAST_TTL_MS);
-      await c.store.registerWorker({ id: parseWorkerId(fresh), slots: 1, nodeId: 'n1' });
+      await c.store.registerWorker({ id: parseWorkerId(fresh), slots: 1, nodeId: 'n1', session: `session-of-${fresh}`, credentialId: null });
       const before = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
       await c.store.heartbeatWorkers([parseWorkerId(fresh), parseWorkerId(stale), parseWorkerId(unique('never-registered'))], 'n2', SHORT_TTL_MS);
       const after = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
