@@ -13,6 +13,9 @@ const STATEMENT_ERROR = 'Failed query: insert into results (job_id, output) valu
  * A node whose writes fail as a broken store would, behind the real HTTP server, router and
  * error formatter: the answer must carry an opaque id only, and the log the detail under it.
  */
+/** A well-formed session secret; the node under test never checks it. */
+const SESSION = 'session-for-opaque-error-tests-0123456789';
+
 function failingNode(): SchedulerNode {
   const fail = async (): Promise<never> => {
     throw new Error(STATEMENT_ERROR);
@@ -56,7 +59,7 @@ describe('scheduler: unexpected errors', () => {
   };
 
   it('answers 500 with an opaque id on the hot path and the adapter path, and logs the detail under it', async () => {
-    const complete = { workerId: 'w', jobId: '7', fence: 1, output: { mine: true } };
+    const complete = { workerId: 'w', session: SESSION, jobId: '7', fence: 1, output: { mine: true } };
     for (const [path, body] of [
       ['complete', complete],
       ['complete?batch=1', { 0: complete }],
@@ -77,7 +80,7 @@ describe('scheduler: unexpected errors', () => {
   });
 
   it('keeps a typed refusal’s code and words', async () => {
-    const answer = await post('release', { workerId: 'w', jobId: '7', fence: 1 });
+    const answer = await post('release', { workerId: 'w', session: SESSION, jobId: '7', fence: 1 });
     expect(answer.status).toBe(404);
     const { error } = JSON.parse(answer.text) as { error: { message: string; data: { fenceline: { code: string } } } };
     expect(error.message).toBe('job 7 does not exist');
