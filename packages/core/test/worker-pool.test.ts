@@ -114,6 +114,25 @@ describe('WorkerPool', () => {
     expect(unclaimed).toEqual([['late']]);
   });
 
+  it('gives up every waiting lease at once to a node that stops, and none of them again after the hold', () => {
+    const time = fakeTime();
+    const unclaimed: string[][] = [];
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: (_w, jobs) => unclaimed.push(jobs.map((j) => j.jobId)) });
+    for (const id of ['a', 'b']) {
+      pool.touch(asWorkerId(id), 4);
+      pool.reserve(id, 1);
+      expect(pool.settle(id, 1, [job(`late-${id}`)])).toBe(true);
+    }
+    const taken = pool.takeAllOutboxes();
+    expect(taken.map((t) => [t.workerId, t.jobs.map((j) => j.jobId)])).toEqual([
+      ['a', ['late-a']],
+      ['b', ['late-b']],
+    ]);
+    expect(pool.takeAllOutboxes()).toEqual([]);
+    time.advance(10_000);
+    expect(unclaimed).toEqual([]);
+  });
+
   it('keeps the pool size equal to a recount of live workers through joins, polls, silence and expiry', () => {
     const next = seeded(777);
     const time = fakeTime();

@@ -47,15 +47,26 @@ export const workerRouter = router({
       // A client that hangs up must not be handed leases it will never see; only this
       // request's wait ends (the worker may already be waiting again on a new one).
       let cancel: (() => void) | null = null;
+      let hungUp = false;
       const onClose = (): void => {
-        if (!ctx.res.writableEnded) cancel?.();
+        if (ctx.res.writableEnded) return;
+        hungUp = true;
+        cancel?.();
       };
       ctx.res.once('close', onClose);
+      const workerId = actAs(ctx, input.workerId);
       try {
-        return await ctx.node.poll(
-          { workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs },
+        const jobs = await ctx.node.poll(
+          { workerId, session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs },
           { onCancel: (fn) => (cancel = fn) },
         );
+        // Leases granted in the moment the worker hung up would reach nobody: they go back
+        // now rather than wait out their TTL.
+        if (hungUp || ctx.res.destroyed) {
+          await ctx.node.handBackUndelivered(workerId, jobs);
+          return [];
+        }
+        return jobs;
       } finally {
         ctx.res.off('close', onClose);
       }

@@ -16,6 +16,8 @@ export const RELEASE_REASONS = {
   unspecified: 'handed back by its worker',
   unclaimed: 'undelivered: its worker did not come back for the lease',
   leftPool: 'undelivered: its worker left the pool before the grant',
+  hungUp: 'undelivered: its worker hung up before the answer reached it',
+  nodeStopped: 'undelivered: the scheduler node stopped before its worker came back for the lease',
 } as const;
 
 export function releaseReason(cause: ReleaseCause | undefined): string {

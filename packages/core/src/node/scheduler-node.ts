@@ -134,6 +134,9 @@ export class SchedulerNode {
     this.dispatcher.stop();
     this.dueRuns.stop();
     for (const w of this.pool.live()) this.pool.cancel(w.id);
+    // Leases granted but not yet delivered would wait out their TTL with nobody to run or
+    // renew them: they go back now, while this node still leads their shards.
+    await Promise.all(this.pool.takeAllOutboxes().map(({ workerId, jobs }) => this.handBackUndelivered(workerId, jobs, RELEASE_REASONS.nodeStopped)));
     // Leave first: a node that still counted this one would take its shards only at the
     // grace, not on its next tick.
     await this.store.leaveCluster(this.nodeId).catch(() => undefined);
@@ -141,6 +144,17 @@ export class SchedulerNode {
     this.leadership.clear();
     await this.flushEvents().catch(() => undefined);
     await this.unsubscribe?.().catch(() => undefined);
+  }
+
+  /**
+   * Hands back leases granted to a worker that never received them (its poll's answer
+   * found it gone, or the node stopped before it came back for them), so the jobs are
+   * ready again at once instead of after the lease TTL.
+   */
+  async handBackUndelivered(workerId: WorkerId, jobs: Assignment[], reason: string = RELEASE_REASONS.hungUp): Promise<void> {
+    if (jobs.length === 0) return;
+    this.metrics.inc('leases_undelivered_total', jobs.length);
+    await Promise.all(jobs.map((job) => this.protocol.handBack(job.jobId, job.fence, workerId, reason).catch(() => undefined)));
   }
 
   ledShards(): number[] {

@@ -366,6 +366,13 @@ export class WorkerPool {
     return gone;
   }
 
+  /** Every lease still waiting in an outbox, taken out (for a node that stops and hands them back). */
+  takeAllOutboxes(): { workerId: WorkerId; jobs: Assignment[] }[] {
+    const out: { workerId: WorkerId; jobs: Assignment[] }[] = [];
+    for (const worker of this.workers.values()) if (worker.outbox.length > 0) out.push({ workerId: worker.id as WorkerId, jobs: this.takeOutbox(worker) });
+    return out;
+  }
+
   private takeOutbox(worker: KnownWorker): Assignment[] {
     worker.cancelOutboxTimer?.();
     worker.cancelOutboxTimer = null;
