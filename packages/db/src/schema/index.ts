@@ -8,7 +8,41 @@ import { storeLineage } from './lineage';
 import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
 
-export { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, jobs, runs, results, workers, workerCredentials, events, storeLineage, users, sessions, apiTokens, auditLog };
+export {
+  clusterConfig,
+  schedulerNodes,
+  shardLeases,
+  dags,
+  dagVersions,
+  jobs,
+  runs,
+  results,
+  workers,
+  workerCredentials,
+  events,
+  storeLineage,
+  users,
+  sessions,
+  apiTokens,
+  auditLog,
+};
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
-export const schema = { clusterConfig, schedulerNodes, shardLeases, dags, dagVersions, runs, jobs, results, workers, workerCredentials, events, storeLineage, users, sessions, apiTokens, auditLog };
+export const schema = {
+  clusterConfig,
+  schedulerNodes,
+  shardLeases,
+  dags,
+  dagVersions,
+  runs,
+  jobs,
+  results,
+  workers,
+  workerCredentials,
+  events,
+  storeLineage,
+  users,
+  sessions,
+  apiTokens,
+  auditLog,
+};
