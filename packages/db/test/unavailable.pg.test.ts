@@ -28,6 +28,15 @@ afterAll(async () => {
   await database?.drop();
 });
 
+/** Polls until the check holds, for at most 20 s. */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the takeover to wait on the lock');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('the SQL store on a database out of reach', () => {
   it('rejects with StoreUnavailableError when nothing listens at the address', async () => {
     // Port 1 is privileged and unused: the connection is refused at once.
@@ -47,21 +56,37 @@ describe('the SQL store on a database out of reach', () => {
     // connection is cut by the server.
     expect(await store.acquireShard({ shard: 1, nodeId: 'node-x', ttlMs: 60_000 })).not.toBeNull();
     const holder = postgres(database.url, { max: 1, onnotice: () => {} });
+    const watcher = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
+      // Each step waits for the one before it to have happened, not for a fixed time:
+      // on a loaded machine a statement can take longer than any pause to be sent.
+      let locked!: () => void;
+      let done!: () => void;
+      const held = new Promise<void>((resolve) => (locked = resolve));
+      const cut = new Promise<void>((resolve) => (done = resolve));
       const release = holder
         .begin(async (tx) => {
           await tx`select shard from shard_leases where shard = 1 for update`;
-          await new Promise((resolve) => setTimeout(resolve, 1500));
+          locked();
+          await cut;
         })
         .catch((e: unknown) => e);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await held;
       const waiting = store.acquireShard({ shard: 1, nodeId: 'node-a', ttlMs: 60_000 }).catch((e: unknown) => e);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor(async () => {
+        const [row] = await watcher<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`;
+        return (row?.n ?? 0) > 0;
+      });
+      await watcher.end({ timeout: 1 });
       expect(await terminateBackends(adminUrl, database.url.slice(database.url.lastIndexOf('/') + 1))).toBeGreaterThan(0);
       const err = await waiting;
+      done();
       expect(isStoreUnavailable(err), String(err)).toBe(true);
       await release;
     } finally {
+      await watcher.end({ timeout: 1 });
       await holder.end({ timeout: 1 });
     }
     // postgres.js reconnects by itself: the store works again without being reopened.
