@@ -75,6 +75,8 @@ export interface GrantedLease {
   workerId: WorkerId;
   fence: number;
   attempt: number;
+  /** The store's time of the grant: the event that reports it carries this time. */
+  leasedAt: Date;
   leaseExpiresAt: Date;
 }
 

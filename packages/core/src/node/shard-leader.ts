@@ -204,6 +204,7 @@ export class ShardLeader {
         if (run?.machine.state(job.taskId) === 'ready') run.machine.onLeased(job.taskId);
         s.deps.emit({
           type: 'lease:granted',
+          at: lease.leasedAt,
           shard: this.shard,
           dagId: job.dagId,
           runId: job.runId,

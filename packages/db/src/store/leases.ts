@@ -15,6 +15,7 @@ function grantedFromRow(r: RawRow): GrantedLease {
     workerId: toWorkerId(r.holder),
     fence: toNumber(r.fence),
     attempt: toNumber(r.attempt),
+    leasedAt: toDate(r.leased_at),
     leaseExpiresAt: toDate(r.lease_expires_at),
   };
 }
@@ -76,7 +77,7 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
             lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), renewed_at = null, next_attempt_at = null
           from locked l
           where j.id = l.id
-          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.lease_expires_at, l.ord
+          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.leased_at, j.lease_expires_at, l.ord
         )
         ${selectWithLeadMany()} order by w.ord`,
   );

@@ -67,6 +67,7 @@ export class MemoryLeases {
       workerId: job.holder,
       fence: job.fence,
       attempt: job.attempt,
+      leasedAt: date(now),
       leaseExpiresAt: date(now + ttlMs),
     };
   }
