@@ -59,19 +59,12 @@ describe('the SQL store on a database out of reach', () => {
     const watcher = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
       // Each step waits for the one before it to have happened, not for a fixed time:
-      // on a loaded machine a statement can take longer than any pause to be sent.
-      let locked!: () => void;
-      let done!: () => void;
-      const held = new Promise<void>((resolve) => (locked = resolve));
-      const cut = new Promise<void>((resolve) => (done = resolve));
-      const release = holder
-        .begin(async (tx) => {
-          await tx`select shard from shard_leases where shard = 1 for update`;
-          locked();
-          await cut;
-        })
-        .catch((e: unknown) => e);
-      await held;
+      // on a loaded machine a statement can take longer than any pause to be sent. The
+      // holder's connection is reserved and sends nothing after its lock, so nothing of it
+      // is still being written when the server cuts it.
+      const reserved = await holder.reserve();
+      await reserved`begin`;
+      await reserved`select shard from shard_leases where shard = 1 for update`;
       const waiting = store.acquireShard({ shard: 1, nodeId: 'node-a', ttlMs: 60_000 }).catch((e: unknown) => e);
       await waitFor(async () => {
         const [row] = await watcher<{ n: number }[]>`
@@ -79,12 +72,9 @@ describe('the SQL store on a database out of reach', () => {
           where datname = current_database() and wait_event_type = 'Lock'`;
         return (row?.n ?? 0) > 0;
       });
-      await watcher.end({ timeout: 1 });
       expect(await terminateBackends(adminUrl, database.url.slice(database.url.lastIndexOf('/') + 1))).toBeGreaterThan(0);
       const err = await waiting;
-      done();
       expect(isStoreUnavailable(err), String(err)).toBe(true);
-      await release;
     } finally {
       await watcher.end({ timeout: 1 });
       await holder.end({ timeout: 1 });
