@@ -7,7 +7,7 @@ import type { CreatedRun, LeaderGroup, LeaderStore, LeaderToken, NewJob, Schedul
 import { Batcher, type BatcherOptions } from './batcher';
 
 type StartItem = { runId: RunId; jobs: NewJob[] };
-type FinishItem = { runId: RunId; state: 'succeeded' | 'failed' };
+type FinishItem = { runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' };
 
 /**
  * The writes shard leaders make in bulk (and their one bulk read, of specs). Each call is

@@ -33,7 +33,7 @@ export function isTerminalJobState(state: JobState): boolean {
   return TERMINAL.has(state);
 }
 
-export type RunOutcome = 'running' | 'succeeded' | 'failed';
+export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /**
  * The state machine of one run, over the states of its tasks. A shard leader keeps one
@@ -181,14 +181,16 @@ export class RunMachine {
   }
 
   /**
-   * succeeded when every task succeeded; failed when every task is terminal and at least
-   * one did not succeed; running otherwise.
+   * succeeded when every task succeeded; once every task is terminal, failed when one
+   * failed (or could not run because one did), else cancelled (an operator cancelled
+   * tasks and nothing failed); running otherwise.
    */
   outcome(): RunOutcome {
     const n = this.states.length;
     if (this.tally.succeeded === n) return 'succeeded';
     const terminal = this.tally.succeeded + this.tally.failed + this.tally.upstream_failed + this.tally.cancelled;
-    return terminal === n ? 'failed' : 'running';
+    if (terminal < n) return 'running';
+    return this.tally.failed + this.tally.upstream_failed > 0 ? 'failed' : 'cancelled';
   }
 
   /** Ready tasks, in the order they became ready. */

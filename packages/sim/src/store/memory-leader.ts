@@ -2,6 +2,7 @@ import {
   checkJobsPerRead,
   checkJobsPerRun,
   checkSkippedSlots,
+  isTerminalJobState,
   DeposedLeaderError,
   type CreatedRun,
   type DagSpec,
@@ -135,7 +136,7 @@ export class MemoryLeader {
     );
   }
 
-  async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.acrossPerItem(
       groups,
       (i) => i.runId,
@@ -258,13 +259,16 @@ export class MemoryLeader {
   }
 
   /** One leader's run finishes (see finishRunsAcross). */
-  private async finishRunsIn(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+  private async finishRunsIn(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' | 'cancelled' }[]): Promise<boolean[]> {
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'finishRun');
     return items.map(({ runId, state }) => {
       const run = this.tables.runs.get(runId);
       if (!run || run.shard !== token.shard) return false;
       if (run.state !== 'running' && !(run.state === 'queued' && state === 'failed')) return false;
+      // A run with a job still open does not end: an operator's clear may have reopened it
+      // while the finish was on its way.
+      for (const jobId of run.jobIds) if (!isTerminalJobState(this.tables.jobs.get(jobId)?.state ?? 'succeeded')) return false;
       run.state = state;
       run.endedAtMs = now;
       this.tables.activeRunsByShard.get(run.shard)?.delete(run.id);
