@@ -217,6 +217,8 @@ export interface LeaderStore extends StoreTime {
   promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /** waiting|ready -> upstream_failed (a dependency failed): per group, the ids it moved. */
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
+  /** waiting -> skipped (the task's trigger rule can no longer be met, and nothing failed): per group, the ids it moved. */
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /**
    * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
    * one whose DAG version has more tasks than a run may hold): per item whether the run

@@ -55,7 +55,7 @@ describe('run state machine', () => {
     const machine = new RunMachine(diamond);
     run(machine, 'a');
     machine.onLeased('b');
-    expect(machine.onFailed('b')).toEqual({ upstreamFailed: ['d'] });
+    expect(machine.onFailed('b')).toEqual({ ready: [], upstreamFailed: ['d'], skipped: [] });
     expect(machine.state('d')).toBe('upstream_failed');
     expect(machine.outcome()).toBe('running');
     run(machine, 'c');

@@ -17,7 +17,9 @@ CREATE TABLE "run_actions" (
 	CONSTRAINT "run_actions_state_check" CHECK ("run_actions"."state" in ('pending', 'applied'))
 );
 --> statement-breakpoint
+ALTER TABLE "jobs" DROP CONSTRAINT "jobs_state_check";--> statement-breakpoint
 ALTER TABLE "run_actions" ADD CONSTRAINT "run_actions_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "run_actions_pending_idx" ON "run_actions" USING btree ("shard","id") WHERE "run_actions"."state" = 'pending';--> statement-breakpoint
 CREATE INDEX "run_actions_run_idx" ON "run_actions" USING btree ("run_id","id");--> statement-breakpoint
-CREATE UNIQUE INDEX "run_actions_request_key_idx" ON "run_actions" USING btree ("run_id","request_key") WHERE "run_actions"."request_key" is not null;
+CREATE UNIQUE INDEX "run_actions_request_key_idx" ON "run_actions" USING btree ("run_id","request_key") WHERE "run_actions"."request_key" is not null;--> statement-breakpoint
+ALTER TABLE "jobs" ADD CONSTRAINT "jobs_state_check" CHECK ("jobs"."state" in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'));

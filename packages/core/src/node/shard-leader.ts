@@ -288,12 +288,9 @@ export class ShardLeader {
    */
   private applyEnd(run: MemRun, job: MemJob, state: 'succeeded' | 'failed'): Promise<void> {
     this.s.index.setState(job, state);
-    if (state === 'succeeded') {
-      const { ready } = canEnd(run, job.taskId) ? run.machine.onSucceeded(job.taskId) : { ready: [] };
-      return this.finish.promote(run, ready);
-    }
-    const { upstreamFailed } = canEnd(run, job.taskId) ? run.machine.onFailed(job.taskId) : { upstreamFailed: [] };
-    return this.finish.skip(run, upstreamFailed);
+    if (!canEnd(run, job.taskId)) return this.finish.settle(run, { ready: [], upstreamFailed: [], skipped: [] });
+    const settled = state === 'succeeded' ? run.machine.onSucceeded(job.taskId) : run.machine.onFailed(job.taskId);
+    return this.finish.settle(run, settled);
   }
 
   // ---- sweeps and reconciliation (LeaderSync) ------------------------------------------

@@ -206,6 +206,9 @@ export class SqlStore implements Store {
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return jobs.markUpstreamFailedAcross(this.db, groups);
   }
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return jobs.markSkippedAcross(this.db, groups);
+  }
   finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return runs.finishRunsAcross(this.db, groups);
   }

@@ -285,7 +285,7 @@ export class Checker {
       if (run.state === 'queued' || run.state === 'running') {
         count++;
         if (stuck.length < 5) {
-          const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'cancelled'].includes(j.state));
+          const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'].includes(j.state));
           stuck.push(
             `run ${run.id} of ${run.dagId} is ${run.state} (${open.length} open jobs${open[0] ? `, e.g. job ${open[0].id} ${open[0].state} fence ${open[0].fence} holder ${open[0].holder}` : ''})`,
           );

@@ -173,6 +173,20 @@ export class MemoryLeader {
     );
   }
 
+  async markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.across(
+      firstOccurrences(groups, (id) => id),
+      async (token, items) =>
+        this.moveJobs(
+          token,
+          items.map((x) => x.item),
+          'markSkipped',
+          ['waiting'],
+          'skipped',
+        ),
+    );
+  }
+
   /** One leader's run creations (see createScheduledRunsAcross). */
   private async createRunsIn(token: LeaderToken, items: ScheduledRunsItem[]): Promise<CreatedRun[][]> {
     checkJobsPerRun(items.flatMap((i) => (i.start ? [{ dagId: i.dagId, jobs: i.start.jobs }] : [])));
@@ -288,7 +302,7 @@ export class MemoryLeader {
       if (to === 'ready') job.readyAtMs = now;
       else job.endedAtMs = now;
       moved.push(id);
-      this.tables.emit({ op: to === 'ready' ? 'job:promoted' : 'job:upstream_failed', atMs: now, jobId: id, token });
+      this.tables.emit({ op: to === 'ready' ? 'job:promoted' : to === 'skipped' ? 'job:skipped' : 'job:upstream_failed', atMs: now, jobId: id, token });
     }
     return moved;
   }

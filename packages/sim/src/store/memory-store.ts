@@ -330,6 +330,9 @@ export class MemoryStore implements Store {
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.leader.markUpstreamFailedAcross(groups);
   }
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.leader.markSkippedAcross(groups);
+  }
   finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.leader.finishRunsAcross(groups);
   }

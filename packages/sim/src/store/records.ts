@@ -16,7 +16,7 @@ export type StoreWrite =
   | { op: 'run:created'; atMs: number; runId: string; dagId: string; scheduledAtMs: number; trigger: 'schedule' | 'manual'; token: LeaderToken | null }
   | { op: 'run:started'; atMs: number; runId: string; dagId: string; token: LeaderToken; jobIds: string[] }
   | { op: 'run:finished'; atMs: number; runId: string; dagId: string; token: LeaderToken; state: 'succeeded' | 'failed' | 'cancelled' }
-  | { op: 'job:promoted' | 'job:upstream_failed'; atMs: number; jobId: string; token: LeaderToken }
+  | { op: 'job:promoted' | 'job:upstream_failed' | 'job:skipped'; atMs: number; jobId: string; token: LeaderToken }
   | { op: 'job:granted'; atMs: number; jobId: string; dagId: string; workerId: string; fence: number; expiresAtMs: number; token: LeaderToken }
   | { op: 'job:swept'; atMs: number; jobId: string; dagId: string; fence: number; state: 'ready' | 'failed'; token: LeaderToken }
   | { op: 'job:renewed'; atMs: number; jobId: string; workerId: string; fence: number; expiresAtMs: number }
