@@ -91,6 +91,8 @@ export const AUDIT_ACTIONS = [
   'dag.paused',
   'dag.resumed',
   'dag.catchup_changed',
+  'backfill.created',
+  'backfill.cancelled',
   'user.created',
   'user.role_changed',
   'user.disabled',

@@ -7,6 +7,7 @@ import { events } from './events';
 import { storeLineage } from './lineage';
 import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
+import { backfills } from './backfills';
 
 export {
   clusterConfig,
@@ -25,6 +26,7 @@ export {
   sessions,
   apiTokens,
   auditLog,
+  backfills,
 };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
@@ -45,4 +47,5 @@ export const schema = {
   sessions,
   apiTokens,
   auditLog,
+  backfills,
 };

@@ -1,4 +1,11 @@
 import type {
+  BackfillAdvance,
+  BackfillId,
+  BackfillRequest,
+  BackfillRow,
+  BackfillSettled,
+  BackfillStep,
+  ListBackfillsQuery,
   ContentionAsk,
   ContentionView,
   AcquireResult,
@@ -53,6 +60,7 @@ import type {
   UserRow,
 } from '@fenceline/core';
 import type { Db } from './db';
+import * as backfills from './backfills';
 import * as credentials from './credentials';
 import * as dags from './dags';
 import * as events from './events';
@@ -141,6 +149,18 @@ export class SqlStore implements Store {
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow> {
     return runs.triggerRun(this.db, dagId, options);
   }
+  createBackfill(request: BackfillRequest): Promise<BackfillRow> {
+    return backfills.createBackfill(this.db, request);
+  }
+  getBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return backfills.getBackfill(this.db, backfillId);
+  }
+  listBackfills(query: ListBackfillsQuery): Promise<BackfillRow[]> {
+    return backfills.listBackfills(this.db, query);
+  }
+  cancelBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return backfills.cancelBackfill(this.db, backfillId);
+  }
 
   // ---- RunReadStore ------------------------------------------------------------------------
   getRun(runId: RunId): Promise<RunRow> {
@@ -198,6 +218,15 @@ export class SqlStore implements Store {
   }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return leases.sweepExpired(this.db, token, limit);
+  }
+  openBackfills(tokens: LeaderToken[]): Promise<BackfillRow[]> {
+    return backfills.openBackfills(this.db, tokens);
+  }
+  advanceBackfill(token: LeaderToken, step: BackfillStep): Promise<BackfillAdvance | null> {
+    return backfills.advanceBackfill(this.db, token, step);
+  }
+  settleBackfill(token: LeaderToken, backfillId: BackfillId): Promise<BackfillSettled | null> {
+    return backfills.settleBackfill(this.db, token, backfillId);
   }
 
   // ---- WorkerProtocolStore -----------------------------------------------------------------
