@@ -119,7 +119,6 @@ async function checkLead(tx: Executor, token: LeaderToken, operation: string): P
   if (row?.led !== true) throw deposed(token, operation);
 }
 
-
 /**
  * One leader step of a backfill (LeaderStore.advanceBackfill), in one transaction: the
  * lead check (its lock held to commit, so a takeover waits for this step), the backfill
@@ -179,15 +178,9 @@ export async function settleBackfill(db: Db, token: LeaderToken, backfillId: Bac
   if (!isBackfillId(backfillId)) return null;
   return db.transaction(async (tx) => {
     await checkLead(tx, token, 'settleBackfill');
-    const locked = await firstRow(
-      tx,
-      sql`select id from backfills where id = ${backfillId} and shard = ${token.shard} and state = 'cancelled' and ended_at is null for update`,
-    );
+    const locked = await firstRow(tx, sql`select id from backfills where id = ${backfillId} and shard = ${token.shard} and state = 'cancelled' and ended_at is null for update`);
     if (!locked) return null;
-    const cancelled = await rows(
-      tx,
-      sql`update runs set state = 'cancelled', ended_at = now() where backfill_id = ${backfillId} and state = 'queued' returning id`,
-    );
+    const cancelled = await rows(tx, sql`update runs set state = 'cancelled', ended_at = now() where backfill_id = ${backfillId} and state = 'queued' returning id`);
     const running = await rows(tx, sql`select id from runs where backfill_id = ${backfillId} and state = 'running' order by id`);
     await rows(tx, sql`update backfills set ended_at = now() where id = ${backfillId}`);
     return {
