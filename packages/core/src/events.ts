@@ -23,5 +23,8 @@ export const EVENT_TYPES = [
   'write:fenced',
   'worker:registered',
   'worker:gone',
+  'backfill:advanced',
+  'backfill:done',
+  'backfill:cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,7 +1,8 @@
 import { assert } from '../assert';
+import { BackfillSteps } from './backfill-steps';
 import { DeposedLeaderError } from '../errors';
-import type { DagId, JobId } from '../ids';
-import type { JobRow, RunRow } from '../model';
+import type { DagId, JobId, RunId } from '../ids';
+import type { BackfillRow, JobRow, RunRow } from '../model';
 import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
@@ -34,6 +35,7 @@ export class ShardLeader {
   private readonly starts: RunStarts;
   private readonly finish: RunFinish;
   private readonly sync: LeaderSync;
+  private readonly backfills: BackfillSteps;
 
   constructor(deps: LeaderDeps) {
     this.token = deps.token;
@@ -48,6 +50,10 @@ export class ShardLeader {
       repair: (run) => this.finish.repair(run),
       adoptQueued: (run) => this.starts.adoptQueued(run),
       startQueued: (dagId) => this.starts.startQueued(dagId),
+    });
+    this.backfills = new BackfillSteps(s, {
+      startQueued: (dagId) => this.starts.startQueued(dagId),
+      cancelRunning: (runIds) => this.cancelRunningRuns(runIds),
     });
   }
 
@@ -98,6 +104,23 @@ export class ShardLeader {
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
   startQueued(dagId: DagId): Promise<void> {
     return this.starts.startQueued(dagId);
+  }
+
+  // ---- backfills (BackfillSteps) ---------------------------------------------------------
+
+  /** One pass over an open backfill of this shard: create its next runs, or settle it once cancelled. */
+  advanceBackfill(backfill: BackfillRow): Promise<void> {
+    return this.backfills.advance(backfill);
+  }
+
+  /**
+   * The runs of a cancelled backfill that were running when it was settled. Ending a
+   * running run (its leases revoked, its jobs cancelled) is the run-cancel action's step;
+   * until the leader has it, they run to their end and count as the backfill's finished
+   * runs (the backfill:cancelled event names them).
+   */
+  private cancelRunningRuns(runIds: RunId[]): Promise<void> {
+    return Promise.resolve();
   }
 
   // ---- dispatch ----------------------------------------------------------------
