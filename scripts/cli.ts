@@ -11,6 +11,7 @@ import {
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
+import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { readClusterFile } from './cluster-file';
@@ -27,6 +28,7 @@ Commands:
   runs [DAG] [--limit N]           list recent runs, newest first
   trigger <DAG>                    queue a manual run now
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
+${BACKFILL_HELP}
   jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
@@ -151,6 +153,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
       return 0;
     }
+    case 'backfill':
+      return backfillCommand(store, args);
     case 'worker-token':
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:
