@@ -26,6 +26,7 @@ const DEFAULT_FILES = [
   'mobile.test.ts',
   'editor.test.ts',
   'runs.test.ts',
+  'backfill.test.ts',
 ];
 
 async function main(): Promise<number> {
