@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'write:fenced',
   'worker:registered',
   'worker:gone',
+  'backfill:started',
   'backfill:advanced',
   'backfill:done',
   'backfill:cancelled',

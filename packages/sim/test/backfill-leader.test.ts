@@ -92,6 +92,9 @@ describe('a shard leader running a backfill', () => {
     // Events reach the store's log at the node's next flush.
     await until('the backfill:done event', async () => (await store.listEvents({ type: 'backfill:done', limit: 10 })).length > 0);
     expect((await store.listEvents({ type: 'backfill:done', limit: 10 })).map((e) => e.data.backfillId)).toEqual([backfill.id]);
+    expect((await store.listEvents({ type: 'backfill:started', limit: 10 })).map((e) => e.data)).toEqual([
+      { backfillId: backfill.id, totalSlots: 720, maxActiveRuns: 50, requestedBy: 'ops' },
+    ]);
   });
 
   it('keeps at most its max active runs unfinished', async () => {

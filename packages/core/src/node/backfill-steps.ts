@@ -84,6 +84,11 @@ export class BackfillSteps {
         s.enqueue(run);
       }
       const skipped = step.slots.length - out.created.length;
+      // The first step that lands is where the backfill starts, whichever leader takes it.
+      if (row.createdRuns + row.skippedSlots === 0 && step.slots.length > 0) {
+        const { totalSlots, maxActiveRuns, requestedBy } = out.backfill;
+        s.deps.emit({ type: 'backfill:started', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy } });
+      }
       if (step.slots.length > 0) {
         s.deps.emit({ type: 'backfill:advanced', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, created: out.created.length, skipped } });
       }
