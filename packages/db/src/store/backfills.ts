@@ -124,6 +124,9 @@ async function checkLead(tx: Executor, token: LeaderToken, operation: string): P
  * lead check (its lock held to commit, so a takeover waits for this step), the backfill
  * row locked FOR UPDATE (so a cancel waits for it too), the runs inserted with ON CONFLICT
  * (dag_id, scheduled_at) DO NOTHING, and the next slot and counts moved in the same commit.
+ * The runs are inserted in slot order. Should a step and a tick that write the same slots
+ * at once still wait on each other in opposite orders, PostgreSQL aborts one of them as a
+ * deadlock; it has written nothing, and the next pass or tick makes it again whole.
  */
 export async function advanceBackfill(db: Db, token: LeaderToken, step: BackfillStep): Promise<BackfillAdvance | null> {
   checkBackfillStep(step);
@@ -152,6 +155,7 @@ export async function advanceBackfill(db: Db, token: LeaderToken, step: Backfill
                   'timestamptz',
                 )}) as s(slot)
                 where d.id = ${String(locked.dag_id)}
+                order by s.slot
                 on conflict (dag_id, scheduled_at) do nothing
                 returning ${RUN_COLUMNS}`,
           );
