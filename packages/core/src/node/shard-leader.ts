@@ -1,5 +1,4 @@
 import { assert } from '../assert';
-import { BackfillSteps } from './backfill-steps';
 import { DeposedLeaderError } from '../errors';
 import type { DagId, JobId, RunId } from '../ids';
 import type { BackfillRow, JobRow, RunRow } from '../model';
@@ -7,6 +6,7 @@ import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } 
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
 import type { DispatchDag } from '../fairshare/plan';
+import { BackfillSteps } from './backfill-steps';
 import type { MemJob } from './job-index';
 import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
 import { LeaderSync, type EndedRow } from './leader-sync';
@@ -24,8 +24,9 @@ export type { LeaderDeps } from './leader-state';
  *
  * Its parts: the state it keeps (LeaderState, with the jobs filed by state in a
  * JobIndex), run creation and starts (RunStarts), the steps after jobs end (RunFinish),
- * and the sweep and reconciliation with the store (LeaderSync). This class loads the
- * shard, grants leases and applies job ends, and is what the node talks to.
+ * the sweep and reconciliation with the store (LeaderSync), and its backfills
+ * (BackfillSteps). This class loads the shard, grants leases and applies job ends, and
+ * is what the node talks to.
  */
 export class ShardLeader {
   readonly token: LeaderToken;
