@@ -1,10 +1,11 @@
-import { LIMITS, InvalidInputError, parseBackfillId, parseDagId, type AuditStore, type BackfillRow, type CatalogueStore } from '@fenceline/core';
+import { LIMITS, InvalidInputError, parseBackfillId, parseDagId, type AuditStore, type BackfillMode, type BackfillRow, type CatalogueStore } from '@fenceline/core';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import { cliAudit, osUser } from './cli-people';
 
-export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--yes] [--no-wait]
+export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip] [--yes] [--no-wait]
                                    one run per schedule slot in [from, to), at most N unfinished at once
-                                   (default 4); above ${LIMITS.backfillConfirmSlots} slots it needs --yes; prints its progress until it ends
+                                   (default 4), skipping slots that have a run (rerun is not available yet);
+                                   above ${LIMITS.backfillConfirmSlots} slots it needs --yes; prints its progress until it ends
   backfill list [DAG]              recent backfills with their progress
   backfill status <ID>             one backfill's progress
   backfill cancel <ID>             create no more runs; its queued runs end cancelled`;
@@ -106,6 +107,8 @@ export async function backfillCommand(store: BackfillStore, args: string[]): Pro
           to: dateFlag(args, '--to'),
           maxActiveRuns: maxActive === undefined ? undefined : Number(maxActive),
           confirm: hasFlag(args, '--yes'),
+          // Any other word goes to the store, which refuses it naming the field.
+          mode: flag(args, '--mode') as BackfillMode | undefined,
           requestedBy: osUser(),
         });
       } catch (err) {

@@ -131,6 +131,9 @@ describe('backfill: two schedulers and two workers on PostgreSQL', () => {
     const bad = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', 'yesterday', '--to', to.toISOString());
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('INVALID_INPUT: from: must be a valid date');
+    const rerun = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(1), '--to', to.toISOString(), '--mode', 'rerun');
+    expect(rerun.code).toBe(1);
+    expect(rerun.stderr).toContain('INVALID_INPUT: mode: rerun is not available yet');
     const big = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(30), '--to', to.toISOString());
     expect(big.code).toBe(1);
     expect(big.stderr).toContain('720 slots');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { backfillIdSchema, dagIdSchema, LIMITS } from '@fenceline/core';
+import { BACKFILL_MODES, backfillIdSchema, dagIdSchema, LIMITS, type BackfillMode } from '@fenceline/core';
 import { auditChange } from '../audit';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
 import { dagIdFromUrl } from '../url-ids';
@@ -29,6 +29,8 @@ export const backfillsRouter = router({
         to: instant,
         maxActiveRuns: z.number().int().min(1).max(LIMITS.maxMaxActiveRuns).optional(),
         confirm: z.boolean().optional(),
+        /** Only `skip` runs for now; the store refuses `rerun`, naming the field. */
+        mode: z.enum(BACKFILL_MODES as [BackfillMode, ...BackfillMode[]]).optional(),
       }),
     )
     .mutation(({ input, ctx }) =>
@@ -39,6 +41,7 @@ export const backfillsRouter = router({
           to: new Date(input.to),
           maxActiveRuns: input.maxActiveRuns,
           confirm: input.confirm,
+          mode: input.mode,
           requestedBy: ctx.principal.user.name,
         });
         const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
