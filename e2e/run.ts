@@ -27,6 +27,7 @@ const DEFAULT_FILES = [
   'editor.test.ts',
   'runs.test.ts',
   'run-actions.test.ts',
+  'backfill.test.ts',
 ];
 
 async function main(): Promise<number> {

@@ -1,11 +1,12 @@
 import { assert } from '../assert';
 import { DeposedLeaderError } from '../errors';
 import type { DagId, JobId } from '../ids';
-import type { JobRow, RunRow } from '../model';
+import type { BackfillRow, JobRow, RunRow } from '../model';
 import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
 import type { DispatchDag } from '../fairshare/plan';
+import { BackfillSteps } from './backfill-steps';
 import type { MemJob } from './job-index';
 import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
 import { LeaderSync, type EndedRow } from './leader-sync';
@@ -24,8 +25,9 @@ export type { LeaderDeps } from './leader-state';
  *
  * Its parts: the state it keeps (LeaderState, with the jobs filed by state in a
  * JobIndex), run creation and starts (RunStarts), the steps after jobs end (RunFinish),
- * and the sweep and reconciliation with the store (LeaderSync). This class loads the
- * shard, grants leases and applies job ends, and is what the node talks to.
+ * the sweep and reconciliation with the store (LeaderSync), and its backfills
+ * (BackfillSteps). This class loads the shard, grants leases and applies job ends, and
+ * is what the node talks to.
  */
 export class ShardLeader {
   readonly token: LeaderToken;
@@ -36,6 +38,7 @@ export class ShardLeader {
   private readonly finish: RunFinish;
   private readonly sync: LeaderSync;
   private readonly actions: RunActions;
+  private readonly backfills: BackfillSteps;
 
   constructor(deps: LeaderDeps) {
     this.token = deps.token;
@@ -53,6 +56,10 @@ export class ShardLeader {
       applyPendingActions: () => this.actions.applyPending(),
     });
     this.actions = new RunActions(s, { repair: (run) => this.finish.repair(run), startQueued: (dagId) => this.starts.startQueued(dagId) });
+    this.backfills = new BackfillSteps(s, {
+      startQueued: (dagId) => this.starts.startQueued(dagId),
+      cancelRunning: () => this.cancelRunningRuns(),
+    });
   }
 
   get shard(): number {
@@ -111,6 +118,21 @@ export class ShardLeader {
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
   startQueued(dagId: DagId): Promise<void> {
     return this.starts.startQueued(dagId);
+  }
+
+  // ---- backfills (BackfillSteps) ---------------------------------------------------------
+
+  /** One pass over an open backfill of this shard: create its next runs, or settle it once cancelled. */
+  advanceBackfill(backfill: BackfillRow): Promise<void> {
+    return this.backfills.advance(backfill);
+  }
+
+  /**
+   * A cancelled backfill's running runs: its settle stored a pending cancel for each, in
+   * the same transaction, and they are applied now as operator actions.
+   */
+  private cancelRunningRuns(): Promise<void> {
+    return this.actions.applyPending();
   }
 
   // ---- dispatch ----------------------------------------------------------------

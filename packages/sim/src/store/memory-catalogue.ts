@@ -17,8 +17,8 @@ import {
 import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
-/** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore). */
-export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
+/** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore; its backfills are memory-backfills.ts). */
+export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBackfill' | 'getBackfill' | 'listBackfills' | 'cancelBackfill'> {
   constructor(private readonly tables: MemoryTables) {}
 
   async putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {

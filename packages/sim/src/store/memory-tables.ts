@@ -8,6 +8,7 @@ import {
   type LeaderToken,
   type LeaseRef,
   type ResultRow,
+  type RunTrigger,
   type StoreNotice,
 } from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
@@ -105,7 +106,7 @@ export class MemoryTables {
     });
   }
 
-  insertRun(dag: MemDag, scheduledAtMs: number, trigger: 'schedule' | 'manual', token: LeaderToken | null): MemRun {
+  insertRun(dag: MemDag, scheduledAtMs: number, trigger: RunTrigger, token: LeaderToken | null, backfillId: string | null = null): MemRun {
     const now = this.nowMs();
     const num = this.nextRunNum++;
     const run: MemRun = {
@@ -117,6 +118,7 @@ export class MemoryTables {
       scheduledAtMs,
       trigger,
       state: 'queued',
+      backfillId,
       createdAtMs: now,
       startedAtMs: null,
       endedAtMs: null,
