@@ -19,6 +19,7 @@ export * from './schedule/slots';
 export * from './schedule/tick';
 export * from './run/backoff';
 export * from './run/machine';
+export * from './run/run-page';
 export * from './fairshare/plan';
 export * from './input/free-form';
 export * from './input/schemas';

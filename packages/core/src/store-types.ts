@@ -201,6 +201,34 @@ export interface ListRunsQuery {
   beforeId?: RunId;
 }
 
+/** Which runs come first in a page of runs: by (scheduled_at, id), newest or oldest first. */
+export type RunOrder = 'newest' | 'oldest';
+
+/** A page of runs (RunReadStore.pageRuns): every filter is optional and they combine with "and". */
+export interface RunPageQuery {
+  dagId?: DagId;
+  state?: RunRow['state'];
+  /** A run's trigger; any of RUN_TRIGGER_NAMES, including ones no run has yet. */
+  trigger?: string;
+  /** Runs scheduled at or after this instant. */
+  scheduledFrom?: Date;
+  /** Runs scheduled before this instant. */
+  scheduledBefore?: Date;
+  order?: RunOrder;
+  /** 1 to RUN_PAGE_MAX_LIMIT, default RUN_PAGE_DEFAULT_LIMIT. */
+  limit?: number;
+  /** A `next` or `previous` of an earlier page with the same order; absent for the first page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  rows: RunRow[];
+  /** The cursor of the page after this one, or null when this is the last. */
+  next: string | null;
+  /** The cursor of the page before this one, or null when this is the first. */
+  previous: string | null;
+}
+
 export interface NewEvent {
   type: string;
   /**

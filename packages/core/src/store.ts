@@ -23,6 +23,8 @@ import type {
   ShardSnapshot,
   ListDagsQuery,
   ListRunsQuery,
+  RunPageQuery,
+  RunPage,
   NewEvent,
   StoreNotice,
   TriggerOptions,
@@ -119,6 +121,14 @@ export interface CatalogueStore extends StoreTime {
 export interface RunReadStore extends StoreTime {
   getRun(runId: RunId): Promise<RunRow>;
   listRuns(query: ListRunsQuery): Promise<RunRow[]>;
+  /**
+   * A page of runs by keyset on (scheduled_at, id), filtered; the first page without a
+   * cursor, the others by a `next` or `previous` cursor it gave out. A run is never shown
+   * twice nor skipped across pages, whatever is inserted meanwhile. Throws InvalidInputError
+   * naming the field for a cursor it did not give out (or gave out for the other order), a
+   * limit out of range, an invalid instant or an unknown trigger.
+   */
+  pageRuns(query: RunPageQuery): Promise<RunPage>;
   listJobs(runId: RunId): Promise<JobRow[]>;
   getJob(jobId: JobId): Promise<JobRow>;
   getResult(jobId: JobId): Promise<ResultRow | null>;

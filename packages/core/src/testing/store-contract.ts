@@ -9,6 +9,7 @@ import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
 import { runsContract } from './store-contract/runs';
+import { runPagesContract } from './store-contract/run-pages';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
@@ -58,6 +59,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);
+    runPagesContract(c);
     dagsContract(c);
     triggersContract(c);
     workersAndEventsContract(c);

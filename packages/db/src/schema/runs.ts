@@ -42,6 +42,10 @@ export const runs = pgTable(
       .where(sql`${t.requestKey} is not null`),
     index('runs_shard_state_idx').on(t.shard, t.state),
     index('runs_dag_id_idx').on(t.dagId, t.id),
+    // Keyset pages of runs (pageRuns) in (scheduled_at, id) order: all runs, and runs of
+    // one state. A DAG's runs page on runs_dag_scheduled_at_key.
+    index('runs_scheduled_at_id_idx').on(t.scheduledAt, t.id),
+    index('runs_state_scheduled_at_idx').on(t.state, t.scheduledAt, t.id),
     check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),
     check('runs_trigger_check', sql`${t.trigger} in ('schedule', 'manual')`),
   ],

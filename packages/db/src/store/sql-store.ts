@@ -22,6 +22,8 @@ import type {
   LeaseRef,
   ListDagsQuery,
   ListRunsQuery,
+  RunPage,
+  RunPageQuery,
   NewEvent,
   NewJob,
   RenewOutcome,
@@ -61,6 +63,7 @@ import * as jobs from './jobs';
 import * as leases from './leases';
 import * as notices from './notices';
 import * as runs from './runs';
+import { pageRuns } from './run-pages';
 import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
@@ -148,6 +151,9 @@ export class SqlStore implements Store {
   }
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return runs.listRuns(this.db, query);
+  }
+  pageRuns(query: RunPageQuery): Promise<RunPage> {
+    return pageRuns(this.db, query);
   }
   listJobs(runId: RunId): Promise<JobRow[]> {
     return jobs.listJobs(this.db, runId);

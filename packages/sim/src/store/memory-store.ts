@@ -22,6 +22,8 @@ import type {
   LeaseRef,
   ListDagsQuery,
   ListRunsQuery,
+  RunPage,
+  RunPageQuery,
   NewEvent,
   NewJob,
   RenewOutcome,
@@ -259,6 +261,9 @@ export class MemoryStore implements Store {
   }
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return this.reads.listRuns(query);
+  }
+  pageRuns(query: RunPageQuery): Promise<RunPage> {
+    return this.reads.pageRuns(query);
   }
   listJobs(runId: RunId): Promise<JobRow[]> {
     return this.reads.listJobs(runId);
