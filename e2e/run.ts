@@ -26,6 +26,7 @@ const DEFAULT_FILES = [
   'mobile.test.ts',
   'editor.test.ts',
   'runs.test.ts',
+  'runs-list.test.ts',
 ];
 
 async function main(): Promise<number> {
