@@ -120,6 +120,27 @@ export interface CompleteItem {
   logs?: string | null;
 }
 
+/**
+ * One attempt of a job that wrote a result (RunReadStore.listAttempts): what its worker
+ * wrote under that attempt's fence. An attempt whose lease expired or was handed back wrote
+ * nothing and has none.
+ */
+export interface AttemptRow {
+  jobId: JobId;
+  fence: number;
+  /** The job's attempt number when the result was written (1 for the first). */
+  attempt: number;
+  workerId: WorkerId;
+  outcome: 'succeeded' | 'failed';
+  output: unknown;
+  error: string | null;
+  logs: string | null;
+  /** When this attempt's lease was granted (store time). */
+  startedAt: Date | null;
+  /** When its result was written (store time). */
+  endedAt: Date;
+}
+
 /** The tick's write for one due DAG (see LeaderStore.createScheduledRunsAcross). */
 export interface ScheduledRunsItem {
   dagId: string;

@@ -25,6 +25,7 @@ import type {
   ListRunsQuery,
   RunPageQuery,
   RunPage,
+  AttemptRow,
   NewEvent,
   StoreNotice,
   TriggerOptions,
@@ -132,6 +133,11 @@ export interface RunReadStore extends StoreTime {
   listJobs(runId: RunId): Promise<JobRow[]>;
   getJob(jobId: JobId): Promise<JobRow>;
   getResult(jobId: JobId): Promise<ResultRow | null>;
+  /**
+   * Every attempt of the job that wrote a result, oldest (lowest fence) first: the result
+   * store keeps only the highest fence, this keeps each one. [] for a job with none.
+   */
+  listAttempts(jobId: JobId): Promise<AttemptRow[]>;
   /** Jobs currently leased, optionally to one worker. */
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]>;
 }

@@ -10,6 +10,7 @@ import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
 import { runsContract } from './store-contract/runs';
 import { runPagesContract } from './store-contract/run-pages';
+import { attemptsContract } from './store-contract/attempts';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
@@ -60,6 +61,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     ticksContract(c);
     runsContract(c);
     runPagesContract(c);
+    attemptsContract(c);
     dagsContract(c);
     triggersContract(c);
     workersAndEventsContract(c);

@@ -1,8 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobId, type JobRow, type LeaderGroup, type ResultRow } from '@fenceline/core';
+import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobId, type JobRow, type LeaderGroup, type ResultRow, type AttemptRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
-import { isId, jobFromRow, resultFromRow, toJobId } from './rows';
+import { attemptFromRow, isId, jobFromRow, resultFromRow, toJobId } from './rows';
 
 /**
  * Moves jobs of one or more leaders' shards from one of `from` to `to` in one statement;
@@ -67,6 +67,13 @@ export async function getResult(db: Executor, jobId: string): Promise<ResultRow 
   if (!isId(jobId)) return null;
   const row = await firstRow(db, sql`select * from results where job_id = ${jobId}`);
   return row ? resultFromRow(row) : null;
+}
+
+/** Every attempt of the job that wrote a result, by its primary key (job_id, fence). */
+export async function listAttempts(db: Executor, jobId: string): Promise<AttemptRow[]> {
+  if (!isId(jobId)) return [];
+  const result = await rows(db, sql`select * from job_attempts where job_id = ${jobId} order by fence`);
+  return result.map(attemptFromRow);
 }
 
 /** Jobs currently leased, optionally to one worker (by the partial index on holder). */

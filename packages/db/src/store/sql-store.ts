@@ -23,6 +23,7 @@ import type {
   ListDagsQuery,
   ListRunsQuery,
   RunPage,
+  AttemptRow,
   RunPageQuery,
   NewEvent,
   NewJob,
@@ -163,6 +164,9 @@ export class SqlStore implements Store {
   }
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
+  }
+  listAttempts(jobId: JobId): Promise<AttemptRow[]> {
+    return jobs.listAttempts(this.db, jobId);
   }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return jobs.listLeasedJobs(this.db, workerId);

@@ -6,6 +6,7 @@ import {
   runKeyMicros,
   runKeyTime,
   runPageLimit,
+  type AttemptRow,
   type JobRow,
   type ListRunsQuery,
   type ResultRow,
@@ -95,6 +96,10 @@ export class MemoryReads implements Omit<RunReadStore, 'now'> {
   async getResult(jobId: string): Promise<ResultRow | null> {
     const row = this.tables.results.get(jobId);
     return row ? { ...row } : null;
+  }
+
+  async listAttempts(jobId: string): Promise<AttemptRow[]> {
+    return (this.tables.attempts.get(jobId) ?? []).map((a) => ({ ...a }));
   }
 
   async listLeasedJobs(workerId?: string): Promise<JobRow[]> {

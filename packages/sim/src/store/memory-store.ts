@@ -23,6 +23,7 @@ import type {
   ListDagsQuery,
   ListRunsQuery,
   RunPage,
+  AttemptRow,
   RunPageQuery,
   NewEvent,
   NewJob,
@@ -273,6 +274,9 @@ export class MemoryStore implements Store {
   }
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return this.reads.getResult(jobId);
+  }
+  listAttempts(jobId: JobId): Promise<AttemptRow[]> {
+    return this.reads.listAttempts(jobId);
   }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return this.reads.listLeasedJobs(workerId);

@@ -8,6 +8,7 @@ import {
   type LeaderToken,
   type LeaseRef,
   type ResultRow,
+  type AttemptRow,
   type StoreNotice,
 } from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
@@ -67,6 +68,8 @@ export class MemoryTables {
   readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
   readonly leased = new Set<string>();
   readonly results = new Map<string, ResultRow>();
+  /** Every attempt's result per job, lowest fence first (what job_attempts holds in SQL). */
+  readonly attempts = new Map<string, AttemptRow[]>();
   readonly workerTable = new MemoryWorkers();
   readonly eventLog: MemoryEventLog;
   readonly listeners = new Set<(notice: StoreNotice) => void>();

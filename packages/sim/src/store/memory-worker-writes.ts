@@ -185,11 +185,26 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     }
   }
 
-  /** The result store keeps the highest fence it has seen per job. */
+  /** The result store keeps the highest fence it has seen per job; the attempts keep every one. */
   private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, now: number): void {
     const held = this.tables.results.get(job.id);
     if (held && held.fence >= job.fence) return;
     this.tables.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, writtenAt: date(now) });
+    const attempt = {
+      jobId: job.id,
+      fence: job.fence,
+      attempt: job.attempt,
+      workerId: job.holder!,
+      outcome,
+      output,
+      error,
+      logs,
+      startedAt: job.leasedAtMs === null ? null : date(job.leasedAtMs),
+      endedAt: date(now),
+    };
+    const attempts = this.tables.attempts.get(job.id);
+    if (attempts) attempts.push(attempt);
+    else this.tables.attempts.set(job.id, [attempt]);
     this.tables.emit({ op: 'result:written', atMs: now, jobId: job.id, workerId: job.holder!, fence: job.fence, outcome });
   }
 }

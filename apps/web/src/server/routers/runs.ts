@@ -41,6 +41,8 @@ export const runsRouter = router({
       }),
     ),
   timeline: viewerProcedure.input(z.object({ runId: runIdText })).query(({ input }) => withStore(async (store) => runTimeline(store.db, runIdFromUrl(input.runId), settings()))),
+  /** Every attempt of the job that wrote a result, oldest first: each one's outcome, error, output and logs. */
+  attempts: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.listAttempts(input.jobId))),
   /** What the worker wrote for the job: output, error and captured logs, under the highest fence accepted. */
   result: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.getResult(input.jobId))),
 });

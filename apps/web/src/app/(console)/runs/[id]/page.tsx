@@ -13,6 +13,7 @@ import { NotFoundCard } from '@/components/not-found-card';
 import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
+import { AttemptLogs } from './attempt-logs';
 import { LastError } from './last-error';
 import { plural } from '@/lib/plural';
 
@@ -26,6 +27,12 @@ export default function RunPage() {
   const job = t?.jobs.find((j) => j.job.taskId === selected) ?? null;
   const result = useQuery(
     trpc.runs.result.queryOptions(
+      { jobId: job?.job.id ?? '0' },
+      { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
+    ),
+  );
+  const attempts = useQuery(
+    trpc.runs.attempts.queryOptions(
       { jobId: job?.job.id ?? '0' },
       { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
     ),
@@ -158,6 +165,7 @@ export default function RunPage() {
                   ) : result.isSuccess ? (
                     <div className="muted">No result written yet.</div>
                   ) : null}
+                  <AttemptLogs attempts={attempts.data} error={attempts.error} />
                 </div>
               ) : (
                 <div className="muted">Select a task in the graph or the timeline to see its attempts, why it waits, and its logs.</div>

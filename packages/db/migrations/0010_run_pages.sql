@@ -1,2 +1,0 @@
-CREATE INDEX "runs_scheduled_at_id_idx" ON "runs" USING btree ("scheduled_at","id");--> statement-breakpoint
-CREATE INDEX "runs_state_scheduled_at_idx" ON "runs" USING btree ("state","scheduled_at","id");
