@@ -20,6 +20,7 @@ export * from './schedule/tick';
 export * from './run/backoff';
 export * from './run/machine';
 export * from './run/run-page';
+export * from './run/log-chunks';
 export * from './fairshare/plan';
 export * from './input/free-form';
 export * from './input/schemas';

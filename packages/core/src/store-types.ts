@@ -29,6 +29,32 @@ export interface LeaseRef {
   session: string | null;
 }
 
+/**
+ * A renewal, with the log lines its worker captured for the job since its last renewal
+ * (at most LIMITS.maxLogChunkChars). The lines are appended to the attempt's streamed log
+ * only if the renewal itself is accepted: a refused renewal writes nothing.
+ */
+export type RenewRef = LeaseRef & { log?: string };
+
+/** Log lines of a running attempt, as one renewal appended them (RunReadStore.listLogChunks). */
+export interface LogChunkRow {
+  jobId: JobId;
+  fence: number;
+  /** 1, 2, ... within the attempt, in the order the renewals landed. */
+  seq: number;
+  text: string;
+  writtenAt: Date;
+}
+
+/** Which streamed log lines to read: one attempt's (by its fence), after a chunk already read. */
+export interface LogChunksQuery {
+  jobId: JobId;
+  fence: number;
+  afterSeq?: number;
+  /** At most this many chunks (1 to 1,000, default 200). */
+  limit?: number;
+}
+
 /** A worker credential as an operator sees it; its secret is never stored, only its hash. */
 export interface WorkerCredentialRow {
   id: string;

@@ -26,6 +26,9 @@ import type {
   RunPageQuery,
   RunPage,
   AttemptRow,
+  RenewRef,
+  LogChunkRow,
+  LogChunksQuery,
   NewEvent,
   StoreNotice,
   TriggerOptions,
@@ -138,6 +141,8 @@ export interface RunReadStore extends StoreTime {
    * store keeps only the highest fence, this keeps each one. [] for a job with none.
    */
   listAttempts(jobId: JobId): Promise<AttemptRow[]>;
+  /** The log lines a running attempt streamed with its renewals, in order; [] for none. */
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]>;
   /** Jobs currently leased, optionally to one worker. */
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]>;
 }
@@ -226,8 +231,13 @@ export interface WorkerProtocolStore extends StoreTime {
    * heartbeat was about 2,000 row writes a second to say what the store already knew.
    */
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
-  /** Renews many leases in one statement; each succeeds only if fence and holder match and the lease is live. */
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
+  /**
+   * Renews many leases in one statement; each succeeds only if fence and holder match and
+   * the lease is live. A renewal that carries log lines appends them to its attempt's
+   * streamed log in the same statement, only when it is accepted, and only while the
+   * attempt has streamed less than LIMITS.maxStreamedLogChars.
+   */
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]>;
   /**
    * leased -> succeeded with a fenced write to the result store, atomically, for many
    * leases in one statement. Each item is fenced on its own: an accepted item is written

@@ -11,6 +11,7 @@ import { peopleContract } from './store-contract/people';
 import { runsContract } from './store-contract/runs';
 import { runPagesContract } from './store-contract/run-pages';
 import { attemptsContract } from './store-contract/attempts';
+import { logChunksContract } from './store-contract/log-chunks';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
@@ -62,6 +63,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     runsContract(c);
     runPagesContract(c);
     attemptsContract(c);
+    logChunksContract(c);
     dagsContract(c);
     triggersContract(c);
     workersAndEventsContract(c);

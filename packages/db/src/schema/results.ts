@@ -51,3 +51,23 @@ export const jobAttempts = pgTable(
   },
   (t) => [primaryKey({ name: 'job_attempts_pk', columns: [t.jobId, t.fence] }), check('job_attempts_outcome_check', sql`${t.outcome} in ('succeeded', 'failed')`)],
 );
+
+/**
+ * The log lines of running attempts, as their workers send them with each renewal, so the
+ * console can tail a job while it runs. Appended by the renewal's own statement, chained to
+ * the job rows its fence check renewed: only the current holder's fence appends, and a
+ * refused renewal appends nothing. The whole log of a finished attempt is its result's.
+ */
+export const jobLogChunks = pgTable(
+  'job_log_chunks',
+  {
+    jobId: bigint('job_id', { mode: 'number' })
+      .notNull()
+      .references(() => jobs.id, { onDelete: 'cascade' }),
+    fence: bigint('fence', { mode: 'number' }).notNull(),
+    seq: integer('seq').notNull(),
+    text: text('text').notNull(),
+    writtenAt: timestamp('written_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'job_log_chunks_pk', columns: [t.jobId, t.fence, t.seq] })],
+);

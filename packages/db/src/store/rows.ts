@@ -1,5 +1,21 @@
 import { isSequenceId } from '@fenceline/core';
-import type { AttemptRow, DagId, DagRow, DagSpec, DagVersionRow, EventRow, JobId, JobRow, ResultRow, RunId, RunRow, ShardLeaseRow, WorkerId, WorkerRow } from '@fenceline/core';
+import type {
+  AttemptRow,
+  LogChunkRow,
+  DagId,
+  DagRow,
+  DagSpec,
+  DagVersionRow,
+  EventRow,
+  JobId,
+  JobRow,
+  ResultRow,
+  RunId,
+  RunRow,
+  ShardLeaseRow,
+  WorkerId,
+  WorkerRow,
+} from '@fenceline/core';
 import type { RawRow } from './db';
 
 /**
@@ -156,6 +172,10 @@ export function attemptFromRow(r: RawRow): AttemptRow {
     startedAt: toDateOrNull(r.started_at),
     endedAt: toDate(r.ended_at),
   };
+}
+
+export function logChunkFromRow(r: RawRow): LogChunkRow {
+  return { jobId: toJobId(r.job_id), fence: toNumber(r.fence), seq: toNumber(r.seq), text: String(r.text), writtenAt: toDate(r.written_at) };
 }
 
 export function shardLeaseFromRow(r: RawRow): ShardLeaseRow {

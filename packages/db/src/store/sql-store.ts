@@ -24,6 +24,9 @@ import type {
   ListRunsQuery,
   RunPage,
   AttemptRow,
+  LogChunkRow,
+  LogChunksQuery,
+  RenewRef,
   RunPageQuery,
   NewEvent,
   NewJob,
@@ -168,6 +171,9 @@ export class SqlStore implements Store {
   listAttempts(jobId: JobId): Promise<AttemptRow[]> {
     return jobs.listAttempts(this.db, jobId);
   }
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    return jobs.listLogChunks(this.db, query);
+  }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return jobs.listLeasedJobs(this.db, workerId);
   }
@@ -220,7 +226,7 @@ export class SqlStore implements Store {
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
   }
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return leases.renewLeases(this.db, refs, ttlMs);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {

@@ -1,5 +1,7 @@
 import {
   assembleRunPage,
+  checkLogChunksQuery,
+  LOG_CHUNKS_DEFAULT_LIMIT,
   checkRunFilters,
   decodeRunCursor,
   NotFoundError,
@@ -7,6 +9,8 @@ import {
   runKeyTime,
   runPageLimit,
   type AttemptRow,
+  type LogChunkRow,
+  type LogChunksQuery,
   type JobRow,
   type ListRunsQuery,
   type ResultRow,
@@ -100,6 +104,15 @@ export class MemoryReads implements Omit<RunReadStore, 'now'> {
 
   async listAttempts(jobId: string): Promise<AttemptRow[]> {
     return (this.tables.attempts.get(jobId) ?? []).map((a) => ({ ...a }));
+  }
+
+  async listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    checkLogChunksQuery(query);
+    const chunks = this.tables.logChunks.get(`${query.jobId}:${query.fence}`) ?? [];
+    return chunks
+      .filter((c) => c.seq > (query.afterSeq ?? 0))
+      .slice(0, query.limit ?? LOG_CHUNKS_DEFAULT_LIMIT)
+      .map((c) => ({ ...c }));
   }
 
   async listLeasedJobs(workerId?: string): Promise<JobRow[]> {

@@ -24,6 +24,9 @@ import type {
   ListRunsQuery,
   RunPage,
   AttemptRow,
+  LogChunkRow,
+  LogChunksQuery,
+  RenewRef,
   RunPageQuery,
   NewEvent,
   NewJob,
@@ -278,6 +281,9 @@ export class MemoryStore implements Store {
   listAttempts(jobId: JobId): Promise<AttemptRow[]> {
     return this.reads.listAttempts(jobId);
   }
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    return this.reads.listLogChunks(query);
+  }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return this.reads.listLeasedJobs(workerId);
   }
@@ -332,7 +338,7 @@ export class MemoryStore implements Store {
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return this.workerWrites.heartbeatWorkers(workerIds, nodeId, skipSeenWithinMs);
   }
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return this.workerWrites.renewLeases(refs, ttlMs);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
