@@ -17,6 +17,7 @@ const OK_DAG = 'e2e-list-ok';
 const BAD_DAG = 'e2e-list-bad';
 const OK_RUNS = 23;
 const BAD_RUNS = 3;
+const TAIL_DAG = 'e2e-tail';
 
 /** The ids of the rows of a table, in the order shown. */
 async function shownIds(p: Page, testId: string): Promise<string[]> {
@@ -147,6 +148,30 @@ describe('runs list', () => {
       'runs-table',
       (await terminalRuns(BAD_DAG)).map((r) => r.id),
     );
+  });
+
+  test('runs list: the job panel tails a running job’s log live, and downloads it', async () => {
+    await h.store.putDag({ id: TAIL_DAG, tasks: [{ id: 'tick', type: 'ticker', config: { lines: 40, everyMs: 250 } }] }, SHARDS);
+    const run = await h.store.triggerRun(parseDagId(TAIL_DAG));
+    await page.goto(`${h.consoleUrl}/runs/${run.id}`);
+    await page.getByTestId('gantt-row-tick').click({ timeout: 30_000 });
+    const tail = page.getByTestId('live-log-text');
+    await until('the first ticks in the live log', async () => /tick 2 of 40/.test((await tail.textContent()) ?? ''), 20_000);
+    // The job is still running: the tail grows while it does.
+    const [job] = await h.store.listJobs(run.id);
+    assert.equal(job!.state, 'leased');
+    const before = ((await tail.textContent()) ?? '').split('\n').length;
+    await until('more ticks', async () => ((await tail.textContent()) ?? '').split('\n').length > before + 2, 20_000);
+    await screenshot(page, 'runs-list-03-live-log');
+    // The download so far is a file of the lines streamed.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('live-log-download').click()]);
+    assert.match(download.suggestedFilename(), /^job-\d+-fence-\d+-so-far\.log$/);
+    // Once the job ends its log is its attempt's, listed with a download of its own.
+    await until('the run to succeed', async () => (await page.getByTestId('run-state').getAttribute('data-state')) === 'succeeded', 30_000);
+    const fence = (await h.store.getJob(job!.id)).fence;
+    await until('the attempt’s whole log', async () => /tick 40 of 40/.test((await page.getByTestId(`attempt-log-${fence}`).textContent()) ?? ''), 20_000);
+    const [whole] = await Promise.all([page.waitForEvent('download'), page.getByTestId(`attempt-download-${fence}`).click()]);
+    assert.equal(whole.suggestedFilename(), `job-${job!.id}-attempt-1-fence-${fence}.log`);
   });
 
   test('runs list: a DAG page pages its runs by cursor in its URL', async () => {

@@ -61,6 +61,26 @@ describe('console: downloading an attempt’s logs', () => {
     }
   });
 
+  it('gives a running attempt’s lines streamed so far', async () => {
+    const cookie = await signInThroughRoute(POST, store, 'viewer');
+    await store.putDag({ id: 'running', tasks: [{ id: 'one', type: 'noop' }] }, 1);
+    const lead = (await store.acquireShard({ shard: 0, nodeId: 'test-node', ttlMs: 60_000 }))!.token;
+    const run = await store.triggerRun('running' as never);
+    const [started] = await store.startRunsAcross([
+      {
+        token: lead,
+        items: [{ runId: run.id, jobs: [{ taskId: 'one', state: 'ready', maxAttempts: 1, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 }] }],
+      },
+    ]);
+    const running = (started as { id: JobId }[][])[0]![0]!.id;
+    const [granted] = (await store.grantLeasesMany([{ token: lead, grants: [{ jobId: running, workerId: parseWorkerId('w2') }] }], 60_000))[0] as { fence: number }[];
+    for (const log of ['one\n', 'two\n']) await store.renewLeases([{ jobId: running, fence: granted!.fence, workerId: parseWorkerId('w2'), session: null, log }], 60_000);
+    const res = await download(running, String(granted!.fence), { cookie });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="job-${running}-fence-${granted!.fence}-so-far.log"`);
+    expect(await res.text()).toBe('one\ntwo\n');
+  });
+
   it('asks for a session as tRPC does, and answers 404 for an attempt that is not there', async () => {
     expect((await download(jobId, String(fences[0]))).status).toBe(401);
     expect((await download(jobId, String(fences[0]), { cookie: 'fenceline_session=not-a-session' })).status).toBe(401);

@@ -74,7 +74,7 @@ export function RunTable(props: {
                 </td>
               ) : null}
               <td className="muted">{r.trigger}</td>
-              <td className="muted small" data-testid="run-row-scheduled" data-at={new Date(r.scheduledAt).toISOString()}>
+              <td className="muted small" data-testid="run-scheduled-at" data-at={new Date(r.scheduledAt).toISOString()}>
                 <Time at={r.scheduledAt} />
               </td>
               <td className="muted small">{r.startedAt ? <Time at={r.startedAt} /> : '–'}</td>

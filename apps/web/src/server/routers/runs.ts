@@ -43,6 +43,10 @@ export const runsRouter = router({
   timeline: viewerProcedure.input(z.object({ runId: runIdText })).query(({ input }) => withStore(async (store) => runTimeline(store.db, runIdFromUrl(input.runId), settings()))),
   /** Every attempt of the job that wrote a result, oldest first: each one's outcome, error, output and logs. */
   attempts: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.listAttempts(input.jobId))),
+  /** The log lines an attempt streamed while it ran, after the chunk `afterSeq`, for the job panel's live tail. */
+  logChunks: viewerProcedure
+    .input(z.object({ jobId: jobIdSchema, fence: z.number().int().min(0), afterSeq: z.number().int().min(0).default(0) }))
+    .query(({ input }) => withStore((store) => store.listLogChunks({ jobId: input.jobId, fence: input.fence, afterSeq: input.afterSeq }))),
   /** What the worker wrote for the job: output, error and captured logs, under the highest fence accepted. */
   result: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.getResult(input.jobId))),
 });

@@ -15,6 +15,7 @@ import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
 import { AttemptLogs } from './attempt-logs';
 import { LastError } from './last-error';
+import { LiveLog } from './live-log';
 import { plural } from '@/lib/plural';
 
 export default function RunPage() {
@@ -31,10 +32,13 @@ export default function RunPage() {
       { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
     ),
   );
+  // Read until the job has ended and its last attempt is in the list: the answer read while
+  // it ran would otherwise be kept after it ended.
+  const ended = job !== null && ['succeeded', 'failed'].includes(job.job.state);
   const attempts = useQuery(
     trpc.runs.attempts.queryOptions(
       { jobId: job?.job.id ?? '0' },
-      { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
+      { enabled: job !== null, refetchInterval: (query) => (ended && query.state.data?.some((a) => a.fence === job.job.fence) ? false : LIVE_MS) },
     ),
   );
   const states = Object.fromEntries(t?.jobs.map((j) => [j.job.taskId, j.job.state]) ?? []);
@@ -149,6 +153,7 @@ export default function RunPage() {
                       </tbody>
                     </table>
                   </div>
+                  {job.job.state === 'leased' ? <LiveLog key={`${job.job.id}:${job.job.fence}`} jobId={job.job.id} fence={job.job.fence} /> : null}
                   <h3>Result and logs</h3>
                   <ErrorBox error={result.error} what="Reading the result" />
                   {result.data ? (
