@@ -26,6 +26,14 @@ describe('LogStream', () => {
     expect(s.take()).toBe('after\n');
   });
 
+  it('streams the start of a line longer than a chunk', () => {
+    const s = new LogStream();
+    s.append('z'.repeat(LIMITS.maxLogChunkChars * 2));
+    const chunk = s.take()!;
+    expect(chunk.startsWith('zzz')).toBe(true);
+    expect(chunk.length).toBeLessThanOrEqual(LIMITS.maxLogChunkChars);
+  });
+
   it('stops for good at the attempt’s limit, saying so once', () => {
     const s = new LogStream();
     const line = 'y'.repeat(8000);

@@ -1,3 +1,4 @@
+import { clipText } from '../input/free-form';
 import { LIMITS } from '../limits';
 
 /** Room kept in a chunk for the note that says lines were dropped. */
@@ -19,7 +20,8 @@ export class LogStream {
   /** Holds one line for the next renewal, unless a limit is reached. */
   append(line: string): void {
     if (this.ended) return;
-    const text = `${line}\n`;
+    // A line longer than a chunk is cut to one, so it is streamed in part rather than not at all.
+    const text = `${clipText(line, LIMITS.maxLogChunkChars - NOTE_ROOM_CHARS - 1)}\n`;
     if (this.sentChars + this.pending.length + text.length > LIMITS.maxStreamedLogChars - NOTE_ROOM_CHARS) {
       this.ended = true;
       this.pending += `[the live log stops here at its limit of ${LIMITS.maxStreamedLogChars} characters; the whole log comes with the result]\n`;
