@@ -17,6 +17,9 @@ import type { RunOrder, RunPage, RunPageQuery } from '../store-types';
 export const RUN_TRIGGER_NAMES = ['schedule', 'manual', 'backfill', 'rerun'] as const;
 export type RunTriggerName = (typeof RUN_TRIGGER_NAMES)[number];
 
+/** Every state a run may have, for filters. */
+export const RUN_STATE_NAMES: readonly RunRow['state'][] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
 export const RUN_PAGE_DEFAULT_LIMIT = 50;
 export const RUN_PAGE_MAX_LIMIT = 500;
 export const RUN_CURSOR_MAX_LENGTH = 200;
@@ -99,6 +102,9 @@ export function checkRunFilters(query: RunPageQuery): void {
   for (const field of ['scheduledFrom', 'scheduledBefore'] as const) {
     const at = query[field];
     if (at !== undefined && (!(at instanceof Date) || Number.isNaN(at.getTime()))) throw new InvalidInputError(`${field}: must be a valid instant`, { field });
+  }
+  if (query.state !== undefined && !RUN_STATE_NAMES.includes(query.state)) {
+    throw new InvalidInputError(`state: must be one of ${RUN_STATE_NAMES.join(', ')}`, { field: 'state' });
   }
   if (query.trigger !== undefined && !(RUN_TRIGGER_NAMES as readonly string[]).includes(query.trigger)) {
     throw new InvalidInputError(`trigger: must be one of ${RUN_TRIGGER_NAMES.join(', ')}`, { field: 'trigger' });

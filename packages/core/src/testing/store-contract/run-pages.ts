@@ -162,6 +162,7 @@ export function runPagesContract(c: ContractContext): void {
       await refused({ limit: 1.5 }, 'limit');
       await refused({ scheduledFrom: new Date(Number.NaN) }, 'scheduledFrom');
       await refused({ trigger: 'sometimes' }, 'trigger');
+      await refused({ state: 'done' as RunRow['state'] }, 'state');
       // The cursor still pages as before.
       expect((await c.store.pageRuns({ ...range, limit: 1, cursor })).rows).toHaveLength(1);
     });
