@@ -28,6 +28,7 @@ const DEFAULT_FILES = [
   'runs.test.ts',
   'run-actions.test.ts',
   'backfill.test.ts',
+  'runs-list.test.ts',
 ];
 
 async function main(): Promise<number> {

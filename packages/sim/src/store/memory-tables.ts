@@ -9,6 +9,8 @@ import {
   type LeaseRef,
   type ResultRow,
   type RunTrigger,
+  type AttemptRow,
+  type LogChunkRow,
   type StoreNotice,
 } from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
@@ -68,6 +70,10 @@ export class MemoryTables {
   readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
   readonly leased = new Set<string>();
   readonly results = new Map<string, ResultRow>();
+  /** Every attempt's result per job, lowest fence first (what job_attempts holds in SQL). */
+  readonly attempts = new Map<string, AttemptRow[]>();
+  /** Streamed log lines per attempt, keyed `${jobId}:${fence}` (what job_log_chunks holds in SQL). */
+  readonly logChunks = new Map<string, LogChunkRow[]>();
   readonly workerTable = new MemoryWorkers();
   readonly eventLog: MemoryEventLog;
   readonly listeners = new Set<(notice: StoreNotice) => void>();
