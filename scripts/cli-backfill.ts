@@ -2,9 +2,10 @@ import { LIMITS, InvalidInputError, parseBackfillId, parseDagId, type AuditStore
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import { cliAudit, osUser } from './cli-people';
 
-export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip] [--yes] [--no-wait]
+export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait]
                                    one run per schedule slot in [from, to), at most N unfinished at once
-                                   (default 4), skipping slots that have a run (rerun is not available yet);
+                                   (default 4); a slot that has a run is skipped, or with --mode rerun
+                                   its ended run is cleared to run again;
                                    above ${LIMITS.backfillConfirmSlots} slots it needs --yes; prints its progress until it ends
   backfill list [DAG]              recent backfills with their progress
   backfill status <ID>             one backfill's progress

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseBackfillId, parseDagId, type BackfillRow, type RunRow } from '@fenceline/core';
+import { parseBackfillId, parseDagId, parseRunId, type BackfillId, type BackfillRow, type RunRow } from '@fenceline/core';
 import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
 import { runCli } from './support/cli-process';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
@@ -141,9 +141,9 @@ describe('backfill: two schedulers and two workers on PostgreSQL', () => {
     const bad = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', 'yesterday', '--to', to.toISOString());
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('INVALID_INPUT: from: must be a valid date');
-    const rerun = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(1), '--to', to.toISOString(), '--mode', 'rerun');
-    expect(rerun.code).toBe(1);
-    expect(rerun.stderr).toContain('INVALID_INPUT: mode: rerun is not available yet');
+    const badMode = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(1), '--to', to.toISOString(), '--mode', 'again');
+    expect(badMode.code).toBe(1);
+    expect(badMode.stderr).toContain('INVALID_INPUT: mode: must be one of skip, rerun');
     const big = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(30), '--to', to.toISOString());
     expect(big.code).toBe(1);
     expect(big.stderr).toContain('720 slots');
@@ -183,5 +183,34 @@ describe('backfill: two schedulers and two workers on PostgreSQL', () => {
       ]),
     );
     await eventually('the cancelled backfill to be settled', async () => (await f.store.getBackfill(parseBackfillId(id))).endedAt !== null, 30_000, 100);
+  });
+
+  it('in rerun mode, runs again every slot whose run has ended, under higher fences, and creates the missing ones', async () => {
+    const spec = { ...benchSpec('hourly-rerun', { tasks: [{ id: 'only', type: 'noop' }], schedule: { kind: 'interval', everyMs: HOUR_MS } }), maxActiveRuns: 10 };
+    await seedBenchDags(f.store.db, [{ id: spec.id, nextRunAt: null, spec }], SHARDS);
+    const dagId = parseDagId(spec.id);
+    const to = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS);
+    const doneOf = async (id: BackfillId) =>
+      eventually(`backfill ${id} to be done`, async () => ((await f.store.getBackfill(id)).state === 'done' ? f.store.getBackfill(id) : null), 60_000, 100);
+    // Three slots run once, by a backfill that skips nothing.
+    const first = await f.store.createBackfill({ dagId, from: new Date(to.getTime() - 3 * HOUR_MS), to, maxActiveRuns: 3, requestedBy: 'test' });
+    await doneOf(first.id);
+    const before = new Map((await f.store.listRuns({ dagId, limit: 10 })).map((r) => [r.scheduledAt.getTime(), r]));
+    const fences = new Map<string, number>();
+    for (const run of before.values()) fences.set(run.id, (await f.store.listJobs(run.id))[0]!.fence);
+    // Five slots in rerun mode: the three that ran run again, two are new.
+    const again = await f.store.createBackfill({ dagId, from: new Date(to.getTime() - 5 * HOUR_MS), to, maxActiveRuns: 2, mode: 'rerun', requestedBy: 'test' });
+    const done = await doneOf(again.id);
+    expect(done).toMatchObject({ createdRuns: 2, rerunRuns: 3, skippedSlots: 0, totalSlots: 5, finishedRuns: 5 });
+    const runs = await f.store.listRuns({ dagId, limit: 10 });
+    expect(runs).toHaveLength(5);
+    expect(runs.every((r) => r.state === 'succeeded')).toBe(true);
+    for (const [runId, fence] of fences) {
+      const [job] = await f.store.listJobs(parseRunId(runId));
+      expect(job!.fence).toBeGreaterThan(fence);
+      expect((await f.store.getResult(job!.id))?.fence).toBe(job!.fence);
+    }
+    const cleared = await Promise.all([...fences.keys()].map((id) => f.store.listRunActions(parseRunId(id))));
+    expect(cleared.map((list) => list.map((a) => [a.kind, a.requestedBy, a.state]))).toEqual([...fences.keys()].map(() => [['clear', `backfill ${again.id}`, 'applied']]));
   });
 });

@@ -56,10 +56,10 @@ describe('what the console records in the audit log', () => {
     const hourly = { id: 'audited-backfill', schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'one', type: 'noop', config: {} }] };
     expect((await mutate('dags.save', { spec: hourly })).status).toBe(200);
     const range = { dagId: 'audited-backfill', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' };
-    // Refused: an empty range, a month (720 slots) not confirmed, and rerun, which is not available yet.
+    // Refused: an empty range, a month (720 slots) not confirmed, and a mode that does not exist.
     expect((await mutate('backfills.create', { ...range, to: range.from })).status).toBe(400);
     expect((await mutate('backfills.create', { ...range, to: '2026-01-31T00:00:00Z' })).status).toBe(400);
-    expect((await mutate('backfills.create', { ...range, mode: 'rerun' })).status).toBe(400);
+    expect((await mutate('backfills.create', { ...range, mode: 'again' })).status).toBe(400);
     const created = await mutate('backfills.create', { ...range, maxActiveRuns: 2 });
     expect(created.status).toBe(200);
     const id = (created.data as { id: string }).id;

@@ -148,8 +148,10 @@ export interface BackfillRow {
   nextSlotAt: Date | null;
   /** Runs the backfill created. */
   createdRuns: number;
-  /** Slots that already had a run (of the schedule, a trigger or another backfill). */
+  /** Slots that already had a run (of the schedule, a trigger or another backfill) left as it was. */
   skippedSlots: number;
+  /** Slots whose ended run the backfill (in rerun mode) took over and cleared to run again. */
+  rerunRuns: number;
   /** Runs of the backfill queued or running, counted when the row was read. */
   activeRuns: number;
   /** Runs of the backfill that ended (succeeded, failed or cancelled), counted when the row was read. */

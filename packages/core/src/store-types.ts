@@ -460,6 +460,8 @@ export interface BackfillStep {
 export interface BackfillAdvance {
   backfill: BackfillRow;
   created: RunRow[];
+  /** Ended runs of the step's slots a rerun-mode backfill took over: each has a pending clear of all its tasks. */
+  rerun: RunId[];
 }
 
 /** What settling a cancelled backfill did (LeaderStore.settleBackfill). */

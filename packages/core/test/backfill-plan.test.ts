@@ -54,7 +54,6 @@ describe('planBackfill', () => {
       [request(NaN, FROM), hourly, 'from'],
       [request(FROM, FROM + HOUR_MS), { kind: 'manual' }, 'dagId'],
       [request(FROM, FROM + HOUR_MS, { maxActiveRuns: 1.5 }), hourly, 'maxActiveRuns'],
-      [request(FROM, FROM + HOUR_MS, { mode: 'rerun' }), hourly, 'mode'],
       [request(FROM, FROM + HOUR_MS, { mode: 'again' as never }), hourly, 'mode'],
       [request(FROM, FROM + HOUR_MS, { requestedBy: '' }), hourly, 'requestedBy'],
     ];

@@ -61,12 +61,13 @@ export function BackfillCard({ dagId, scheduled }: { dagId: string; scheduled: b
   const [from, setFrom] = useState(() => isoText(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 24 * HOUR_MS));
   const [to, setTo] = useState(() => isoText(Math.floor(Date.now() / HOUR_MS) * HOUR_MS));
   const [maxActive, setMaxActive] = useState('4');
+  const [mode, setMode] = useState<'skip' | 'rerun'>('skip');
   const create = useMutation(trpc.backfills.create.mutationOptions({ onSuccess: () => void invalidate() }));
   const cancel = useMutation(trpc.backfills.cancel.mutationOptions({ onSuccess: () => void invalidate() }));
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const input = { dagId, from, to, maxActiveRuns: Number(maxActive) };
+    const input = { dagId, from, to, maxActiveRuns: Number(maxActive), mode };
     create.mutate(input, {
       onError: (err) => {
         // The store counts the slots; a large range is sent again only once the operator agrees.
@@ -95,6 +96,13 @@ export function BackfillCard({ dagId, scheduled }: { dagId: string; scheduled: b
           </label>
           <label>
             at most <input type="number" min={1} data-testid="backfill-max-active" value={maxActive} onChange={(e) => setMaxActive(e.target.value)} /> runs at once
+          </label>
+          <label>
+            slots that have a run:{' '}
+            <select data-testid="backfill-mode" value={mode} onChange={(e) => setMode(e.target.value === 'rerun' ? 'rerun' : 'skip')}>
+              <option value="skip">skip them</option>
+              <option value="rerun">run them again once ended</option>
+            </select>
           </label>
           <button className="primary" type="submit" data-testid="backfill-start" disabled={create.isPending}>
             Backfill

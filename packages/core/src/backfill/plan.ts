@@ -54,8 +54,6 @@ export function planBackfill(request: BackfillRequest, schedule: Schedule): Back
   }
   const mode = request.mode ?? 'skip';
   if (!BACKFILL_MODES.includes(mode)) throw new InvalidInputError(`mode: must be one of ${BACKFILL_MODES.join(', ')}`, { field: 'mode' });
-  // Running a slot again needs its earlier run cleared first, which no store can do yet.
-  if (mode === 'rerun') throw new InvalidInputError('mode: rerun is not available yet; a backfill skips slots that already have a run', { field: 'mode' });
   const by = request.requestedBy;
   if (typeof by !== 'string' || by.length === 0 || by.length > LIMITS.maxNameLength) {
     throw new InvalidInputError(`requestedBy: must be 1 to ${LIMITS.maxNameLength} characters`, { field: 'requestedBy' });

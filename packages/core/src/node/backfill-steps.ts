@@ -18,6 +18,8 @@ export interface BackfillDeps {
    * queued runs were cancelled: they are for the run-cancel action to end.
    */
   cancelRunning(runIds: RunId[], backfill: BackfillRow): Promise<void>;
+  /** Applies the shard's pending operator actions: the clears a rerun-mode step stored. */
+  applyActions(): Promise<void>;
 }
 
 /**
@@ -90,13 +92,21 @@ export class BackfillSteps {
         s.deps.emit({ type: 'backfill:started', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy } });
       }
       if (step.slots.length > 0) {
-        s.deps.emit({ type: 'backfill:advanced', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, created: out.created.length, skipped } });
+        s.deps.emit({
+          type: 'backfill:advanced',
+          shard: s.shard,
+          dagId: row.dagId,
+          epoch: s.token.epoch,
+          data: { backfillId: row.id, created: out.created.length, rerun: out.rerun.length, skipped: skipped - out.rerun.length },
+        });
       }
       if (out.backfill.state === 'done') {
         const { createdRuns, skippedSlots, totalSlots } = out.backfill;
         s.deps.emit({ type: 'backfill:done', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, createdRuns, skippedSlots, totalSlots } });
       }
       if (out.created.length > 0) await this.deps.startQueued(row.dagId);
+      // The runs a rerun took over run again once their clears are applied, before the next step counts them.
+      if (out.rerun.length > 0) await this.deps.applyActions();
       row = out.backfill;
     }
   }

@@ -59,6 +59,7 @@ export class ShardLeader {
     this.backfills = new BackfillSteps(s, {
       startQueued: (dagId) => this.starts.startQueued(dagId),
       cancelRunning: () => this.cancelRunningRuns(),
+      applyActions: () => this.actions.applyPending(),
     });
   }
 

@@ -30,6 +30,8 @@ export const backfills = pgTable(
     nextSlotAt: ts('next_slot_at'),
     createdRuns: integer('created_runs').notNull().default(0),
     skippedSlots: integer('skipped_slots').notNull().default(0),
+    /** Slots whose ended run a rerun-mode backfill took over and cleared to run again. */
+    rerunRuns: integer('rerun_runs').notNull().default(0),
     requestedBy: text('requested_by').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     endedAt: ts('ended_at'),

@@ -23,9 +23,15 @@ import { toDagId, toDate, toDateOrNull, toId, toNumber, toRunId, runFromRow } fr
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
 
 /** A backfill row with its runs counted by state (by runs_backfill_idx). */
+/**
+ * Runs a backfill in rerun mode took over whose clear its leader has not applied yet: they
+ * still read as ended, and count as the backfill's unfinished runs until they run again.
+ */
+const PENDING_RERUNS = sql`select a.run_id from run_actions a where a.state = 'pending' and a.requested_by = 'backfill ' || b.id`;
+
 const BACKFILL_SELECT = sql`select b.*,
-  (select count(*) from runs r where r.backfill_id = b.id and r.state in ('queued', 'running')) as active_runs,
-  (select count(*) from runs r where r.backfill_id = b.id and r.state in ('succeeded', 'failed', 'cancelled')) as finished_runs
+  (select count(*) from runs r where r.backfill_id = b.id and (r.state in ('queued', 'running') or r.id in (${PENDING_RERUNS}))) as active_runs,
+  (select count(*) from runs r where r.backfill_id = b.id and r.state in ('succeeded', 'failed', 'cancelled') and r.id not in (${PENDING_RERUNS})) as finished_runs
   from backfills b`;
 
 function backfillFromRow(r: RawRow): BackfillRow {
@@ -43,6 +49,7 @@ function backfillFromRow(r: RawRow): BackfillRow {
     nextSlotAt: toDateOrNull(r.next_slot_at),
     createdRuns: toNumber(r.created_runs),
     skippedSlots: toNumber(r.skipped_slots),
+    rerunRuns: toNumber(r.rerun_runs),
     activeRuns: toNumber(r.active_runs),
     finishedRuns: toNumber(r.finished_runs),
     requestedBy: String(r.requested_by),
@@ -140,7 +147,12 @@ export async function advanceBackfill(db: Db, token: LeaderToken, step: Backfill
     const first = step.slots[0];
     const last = step.slots[step.slots.length - 1];
     if (first && (nextSlot === null || first.getTime() < nextSlot.getTime() || last!.getTime() >= toDate(locked.to_at).getTime())) return null;
-    const active = await firstRow(tx, sql`select count(*) as n from runs where backfill_id = ${step.backfillId} and state in ('queued', 'running')`);
+    const by = `backfill ${step.backfillId}`;
+    const active = await firstRow(
+      tx,
+      sql`select count(*) as n from runs where backfill_id = ${step.backfillId}
+            and (state in ('queued', 'running') or id in (select run_id from run_actions where state = 'pending' and requested_by = ${by}))`,
+    );
     const activeRuns = toNumber(active?.n ?? 0);
     if (activeRuns + step.slots.length > toNumber(locked.max_active_runs)) return null;
     const created =
@@ -159,16 +171,42 @@ export async function advanceBackfill(db: Db, token: LeaderToken, step: Backfill
                 on conflict (dag_id, scheduled_at) do nothing
                 returning ${RUN_COLUMNS}`,
           );
-    const done = step.nextSlotAt === null && activeRuns + created.length === 0;
+    // Rerun mode: a slot whose run has ended is taken over by the backfill and cleared, all
+    // its tasks, by a pending operator action its leader applies; a slot whose run is still
+    // queued or running is skipped.
+    const createdAt = new Set(created.map((r) => toDate(r.scheduled_at).getTime()));
+    const taken = step.slots.filter((slot) => !createdAt.has(slot.getTime()));
+    const rerun =
+      locked.mode !== 'rerun' || taken.length === 0
+        ? []
+        : await rows(
+            tx,
+            sql`with r as (
+                  update runs set backfill_id = ${step.backfillId}::bigint
+                  where dag_id = ${String(locked.dag_id)} and scheduled_at = any(${array(
+                    taken.map((t) => t.toISOString()),
+                    'timestamptz',
+                  )}) and state in ('succeeded', 'failed', 'cancelled')
+                  returning id, dag_id, shard, dag_version
+                )
+                insert into run_actions (run_id, dag_id, shard, kind, task_ids, reason, requested_by)
+                select r.id, r.dag_id, r.shard, 'clear',
+                  (select coalesce(jsonb_agg(t -> 'id'), '[]'::jsonb) from dag_versions v, jsonb_array_elements(v.spec -> 'tasks') t where v.dag_id = r.dag_id and v.version = r.dag_version),
+                  ${`run again by backfill ${step.backfillId}`}, ${by}
+                from r
+                returning run_id`,
+          );
+    const done = step.nextSlotAt === null && activeRuns + created.length + rerun.length === 0;
     await rows(
       tx,
       sql`update backfills set next_slot_at = ${step.nextSlotAt === null ? null : ts(step.nextSlotAt)},
-            created_runs = created_runs + ${created.length}, skipped_slots = skipped_slots + ${step.slots.length - created.length}
+            created_runs = created_runs + ${created.length}, rerun_runs = rerun_runs + ${rerun.length},
+            skipped_slots = skipped_slots + ${step.slots.length - created.length - rerun.length}
             ${done ? sql`, state = 'done', ended_at = now()` : sql``}
           where id = ${step.backfillId}`,
     );
     const runs = created.map(runFromRow).sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
-    return { backfill: await getBackfill(tx, step.backfillId), created: runs };
+    return { backfill: await getBackfill(tx, step.backfillId), created: runs, rerun: rerun.map((r) => toRunId(r.run_id)) };
   });
 }
 

@@ -16,6 +16,7 @@ import {
 } from '@fenceline/core';
 import { date, dateOrNull, runRowOf, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
+import type { MemoryRunActions } from './memory-run-actions';
 
 /** A backfill as the memory store keeps it, times in epoch milliseconds. */
 interface MemBackfill {
@@ -33,6 +34,7 @@ interface MemBackfill {
   nextSlotAtMs: number | null;
   createdRuns: number;
   skippedSlots: number;
+  rerunRuns: number;
   requestedBy: string;
   createdAtMs: number;
   endedAtMs: number | null;
@@ -51,8 +53,8 @@ export class MemoryBackfills {
 
   constructor(
     private readonly tables: MemoryTables,
-    /** Stores a pending cancel of a run, as the SQL store's settle inserts it into run_actions. */
-    private readonly cancelLater: (runId: RunId, requestedBy: string, reason: string) => void,
+    /** The store's operator actions, where a settle stores its cancels and a rerun its clears, as the SQL store inserts them into run_actions. */
+    private readonly actions: MemoryRunActions,
   ) {}
 
   async createBackfill(request: BackfillRequest): Promise<BackfillRow> {
@@ -77,6 +79,7 @@ export class MemoryBackfills {
       nextSlotAtMs: plan.firstSlotMs,
       createdRuns: 0,
       skippedSlots: 0,
+      rerunRuns: 0,
       requestedBy: plan.requestedBy,
       createdAtMs: now,
       endedAtMs: null,
@@ -138,15 +141,32 @@ export class MemoryBackfills {
       b.runIds.push(run.id);
       created.push(run);
     }
+    // Rerun mode: an ended run of a taken slot joins the backfill with a pending clear of all its tasks.
+    const rerun: RunId[] = [];
+    if (b.mode === 'rerun') {
+      const createdAt = new Set(created.map((r) => r.scheduledAtMs));
+      for (const ms of slotsMs) {
+        if (createdAt.has(ms)) continue;
+        const runId = this.tables.runKeys.get(`${b.dagId}\u0000${ms}`);
+        const run = runId === undefined ? undefined : this.tables.runs.get(runId);
+        if (!run || (run.state !== 'succeeded' && run.state !== 'failed' && run.state !== 'cancelled')) continue;
+        const spec = this.tables.versions.get(run.dagId)?.find((v) => v.version === run.dagVersion)?.spec;
+        run.backfillId = b.id;
+        if (!b.runIds.includes(run.id)) b.runIds.push(run.id);
+        this.actions.storePending(run.id, `backfill ${b.id}`, `run again by backfill ${b.id}`, 'clear', spec?.tasks.map((t) => t.id) ?? []);
+        rerun.push(run.id);
+      }
+    }
     b.nextSlotAtMs = step.nextSlotAt?.getTime() ?? null;
     b.createdRuns += created.length;
-    b.skippedSlots += slotsMs.length - created.length;
-    if (b.nextSlotAtMs === null && active + created.length === 0) {
+    b.rerunRuns += rerun.length;
+    b.skippedSlots += slotsMs.length - created.length - rerun.length;
+    if (b.nextSlotAtMs === null && active + created.length + rerun.length === 0) {
       b.state = 'done';
       b.endedAtMs = now;
     }
     this.tables.emit({ op: 'backfill:advanced', atMs: now, backfillId: b.id, dagId: b.dagId, token, nextSlotAtMs: b.nextSlotAtMs });
-    return { backfill: this.rowOf(b), created: created.map(runRowOf) };
+    return { backfill: this.rowOf(b), created: created.map(runRowOf), rerun };
   }
 
   async settleBackfill(token: LeaderToken, backfillId: BackfillId): Promise<BackfillSettled | null> {
@@ -160,7 +180,7 @@ export class MemoryBackfills {
       const run = this.tables.runs.get(runId)!;
       if (run.state === 'running') {
         runningRunIds.push(run.id);
-        this.cancelLater(run.id, `backfill ${b.id}`, 'its backfill was cancelled');
+        this.actions.storePending(run.id, `backfill ${b.id}`, 'its backfill was cancelled', 'cancel', []);
       }
       if (run.state !== 'queued') continue;
       run.state = 'cancelled';
@@ -179,20 +199,23 @@ export class MemoryBackfills {
     return b;
   }
 
+  /** Its runs queued or running, and the ended ones it took over whose clear is still pending. */
   private activeRuns(b: MemBackfill): number {
+    const pending = this.actions.pendingRunsBy(`backfill ${b.id}`);
     let n = 0;
     for (const id of b.runIds) {
       const state = this.tables.runs.get(id)?.state;
-      if (state === 'queued' || state === 'running') n++;
+      if (state === 'queued' || state === 'running' || pending.has(id)) n++;
     }
     return n;
   }
 
   private rowOf(b: MemBackfill): BackfillRow {
     const active = this.activeRuns(b);
+    const pending = this.actions.pendingRunsBy(`backfill ${b.id}`);
     const finished = b.runIds.filter((id) => {
       const state = this.tables.runs.get(id)?.state;
-      return state === 'succeeded' || state === 'failed' || state === 'cancelled';
+      return (state === 'succeeded' || state === 'failed' || state === 'cancelled') && !pending.has(id);
     }).length;
     return {
       id: b.id,
@@ -208,6 +231,7 @@ export class MemoryBackfills {
       nextSlotAt: dateOrNull(b.nextSlotAtMs),
       createdRuns: b.createdRuns,
       skippedSlots: b.skippedSlots,
+      rerunRuns: b.rerunRuns,
       activeRuns: active,
       finishedRuns: finished,
       requestedBy: b.requestedBy,

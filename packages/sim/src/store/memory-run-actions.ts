@@ -70,10 +70,11 @@ export class MemoryRunActions {
   }
 
   /**
-   * Stores a pending cancel of a whole run within another write (a cancelled backfill's
-   * settle), as the SQL store inserts one in that write's transaction; its leader applies it.
+   * Stores a pending action within another write (a cancelled backfill's settle cancels a
+   * run, a rerun-mode step clears one), as the SQL store inserts one in that write's
+   * transaction; the run's leader applies it.
    */
-  storePending(runId: string, requestedBy: string, reason: string): void {
+  storePending(runId: string, requestedBy: string, reason: string, kind: 'cancel' | 'clear', taskIds: string[]): void {
     const run = this.tables.runs.get(runId);
     if (!run) return;
     const action: MemAction = {
@@ -81,8 +82,8 @@ export class MemoryRunActions {
       runId: run.id,
       dagId: run.dagId,
       shard: run.shard,
-      kind: 'cancel',
-      taskIds: [],
+      kind,
+      taskIds: [...taskIds],
       downstream: false,
       reason,
       requestedBy,
@@ -93,6 +94,13 @@ export class MemoryRunActions {
       requestKey: null,
     };
     this.actions.set(action.id, action);
+  }
+
+  /** The runs with a pending action by this requester (a backfill's reruns, counted as unfinished). */
+  pendingRunsBy(requestedBy: string): Set<string> {
+    const out = new Set<string>();
+    for (const a of this.actions.values()) if (a.state === 'pending' && a.requestedBy === requestedBy) out.add(a.runId);
+    return out;
   }
 
   async getRunAction(actionId: string): Promise<RunActionRow> {

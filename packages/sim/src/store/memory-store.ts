@@ -155,7 +155,7 @@ export class MemoryStore implements Store {
     this.audit = new MemoryAudit(options.nowMs);
     this.credentials = new MemoryCredentials(this.tables);
     this.actions = new MemoryRunActions(this.tables);
-    this.backfills = new MemoryBackfills(this.tables, (runId, requestedBy, reason) => this.actions.storePending(runId, requestedBy, reason));
+    this.backfills = new MemoryBackfills(this.tables, this.actions);
   }
 
   /** Attaches the invariant checker (one observer at a time). */

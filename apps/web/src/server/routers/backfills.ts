@@ -29,7 +29,7 @@ export const backfillsRouter = router({
         to: instant,
         maxActiveRuns: z.number().int().min(1).max(LIMITS.maxMaxActiveRuns).optional(),
         confirm: z.boolean().optional(),
-        /** Only `skip` runs for now; the store refuses `rerun`, naming the field. */
+        /** skip (the default) leaves slots that have a run; rerun clears their ended runs to run again. */
         mode: z.enum(BACKFILL_MODES as [BackfillMode, ...BackfillMode[]]).optional(),
       }),
     )

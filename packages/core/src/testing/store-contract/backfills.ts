@@ -56,7 +56,7 @@ export function backfillsContract(c: ContractContext): void {
         [{ ...base, dagId: manual }, 'dagId'],
         [{ ...base, maxActiveRuns: 0 }, 'maxActiveRuns'],
         [{ ...base, maxActiveRuns: LIMITS.maxMaxActiveRuns + 1 }, 'maxActiveRuns'],
-        [{ ...base, mode: 'rerun' }, 'mode'],
+        [{ ...base, mode: 'again' as 'rerun' }, 'mode'],
         [{ ...base, to: minutes(LIMITS.backfillConfirmSlots + 1) }, 'confirm'],
         [{ ...base, to: minutes(LIMITS.maxBackfillSlots + 1), confirm: true }, 'to'],
         [{ ...base, from: new Date(FROM.getTime() + 1), to: new Date(FROM.getTime() + 1000) }, 'to'],
@@ -129,6 +129,28 @@ export function backfillsContract(c: ContractContext): void {
       expect(done?.backfill.endedAt).not.toBeNull();
       expect(await c.store.openBackfills([token])).toEqual([]);
       expect(await c.store.advanceBackfill(token, step(b, [], null))).toBeNull();
+    });
+
+    it('in rerun mode a step takes over a slot whose run ended, with a pending clear of all its tasks, and counts it unfinished', async () => {
+      const { token, dagId } = await minuteDag();
+      const first = await c.store.createBackfill({ dagId, from: minutes(1), to: minutes(3), maxActiveRuns: 5, requestedBy: 'ops' });
+      const made = (await c.store.advanceBackfill(token, step(first, [1, 2], null)))!.created;
+      // Minute 1's run ended; minute 2's is still queued.
+      const ended = made[0]!;
+      const jobs = await startRun(c.store, token, ended.id, newJobs());
+      await markUpstreamFailed(
+        c.store,
+        token,
+        jobs.map((j) => j.id),
+      );
+      expect(await finishRun(c.store, token, ended.id, 'failed')).toBe(true);
+      const again = await c.store.createBackfill({ dagId, from: FROM, to: minutes(3), maxActiveRuns: 3, mode: 'rerun', requestedBy: 'ops' });
+      const out = await c.store.advanceBackfill(token, step(again, [0, 1, 2], null));
+      expect(out?.created.map((r) => r.scheduledAt.toISOString())).toEqual([FROM.toISOString()]);
+      expect(out?.rerun).toEqual([ended.id]);
+      expect(out?.backfill).toMatchObject({ createdRuns: 1, rerunRuns: 1, skippedSlots: 1, activeRuns: 2, finishedRuns: 0 });
+      const pending = (await c.store.pendingRunActions(token)).filter((a) => a.runId === ended.id);
+      expect(pending).toMatchObject([{ kind: 'clear', taskIds: ['a', 'b'], requestedBy: `backfill ${again.id}` }]);
     });
 
     it('a deposed leader advances and settles nothing', async () => {

@@ -1,3 +1,27 @@
+CREATE TABLE "job_attempts" (
+	"job_id" bigint NOT NULL,
+	"fence" bigint NOT NULL,
+	"attempt" integer NOT NULL,
+	"worker_id" text NOT NULL,
+	"outcome" text NOT NULL,
+	"output" jsonb,
+	"error" text,
+	"logs" text,
+	"started_at" timestamp (6) with time zone,
+	"ended_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "job_attempts_pk" PRIMARY KEY("job_id","fence"),
+	CONSTRAINT "job_attempts_outcome_check" CHECK ("job_attempts"."outcome" in ('succeeded', 'failed'))
+);
+--> statement-breakpoint
+CREATE TABLE "job_log_chunks" (
+	"job_id" bigint NOT NULL,
+	"fence" bigint NOT NULL,
+	"seq" integer NOT NULL,
+	"text" text NOT NULL,
+	"written_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "job_log_chunks_pk" PRIMARY KEY("job_id","fence","seq")
+);
+--> statement-breakpoint
 CREATE TABLE "backfills" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "backfills_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"dag_id" text NOT NULL,
@@ -12,6 +36,7 @@ CREATE TABLE "backfills" (
 	"next_slot_at" timestamp (6) with time zone,
 	"created_runs" integer DEFAULT 0 NOT NULL,
 	"skipped_slots" integer DEFAULT 0 NOT NULL,
+	"rerun_runs" integer DEFAULT 0 NOT NULL,
 	"requested_by" text NOT NULL,
 	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
 	"ended_at" timestamp (6) with time zone,
@@ -22,9 +47,13 @@ CREATE TABLE "backfills" (
 --> statement-breakpoint
 ALTER TABLE "runs" DROP CONSTRAINT "runs_trigger_check";--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "backfill_id" bigint;--> statement-breakpoint
+ALTER TABLE "job_attempts" ADD CONSTRAINT "job_attempts_job_id_jobs_id_fk" FOREIGN KEY ("job_id") REFERENCES "public"."jobs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "job_log_chunks" ADD CONSTRAINT "job_log_chunks_job_id_jobs_id_fk" FOREIGN KEY ("job_id") REFERENCES "public"."jobs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "backfills" ADD CONSTRAINT "backfills_dag_id_dags_id_fk" FOREIGN KEY ("dag_id") REFERENCES "public"."dags"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "backfills_open_idx" ON "backfills" USING btree ("shard","id") WHERE "backfills"."ended_at" is null;--> statement-breakpoint
 CREATE INDEX "backfills_dag_idx" ON "backfills" USING btree ("dag_id","id");--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_backfill_id_backfills_id_fk" FOREIGN KEY ("backfill_id") REFERENCES "public"."backfills"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "runs_backfill_idx" ON "runs" USING btree ("backfill_id","state") WHERE "runs"."backfill_id" is not null;--> statement-breakpoint
+CREATE INDEX "runs_scheduled_at_id_idx" ON "runs" USING btree ("scheduled_at","id");--> statement-breakpoint
+CREATE INDEX "runs_state_scheduled_at_idx" ON "runs" USING btree ("state","scheduled_at","id");--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_trigger_check" CHECK ("runs"."trigger" in ('schedule', 'manual', 'backfill', 'rerun'));
