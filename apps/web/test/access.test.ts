@@ -1,8 +1,21 @@
+import { randomBytes } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '@fenceline/core';
+import { createDatabase, dropDatabase } from '@fenceline/db';
+import { consoleStore } from '../src/server/store';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
+// The console's store opens lazily on DATABASE_URL: a database of this file's own, so the
+// migrations it runs meet no schema another test or an earlier run left behind.
+const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `fenceline_access_${randomBytes(4).toString('hex')}`;
+beforeAll(async () => {
+  process.env.DATABASE_URL = await createDatabase(adminUrl, dbName);
+});
+afterAll(async () => {
+  await (await consoleStore()).close();
+  await dropDatabase(adminUrl, dbName);
+});
 import { appRouter } from '../src/server/routers/app';
 import type { Context } from '../src/server/trpc';
 import { contextAs } from './support/contexts';
