@@ -151,7 +151,8 @@ describe('worker protocol against a real scheduler', () => {
     // The two jobs may come in one delivery or two.
     if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'batcher', session, slots: 2, free: 1, waitMs: 10_000 }))];
     expect(jobs).toHaveLength(2);
-    const [a, b] = jobs as [(typeof jobs)[number], (typeof jobs)[number]];
+    type Granted = Extract<(typeof jobs)[number], { runId: string }>;
+    const [a, b] = jobs as [Granted, Granted];
 
     const renewed = await client.renewMany.mutate({
       renewals: [

@@ -7,6 +7,7 @@ import { runCli } from './support/cli-process';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
+const RENEW_MS = 20_000;
 
 function alive(pid: number): boolean {
   try {
@@ -33,7 +34,12 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fenceline-actions-'));
-    f = await startFixture({ schedulers: 2, workers: 2, env: { FENCELINE_ALLOW_SHELL: '1', FENCELINE_CAP_PERCENT: '100' } });
+    // Renewals every 20 s: a cancel that reached its worker sooner came through the worker's open poll.
+    f = await startFixture({
+      schedulers: 2,
+      workers: 2,
+      env: { FENCELINE_ALLOW_SHELL: '1', FENCELINE_CAP_PERCENT: '100', FENCELINE_LEASE_TTL_MS: String(RENEW_MS * 3), FENCELINE_RENEW_INTERVAL_MS: String(RENEW_MS) },
+    });
   });
   afterAll(async () => {
     await f?.stop();
@@ -69,8 +75,11 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
     const long = jobs.find((j) => j.taskId === 'long')!;
     expect(long.fence).toBe(leased!.fence + 1);
 
-    // The worker hears of the revocation at its next renewal and kills the process.
-    await eventually('the cancelled shell process to be killed', async () => !alive(pid), 30_000);
+    // The worker hears of the revocation at once on its open poll (its next renewal is 20 s
+    // away) and kills the process.
+    const cancelledAt = Date.now();
+    await eventually('the cancelled shell process to be killed', async () => !alive(pid), 30_000, 50);
+    expect(Date.now() - cancelledAt).toBeLessThan(RENEW_MS / 2);
     // Whatever its holder still sends under the old fence is refused, and nothing was written.
     const late = await f.store.completeJobs([
       { ref: { jobId: long.id, fence: leased!.fence, workerId: parseWorkerId(leased!.holder!), session: null }, output: 'late', logs: null },

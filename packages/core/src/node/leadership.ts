@@ -1,4 +1,5 @@
 import { DeposedLeaderError } from '../errors';
+import type { WorkerId } from '../ids';
 import type { Grant, GrantedLease, LeaderToken } from '../store';
 import { Batcher } from './batcher';
 import { LeaderWrites } from './leader-writes';
@@ -150,6 +151,10 @@ export class Leadership {
       // renewal interval; one silent for longer than the TTL less that interval has gone.
       holderGone: (workerId) => workerId === null || c.pool.silentMs(workerId) > c.config.leaseTtlMs - c.config.renewIntervalMs,
       onError: (where, err) => c.error(where, err),
+      // An operator's action revoked these leases: their holders polling here stop at once.
+      revoked: (leases) => {
+        for (const l of leases) if (l.holder !== null) c.pool.revoke(l.holder as WorkerId, l.jobId, l.fence);
+      },
       grantLeases: async (t, grants) => {
         const outcome = await this.grantBatcher.submit({ token: t, grants });
         if (outcome instanceof Error) throw outcome;

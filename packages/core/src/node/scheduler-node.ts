@@ -10,7 +10,7 @@ import { Leadership } from './leadership';
 import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
 import type { ShardLeader } from './shard-leader';
-import { WorkerPool, type Assignment, type PollRequest } from './worker-pool';
+import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequest } from './worker-pool';
 import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 
@@ -152,7 +152,9 @@ export class SchedulerNode {
    * found it gone, or the node stopped before it came back for them), so the jobs are
    * ready again at once instead of after the lease TTL.
    */
-  async handBackUndelivered(workerId: WorkerId, jobs: Assignment[], reason: string = RELEASE_REASONS.hungUp): Promise<void> {
+  async handBackUndelivered(workerId: WorkerId, items: PollItem[], reason: string = RELEASE_REASONS.hungUp): Promise<void> {
+    // A revocation that did not reach its worker needs nothing: its next renewal is refused.
+    const jobs = items.filter((item): item is Assignment => !isRevocation(item));
     if (jobs.length === 0) return;
     this.metrics.inc('leases_undelivered_total', jobs.length);
     await Promise.all(jobs.map((job) => this.protocol.handBack(job.jobId, job.fence, workerId, reason).catch(() => undefined)));
@@ -259,7 +261,7 @@ export class SchedulerNode {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     return this.protocol.poll(poll, cancelled);
   }
 

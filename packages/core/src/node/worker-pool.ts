@@ -24,9 +24,26 @@ export interface Assignment {
   task: { type: string; config: Record<string, unknown>; timeoutMs: number };
 }
 
+/**
+ * A lease an operator action revoked, told to its holder on its open poll so that it
+ * stops the job at once rather than at its next renewal (which would be refused anyway).
+ */
+export interface Revocation {
+  revoked: true;
+  jobId: JobId;
+  fence: number;
+}
+
+/** What a poll's answer holds: leases granted, and leases revoked. */
+export type PollItem = Assignment | Revocation;
+
+export function isRevocation(item: PollItem): item is Revocation {
+  return (item as Revocation).revoked === true;
+}
+
 interface Waiter {
   free: number;
-  resolve: (jobs: Assignment[]) => void;
+  resolve: (jobs: PollItem[]) => void;
   cancelTimer: () => void;
 }
 
@@ -154,7 +171,7 @@ export class WorkerPool {
    * Waits for work. A second poll from the same worker replaces the first, which is answered
    * empty. `cancelled` ends this wait (and only this one) when its client hangs up.
    */
-  wait(poll: PollRequest, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  wait(poll: PollRequest, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     const { workerId, slots, freeSlots: free, waitMs } = poll;
     this.touch(workerId, slots);
     const worker = this.workers.get(workerId)!;
@@ -163,7 +180,7 @@ export class WorkerPool {
     // count says now: it hands back what it cannot run.
     if (worker.outbox.length > 0) return Promise.resolve(this.takeOutbox(worker));
     if (free <= 0) return Promise.resolve([]);
-    return new Promise<Assignment[]>((resolve) => {
+    return new Promise<PollItem[]>((resolve) => {
       const mine = (): boolean => worker.waiter?.resolve === resolve;
       const cancelTimer = this.timers.after(waitMs, () => {
         if (mine()) this.answer(worker, []);
@@ -379,7 +396,20 @@ export class WorkerPool {
     return worker.outbox.splice(0);
   }
 
-  private answer(worker: KnownWorker, jobs: Assignment[]): void {
+  /**
+   * Tells a worker with an open poll here that its lease was revoked (an operator's cancel
+   * or mark), answering the poll with the revocation; it polls again at once. A worker with
+   * no open poll (all its slots busy) learns it at its next renewal, which is refused.
+   * Returns whether the worker was told.
+   */
+  revoke(workerId: WorkerId, jobId: JobId, fence: number): boolean {
+    const worker = this.workers.get(workerId);
+    if (!worker?.waiter) return false;
+    this.answer(worker, [{ revoked: true, jobId, fence }]);
+    return true;
+  }
+
+  private answer(worker: KnownWorker, jobs: PollItem[]): void {
     const waiter = worker.waiter;
     if (!waiter) return;
     worker.waiter = null;

@@ -8,7 +8,7 @@ import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
 import { answerFor, isFencedRefusal, reasonOf, refusalReason, workerRefusal } from './refusals';
 import type { ShardLeader } from './shard-leader';
-import type { Assignment, PollRequest } from './worker-pool';
+import type { Assignment, PollItem, PollRequest } from './worker-pool';
 
 /** What the worker protocol needs from the rest of the node. */
 export interface ProtocolDeps {
@@ -85,7 +85,7 @@ export class WorkerProtocol {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  async poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<Assignment[]> {
+  async poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     const { c } = this;
     await this.checkSession(poll.workerId, poll.session);
     const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);

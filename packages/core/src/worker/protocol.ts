@@ -1,6 +1,6 @@
 import type { FencelineError } from '../errors';
 import type { JobId, WorkerId } from '../ids';
-import type { Assignment } from '../node/worker-pool';
+import type { Assignment, PollItem } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome } from '../store';
 
@@ -32,7 +32,7 @@ export interface LeaseTiming {
 
 /** A poll on its way or held open by a node. */
 export interface OpenPoll {
-  readonly answer: Promise<Assignment[]>;
+  readonly answer: Promise<PollItem[]>;
   /** The worker hangs up: `answer` rejects, and the node stops holding the poll. */
   hangUp(reason: Error): void;
   /**

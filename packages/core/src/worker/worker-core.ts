@@ -183,7 +183,10 @@ export class WorkerCore {
       try {
         const jobs = await poll.answer;
         failures = 0;
-        for (const job of jobs) this.accept(job, i);
+        for (const item of jobs) {
+          if ('revoked' in item) this.revoked(item.jobId, item.fence);
+          else this.accept(item, i);
+        }
         // Our polls on the other nodes still offer the slots these jobs just took, and are
         // left open all the same: cutting a poll whose answer is already on the wire loses
         // that answer, and its leases would sit unrun until they expire. A node that fills
@@ -307,6 +310,12 @@ export class WorkerCore {
     if (!(err instanceof FencelineError)) return;
     this.stats.refusedWrites++;
     this.deps.onRefused?.(err.code, op, job);
+  }
+
+  /** A node told us an operator revoked a lease we hold: stop the job now, write nothing. */
+  private revoked(jobId: string, fence: number): void {
+    const r = this.running.get(jobId);
+    if (r && r.job.fence < fence) this.lose(r, `revoked by the scheduler (an operator's action raised the fence to ${fence})`);
   }
 
   private lose(r: RunningJob, why: string): void {
