@@ -8,7 +8,7 @@ import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
 import { answerFor, isFencedRefusal, reasonOf, refusalReason, workerRefusal } from './refusals';
 import type { ShardLeader } from './shard-leader';
-import type { Assignment, PollItem, PollRequest } from './worker-pool';
+import type { PollItem, PollRequest } from './worker-pool';
 
 /** What the worker protocol needs from the rest of the node. */
 export interface ProtocolDeps {
