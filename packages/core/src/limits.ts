@@ -47,6 +47,19 @@ export const LIMITS = {
   maxJobsPerRead: 10_000,
   /** Slot instants one due read may leave out (DueReadOptions.skipSlots). */
   maxSkippedSlots: 1_000,
+  /** Parameters one DAG may declare. */
+  maxParamsPerDag: 100,
+  /** A parameter's name, in characters (it becomes part of an environment variable's name). */
+  maxParamNameLength: 64,
+  /** A string parameter's value, in characters. */
+  maxParamValueLength: 4_096,
+  /** Values one parameter's enum may list. */
+  maxParamEnumValues: 100,
+  /**
+   * A run's resolved parameters, in bytes of UTF-8 JSON. They travel in the notice that
+   * tells a leader of a triggered run, which PostgreSQL keeps under 8,000 bytes.
+   */
+  maxRunParamsBytes: 6_000,
   /** A manual trigger's request key, in characters. */
   maxRequestKeyLength: 100,
   /**
