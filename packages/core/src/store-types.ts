@@ -1,6 +1,7 @@
 import type { ErrorCode, FencelineError } from './errors';
 import type { DagId, JobId, RunId, WorkerId } from './ids';
 import type { JobRow, RunRow, ShardLeaseRow } from './model';
+import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
 
 /**
@@ -126,6 +127,8 @@ export interface ScheduledRunsItem {
   expectedNextRunAt: Date;
   slots: Date[];
   nextRunAt: Date | null;
+  /** The parameters of every run this item creates: the defaults of the DAG version the leader planned with. */
+  params?: RunParams;
   /**
    * Start the run in the same write: with exactly one slot, and only if the DAG is still
    * at `version`, the run is created running with these jobs inserted (a leader asks when
@@ -230,6 +233,8 @@ export type StoreNotice =
       dagId?: DagId;
       dagVersion?: number;
       scheduledAt?: string;
+      /** The run's resolved parameters (older senders omit them, and the leader reads the run back). */
+      params?: RunParams;
     }
   | {
       kind: 'job-ended';
@@ -248,6 +253,12 @@ export type StoreNotice =
 /** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
 export interface TriggerOptions {
   requestKey?: string;
+  /**
+   * Values for the DAG's declared parameters, checked against the current version's
+   * declaration (resolveRunParams) before anything is written; the run stores them with the
+   * defaults of the ones left out.
+   */
+  params?: Record<string, unknown>;
 }
 
 /** A node asking for a shard's lease, for `ttlMs` of store time (ClusterStore.acquireShard). */

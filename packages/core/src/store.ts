@@ -110,7 +110,9 @@ export interface CatalogueStore extends StoreTime {
    * `requestKey`, a second trigger of the DAG with the same key queues nothing and returns
    * the run the first one queued, so a request sent twice (a double click, a retry after a
    * lost answer) makes one run. Throws InvalidInputError for a key that fails
-   * checkRequestKey, NotFoundError for a DAG that does not exist.
+   * checkRequestKey or for params the DAG's declaration refuses (`details.issues` names each
+   * bad field as `params.NAME`), NotFoundError for a DAG that does not exist; a refused
+   * trigger writes nothing.
    */
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
 }

@@ -52,7 +52,8 @@ export function assignment(jobId: string, over: Partial<Assignment> = {}, task: 
     fence: 1,
     leaseTtlMs: 90_000,
     renewIntervalMs: 30_000,
-    task: { type: 'noop', config: {}, timeoutMs: 0, ...task },
+    task: { type: 'noop', config: {}, timeoutMs: 0, dependsOn: [], ...task },
+    params: {},
     ...over,
   };
 }

@@ -208,7 +208,7 @@ export class SchedulerNode {
       // The notice carries the run; reading it back is only for senders that leave it out.
       const at = n.scheduledAt ? new Date(n.scheduledAt) : null;
       const run: RunRow =
-        n.dagId && n.dagVersion && at && !Number.isNaN(at.getTime())
+        n.dagId && n.dagVersion && n.params && at && !Number.isNaN(at.getTime())
           ? {
               id: n.runId,
               dagId: n.dagId,
@@ -220,6 +220,7 @@ export class SchedulerNode {
               createdAt: at,
               startedAt: null,
               endedAt: null,
+              params: n.params,
             }
           : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { RunParams } from '@fenceline/core';
 import { dags } from './dags';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'date' });
@@ -34,6 +35,11 @@ export const runs = pgTable(
      * request sent twice queues one run; null for scheduled runs and keyless triggers.
      */
     requestKey: text('request_key'),
+    /**
+     * The run's resolved parameters: a manual trigger's values checked against its DAG
+     * version's declaration with the defaults filled in, or the defaults for a scheduled run.
+     */
+    params: jsonb('params').$type<RunParams>().notNull().default({}),
   },
   (t) => [
     unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),

@@ -9,6 +9,7 @@ import {
   type LeaseRef,
   type ResultRow,
   type StoreNotice,
+  type RunParams,
 } from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryEventLog } from './memory-event-log';
@@ -105,7 +106,7 @@ export class MemoryTables {
     });
   }
 
-  insertRun(dag: MemDag, scheduledAtMs: number, trigger: 'schedule' | 'manual', token: LeaderToken | null): MemRun {
+  insertRun(dag: MemDag, scheduledAtMs: number, trigger: 'schedule' | 'manual', token: LeaderToken | null, params: RunParams = {}): MemRun {
     const now = this.nowMs();
     const num = this.nextRunNum++;
     const run: MemRun = {
@@ -120,6 +121,7 @@ export class MemoryTables {
       createdAtMs: now,
       startedAtMs: null,
       endedAtMs: null,
+      params: { ...params },
       jobIds: [],
     };
     this.runs.set(run.id, run);
