@@ -73,6 +73,7 @@ export class Worker {
       taskId: job.taskId,
       attempt: job.attempt,
       fence: job.fence,
+      params: job.params,
       signal: control.signal,
       log: (message, fields) => {
         const line = fields ? `${message} ${JSON.stringify(fields)}` : message;

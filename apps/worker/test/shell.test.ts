@@ -8,9 +8,9 @@ import { NonRetryableError, type TaskContext } from '../src/task';
 const root = mkdtempSync(join(tmpdir(), 'fenceline-shell-'));
 const allowed: ShellPolicy = { allowed: true, allowedEnv: ['GREETING'], cwdRoot: root, killGraceMs: 300 };
 
-function context(signal = new AbortController().signal): TaskContext & { lines: string[] } {
+function context(signal = new AbortController().signal, params: TaskContext['params'] = {}): TaskContext & { lines: string[] } {
   const lines: string[] = [];
-  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
+  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, params, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
 }
 
 describe('worker: shell jobs', () => {
@@ -39,6 +39,15 @@ describe('worker: shell jobs', () => {
     )) as { exitCode: number; stdout: string };
     expect(out.exitCode).toBe(0);
     expect(out.stdout.trim()).toBe('42 hi no-home $HOME');
+  });
+
+  it('gives the command the run params as FENCELINE_PARAM_<NAME>, under the DAG env', async () => {
+    const out = (await runShell(
+      { command: process.execPath, args: ['-e', 'console.log(process.env.FENCELINE_PARAM_region, process.env.FENCELINE_PARAM_batch, process.env.FENCELINE_PARAM_dryRun)'] },
+      context(undefined, { region: 'eu', batch: 3, dryRun: false }),
+      allowed,
+    )) as { stdout: string };
+    expect(out.stdout.trim()).toBe('eu 3 false');
   });
 
   it('fails on a non-zero exit', async () => {

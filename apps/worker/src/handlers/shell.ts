@@ -16,6 +16,15 @@ export interface ShellPolicy {
 const MAX_CAPTURE_CHARS = 64 * 1024;
 
 /**
+ * The run's parameters as FENCELINE_PARAM_<NAME> variables (the name as declared, a value
+ * as its text: `true`, `42`). Declared names are letters, digits and `_`, so each is a
+ * valid variable name. A DAG's own `env` is applied after them and wins.
+ */
+export function paramEnv(ctx: Pick<TaskContext, 'params'>): Record<string, string> {
+  return Object.fromEntries(Object.entries(ctx.params).map(([name, value]) => [`FENCELINE_PARAM_${name}`, String(value)]));
+}
+
+/**
  * Runs a command without a shell (no interpolation), with a minimal environment. Off
  * unless the worker was started with shell allowed. On abort the child gets SIGTERM, then
  * SIGKILL after the grace, so a job whose lease was lost stops doing work.
@@ -36,7 +45,7 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...paramEnv(ctx), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
