@@ -8,6 +8,7 @@ import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
+import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
@@ -35,8 +36,8 @@ export interface StoreHarness {
 
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
- * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers (catalogue), ticks, runs and leases (leader), worker-writes, bad-bytes and
+ * Store's roles: leadership and workers-and-events (cluster, events, notices), dags,
+ * triggers and run-params (catalogue), ticks, runs and leases (leader), worker-writes, bad-bytes and
  * sessions (worker protocol), credentials (worker credentials), people (users, sessions,
  * API tokens) and audit-log.
  */
@@ -60,6 +61,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     runsContract(c);
     dagsContract(c);
     triggersContract(c);
+    runParamsContract(c);
     workersAndEventsContract(c);
     peopleContract(c);
     auditLogContract(c);
