@@ -39,8 +39,8 @@ describe('run params', () => {
 
   it('refuses a value outside the enum and a number with a fraction for an integer', () => {
     expect(refusal({ batch: 1.5, region: 'asia' }).details.issues).toEqual([
-      { field: 'params.region', message: 'must be one of "eu", "us"' },
       { field: 'params.batch', message: 'must be an integer, got 1.5' },
+      { field: 'params.region', message: 'must be one of "eu", "us"' },
     ]);
   });
 

@@ -18,6 +18,10 @@ export interface ParamIssue {
  * type, a value outside the enum, a required parameter with no value, a name the DAG does
  * not declare), and the trigger is refused with all of them at once, so an operator fixes
  * a form in one pass. A parameter with neither a value nor a default is left out.
+ *
+ * Parameters are taken in name order (paramNames), and so are the issues and the resolved
+ * values: PostgreSQL's jsonb keeps an object's keys in an order of its own, and every store
+ * must answer alike.
  */
 export function resolveRunParams(declared: Readonly<Record<string, ParamSpec>>, given: unknown = {}): RunParams {
   const issues: ParamIssue[] = [];
@@ -26,10 +30,11 @@ export function resolveRunParams(declared: Readonly<Record<string, ParamSpec>>, 
   }
   const values = given as Record<string, unknown>;
   const resolved: RunParams = {};
-  for (const name of Object.keys(values)) {
+  for (const name of Object.keys(values).sort()) {
     if (!Object.hasOwn(declared, name)) issues.push({ field: `params.${name}`, message: 'is not a parameter of this DAG' });
   }
-  for (const [name, param] of Object.entries(declared)) {
+  for (const name of paramNames(declared)) {
+    const param = declared[name]!;
     const value = Object.hasOwn(values, name) ? values[name] : undefined;
     if (value === undefined) {
       if (param.default !== undefined) resolved[name] = param.default;
@@ -53,8 +58,13 @@ export function resolveRunParams(declared: Readonly<Record<string, ParamSpec>>, 
 /** The defaults of a DAG's parameters: what a scheduled run gets. */
 export function defaultRunParams(declared: Readonly<Record<string, ParamSpec>>): RunParams {
   const resolved: RunParams = {};
-  for (const [name, param] of Object.entries(declared)) if (param.default !== undefined) resolved[name] = param.default;
+  for (const name of paramNames(declared)) if (declared[name]!.default !== undefined) resolved[name] = declared[name]!.default;
   return resolved;
+}
+
+/** A DAG's parameter names in the one order every store, form and listing uses: by name, in code-unit order. */
+export function paramNames(declared: Readonly<Record<string, ParamSpec>>): string[] {
+  return Object.keys(declared).sort();
 }
 
 function valueProblem(param: ParamSpec, value: unknown): string | null {
