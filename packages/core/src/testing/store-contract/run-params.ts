@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { InvalidInputError } from '../../errors';
+import type { DagSpecInput } from '../../spec';
 import type { StoreNotice } from '../../store';
 import type { ContractContext } from './context';
 import { DUE_STEP_MS, eventually, refusedWith, SHARD_COUNT, spec } from './fixtures';
 import { createScheduledRunsMany } from './one-leader';
 
-const PARAMS = {
+const PARAMS: NonNullable<DagSpecInput['params']> = {
   region: { type: 'string', enum: ['eu', 'us'], default: 'eu' },
   batch: { type: 'integer', required: true },
   dryRun: { type: 'boolean', default: false },
-} as const;
+};
 
 /** The store contract's part on run parameters: checked before a trigger writes, stored with the run, carried to its leader. */
 export function runParamsContract(c: ContractContext): void {
@@ -52,7 +53,7 @@ export function runParamsContract(c: ContractContext): void {
 
     it('a scheduled run stores the params its leader created it with', async () => {
       const { token, dagId } = await c.leadFreshShard();
-      await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 }, params: { region: PARAMS.region } }), SHARD_COUNT);
+      await c.store.putDag(spec(dagId, { schedule: { kind: 'interval', everyMs: 1_000 }, params: { region: PARAMS.region! } }), SHARD_COUNT);
       const slot = (await c.store.getDag(dagId)).nextRunAt!;
       await c.untilDue([slot.getTime() + DUE_STEP_MS]);
       const [created] = await createScheduledRunsMany(c.store, token, [
