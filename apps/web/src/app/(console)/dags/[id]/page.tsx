@@ -100,7 +100,12 @@ export default function DagPage() {
         actions={
           d && canOperate(role) ? (
             <>
-              <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => triggerClicked(d.paused, Object.keys(d.spec.params ?? {}).length > 0)}>
+              <button
+                className="primary"
+                data-testid="trigger-run"
+                disabled={trigger.isPending}
+                onClick={() => triggerClicked(d.paused, Object.keys(d.spec.params ?? {}).length > 0)}
+              >
                 ▶ Trigger run
               </button>
               <button data-testid="toggle-pause" disabled={pause.isPending} onClick={() => pause.mutate({ id, paused: !d.paused })}>
