@@ -34,6 +34,17 @@ export const LIMITS = {
   /** A job's result (output plus logs), in bytes of UTF-8 JSON. */
   maxResultBytes: 256 * 1024,
   /**
+   * A job's output alone, in bytes of UTF-8 JSON. It is handed to every task downstream of
+   * the job, so it is kept to what a handler can take in as an argument; large data belongs
+   * elsewhere, with a reference to it in the output.
+   */
+  maxOutputBytes: 64 * 1024,
+  /**
+   * All the upstream outputs one job is handed, in bytes of UTF-8 JSON: a task with
+   * thousands of dependencies would otherwise be handed hundreds of megabytes.
+   */
+  maxUpstreamOutputBytes: 4 * 1024 * 1024,
+  /**
    * Levels of arrays and objects in any free-form JSON a caller sends (a job's output, a
    * worker's metadata, a DAG spec): far more than real data needs, and far less than what
    * exhausts the stack of a recursive walk or PostgreSQL's jsonb parser.

@@ -121,6 +121,15 @@ export interface CompleteItem {
   logs?: string | null;
 }
 
+/** An upstream task's accepted output, as the job downstream of it is handed it (WorkerProtocolStore.upstreamOutputs). */
+export interface UpstreamOutput {
+  taskId: string;
+  jobId: JobId;
+  /** The fence of the accepted result: the highest the result store holds, equal to the job's. */
+  fence: number;
+  output: unknown;
+}
+
 /** The tick's write for one due DAG (see LeaderStore.createScheduledRunsAcross). */
 export interface ScheduledRunsItem {
   dagId: string;

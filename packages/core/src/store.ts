@@ -14,6 +14,7 @@ import type {
   RenewOutcome,
   WriteOutcome,
   CompleteItem,
+  UpstreamOutput,
   ScheduledRunsItem,
   CreatedRun,
   LeaderGroup,
@@ -229,6 +230,16 @@ export interface WorkerProtocolStore extends StoreTime {
   failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow>;
   /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
   releaseJob(ref: LeaseRef): Promise<JobRow>;
+  /**
+   * The accepted outputs of the named tasks of the job's own run, for the holder of the
+   * job's current lease: a fenced read, refused as a write would be (StaleFence,
+   * ForgedFence, LeaseLost, NotFound) and reading nothing then. Only a task whose job
+   * succeeded is listed, with the result the result store accepted at the job's fence; a
+   * task that has not succeeded, or is not in the run, is left out. In the order of
+   * `taskIds` (checkUpstreamTasks); TooLarge when the outputs together pass
+   * LIMITS.maxUpstreamOutputBytes.
+   */
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]>;
 }
 
 /**

@@ -13,6 +13,7 @@ import { runsContract } from './store-contract/runs';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
+import { upstreamOutputsContract } from './store-contract/upstream-outputs';
 import { workerWritesContract } from './store-contract/worker-writes';
 import { workersAndEventsContract } from './store-contract/workers-and-events';
 
@@ -37,8 +38,8 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags,
- * triggers and run-params (catalogue), ticks, runs and leases (leader), worker-writes, bad-bytes and
- * sessions (worker protocol), credentials (worker credentials), people (users, sessions,
+ * triggers and run-params (catalogue), ticks, runs and leases (leader), worker-writes, upstream-outputs,
+ * bad-bytes and sessions (worker protocol), credentials (worker credentials), people (users, sessions,
  * API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
@@ -54,6 +55,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
     leaseContract(c);
     workerWritesContract(c);
+    upstreamOutputsContract(c);
     badBytesContract(c);
     sessionsContract(c);
     leadershipContract(c);

@@ -248,7 +248,7 @@ export class WorkerCore {
       this.leaveSlot(job.jobId);
       return;
     }
-    const send = storableEnd((end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
+    const send = storableEnd(job.jobId, (end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
     r.finishing = true;
     this.finishing++;
     this.wakePollers();

@@ -51,6 +51,7 @@ import type {
   UserId,
   UserName,
   UserRow,
+  UpstreamOutput,
 } from '@fenceline/core';
 import type { Db } from './db';
 import * as credentials from './credentials';
@@ -64,6 +65,7 @@ import * as runs from './runs';
 import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
+import * as upstream from './upstream';
 import * as workers from './workers';
 import * as people from './people';
 import * as auditLog from './audit-log';
@@ -221,6 +223,10 @@ export class SqlStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return jobWrites.releaseJob(this.db, ref);
+  }
+
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
+    return upstream.upstreamOutputs(this.db, ref, taskIds);
   }
 
   // ---- EventStore and NoticeStore ----------------------------------------------------------

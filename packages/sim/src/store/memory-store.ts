@@ -51,6 +51,7 @@ import type {
   UserId,
   UserName,
   UserRow,
+  UpstreamOutput,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
 import { MemoryCatalogue } from './memory-catalogue';
@@ -334,6 +335,10 @@ export class MemoryStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return this.workerWrites.releaseJob(ref);
+  }
+
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
+    return this.workerWrites.upstreamOutputs(ref, taskIds);
   }
 
   // ---- WorkerCredentialStore (memory-credentials.ts) ----------------------------------------
