@@ -8,6 +8,12 @@ import type { RunParams } from '@fenceline/core';
 export interface TaskContext {
   /** The run's parameters: the trigger's values and the declared defaults (the defaults for a scheduled run). */
   params: RunParams;
+  /**
+   * The accepted outputs of the task's upstream tasks, by task id (`ctx.upstream.extract.output`):
+   * only results the result store accepted under each upstream job's fence. Empty for a task
+   * without dependencies.
+   */
+  upstream: Record<string, { output: unknown }>;
   jobId: string;
   runId: string;
   dagId: string;

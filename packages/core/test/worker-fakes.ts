@@ -1,4 +1,4 @@
-import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, JobId, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, WorkerTransport } from '../src';
+import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, JobId, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, UpstreamOutput, WorkerTransport } from '../src';
 import { asDagId, asJobId, asRunId } from './literal-ids';
 
 /** Virtual time: timers fire only when the test advances the clock, in order, with promise continuations run in between. */
@@ -72,6 +72,7 @@ export class FakeTransport implements WorkerTransport {
   completeAnswer: (node: number, results: ResultToSend[]) => Promise<ResultOutcome[]> | ResultOutcome[] = (_n, results) => results.map(() => ({ ok: true as const }));
   failAnswer: Answer<void> = () => undefined;
   releaseAnswer: Answer<void> = () => undefined;
+  upstreamAnswer: (node: number, req: { jobId: JobId; taskIds: string[] }) => Promise<UpstreamOutput[]> | UpstreamOutput[] = () => [];
 
   constructor(readonly nodeCount = 1) {}
 
@@ -135,6 +136,11 @@ export class FakeTransport implements WorkerTransport {
   async release(node: number, req: unknown) {
     this.calls.push({ op: 'release', node, req });
     return (this.releaseAnswer as (n: number, r: unknown) => void)(node, req);
+  }
+
+  async upstream(node: number, req: { jobId: JobId; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    this.calls.push({ op: 'upstream', node, req });
+    return this.upstreamAnswer(node, req);
   }
 }
 

@@ -2,6 +2,7 @@ import { httpConfigSchema } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
 import { describeFetchFailure, hostPort } from './fetch-failure';
 import { fillParams } from './templates';
+import { clipForOutput } from './output-size';
 
 const MAX_BODY_CHARS = 16 * 1024;
 
@@ -32,7 +33,7 @@ export async function runHttp(config: Record<string, unknown>, ctx: TaskContext)
   }
   ctx.log(`${method} ${url} -> ${res.status}`);
   if (!expectStatus.includes(res.status)) throw new Error(`${method} ${url} answered ${res.status}, expected one of ${expectStatus.join(', ')}`);
-  return { status: res.status, body: text };
+  return { status: res.status, body: clipForOutput(text) };
 }
 
 /**

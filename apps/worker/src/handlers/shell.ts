@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { resolve, relative, isAbsolute } from 'node:path';
 import { shellConfigSchema } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
+import { clipForOutput } from './output-size';
+import { writeUpstreamFiles } from './upstream-files';
 
 export interface ShellPolicy {
   allowed: boolean;
@@ -42,10 +44,20 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
   const rel = relative(root, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new NonRetryableError(`cwd "${cwd}" is outside the worker's allowed folder ${root}`);
 
+  const upstream = await writeUpstreamFiles(ctx);
+  try {
+    return await spawnCommand({ command, args, dir, env: { ...paramEnv(ctx), ...upstream.env, ...env } }, ctx, policy);
+  } finally {
+    await upstream.remove();
+  }
+}
+
+function spawnCommand(run: { command: string; args: string[]; dir: string; env: Record<string, string> }, ctx: TaskContext, policy: ShellPolicy): Promise<unknown> {
+  const { command, args, dir, env } = run;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...paramEnv(ctx), ...env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -65,7 +77,7 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
       if (stdout) ctx.log(`stdout: ${stdout.trimEnd()}`);
       if (stderr) ctx.log(`stderr: ${stderr.trimEnd()}`);
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
-      if (code === 0) resolvePromise({ exitCode: 0, stdout });
+      if (code === 0) resolvePromise({ exitCode: 0, stdout: clipForOutput(stdout) });
       else reject(new Error(`"${command}" exited with ${signal ? `signal ${signal}` : `code ${code}`}`));
     });
   });

@@ -1,7 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow, RunRow } from '../model';
-import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
+import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { DueRuns } from './due-runs';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { Dispatcher } from './dispatch';
@@ -273,6 +273,11 @@ export class SchedulerNode {
 
   release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
     return this.protocol.release(input);
+  }
+
+  /** The accepted outputs of a job's upstream tasks, read with its fence (WorkerProtocol.upstream). */
+  upstream(input: WorkerSessionRef & { jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    return this.protocol.upstream(input);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------

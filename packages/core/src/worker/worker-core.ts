@@ -229,12 +229,25 @@ export class WorkerCore {
 
   // ---- jobs ----------------------------------------------------------------------------------
 
+  /**
+   * The accepted outputs of a job's upstream tasks, read with its fence from the node that
+   * delivered it (or any other): a job without dependencies asks nothing, so the hot path
+   * of most jobs costs no extra call.
+   */
+  private async upstreamOf(r: RunningJob): Promise<Record<string, { output: unknown }>> {
+    const taskIds = r.job.task.dependsOn;
+    if (taskIds.length === 0) return {};
+    const req = { workerId: this.deps.workerId, jobId: r.job.jobId, fence: r.job.fence, taskIds };
+    const outputs = await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) => this.deps.transport.upstream(node, req));
+    return Object.fromEntries(outputs.map((o) => [o.taskId, { output: o.output }]));
+  }
+
   private async runJob(r: RunningJob): Promise<void> {
     const { job, controller } = r;
     let end: JobEnd;
     let cancelTimeout: (() => void) | null = null;
     try {
-      const running = this.deps.executor.run(job, { signal: controller.signal, checkFence: () => this.renewals.checkFence(r) });
+      const running = this.deps.executor.run(job, { signal: controller.signal, checkFence: () => this.renewals.checkFence(r), upstream: () => this.upstreamOf(r) });
       // Armed after the handler started, so a job that ends exactly at its timeout has ended.
       if (job.task.timeoutMs > 0) cancelTimeout = this.deps.timers.after(job.task.timeoutMs, () => controller.abort(new Error(`timed out after ${job.task.timeoutMs} ms`)));
       end = await running;
