@@ -11,3 +11,13 @@ defineTask('flaky', async (input, ctx) => {
   if (ctx.attempt < succeedOnAttempt) throw new Error(`simulated failure on attempt ${ctx.attempt}`);
   return { attempt: ctx.attempt, fence: ctx.fence };
 });
+
+/**
+ * Reports what a job is handed: the run's params and the accepted outputs of its upstream
+ * tasks (examples/params-report.yaml chains two of them).
+ */
+defineTask('summarize', async (_input, ctx) => {
+  const upstream = Object.fromEntries(Object.entries(ctx.upstream).map(([taskId, u]) => [taskId, u.output]));
+  ctx.log(`params ${JSON.stringify(ctx.params)}; upstream tasks ${Object.keys(upstream).join(', ') || 'none'}`);
+  return { task: ctx.taskId, params: ctx.params, upstream };
+});
