@@ -26,6 +26,7 @@ const DEFAULT_FILES = [
   'mobile.test.ts',
   'editor.test.ts',
   'runs.test.ts',
+  'trigger-params.test.ts',
 ];
 
 async function main(): Promise<number> {

@@ -37,7 +37,8 @@ describe('cluster: run params and upstream outputs', () => {
   });
 
   it('gives shell tasks the params as variables and the upstream output as a file, and a scheduled run the defaults', async () => {
-    const read = 'const fs = require("fs"); console.log(JSON.stringify({ region: process.env.FENCELINE_PARAM_region, up: JSON.parse(fs.readFileSync(process.env.FENCELINE_UPSTREAM_first_OUTPUT, "utf8")) }))';
+    const read =
+      'const fs = require("fs"); console.log(JSON.stringify({ region: process.env.FENCELINE_PARAM_region, up: JSON.parse(fs.readFileSync(process.env.FENCELINE_UPSTREAM_first_OUTPUT, "utf8")) }))';
     await f.store.putDag(
       {
         id: 'shell-params',

@@ -36,9 +36,7 @@ afterAll(async () => {
 });
 
 /** A trigger as the console's client sends it, with the whole error body kept. */
-async function trigger(
-  input: unknown,
-): Promise<{
+async function trigger(input: unknown): Promise<{
   status: number;
   body: {
     result?: { data: { json: { id: string; params: unknown } } };

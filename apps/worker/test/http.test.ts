@@ -59,7 +59,12 @@ describe('worker: http jobs', () => {
   it('fills {{params.NAME}} in the url (URL-encoded), the headers and the body', async () => {
     const params = { region: 'eu west', day: '2026/12/02', batch: 3 };
     const out = (await runHttp(
-      { method: 'POST', url: `http://127.0.0.1:${port}/echo/{{params.day}}?r={{ params.region }}`, headers: { 'x-region': '{{params.region}}' }, body: '{"batch": {{params.batch}}}' },
+      {
+        method: 'POST',
+        url: `http://127.0.0.1:${port}/echo/{{params.day}}?r={{ params.region }}`,
+        headers: { 'x-region': '{{params.region}}' },
+        body: '{"batch": {{params.batch}}}',
+      },
       context(undefined, params),
     )) as { body: string };
     expect(JSON.parse(out.body)).toEqual({ url: '/echo/2026%2F12%2F02?r=eu%20west', region: 'eu west', body: '{"batch": 3}' });

@@ -103,7 +103,10 @@ export const paramSchema = z
     type: z.enum(PARAM_TYPES),
     default: z.union([z.string().max(LIMITS.maxParamValueLength), z.number(), z.boolean()]).optional(),
     required: z.boolean().default(false),
-    description: z.string().max(LIMITS.maxNameLength * 5).optional(),
+    description: z
+      .string()
+      .max(LIMITS.maxNameLength * 5)
+      .optional(),
     enum: z
       .array(z.union([z.string().max(LIMITS.maxParamValueLength), z.number(), z.boolean()]))
       .min(1)

@@ -1,4 +1,18 @@
-import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, JobId, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, UpstreamOutput, WorkerTransport } from '../src';
+import type {
+  Assignment,
+  Clock,
+  JobControl,
+  JobEnd,
+  JobExecutor,
+  JobId,
+  OpenPoll,
+  RenewOutcome,
+  ResultOutcome,
+  ResultToSend,
+  Timers,
+  UpstreamOutput,
+  WorkerTransport,
+} from '../src';
 import { asDagId, asJobId, asRunId } from './literal-ids';
 
 /** Virtual time: timers fire only when the test advances the clock, in order, with promise continuations run in between. */
