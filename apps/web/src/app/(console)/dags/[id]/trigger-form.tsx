@@ -68,7 +68,13 @@ export function TriggerForm(props: {
             <label className="field" key={name}>
               <span>{label}</span>
               {param.type === 'boolean' ? (
-                <input type="checkbox" data-testid={`param-${name}`} checked={flags[name] ?? false} onChange={(e) => setFlags({ ...flags, [name]: e.target.checked })} />
+                <input
+                  type="checkbox"
+                  className="field-check"
+                  data-testid={`param-${name}`}
+                  checked={flags[name] ?? false}
+                  onChange={(e) => setFlags({ ...flags, [name]: e.target.checked })}
+                />
               ) : param.enum ? (
                 <select data-testid={`param-${name}`} value={texts[name] ?? ''} onChange={(e) => setTexts({ ...texts, [name]: e.target.value })}>
                   {param.default === undefined ? <option value="">(none)</option> : null}
