@@ -44,6 +44,13 @@ describe('run params', () => {
     ]);
   });
 
+  it('refuses text the store cannot keep, naming the field', () => {
+    const withText = paramsSchema.parse({ note: { type: 'string' } });
+    for (const bad of ['nul\u0000', 'lone\ud800']) {
+      expect(() => resolveRunParams(withText, { note: bad })).toThrow(/params\.note must not contain/);
+    }
+  });
+
   it('refuses params that are not an object', () => {
     expect(refusal([1]).details.field).toBe('params');
     expect(refusal('x').details.field).toBe('params');

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { LIMITS } from '../limits';
 import { fitsParamType, type ParamSpec, type ParamType, type ParamValue } from '../spec';
+import { characterProblem } from '../input/free-form';
 import { utf8ByteLength } from './limit-checks';
 
 /** A run's resolved parameters: every declared parameter that has a value, by name. */
@@ -70,6 +71,9 @@ export function paramNames(declared: Readonly<Record<string, ParamSpec>>): strin
 function valueProblem(param: ParamSpec, value: unknown): string | null {
   if (!fitsParamType(param.type, value)) return `must be ${ARTICLE[param.type]}, got ${describe(value)}`;
   if (typeof value === 'string' && value.length > LIMITS.maxParamValueLength) return `must be at most ${LIMITS.maxParamValueLength} characters`;
+  // Text the store cannot keep (a NUL, a lone surrogate) is refused here, not by the statement.
+  const characters = typeof value === 'string' ? characterProblem(value) : null;
+  if (characters !== null) return characters;
   if (param.enum && !param.enum.includes(value)) return `must be one of ${param.enum.map((v) => JSON.stringify(v)).join(', ')}`;
   return null;
 }

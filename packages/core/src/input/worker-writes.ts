@@ -1,4 +1,5 @@
 import { InvalidInputError, TooLargeError } from '../errors';
+import { NAME_CHARACTERS, NAME_PATTERN } from '../ids';
 import { LIMITS } from '../limits';
 import { utf8ByteLength } from '../dag/limit-checks';
 import { characterProblem, jsonProblem, type FreeFormProblem } from './free-form';
@@ -60,9 +61,12 @@ export function checkUpstreamTasks(taskIds: readonly unknown[]): string[] {
   if (!Array.isArray(taskIds) || taskIds.length > LIMITS.maxDependenciesPerTask) {
     throw new InvalidInputError(`an upstream read may name at most ${LIMITS.maxDependenciesPerTask} tasks`, { field: 'taskIds', limit: LIMITS.maxDependenciesPerTask });
   }
-  for (const id of taskIds) {
-    if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.maxIdLength) throw new InvalidInputError('every upstream task id must be a task id', { field: 'taskIds' });
-  }
+  taskIds.forEach((id, i) => {
+    // A task id's own rule: this also keeps text the store cannot take out of the statement.
+    if (typeof id !== 'string' || id.length > LIMITS.maxIdLength || !NAME_PATTERN.test(id)) {
+      throw new InvalidInputError(`taskIds.${i}: a task id ${NAME_CHARACTERS}, at most ${LIMITS.maxIdLength} characters`, { field: `taskIds.${i}` });
+    }
+  });
   return taskIds as string[];
 }
 

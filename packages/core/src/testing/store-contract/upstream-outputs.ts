@@ -52,7 +52,7 @@ export function upstreamOutputsContract(c: ContractContext): void {
       expect((await c.store.getJob(ready.id)).state).toBe('leased');
     });
 
-    it('refuses an upstream read that names more tasks than a task may depend on', async () => {
+    it('refuses an upstream read that names more tasks than a task may depend on, or a name that is not a task id', async () => {
       const { ref } = await downstreamLeased(1);
       await refusedWith(
         c.store.upstreamOutputs(
@@ -61,6 +61,11 @@ export function upstreamOutputsContract(c: ContractContext): void {
         ),
         'INVALID_INPUT',
       );
+      // Text the store cannot keep is refused before it reaches a statement.
+      for (const bad of ['nul\u0000', 'lone\ud800', '', 'has space']) {
+        const err = await refusedWith(c.store.upstreamOutputs(ref, ['a', bad]), 'INVALID_INPUT');
+        expect(err.details).toEqual({ field: 'taskIds.1' });
+      }
     });
   });
 }
