@@ -85,6 +85,19 @@ describe('param declarations', () => {
     expect(paths).toEqual(expect.arrayContaining(['params.n.default', 'params.1bad', 'params.e.enum.1', 'params.d.default']));
   });
 
+  it('must cover every {{params.NAME}} an HTTP task uses', () => {
+    const http = (config: Record<string, unknown>) => ({ id: 'p', params: { day: { type: 'string' } }, tasks: [{ id: 'call', type: 'http', config }] });
+    expect(validateDag(http({ url: 'https://example.com/{{params.day}}', headers: { 'x-day': '{{ params.day }}' }, body: '{{params.day}}' })).ok).toBe(true);
+    const result = validateDag(http({ url: 'https://example.com/{{params.dya}}', headers: { 'x-region': '{{params.region}}' } }));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.issues.map((i) => [i.kind, i.path])).toEqual([
+      ['config', 'tasks.0.config.url'],
+      ['config', 'tasks.0.config.headers.x-region'],
+    ]);
+    expect(result.issues[0]!.message).toBe('Task "call" uses {{params.dya}}, but the DAG declares no parameter "dya"; declare it under params or fix the name.');
+  });
+
   it('are optional, and a spec without them keeps no params field', () => {
     const result = validateDag({ id: 'p', tasks });
     expect(result.ok && result.spec.params).toBe(undefined);

@@ -1,7 +1,5 @@
-import type { RunParams } from '@fenceline/core';
+import { PARAM_PLACEHOLDER, type RunParams } from '@fenceline/core';
 import { NonRetryableError } from '../task';
-
-const PLACEHOLDER = /\{\{\s*params\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /**
  * Fills `{{params.NAME}}` placeholders with the run's parameters. `escape` is applied to
@@ -10,7 +8,7 @@ const PLACEHOLDER = /\{\{\s*params\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
  * without retrying, since another attempt would get the same params.
  */
 export function fillParams(text: string, params: RunParams, escape: (value: string) => string = (v) => v): string {
-  return text.replace(PLACEHOLDER, (_, name: string) => {
+  return text.replace(PARAM_PLACEHOLDER, (_, name: string) => {
     if (!Object.hasOwn(params, name)) throw new NonRetryableError(`{{params.${name}}} names a parameter this run has no value for`);
     return escape(String(params[name]));
   });

@@ -4,6 +4,13 @@ import { fitsParamType, type ParamSpec, type ParamType, type ParamValue } from '
 import { characterProblem } from '../input/free-form';
 import { utf8ByteLength } from './limit-checks';
 
+/**
+ * A `{{params.NAME}}` placeholder in an HTTP task's url, header values or body (spaces
+ * inside the braces allowed). The worker fills them, and applying a spec checks that each
+ * names a declared parameter; both use this one pattern.
+ */
+export const PARAM_PLACEHOLDER = /\{\{\s*params\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
 /** A run's resolved parameters: every declared parameter that has a value, by name. */
 export type RunParams = Record<string, ParamValue>;
 
