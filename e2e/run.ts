@@ -27,6 +27,7 @@ const DEFAULT_FILES = [
   'editor.test.ts',
   'runs.test.ts',
   'trigger-params.test.ts',
+  'run-actions.test.ts',
 ];
 
 async function main(): Promise<number> {

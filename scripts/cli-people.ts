@@ -26,7 +26,7 @@ export const PEOPLE_HELP = `  user create --name N --role R [--password-stdin]
 type PeopleCliStore = PeopleStore & AuditStore;
 
 /** Who the CLI acts as in the audit log: the operating-system user that ran it. */
-function osUser(): string {
+export function osUser(): string {
   try {
     return userInfo().username || 'unknown';
   } catch {

@@ -7,10 +7,12 @@ import {
   type CatalogueStore,
   type ClusterStore,
   type PeopleStore,
+  type RunActionStore,
   type RunReadStore,
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
+import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { paramIssueLines, triggerParams } from './cli-params';
@@ -33,6 +35,7 @@ Commands:
   jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
+${ACTION_HELP}
 ${PEOPLE_HELP}
 
 ${WORKER_TOKEN_HELP}
@@ -68,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, and storing many specs at once. */
-type CliStore = CatalogueStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
+type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -164,6 +167,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:
       if (PEOPLE_COMMANDS.has(command)) return runPeople(store, command, args);
+      if (ACTION_COMMANDS.has(command)) return runActionCommand(store, command, args);
       throw new UsageError(`unknown command "${command}"`);
   }
 }

@@ -20,6 +20,8 @@ export * from './schedule/slots';
 export * from './schedule/tick';
 export * from './run/backoff';
 export * from './run/machine';
+export * from './run/actions';
+export * from './run/trigger-rules';
 export * from './fairshare/plan';
 export * from './input/free-form';
 export * from './input/schemas';

@@ -7,11 +7,11 @@ import type { DagSpec } from './spec';
  * runs and jobs are decimal strings because PostgreSQL bigints do not fit a JS number
  * safely forever, while fences and epochs stay numbers (they grow by one per lease).
  */
-export type JobState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'cancelled';
+export type JobState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'skipped' | 'cancelled';
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type RunTrigger = 'schedule' | 'manual';
 
-export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'upstream_failed', 'cancelled'];
+export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
 export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
 
 export interface DagRow {

@@ -91,6 +91,7 @@ export const AUDIT_ACTIONS = [
   'dag.paused',
   'dag.resumed',
   'dag.catchup_changed',
+  'run.action_requested',
   'user.created',
   'user.role_changed',
   'user.disabled',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NAME_CHARACTERS, NAME_PATTERN, type DagId } from './ids';
 import { DEFAULTS, LIMITS } from './limits';
+import { TRIGGER_RULES } from './run/trigger-rules';
 
 /**
  * The DAG spec as an author writes it (JSON or YAML). Parsing fills defaults; the
@@ -76,6 +77,8 @@ export const taskSchema = z.object({
   timeoutMs: z.number().int().positive().max(LIMITS.maxTimeoutMs).default(DEFAULTS.timeoutMs),
   /** Higher runs first among one DAG's ready jobs. */
   priority: z.number().int().min(-1000).max(1000).default(0),
+  /** When the task may run, given how its dependencies ended (run/trigger-rules.ts); all_success when absent. */
+  trigger: z.enum(TRIGGER_RULES).optional(),
 });
 
 /**

@@ -31,6 +31,10 @@ import type {
   ContentionAsk,
   ContentionView,
   WorkerCredentialRow,
+  RunActionRequest,
+  RunActionRow,
+  RunActionWrite,
+  RunActionOutcome,
 } from './store-types';
 
 export type * from './store-types';
@@ -118,6 +122,24 @@ export interface CatalogueStore extends StoreTime {
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
 }
 
+/**
+ * Operator actions on runs (cancel, clear, retry, mark): the console, the CLI and the API
+ * request them, the shard's leader applies them. A request is stored before anything
+ * changes, so a leader that crashes before applying it leaves it to the next one.
+ */
+export interface RunActionStore extends StoreTime {
+  /**
+   * Checks the request against its run's DAG version (checkRunActionRequest), stores it
+   * as pending and tells the shard's leader. With a `requestKey`, a second request with
+   * that key for the run stores nothing and returns the first. Throws NotFoundError for a
+   * run that does not exist, InvalidInputError naming each bad field.
+   */
+  requestRunAction(req: RunActionRequest): Promise<RunActionRow>;
+  getRunAction(actionId: string): Promise<RunActionRow>;
+  /** The run's actions, newest first. */
+  listRunActions(runId: RunId): Promise<RunActionRow[]>;
+}
+
 /** The reads of runs, jobs and results that the console, the CLI and the tools show. */
 export interface RunReadStore extends StoreTime {
   getRun(runId: RunId): Promise<RunRow>;
@@ -163,6 +185,19 @@ export interface LeaderStore extends StoreTime {
    * DeposedLeaderError of its token.
    */
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]>;
+  /** Operator actions on the shard's runs that no leader has applied yet, oldest first. */
+  pendingRunActions(token: LeaderToken): Promise<RunActionRow[]>;
+  /** A run and its jobs, as a leader plans an action on it; null if the run does not exist. */
+  readRun(runId: RunId): Promise<{ run: RunRow; jobs: JobRow[] } | null>;
+  /**
+   * Writes an action's plan in one transaction, under the token: every change only if its
+   * job is still in the state planned (else nothing and `conflict`), the run's state, and
+   * the action marked applied with its result. A job moved to cancelled, succeeded or
+   * failed from leased has its lease revoked (fence + 1), so its holder's writes are
+   * refused; a job moved back to waiting gets a fresh attempt count and fence + 1. An
+   * action already applied writes nothing and comes back `done`.
+   */
+  applyRunAction(token: LeaderToken, write: RunActionWrite): Promise<RunActionOutcome>;
   /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
 
@@ -185,12 +220,14 @@ export interface LeaderStore extends StoreTime {
   promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /** waiting|ready -> upstream_failed (a dependency failed): per group, the ids it moved. */
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
+  /** waiting -> skipped (the task's trigger rule can no longer be met, and nothing failed): per group, the ids it moved. */
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]>;
   /**
    * running -> succeeded|failed, or queued -> failed (a run that can never start, such as
    * one whose DAG version has more tasks than a run may hold): per item whether the run
    * moved (a run named twice moves once).
    */
-  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
 }
 
 /**
@@ -275,7 +312,7 @@ export interface NoticeStore {
  * uses: a ShardLeader with LeaderStore, a SchedulerNode with NodeStore, and so on.
  */
 export interface Store
-  extends ClusterStore, CatalogueStore, RunReadStore, LeaderStore, WorkerProtocolStore, WorkerCredentialStore, EventStore, NoticeStore, PeopleStore, AuditStore {
+  extends ClusterStore, CatalogueStore, RunActionStore, RunReadStore, LeaderStore, WorkerProtocolStore, WorkerCredentialStore, EventStore, NoticeStore, PeopleStore, AuditStore {
   close(): Promise<void>;
 }
 

@@ -55,7 +55,7 @@ describe('run state machine', () => {
     const machine = new RunMachine(diamond);
     run(machine, 'a');
     machine.onLeased('b');
-    expect(machine.onFailed('b')).toEqual({ upstreamFailed: ['d'] });
+    expect(machine.onFailed('b')).toEqual({ ready: [], upstreamFailed: ['d'], skipped: [] });
     expect(machine.state('d')).toBe('upstream_failed');
     expect(machine.outcome()).toBe('running');
     run(machine, 'c');
@@ -108,7 +108,7 @@ describe('run state machine', () => {
     const machine = new RunMachine(diamond);
     run(machine, 'e');
     expect(machine.cancelAll().cancelled).toEqual(['a', 'b', 'c', 'd']);
-    expect(machine.outcome()).toBe('failed');
+    expect(machine.outcome()).toBe('cancelled');
   });
 
   it('handles a 20,000-task fan-out with one counter update per edge', () => {

@@ -50,7 +50,7 @@ export async function auditStore(databaseUrl: string): Promise<AuditReport> {
       and not exists (select 1 from results r where r.job_id = j.id and r.outcome = 'succeeded')`;
     const [succeeded] = await sql<{ n: string }[]>`select count(*) as n from jobs where state = 'succeeded'`;
     const [jobs] = await sql<{ n: string }[]>`
-      select count(*) as n from jobs where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')`;
+      select count(*) as n from jobs where state not in ('succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')`;
     const [runs] = await sql<{ n: string }[]>`
       select count(*) as n from runs where state not in ('succeeded', 'failed', 'cancelled')`;
     const gaps = await sql<{ dag_id: string; prev: Date; gap_ms: string; every_ms: string }[]>`
@@ -126,7 +126,7 @@ export async function jobProgress(databaseUrl: string): Promise<{ succeeded: num
   try {
     const [row] = await sql<{ succeeded: string; unfinished: string }[]>`
       select count(*) filter (where state = 'succeeded') as succeeded,
-        count(*) filter (where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')) as unfinished
+        count(*) filter (where state not in ('succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')) as unfinished
       from jobs`;
     return { succeeded: Number(row?.succeeded ?? 0), unfinished: Number(row?.unfinished ?? 0) };
   } finally {

@@ -27,16 +27,17 @@ const STORY: ScenarioFile = {
   script: [{ atMs: 150_000, action: 'pause-workers', count: 4, durationMs: 150_000, busyOnly: true }],
 };
 
-const TERMINAL: ReadonlySet<JobState> = new Set(['succeeded', 'failed', 'upstream_failed', 'cancelled']);
+const TERMINAL: ReadonlySet<JobState> = new Set(['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled']);
 
 /** The moves the store makes, from the job's state before to its state after. */
 const LEGAL: Record<JobState, readonly JobState[]> = {
-  waiting: ['ready', 'upstream_failed'],
+  waiting: ['ready', 'upstream_failed', 'skipped'],
   ready: ['leased', 'upstream_failed'],
   leased: ['ready', 'succeeded', 'failed'],
   succeeded: [],
   failed: [],
   upstream_failed: [],
+  skipped: [],
   cancelled: [],
 };
 

@@ -47,6 +47,8 @@ export interface LeaderDeps {
    * leases; without it every holder counts as still in the pool.
    */
   holderGone?: (workerId: string | null) => boolean;
+  /** Told of leases an operator action revoked, so the node can tell their holders at once. */
+  revoked?: (leases: { jobId: JobId; fence: number; holder: string | null }[]) => void;
   /** Errors of steps nobody awaits (a restarted start of queued runs), other than an outage of the store. */
   onError?: (where: string, err: unknown) => void;
 }
@@ -68,6 +70,8 @@ export class LeaderState {
   /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
   readonly granting = new Set<string>();
   readonly restart = new Set<string>();
+  /** Runs an operator action is being written for: dispatch grants none of their jobs meanwhile. */
+  readonly acting = new Set<string>();
   /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
   readonly finishing = new Set<string>();
   deposed = false;

@@ -16,6 +16,7 @@ export interface SyncSteps {
   repair(run: MemRun): Promise<void>;
   adoptQueued(run: RunRow): Promise<void>;
   startQueued(dagId: DagId): Promise<void>;
+  applyPendingActions(): Promise<void>;
 }
 
 /**
@@ -66,6 +67,7 @@ export class LeaderSync {
     const queued = await s.guard(() => s.deps.store.queuedRuns(s.token));
     for (const run of queued ?? []) await this.steps.adoptQueued(run);
     for (const dagId of [...s.queued.keys()]) await this.steps.startQueued(dagId);
+    await this.steps.applyPendingActions();
   }
 
   /**

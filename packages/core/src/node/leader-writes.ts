@@ -7,7 +7,7 @@ import type { CreatedRun, LeaderGroup, LeaderStore, LeaderToken, NewJob, Schedul
 import { Batcher, type BatcherOptions } from './batcher';
 
 type StartItem = { runId: RunId; jobs: NewJob[] };
-type FinishItem = { runId: RunId; state: 'succeeded' | 'failed' };
+type FinishItem = { runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' };
 
 /**
  * The writes shard leaders make in bulk (and their one bulk read, of specs). Each call is
@@ -24,6 +24,7 @@ export class LeaderWrites {
   private readonly start: AcrossBatcher<StartItem, JobRow[]>;
   private readonly promoteBatch: AcrossBatcher<JobId, boolean>;
   private readonly skipBatch: AcrossBatcher<JobId, boolean>;
+  private readonly skippedBatch: AcrossBatcher<JobId, boolean>;
   private readonly finish: AcrossBatcher<FinishItem, boolean>;
   private readonly specs: Batcher<{ dagId: string; version: number }, DagSpec | null>;
 
@@ -46,6 +47,7 @@ export class LeaderWrites {
     this.start = new AcrossBatcher(timers, { ...opts, maxBatch: 2000, weight: (i) => 1 + i.item.jobs.length, maxWeight: 20_000 }, (groups) => store.startRunsAcross(groups));
     this.promoteBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.promoteJobsAcross(groups)));
     this.skipBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.markUpstreamFailedAcross(groups)));
+    this.skippedBatch = new AcrossBatcher(timers, { ...opts, maxBatch: 5000 }, async (groups) => asFlags(groups, await store.markSkippedAcross(groups)));
     this.finish = new AcrossBatcher(timers, { ...opts, maxBatch: 2000 }, (groups) => store.finishRunsAcross(groups));
   }
 
@@ -72,6 +74,11 @@ export class LeaderWrites {
   /** Per job, whether it moved to upstream_failed. */
   skip(token: LeaderToken, jobIds: JobId[]): Promise<boolean[]> {
     return Promise.all(jobIds.map((id) => this.skipBatch.submit(token, id)));
+  }
+
+  /** Per job, whether it moved to skipped. */
+  markSkipped(token: LeaderToken, jobIds: JobId[]): Promise<boolean[]> {
+    return Promise.all(jobIds.map((id) => this.skippedBatch.submit(token, id)));
   }
 
   /** Whether the run moved from running to the given end state. */

@@ -1,7 +1,6 @@
 import type { DagId, JobId } from '../ids';
 import type { JobState } from '../model';
-import { isTerminalJobState, RunMachine } from '../run/machine';
-import { downstreamClosure } from '../dag/graph';
+import { RunMachine, type Settled } from '../run/machine';
 import type { LeaderState, MemRun } from './leader-state';
 
 /** What carrying runs forward needs from the rest of the leader. */
@@ -40,15 +39,23 @@ export class RunFinish {
     await this.steps.resyncMany(ids.filter((id) => !movedIds.has(id)));
   }
 
-  async skip(run: MemRun, taskIds: string[]): Promise<void> {
+  /** Writes what one event or a repair decided: promotions, then the tasks that will not run. */
+  async settle(run: MemRun, settled: Settled): Promise<void> {
+    await this.promote(run, settled.ready);
+    await this.end(run, settled.upstreamFailed, 'upstream_failed');
+    await this.end(run, settled.skipped, 'skipped');
+  }
+
+  /** Marks tasks that will not run, as upstream_failed or skipped. */
+  private async end(run: MemRun, taskIds: string[], state: 'upstream_failed' | 'skipped'): Promise<void> {
     const { s } = this;
     if (taskIds.length === 0) return;
     const ids = taskIds.map((t) => run.jobIdByTask.get(t)!).filter(Boolean);
-    const flags = await s.guard(() => s.writes.skip(s.token, ids));
+    const flags = await s.guard(() => (state === 'skipped' ? s.writes.markSkipped(s.token, ids) : s.writes.skip(s.token, ids)));
     for (const id of ids.filter((_, i) => flags?.[i])) {
       const job = s.index.get(id);
       if (!job) continue;
-      s.index.setState(job, 'upstream_failed');
+      s.index.setState(job, state);
     }
   }
 
@@ -71,37 +78,20 @@ export class RunFinish {
 
   /**
    * Completes what a crashed leader, or a store write that failed half way, left undone:
-   * jobs whose dependencies all succeeded but were never promoted, jobs downstream of a
-   * failure never marked, and runs whose jobs all ended but were never finished. It works
-   * from the job states the store confirmed (the cache is updated only after a write
-   * lands), so it is safe to run at any time.
+   * waiting jobs whose trigger rule is already decided (all dependencies succeeded, or a
+   * failure dooms them) but were never written, and runs whose jobs all ended but were
+   * never finished. It works from the job states the store confirmed (the cache is
+   * updated only after a write lands), so it is safe to run at any time.
    */
   async repair(run: MemRun): Promise<void> {
     const states = new Map<string, JobState>();
     for (const [taskId, jobId] of run.jobIdByTask) states.set(taskId, this.s.index.get(jobId)?.state ?? 'waiting');
-    const { promote, skip } = undoneSteps(run, states);
-    if (promote.length > 0 || skip.size > 0) {
-      const next = new Map(states);
-      for (const t of promote) next.set(t, 'ready');
-      for (const t of skip) next.set(t, 'upstream_failed');
-      run.machine = new RunMachine(run.spec, next);
-      await this.promote(run, promote);
-      await this.skip(run, [...skip]);
+    const machine = new RunMachine(run.spec, states);
+    const settled = machine.settleAll();
+    if (settled.ready.length + settled.upstreamFailed.length + settled.skipped.length > 0) {
+      run.machine = machine;
+      await this.settle(run, settled);
     }
     await this.maybeFinish(run);
   }
-}
-
-/** The waiting tasks whose dependencies all succeeded, and those a failure upstream dooms. */
-function undoneSteps(run: MemRun, states: Map<string, JobState>): { promote: string[]; skip: Set<string> } {
-  const promote: string[] = [];
-  const skip = new Set<string>();
-  for (const task of run.spec.tasks) {
-    if (states.get(task.id) !== 'waiting') continue;
-    const deps = task.dependsOn.map((d) => states.get(d));
-    if (deps.some((st) => st === 'failed' || st === 'upstream_failed' || st === 'cancelled')) {
-      for (const d of [task.id, ...downstreamClosure(run.spec, task.id)]) if (!isTerminalJobState(states.get(d)!) && states.get(d) !== 'leased') skip.add(d);
-    } else if (deps.every((st) => st === 'succeeded')) promote.push(task.id);
-  }
-  return { promote, skip };
 }

@@ -224,6 +224,9 @@ export class SchedulerNode {
             }
           : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);
+    } else if (n.kind === 'run-action') {
+      // A leader still loading applies every pending action once it has loaded.
+      if (leader.loaded) await leader.applyPendingActions();
     } else if (n.kind === 'job-ended') {
       await leader.resyncMany((n.jobIds ?? [n.jobId]).filter((id) => leader.hasJob(id)));
     }

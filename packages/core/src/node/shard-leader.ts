@@ -12,6 +12,7 @@ import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
 import { LeaderSync, type EndedRow } from './leader-sync';
 import { RunFinish } from './run-finish';
 import { RunStarts } from './run-starts';
+import { RunActions } from './run-actions';
 
 export type { LeaderDeps } from './leader-state';
 
@@ -35,6 +36,7 @@ export class ShardLeader {
   private readonly starts: RunStarts;
   private readonly finish: RunFinish;
   private readonly sync: LeaderSync;
+  private readonly actions: RunActions;
 
   constructor(deps: LeaderDeps) {
     this.token = deps.token;
@@ -49,7 +51,9 @@ export class ShardLeader {
       repair: (run) => this.finish.repair(run),
       adoptQueued: (run) => this.starts.adoptQueued(run),
       startQueued: (dagId) => this.starts.startQueued(dagId),
+      applyPendingActions: () => this.actions.applyPending(),
     });
+    this.actions = new RunActions(s, { repair: (run) => this.finish.repair(run), startQueued: (dagId) => this.starts.startQueued(dagId) });
   }
 
   get shard(): number {
@@ -81,7 +85,16 @@ export class ShardLeader {
     }
     for (const run of [...s.runs.values()]) await this.finish.repair(run);
     for (const dagId of s.queued.keys()) await this.starts.startQueued(dagId);
+    // Actions a predecessor was told of but did not write are this leader's now.
+    await this.actions.applyPending();
     s.deps.kick();
+  }
+
+  // ---- operator actions (RunActions) ------------------------------------------------------
+
+  /** Applies the shard's pending operator actions (told by a notice, or on reconciliation). */
+  applyPendingActions(): Promise<void> {
+    return this.actions.applyPending();
   }
 
   // ---- runs (RunStarts) ----------------------------------------------------------------
@@ -163,7 +176,9 @@ export class ShardLeader {
     const taken: MemJob[] = [];
     for (const g of grants) {
       const job = s.index.get(g.jobId);
-      if (!job || job.state !== 'ready') continue;
+      // While an operator action on its run is written, a job is not granted: the write is
+      // conditional on the states it planned from, and a grant would only make it plan again.
+      if (!job || job.state !== 'ready' || s.acting.has(job.runId)) continue;
       s.index.setState(job, 'leased');
       job.leasedAtMs = s.deps.clock.nowMs();
       s.granting.add(job.id);
@@ -200,6 +215,8 @@ export class ShardLeader {
     const refused: JobId[] = [];
     for (const job of taken) {
       const lease = byId.get(job.id);
+      // A job whose run an action ended while the grant was out left the index with it.
+      if (!s.index.has(job.id)) continue;
       if (lease) {
         s.index.setState(job, 'leased');
         job.fence = lease.fence;
@@ -277,12 +294,9 @@ export class ShardLeader {
    */
   private applyEnd(run: MemRun, job: MemJob, state: 'succeeded' | 'failed'): Promise<void> {
     this.s.index.setState(job, state);
-    if (state === 'succeeded') {
-      const { ready } = canEnd(run, job.taskId) ? run.machine.onSucceeded(job.taskId) : { ready: [] };
-      return this.finish.promote(run, ready);
-    }
-    const { upstreamFailed } = canEnd(run, job.taskId) ? run.machine.onFailed(job.taskId) : { upstreamFailed: [] };
-    return this.finish.skip(run, upstreamFailed);
+    if (!canEnd(run, job.taskId)) return this.finish.settle(run, { ready: [], upstreamFailed: [], skipped: [] });
+    const settled = state === 'succeeded' ? run.machine.onSucceeded(job.taskId) : run.machine.onFailed(job.taskId);
+    return this.finish.settle(run, settled);
   }
 
   // ---- sweeps and reconciliation (LeaderSync) ------------------------------------------

@@ -3,6 +3,7 @@ import type { DagSpec } from '../spec';
 import type { NewJob } from '../store';
 import { graphIndexOf, type GraphIndex } from '../dag/graph';
 import { maxAttemptsOf } from './backoff';
+import { judge, type DepTally, type TriggerRule } from './trigger-rules';
 
 /**
  * The jobs a new run of `spec` starts with, in spec order: roots are ready at once, every
@@ -25,7 +26,7 @@ export function initialJobs(spec: DagSpec): NewJob[] {
   });
 }
 
-const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'];
+const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
 const TERMINAL = new Set<JobState>(TERMINAL_JOB_STATES);
 
 /** Whether a job in `state` is done for good: nothing moves it again in this run. */
@@ -33,18 +34,25 @@ export function isTerminalJobState(state: JobState): boolean {
   return TERMINAL.has(state);
 }
 
-export type RunOutcome = 'running' | 'succeeded' | 'failed';
+export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** What one event decided for the tasks below it: the ones to make ready, to mark upstream_failed, to mark skipped. */
+export interface Settled {
+  ready: string[];
+  upstreamFailed: string[];
+  skipped: string[];
+}
 
 /**
  * The state machine of one run, over the states of its tasks. A shard leader keeps one
  * per active run in memory and feeds it the events the store confirmed (a lease granted,
  * a job succeeded, a job failed for good, a retry queued); the machine answers which
- * tasks that made ready or upstream_failed, so the leader can write exactly those.
+ * tasks that made ready, upstream_failed or skipped, by each task's trigger rule
+ * (trigger-rules.ts), so the leader can write exactly those.
  *
- * Every event costs O(degree of the task), not O(tasks): each task keeps a counter of
- * dependencies not yet succeeded, so a success only touches the task's direct
- * dependents. A final failure touches the part of its downstream closure that is not
- * terminal yet, which it has to change anyway.
+ * Every event costs O(degree of the task), not O(tasks): each task keeps a tally of how
+ * its dependencies ended, so an ending only touches the task's direct dependents, and
+ * goes further down only through the tasks it decided (a failure dooming a subgraph).
  *
  * An event that the states do not allow (a success of a waiting task, say) throws a
  * plain Error: the store refuses such transitions, so reaching one here is a bug in the
@@ -52,9 +60,10 @@ export type RunOutcome = 'running' | 'succeeded' | 'failed';
  */
 export class RunMachine {
   private readonly graph: GraphIndex;
+  private readonly rules: TriggerRule[];
   private readonly states: JobState[];
-  /** Per task, how many of its dependencies have not succeeded yet. */
-  private readonly remaining: Int32Array;
+  /** Per task, how its dependencies have ended so far. */
+  private readonly tallies: DepTally[];
   private readonly tally: Record<JobState, number>;
   /** Ready task indices in the order they became ready. */
   private readonly ready = new Set<number>();
@@ -62,8 +71,8 @@ export class RunMachine {
   constructor(spec: DagSpec, states?: Map<string, JobState>) {
     this.graph = graphIndexOf(spec);
     const n = this.graph.ids.length;
+    this.rules = this.graph.positions.map((p) => spec.tasks[p]!.trigger ?? 'all_success');
     this.states = new Array<JobState>(n);
-    this.remaining = new Int32Array(n);
     this.tally = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     if (states !== undefined) {
       for (const taskId of states.keys()) {
@@ -78,13 +87,13 @@ export class RunMachine {
       this.tally[state]++;
       if (state === 'ready') this.ready.add(i);
     }
-    // Counters come from the states, so a machine rebuilt from the store after a failover
+    // Tallies come from the states, so a machine rebuilt from the store after a failover
     // continues exactly where the old leader stopped.
-    for (let i = 0; i < n; i++) {
-      let left = 0;
-      for (const dep of this.graph.deps[i]!) if (this.states[dep] !== 'succeeded') left++;
-      this.remaining[i] = left;
-    }
+    this.tallies = this.graph.deps.map((deps) => {
+      const t: DepTally = { total: deps.length, succeeded: 0, failed: 0, skipped: 0, cancelled: 0, done: 0 };
+      for (const d of deps) count(t, this.states[d]!);
+      return t;
+    });
   }
 
   /** Task ids in spec order. */
@@ -103,59 +112,22 @@ export class RunMachine {
     this.set(i, 'leased');
   }
 
-  /**
-   * leased (or ready) -> succeeded. Returns the dependents whose dependencies have now
-   * all succeeded; they are moved to ready here.
-   */
-  onSucceeded(taskId: string): { ready: string[] } {
+  /** leased (or ready) -> succeeded, and what that decides below it. */
+  onSucceeded(taskId: string): Settled {
     const i = this.indexOf(taskId);
     this.expect(i, ['leased', 'ready'], 'succeed');
-    this.set(i, 'succeeded');
-    const ready: string[] = [];
-    for (const next of this.graph.dependents[i]!) {
-      const left = --this.remaining[next]!;
-      if (left === 0 && this.states[next] === 'waiting') {
-        this.set(next, 'ready');
-        ready.push(this.graph.ids[next]!);
-      }
-    }
-    return { ready };
+    return this.end(i, 'succeeded');
   }
 
   /**
-   * leased (or ready) -> failed, for good (retries exhausted or not retryable). Every
-   * transitive dependent that is not terminal yet becomes upstream_failed, because it
-   * can never run; those are returned so the caller can write them in one statement.
+   * leased (or ready) -> failed, for good (retries exhausted or not retryable), and what
+   * that decides below it: by the default rule every transitive dependent that has not
+   * started becomes upstream_failed, while an all_done or one_failed task below may run.
    */
-  onFailed(taskId: string): { upstreamFailed: string[] } {
+  onFailed(taskId: string): Settled {
     const i = this.indexOf(taskId);
     this.expect(i, ['leased', 'ready'], 'fail');
-    // Walk the downstream closure, but do not descend through tasks that are already
-    // terminal: a task already upstream_failed had its own downstream marked when it was,
-    // so many failures feeding one large subgraph cost O(edges) in total, not per failure.
-    const closure: number[] = [];
-    const seen = new Set<number>([i]);
-    for (let head = -1; head < closure.length; head++) {
-      const from = head < 0 ? i : closure[head]!;
-      for (const next of this.graph.dependents[from]!) {
-        if (seen.has(next)) continue;
-        seen.add(next);
-        const state = this.states[next]!;
-        if (state === 'leased') {
-          // A leased task cannot have a dependency that has not succeeded. Refuse before
-          // changing anything, so a caller's bug leaves the machine as it was.
-          throw new Error(`RunMachine: "${this.graph.ids[next]}" is leased although its upstream "${taskId}" has not succeeded`);
-        }
-        if (state === 'waiting' || state === 'ready') closure.push(next);
-      }
-    }
-    this.set(i, 'failed');
-    const upstreamFailed: string[] = [];
-    for (const d of closure) {
-      this.set(d, 'upstream_failed');
-      upstreamFailed.push(this.graph.ids[d]!);
-    }
-    return { upstreamFailed };
+    return this.end(i, 'failed');
   }
 
   /** leased -> ready: the attempt failed (or its lease expired) and attempts remain. */
@@ -181,14 +153,27 @@ export class RunMachine {
   }
 
   /**
-   * succeeded when every task succeeded; failed when every task is terminal and at least
-   * one did not succeed; running otherwise.
+   * Decides every waiting task whose rule can be judged already: what a machine rebuilt
+   * from the store (after a crash, or an operator's action) finds undone.
+   */
+  settleAll(): Settled {
+    const out: Settled = { ready: [], upstreamFailed: [], skipped: [] };
+    for (let i = 0; i < this.states.length; i++) if (this.states[i] === 'waiting' && this.decide(i, out)) this.walk(i, out);
+    return out;
+  }
+
+  /**
+   * succeeded when every task succeeded or was skipped; once every task is terminal,
+   * failed when one failed (or could not run because one did), else cancelled when an
+   * operator cancelled tasks, else succeeded; running otherwise.
    */
   outcome(): RunOutcome {
     const n = this.states.length;
-    if (this.tally.succeeded === n) return 'succeeded';
-    const terminal = this.tally.succeeded + this.tally.failed + this.tally.upstream_failed + this.tally.cancelled;
-    return terminal === n ? 'failed' : 'running';
+    const t = this.tally;
+    if (t.succeeded + t.skipped === n) return 'succeeded';
+    if (t.succeeded + t.failed + t.upstream_failed + t.skipped + t.cancelled < n) return 'running';
+    if (t.failed + t.upstream_failed > 0) return 'failed';
+    return t.cancelled > 0 ? 'cancelled' : 'succeeded';
   }
 
   /** Ready tasks, in the order they became ready. */
@@ -198,6 +183,46 @@ export class RunMachine {
 
   counts(): Record<JobState, number> {
     return { ...this.tally };
+  }
+
+  /** Ends task `i` and walks what that decides downstream. */
+  private end(i: number, state: JobState): Settled {
+    this.set(i, state);
+    const out: Settled = { ready: [], upstreamFailed: [], skipped: [] };
+    this.walk(i, out);
+    return out;
+  }
+
+  /**
+   * Carries task `i`'s end to its dependents, breadth first and without recursion (a chain
+   * of 20,000 tasks doomed at once must not exhaust the stack): each dependent's tally
+   * counts it, and a waiting dependent whose rule is now decided goes on in turn if that
+   * ended it.
+   */
+  private walk(i: number, out: Settled): void {
+    const ended = [i];
+    for (let head = 0; head < ended.length; head++) {
+      const from = ended[head]!;
+      for (const next of this.graph.dependents[from]!) {
+        count(this.tallies[next]!, this.states[from]!);
+        if (this.states[next] === 'waiting' && this.decide(next, out)) ended.push(next);
+      }
+    }
+  }
+
+  /** Judges a waiting task's rule and applies the verdict; true when that ended the task. */
+  private decide(i: number, out: Settled): boolean {
+    const verdict = judge(this.rules[i]!, this.tallies[i]!);
+    const id = this.graph.ids[i]!;
+    if (verdict === 'wait') return false;
+    if (verdict === 'run') {
+      this.set(i, 'ready');
+      out.ready.push(id);
+      return false;
+    }
+    this.set(i, verdict === 'doom' ? 'upstream_failed' : 'skipped');
+    (verdict === 'doom' ? out.upstreamFailed : out.skipped).push(id);
+    return true;
   }
 
   private indexOf(taskId: string): number {
@@ -221,4 +246,26 @@ export class RunMachine {
     if (previous === 'ready') this.ready.delete(i);
     if (state === 'ready') this.ready.add(i);
   }
+}
+
+/** Adds one dependency's end to a tally; a dependency not ended yet adds nothing. */
+function count(t: DepTally, state: JobState): void {
+  switch (state) {
+    case 'succeeded':
+      t.succeeded++;
+      break;
+    case 'failed':
+    case 'upstream_failed':
+      t.failed++;
+      break;
+    case 'skipped':
+      t.skipped++;
+      break;
+    case 'cancelled':
+      t.cancelled++;
+      break;
+    default:
+      return;
+  }
+  t.done++;
 }

@@ -10,6 +10,7 @@ import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
+import { runActionsContract } from './store-contract/run-actions';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
@@ -61,6 +62,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);
+    runActionsContract(c);
     dagsContract(c);
     triggersContract(c);
     runParamsContract(c);

@@ -7,6 +7,7 @@ import { events } from './events';
 import { storeLineage } from './lineage';
 import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
+import { runActions } from './actions';
 
 export {
   clusterConfig,
@@ -25,6 +26,7 @@ export {
   sessions,
   apiTokens,
   auditLog,
+  runActions,
 };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
@@ -45,4 +47,5 @@ export const schema = {
   sessions,
   apiTokens,
   auditLog,
+  runActions,
 };

@@ -67,7 +67,7 @@ export const jobs = pgTable(
     dagId: text('dag_id').notNull(),
     shard: integer('shard').notNull(),
     taskId: text('task_id').notNull(),
-    state: text('state', { enum: ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'] }).notNull(),
+    state: text('state', { enum: ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'] }).notNull(),
     attempt: integer('attempt').notNull().default(0),
     maxAttempts: integer('max_attempts').notNull(),
     fence: bigint('fence', { mode: 'number' }).notNull().default(0),
@@ -106,7 +106,7 @@ export const jobs = pgTable(
     index('jobs_leased_holder_idx')
       .on(t.holder)
       .where(sql`${t.state} = 'leased'`),
-    check('jobs_state_check', sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled')`),
+    check('jobs_state_check', sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')`),
     check('jobs_attempt_check', sql`${t.attempt} >= 0 and ${t.maxAttempts} >= 1`),
     // A live lease always names its holder and its expiry.
     check('jobs_leased_check', sql`${t.state} <> 'leased' or (${t.holder} is not null and ${t.leaseExpiresAt} is not null)`),

@@ -43,6 +43,11 @@ export function markUpstreamFailedAcross(db: Executor, groups: LeaderGroup<JobId
   return moveJobsAcross(db, groups, 'markUpstreamFailed', ['waiting', 'ready'], sql`state = 'upstream_failed', ended_at = now()`);
 }
 
+/** waiting -> skipped (a trigger rule that can no longer be met) for the given jobs of each group's shard. */
+export function markSkippedAcross(db: Executor, groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+  return moveJobsAcross(db, groups, 'markSkipped', ['waiting'], sql`state = 'skipped', ended_at = now()`);
+}
+
 export async function listJobs(db: Executor, runId: string): Promise<JobRow[]> {
   if (!isId(runId)) return [];
   const result = await rows(db, sql`select * from jobs where run_id = ${runId} order by id`);

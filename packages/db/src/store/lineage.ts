@@ -49,6 +49,6 @@ export async function checkLineage(db: Db): Promise<LineageCheck> {
 }
 
 async function raiseFences(tx: Executor): Promise<void> {
-  await tx.execute(sql`update jobs set fence = fence + ${TIMELINE_FENCE_GAP} where state not in ('succeeded', 'failed', 'upstream_failed', 'cancelled')`);
+  await tx.execute(sql`update jobs set fence = fence + ${TIMELINE_FENCE_GAP} where state not in ('succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')`);
   await tx.execute(sql`update shard_leases set epoch = epoch + ${TIMELINE_FENCE_GAP}`);
 }

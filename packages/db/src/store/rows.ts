@@ -64,11 +64,11 @@ export function toNumberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : toNumber(value);
 }
 
-function str(value: unknown): string {
+export function str(value: unknown): string {
   return String(value);
 }
 
-function strOrNull(value: unknown): string | null {
+export function strOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 

@@ -292,7 +292,10 @@ export async function startRunsAcross(db: Executor, groups: LeaderGroup<{ runId:
  * running -> succeeded | failed for many runs of one or more leaders' shards; per item
  * whether it moved (a run named twice moves once, for its first item).
  */
-export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+export async function finishRunsAcross(
+  db: Executor,
+  groups: LeaderGroup<{ runId: string; state: 'succeeded' | 'failed' | 'cancelled' }>[],
+): Promise<(boolean[] | DeposedLeaderError)[]> {
   if (groups.length === 0) return [];
   const tokens = groups.map((g) => g.token);
   const first = firstOccurrences(groups, (item) => item.runId, isId);
@@ -316,6 +319,9 @@ export async function finishRunsAcross(db: Executor, groups: LeaderGroup<{ runId
           from i join lead on lead.g = i.g
           where r.id = i.run_id and r.shard = lead.shard
             and (r.state = 'running' or (r.state = 'queued' and i.state = 'failed'))
+            -- A run with a job still open does not end: an operator's clear may have
+            -- reopened it while the finish was on its way.
+            and not exists (select 1 from jobs j where j.run_id = r.id and j.state in ('waiting', 'ready', 'leased'))
           returning r.id
         )
         ${selectWithLeadMany()}`,

@@ -52,6 +52,10 @@ import type {
   UserName,
   UserRow,
   UpstreamOutput,
+  RunActionRequest,
+  RunActionRow,
+  RunActionWrite,
+  RunActionOutcome,
 } from '@fenceline/core';
 import type { Db } from './db';
 import * as credentials from './credentials';
@@ -62,6 +66,7 @@ import * as jobs from './jobs';
 import * as leases from './leases';
 import * as notices from './notices';
 import * as runs from './runs';
+import * as runActions from './run-actions';
 import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
@@ -144,6 +149,17 @@ export class SqlStore implements Store {
     return runs.triggerRun(this.db, dagId, options);
   }
 
+  // ---- RunActionStore ----------------------------------------------------------------------
+  requestRunAction(req: RunActionRequest): Promise<RunActionRow> {
+    return runActions.requestRunAction(this.db, req);
+  }
+  getRunAction(actionId: string): Promise<RunActionRow> {
+    return runActions.getRunAction(this.db, actionId);
+  }
+  listRunActions(runId: RunId): Promise<RunActionRow[]> {
+    return runActions.listRunActions(this.db, runId);
+  }
+
   // ---- RunReadStore ------------------------------------------------------------------------
   getRun(runId: RunId): Promise<RunRow> {
     return runs.getRun(this.db, runId);
@@ -192,8 +208,20 @@ export class SqlStore implements Store {
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return jobs.markUpstreamFailedAcross(this.db, groups);
   }
-  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return jobs.markSkippedAcross(this.db, groups);
+  }
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return runs.finishRunsAcross(this.db, groups);
+  }
+  pendingRunActions(token: LeaderToken): Promise<RunActionRow[]> {
+    return runActions.pendingRunActions(this.db, token);
+  }
+  readRun(runId: RunId): Promise<{ run: RunRow; jobs: JobRow[] } | null> {
+    return runActions.readRun(this.db, runId);
+  }
+  applyRunAction(token: LeaderToken, write: RunActionWrite): Promise<RunActionOutcome> {
+    return runActions.applyRunAction(this.db, token, write);
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     return leases.grantLeasesMany(this.db, items, ttlMs);

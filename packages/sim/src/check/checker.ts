@@ -2,7 +2,7 @@ import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
 
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9';
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10';
 
 export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text: string }> = {
   I1: { kind: 'safety', text: 'at most one live lease per job at any instant of store time' },
@@ -14,6 +14,10 @@ export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text
   I7: { kind: 'liveness', text: 'when faults stop, every job reaches a terminal state' },
   I8: { kind: 'safety', text: 'no write of a deposed leader (older epoch) lands' },
   I9: { kind: 'safety', text: 'every write the store acknowledged survives, through its own failover too' },
+  I10: {
+    kind: 'safety',
+    text: "an operator's action holds: no result lands on a job after it was cancelled or marked, and a cleared job's next lease has a fence above every earlier one",
+  },
 };
 
 export interface Violation {
@@ -75,6 +79,9 @@ export class Checker {
   /** I9: the highest fence the store acknowledged granting per job, and each accepted result's fence. */
   private readonly ackedFences = new Map<string, number>();
   private readonly ackedResults = new Map<string, number>();
+  /** I10: jobs an operator ended (cancelled, marked), with the fence their end left; and the highest fence each cleared job ever had. */
+  private readonly actedEnds = new Map<string, number>();
+  private readonly clearedFences = new Map<string, number>();
 
   constructor(private readonly options: CheckerOptions) {}
 
@@ -173,6 +180,8 @@ export class Checker {
         break;
       }
       case 'job:granted': {
+        const cleared = this.clearedFences.get(w.jobId);
+        if (cleared !== undefined && w.fence <= cleared) this.fail('I10', w.atMs, `job ${w.jobId} leased under fence ${w.fence} after a clear left it at fence ${cleared}`);
         this.counts.grants++;
         const s = this.leases.get(w.jobId);
         if (s?.leased && s.expiresAtMs > w.atMs) {
@@ -202,9 +211,31 @@ export class Checker {
         this.leases.set(w.jobId, { fence: newFence, holder: null, expiresAtMs: 0, leased: false });
         break;
       }
+      case 'job:acted': {
+        const s = this.leases.get(w.jobId);
+        if (s?.leased) {
+          this.counts.revocations++;
+          this.bumpHeld(w.dagId, -1);
+        }
+        if ((w.from === 'leased' || w.to === 'waiting') && w.fence <= w.fenceBefore) {
+          this.fail('I2', w.atMs, `job ${w.jobId} moved ${w.from} -> ${w.to} by an operator but its fence stayed at ${w.fence} (was ${w.fenceBefore})`);
+        }
+        this.leases.set(w.jobId, { fence: Math.max(w.fence, s?.fence ?? 0), holder: null, expiresAtMs: 0, leased: false });
+        if (w.to === 'waiting') {
+          // The operator superseded the job's earlier result: a new attempt may replace it.
+          this.ackedResults.delete(w.jobId);
+          this.actedEnds.delete(w.jobId);
+          this.clearedFences.set(w.jobId, Math.max(w.fence, this.clearedFences.get(w.jobId) ?? 0));
+        } else if (w.to !== 'upstream_failed') {
+          this.actedEnds.set(w.jobId, w.fence);
+        }
+        break;
+      }
       case 'job:completed':
       case 'job:failed':
       case 'job:retry': {
+        const ended = this.actedEnds.get(w.jobId);
+        if (ended !== undefined) this.fail('I10', w.atMs, `${w.op} of job ${w.jobId} by ${w.workerId} (fence ${w.fence}) landed after an operator ended it at fence ${ended}`);
         const s = this.leases.get(w.jobId);
         this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, w.op);
         if (s?.leased) {
@@ -254,7 +285,7 @@ export class Checker {
       if (run.state === 'queued' || run.state === 'running') {
         count++;
         if (stuck.length < 5) {
-          const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'cancelled'].includes(j.state));
+          const open = run.jobIds.map((id) => store.jobById(id)!).filter((j) => !['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'].includes(j.state));
           stuck.push(
             `run ${run.id} of ${run.dagId} is ${run.state} (${open.length} open jobs${open[0] ? `, e.g. job ${open[0].id} ${open[0].state} fence ${open[0].fence} holder ${open[0].holder}` : ''})`,
           );

@@ -54,6 +54,11 @@ export function checkScenario(c: ScenarioConfig): void {
     });
   }
   checkFaults(c.faults, at, num);
+  if (c.operator !== undefined) {
+    num('operator.tickMs', c.operator?.tickMs, 0, Infinity, true);
+    num('operator.cancel', c.operator?.cancel, 0, 1);
+    num('operator.clear', c.operator?.clear, 0, 1);
+  }
   if (!Array.isArray(c.script)) at('script', 'a list of scripted faults', c.script);
   else c.script.forEach((f, i) => checkScripted(f, `script[${i}]`, c, at, int, num));
 

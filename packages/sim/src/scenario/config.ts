@@ -53,6 +53,17 @@ export type ScriptedFault =
 export type DagShape = 'independent' | 'chain' | 'diamond' | 'fanout';
 
 /** A family of generated DAGs that share a shape, a size and a schedule. */
+/**
+ * An operator's actions during the fault phase (world/operator.ts): each tick, the
+ * probability of cancelling a running run (or one task and its downstream) and of
+ * clearing a finished task (or retrying a failed run).
+ */
+export interface OperatorConfig {
+  tickMs: number;
+  cancel: number;
+  clear: number;
+}
+
 export interface DagGroup {
   /** DAG ids are `${name}-${index}`; reports group figures by this name. */
   name: string;
@@ -119,6 +130,8 @@ export interface ScenarioConfig {
   };
   load: DagGroup[];
   faults: FaultConfig;
+  /** Operator actions during the fault phase; none when absent. */
+  operator?: OperatorConfig;
   script: ScriptedFault[];
   /** I5's bound: how late a due slot's run may be created. */
   failoverBoundMs: number;

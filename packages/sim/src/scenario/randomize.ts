@@ -67,6 +67,8 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   world.faults = { ...world.faults, renewReplyLoss: pick(rng.between(0, 0.05), 5_000, 60_000) };
   // Drawn after that, for the same reason: the store's own failovers, rare and 3 to 30 s long.
   world.faults = { ...world.faults, storeFailover: pick(rng.between(0, 0.01), 3_000, 30_000) };
+  // Drawn after that, for the same reason: an operator cancelling and clearing runs.
+  world.operator = { tickMs: 60_000, cancel: rng.between(0, 0.2), clear: rng.between(0, 0.2) };
   fitFanoutsUnderCap(world);
   return world;
 }

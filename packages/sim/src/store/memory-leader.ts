@@ -2,6 +2,7 @@ import {
   checkJobsPerRead,
   checkJobsPerRun,
   checkSkippedSlots,
+  isTerminalJobState,
   DeposedLeaderError,
   type CreatedRun,
   type DagSpec,
@@ -135,7 +136,7 @@ export class MemoryLeader {
     );
   }
 
-  async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  async finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.acrossPerItem(
       groups,
       (i) => i.runId,
@@ -168,6 +169,20 @@ export class MemoryLeader {
           'markUpstreamFailed',
           ['waiting', 'ready'],
           'upstream_failed',
+        ),
+    );
+  }
+
+  async markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.across(
+      firstOccurrences(groups, (id) => id),
+      async (token, items) =>
+        this.moveJobs(
+          token,
+          items.map((x) => x.item),
+          'markSkipped',
+          ['waiting'],
+          'skipped',
         ),
     );
   }
@@ -258,13 +273,16 @@ export class MemoryLeader {
   }
 
   /** One leader's run finishes (see finishRunsAcross). */
-  private async finishRunsIn(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+  private async finishRunsIn(token: LeaderToken, items: { runId: string; state: 'succeeded' | 'failed' | 'cancelled' }[]): Promise<boolean[]> {
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'finishRun');
     return items.map(({ runId, state }) => {
       const run = this.tables.runs.get(runId);
       if (!run || run.shard !== token.shard) return false;
       if (run.state !== 'running' && !(run.state === 'queued' && state === 'failed')) return false;
+      // A run with a job still open does not end: an operator's clear may have reopened it
+      // while the finish was on its way.
+      for (const jobId of run.jobIds) if (!isTerminalJobState(this.tables.jobs.get(jobId)?.state ?? 'succeeded')) return false;
       run.state = state;
       run.endedAtMs = now;
       this.tables.activeRunsByShard.get(run.shard)?.delete(run.id);
@@ -284,7 +302,7 @@ export class MemoryLeader {
       if (to === 'ready') job.readyAtMs = now;
       else job.endedAtMs = now;
       moved.push(id);
-      this.tables.emit({ op: to === 'ready' ? 'job:promoted' : 'job:upstream_failed', atMs: now, jobId: id, token });
+      this.tables.emit({ op: to === 'ready' ? 'job:promoted' : to === 'skipped' ? 'job:skipped' : 'job:upstream_failed', atMs: now, jobId: id, token });
     }
     return moved;
   }

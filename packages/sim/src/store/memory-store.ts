@@ -52,6 +52,10 @@ import type {
   UserName,
   UserRow,
   UpstreamOutput,
+  RunActionOutcome,
+  RunActionRequest,
+  RunActionRow,
+  RunActionWrite,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
 import { MemoryCatalogue } from './memory-catalogue';
@@ -62,6 +66,7 @@ import { MemoryLeader } from './memory-leader';
 import { MemoryLeases } from './memory-leases';
 import { MemoryPeople } from './memory-people';
 import { MemoryReads } from './memory-reads';
+import { MemoryRunActions } from './memory-run-actions';
 import { date, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryTables } from './memory-tables';
 import { MemoryWorkerWrites } from './memory-worker-writes';
@@ -110,6 +115,7 @@ export class MemoryStore implements Store {
   private readonly people: MemoryPeople;
   private readonly audit: MemoryAudit;
   private readonly credentials: MemoryCredentials;
+  private readonly actions: MemoryRunActions;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -134,6 +140,7 @@ export class MemoryStore implements Store {
     this.people = new MemoryPeople(options.nowMs);
     this.audit = new MemoryAudit(options.nowMs);
     this.credentials = new MemoryCredentials(this.tables);
+    this.actions = new MemoryRunActions(this.tables);
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -253,6 +260,27 @@ export class MemoryStore implements Store {
     return this.catalogue.triggerRun(dagId, options);
   }
 
+  // ---- RunActionStore and the leader's part of it (memory-run-actions.ts) -------------------
+
+  requestRunAction(req: RunActionRequest): Promise<RunActionRow> {
+    return this.actions.requestRunAction(req);
+  }
+  getRunAction(actionId: string): Promise<RunActionRow> {
+    return this.actions.getRunAction(actionId);
+  }
+  listRunActions(runId: RunId): Promise<RunActionRow[]> {
+    return this.actions.listRunActions(runId);
+  }
+  pendingRunActions(token: LeaderToken): Promise<RunActionRow[]> {
+    return this.actions.pendingRunActions(token);
+  }
+  readRun(runId: RunId): Promise<{ run: RunRow; jobs: JobRow[] } | null> {
+    return this.actions.readRun(runId);
+  }
+  applyRunAction(token: LeaderToken, write: RunActionWrite): Promise<RunActionOutcome> {
+    return this.actions.applyRunAction(token, write);
+  }
+
   // ---- RunReadStore (memory-reads.ts) ---------------------------------------------------------
 
   getRun(runId: RunId): Promise<RunRow> {
@@ -303,7 +331,10 @@ export class MemoryStore implements Store {
   markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.leader.markUpstreamFailedAcross(groups);
   }
-  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.leader.markSkippedAcross(groups);
+  }
+  finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]> {
     return this.leader.finishRunsAcross(groups);
   }
   grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {

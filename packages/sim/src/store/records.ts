@@ -1,4 +1,4 @@
-import type { LeaderToken } from '@fenceline/core';
+import type { JobState, LeaderToken } from '@fenceline/core';
 
 /**
  * What the in-memory store did, one record per write that landed, emitted at the instant
@@ -15,13 +15,17 @@ export type StoreWrite =
   | { op: 'dag:next-run'; atMs: number; dagId: string; token: LeaderToken; nextRunAtMs: number | null }
   | { op: 'run:created'; atMs: number; runId: string; dagId: string; scheduledAtMs: number; trigger: 'schedule' | 'manual'; token: LeaderToken | null }
   | { op: 'run:started'; atMs: number; runId: string; dagId: string; token: LeaderToken; jobIds: string[] }
-  | { op: 'run:finished'; atMs: number; runId: string; dagId: string; token: LeaderToken; state: 'succeeded' | 'failed' }
-  | { op: 'job:promoted' | 'job:upstream_failed'; atMs: number; jobId: string; token: LeaderToken }
+  | { op: 'run:finished'; atMs: number; runId: string; dagId: string; token: LeaderToken; state: 'succeeded' | 'failed' | 'cancelled' }
+  | { op: 'job:promoted' | 'job:upstream_failed' | 'job:skipped'; atMs: number; jobId: string; token: LeaderToken }
   | { op: 'job:granted'; atMs: number; jobId: string; dagId: string; workerId: string; fence: number; expiresAtMs: number; token: LeaderToken }
   | { op: 'job:swept'; atMs: number; jobId: string; dagId: string; fence: number; state: 'ready' | 'failed'; token: LeaderToken }
   | { op: 'job:renewed'; atMs: number; jobId: string; workerId: string; fence: number; expiresAtMs: number }
   | { op: 'job:completed' | 'job:failed' | 'job:retry'; atMs: number; jobId: string; dagId: string; workerId: string; fence: number }
   | { op: 'job:released'; atMs: number; jobId: string; dagId: string; workerId: string; fence: number; newFence: number }
+  /** An operator action moved a job (cancelled, cleared back to waiting, marked); `fence` is the fence after it. */
+  | { op: 'job:acted'; atMs: number; jobId: string; dagId: string; token: LeaderToken; from: JobState; to: JobState; fenceBefore: number; fence: number }
+  /** An operator's clear reopened a finished run. */
+  | { op: 'run:reopened'; atMs: number; runId: string; dagId: string; token: LeaderToken }
   | { op: 'result:written'; atMs: number; jobId: string; workerId: string; fence: number; outcome: 'succeeded' | 'failed' };
 
 export type StoreObserver = (write: StoreWrite) => void;

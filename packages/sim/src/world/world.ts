@@ -8,6 +8,7 @@ import { generateGroup, scaledCount } from '../scenario/load';
 import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
 import type { StoreWrite } from '../store/records';
 import { FaultInjector, type FaultLog } from './faults';
+import { SimOperator, type OperatorLog } from './operator';
 import { Link, LinkError } from './link';
 import { RenewalAgent } from './renewal-agent';
 import { SchedulerHost } from './scheduler-host';
@@ -49,6 +50,8 @@ export interface WorldResult {
   checker: Checker;
   store: MemoryStore;
   faults: FaultLog[];
+  /** The operator actions requested during the fault phase. */
+  operatorActions: OperatorLog[];
   workerStats: WorkerStats;
   /** Leases a node renewed whose answer was lost on the way back to their worker (the renew-reply-loss fault). */
   renewRepliesLost: { atMs: number; workerId: string; jobId: string; fence: number }[];
@@ -221,6 +224,8 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const notes = tellStory(config, sim, hosts, workers, store, faults, startMs, writeHooks);
   faults.schedule(config.script, startMs);
   if (config.faultPhaseMs > 0) faults.startRandom(startMs + config.faultPhaseMs);
+  const operator = config.operator ? new SimOperator(sim, rng.fork('operator'), config.operator, store, store, (e) => (crash ??= String(e))) : null;
+  if (operator && config.faultPhaseMs > 0) operator.start(startMs + config.faultPhaseMs);
   const sampleEvery = config.sampleEveryMs;
   const sampler = (): void => {
     metrics.sample(sim.nowMs);
@@ -264,6 +269,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     checker,
     store,
     faults: faults.log,
+    operatorActions: operator?.log ?? [],
     workerStats,
     renewRepliesLost,
     nodeErrors,

@@ -4,6 +4,7 @@ import { authRouter } from './auth';
 import { clusterRouter } from './cluster';
 import { dagsRouter } from './dags';
 import { runsRouter } from './runs';
+import { runActionsRouter } from './run-actions';
 import { tokensRouter } from './tokens';
 import { usersRouter } from './users';
 
@@ -12,6 +13,7 @@ export const appRouter = router({
   cluster: clusterRouter,
   dags: dagsRouter,
   runs: runsRouter,
+  runActions: runActionsRouter,
   users: usersRouter,
   tokens: tokensRouter,
   audit: auditRouter,

@@ -61,7 +61,7 @@ export async function finishRun(store: LeaderStore, token: LeaderToken, runId: R
 }
 
 /** Finishes many runs of one shard: per item whether it moved. */
-export async function finishRuns(store: LeaderStore, token: LeaderToken, items: { runId: RunId; state: 'succeeded' | 'failed' }[]): Promise<boolean[]> {
+export async function finishRuns(store: LeaderStore, token: LeaderToken, items: { runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }[]): Promise<boolean[]> {
   return onlyGroup(await store.finishRunsAcross([{ token, items }]));
 }
 

@@ -63,6 +63,12 @@ export function runsContract(c: ContractContext): void {
       expect(started[1]!.every((j) => j.runId === b.id)).toBe(true);
       expect((await c.store.listJobs(a.id)).length).toBe(2);
 
+      // A run finishes only once none of its jobs is open.
+      await markUpstreamFailed(
+        c.store,
+        token,
+        [...started[0]!, ...started[1]!].map((j) => j.id),
+      );
       const finished = await finishRuns(c.store, token, [
         { runId: a.id, state: 'succeeded' },
         { runId: b.id, state: 'failed' },
@@ -131,6 +137,13 @@ export function runsContract(c: ContractContext): void {
       expect((await c.store.getJob(waitingB.id)).state).toBe('waiting');
       const skipped = await c.store.markUpstreamFailedAcross([{ token: two, items: [waitingB.id, waitingA.id] }]);
       expect(skipped).toEqual([[waitingB.id]]);
+      // A run finishes only once none of its jobs is open.
+      await markUpstreamFailed(
+        c.store,
+        one,
+        (started[0] as JobRow[][])[0]!.map((j) => j.id),
+      );
+      await markUpstreamFailed(c.store, two, [jobsB.find((j) => j.taskId === 'a')!.id]);
 
       const finished = await c.store.finishRunsAcross([
         {

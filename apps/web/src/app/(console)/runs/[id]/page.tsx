@@ -14,6 +14,7 @@ import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
 import { LastError } from './last-error';
+import { JobActions, RunActionBar } from './run-actions';
 import { plural } from '@/lib/plural';
 
 export default function RunPage() {
@@ -68,6 +69,7 @@ export default function RunPage() {
             ))}
             {t.fencedWrites.length > 0 ? <span className="chip warn">{plural(t.fencedWrites.length, 'fenced write')} refused</span> : null}
           </div>
+          <RunActionBar runId={t.run.id} runState={t.run.state} failed={(counts.get('failed') ?? 0) + (counts.get('upstream_failed') ?? 0)} />
           {Object.keys(t.run.params).length > 0 ? (
             <Card title="Params">
               <div className="kv" data-testid="run-params">
@@ -124,6 +126,7 @@ export default function RunPage() {
                     </div>
                   ) : null}
                   <LastError job={job} />
+                  <JobActions key={job.job.taskId} runId={t.run.id} taskId={job.job.taskId} state={job.job.state} />
                   <h3>Attempts</h3>
                   <div className="table-scroll">
                     <table className="table compact">

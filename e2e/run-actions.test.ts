@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { parseDagId } from '@fenceline/core';
+import { SHARDS, VIEWER, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
+
+/**
+ * Operator actions on the run page, in real Chromium against a real cluster: cancel a
+ * running run, retry a failed one from its failure, clear a task, and what a viewer sees.
+ * Selectors are data-testid, never text or CSS structure.
+ */
+
+let h: Harness;
+let page: Page;
+let server: Server;
+let failing = true;
+
+const CANCEL_DAG = 'e2e-cancel';
+const RETRY_DAG = 'e2e-retry-from-failure';
+
+/** Answers 500 while `failing`, then 200: a service that an operator repaired. */
+function startServer(): Promise<number> {
+  server = createServer((_req, res) => {
+    res.statusCode = failing ? 500 : 200;
+    res.end(failing ? 'down for maintenance' : 'ok');
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+async function runState(p: Page): Promise<string | null> {
+  return p.getByTestId('run-state').getAttribute('data-state');
+}
+
+before(async () => {
+  h = await startHarness();
+  const port = await startServer();
+  await h.store.putDag(
+    {
+      id: CANCEL_DAG,
+      tasks: [
+        { id: 'long', type: 'sleep', config: { durationMs: 300_000 } },
+        { id: 'after', type: 'noop', dependsOn: ['long'] },
+      ],
+    },
+    SHARDS,
+  );
+  await h.store.putDag(
+    {
+      id: RETRY_DAG,
+      tasks: [
+        { id: 'extract', type: 'noop' },
+        { id: 'load', type: 'http', config: { url: `http://127.0.0.1:${port}/load` }, dependsOn: ['extract'] },
+        { id: 'report', type: 'noop', dependsOn: ['load'] },
+      ],
+    },
+    SHARDS,
+  );
+  page = await signedInPage(h);
+  page.on('dialog', (d) => void d.accept());
+});
+
+after(async () => {
+  await new Promise((r) => server?.close(r));
+  await h?.stop();
+});
+
+describe('operator actions on the run page', () => {
+  test('cancel stops a running run: its jobs end cancelled and the lease is revoked', async () => {
+    const run = await h.store.triggerRun(parseDagId(CANCEL_DAG));
+    await page.goto(`${h.consoleUrl}/runs/${run.id}`);
+    await until('the sleep job to be leased', async () => (await h.store.listJobs(run.id)).some((j) => j.state === 'leased'), 60_000);
+    const before = (await h.store.listJobs(run.id)).find((j) => j.taskId === 'long')!;
+    await page.getByTestId('cancel-run').click();
+    await until('the run page to show the run cancelled', async () => (await runState(page)) === 'cancelled', 30_000);
+    const status = (await page.getByTestId('action-status').textContent()) ?? '';
+    assert.match(status, /cancel applied: 2 tasks changed; run is cancelled/);
+    const jobs = await h.store.listJobs(run.id);
+    assert.deepEqual(
+      jobs.map((j) => j.state),
+      ['cancelled', 'cancelled'],
+    );
+    assert.equal(jobs.find((j) => j.taskId === 'long')!.fence, before.fence + 1, 'the revoked lease has a higher fence');
+    assert.equal(await page.getByTestId('cancel-run').isDisabled(), true, 'a cancelled run cannot be cancelled again from the page');
+    const audit = await h.store.listAudit({ action: 'run.action_requested', limit: 20 });
+    assert.ok(
+      audit.some((a) => a.target === run.id),
+      'the request is in the audit log',
+    );
+    await screenshot(page, 'run-actions-01-cancelled');
+  });
+
+  test('retry from failure reruns the failed task and its downstream once the service is back', async () => {
+    failing = true;
+    const run = await h.store.triggerRun(parseDagId(RETRY_DAG));
+    await page.goto(`${h.consoleUrl}/runs/${run.id}`);
+    await until('the run to fail', async () => (await runState(page)) === 'failed', 60_000);
+    failing = false;
+    await page.getByTestId('retry-failed').click();
+    await until('the retried run to succeed', async () => (await runState(page)) === 'succeeded', 60_000);
+    const jobs = await h.store.listJobs(run.id);
+    assert.deepEqual(
+      jobs.map((j) => [j.taskId, j.state]),
+      [
+        ['extract', 'succeeded'],
+        ['load', 'succeeded'],
+        ['report', 'succeeded'],
+      ],
+    );
+    await page.getByTestId('action-history').locator('..').locator('summary').click();
+    assert.match((await page.getByTestId('action-history').textContent()) ?? '', /retry failed by e2e-operator · 2 changed/);
+    await screenshot(page, 'run-actions-02-retried');
+
+    // Clear one finished task from its panel: it runs again, and the run ends succeeded again.
+    await page.getByTestId('gantt-row-report').click();
+    await page.getByTestId('clear-task').click();
+    await until('the clear to be applied', async () => /clear applied: 1 task changed/.test((await page.getByTestId('job-actions').getByTestId('action-status').textContent()) ?? ''), 30_000);
+    await until('the cleared run to succeed again', async () => (await h.store.getRun(run.id)).state === 'succeeded', 60_000);
+    const report = (await h.store.listJobs(run.id)).find((j) => j.taskId === 'report')!;
+    assert.ok(report.fence > jobs.find((j) => j.taskId === 'report')!.fence, 'the cleared task ran under a higher fence');
+  });
+
+  test('a viewer sees the run but no action buttons', async () => {
+    const viewer = await signedInPage(h, VIEWER);
+    const [run] = await h.store.listRuns({ dagId: parseDagId(RETRY_DAG), limit: 1 });
+    await viewer.goto(`${h.consoleUrl}/runs/${run!.id}`);
+    await viewer.getByTestId('run-actions').waitFor();
+    assert.equal(await viewer.getByTestId('cancel-run').count(), 0);
+    assert.equal(await viewer.getByTestId('retry-failed').count(), 0);
+    await viewer.getByTestId('gantt-row-load').click();
+    await viewer.getByTestId('job-detail').waitFor();
+    assert.equal(await viewer.getByTestId('job-actions').count(), 0);
+    await viewer.context().close();
+  });
+});
