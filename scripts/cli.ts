@@ -32,7 +32,7 @@ Commands:
                                    queue a manual run now, with values for the DAG's declared params
                                    (each VALUE read as the param's type; the rest take their defaults)
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
-  jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
+  jobs <RUN_ID>                    a run's params and jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
 ${ACTION_HELP}
@@ -134,6 +134,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const run = await store.getRun(runId);
       const jobs = await store.listJobs(runId);
       console.log(`run ${run.id} of ${run.dagId}@${run.dagVersion}: ${run.state}`);
+      if (Object.keys(run.params).length > 0) console.log(`params: ${JSON.stringify(Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))))}`);
       const rows = [];
       for (const j of jobs) {
         const result = await store.getResult(j.id);

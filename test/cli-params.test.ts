@@ -46,6 +46,8 @@ describe('cli: trigger with params', () => {
     expect(stdout).toMatch(/^run \d+ of report queued \(version 1\)\n {2}batch = 10\n {2}dryRun = true\n {2}region = "eu"\n$/);
     const [run] = await store.listRuns({ dagId, limit: 1 });
     expect(run!.params).toEqual({ region: 'eu', batch: 10, dryRun: true });
+    const jobs = await runCli(databaseUrl, 'jobs', run!.id);
+    expect(jobs.stdout.split('\n').slice(0, 2)).toEqual([`run ${run!.id} of report@1: queued`, 'params: {"batch":10,"dryRun":true,"region":"eu"}']);
   });
 
   it('takes --params as JSON, with --param on top', async () => {
