@@ -153,4 +153,26 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
     expect(applied).toHaveLength(1);
     expect(applied[0]!.nodeId).not.toBe(leader);
   });
+
+  it('follows trigger rules: a clean-up and an alert run after a failure, the rest is upstream_failed or skipped', async () => {
+    await f.store.putDag(
+      {
+        id: 'trigger-rules',
+        tasks: [
+          { id: 'extract', type: 'shell', config: { command: 'sh', args: ['-c', 'exit 3'] } },
+          { id: 'load', type: 'noop', dependsOn: ['extract'] },
+          { id: 'cleanup', type: 'noop', dependsOn: ['load'], trigger: 'all_done' },
+          { id: 'alert', type: 'noop', dependsOn: ['extract'], trigger: 'one_failed' },
+          { id: 'celebrate', type: 'noop', dependsOn: ['load'], trigger: 'one_success' },
+          { id: 'audit', type: 'noop', dependsOn: ['cleanup'], trigger: 'one_failed' },
+        ],
+      },
+      SHARDS,
+    );
+    const run = await f.store.triggerRun(parseDagId('trigger-rules'));
+    // Two tasks end at about the same time here; the run is finished by whichever settles last.
+    expect((await runIn(f, run.id, ['succeeded', 'failed'], 30_000)).state).toBe('failed');
+    const states = Object.fromEntries((await f.store.listJobs(run.id)).map((j) => [j.taskId, j.state]));
+    expect(states).toEqual({ extract: 'failed', load: 'upstream_failed', cleanup: 'succeeded', alert: 'succeeded', celebrate: 'upstream_failed', audit: 'skipped' });
+  });
 });

@@ -8,7 +8,7 @@
  * The states a node can show, in legend order. 'none' is a task whose job the run has not
  * created yet (or a moment before the run started).
  */
-export const SHOWN_STATES = ['none', 'waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled'] as const;
+export const SHOWN_STATES = ['none', 'waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'cancelled', 'skipped'] as const;
 export type ShownState = (typeof SHOWN_STATES)[number];
 
 /** States as small integers, so a 10,000-task run is one typed array per moment. */

@@ -72,6 +72,8 @@ export class LeaderState {
   readonly restart = new Set<string>();
   /** Runs an operator action is being written for: dispatch grants none of their jobs meanwhile. */
   readonly acting = new Set<string>();
+  /** Runs with promotions or ends in flight (RunFinish.settle), by how many: none is finished meanwhile. */
+  readonly settling = new Map<string, number>();
   /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
   readonly finishing = new Set<string>();
   deposed = false;

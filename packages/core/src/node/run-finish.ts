@@ -39,11 +39,26 @@ export class RunFinish {
     await this.steps.resyncMany(ids.filter((id) => !movedIds.has(id)));
   }
 
-  /** Writes what one event or a repair decided: promotions, then the tasks that will not run. */
+  /**
+   * Writes what one event or a repair decided: promotions, then the tasks that will not
+   * run. While such writes are out the run is not finished: the machine already counts
+   * those tasks as ended, the store does not yet, and refuses to finish a run with an open
+   * job. Whoever settles last finishes the run (every settle is followed by maybeFinish).
+   */
   async settle(run: MemRun, settled: Settled): Promise<void> {
-    await this.promote(run, settled.ready);
-    await this.end(run, settled.upstreamFailed, 'upstream_failed');
-    await this.end(run, settled.skipped, 'skipped');
+    const { s } = this;
+    if (settled.ready.length + settled.upstreamFailed.length + settled.skipped.length === 0) return;
+    const id = run.row.id;
+    s.settling.set(id, (s.settling.get(id) ?? 0) + 1);
+    try {
+      await this.promote(run, settled.ready);
+      await this.end(run, settled.upstreamFailed, 'upstream_failed');
+      await this.end(run, settled.skipped, 'skipped');
+    } finally {
+      const left = (s.settling.get(id) ?? 1) - 1;
+      if (left > 0) s.settling.set(id, left);
+      else s.settling.delete(id);
+    }
   }
 
   /** Marks tasks that will not run, as upstream_failed or skipped. */
@@ -62,11 +77,15 @@ export class RunFinish {
   async maybeFinish(run: MemRun): Promise<void> {
     const { s } = this;
     const outcome = run.machine.outcome();
-    if (outcome === 'running' || s.finishing.has(run.row.id)) return;
+    if (outcome === 'running' || s.finishing.has(run.row.id) || s.settling.has(run.row.id)) return;
     s.finishing.add(run.row.id);
     let done: boolean | null;
     try {
       done = await s.guard(() => s.writes.finishRun(s.token, { runId: run.row.id, state: outcome }));
+      // Refused: finished already (by a predecessor whose answer was lost), or the store
+      // still has a job of it open. Only in the first case is the run done with; in the
+      // second, the next reconciliation's repair finishes it.
+      if (done === false && (await s.deps.store.readRun(run.row.id).catch(() => null))?.run.state === 'running') done = null;
     } finally {
       s.finishing.delete(run.row.id);
     }

@@ -5,7 +5,8 @@ import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
 import type { StoreObserver, StoreWrite } from '../store/records';
 
 /** Why a job changed state, named after the store write that changed it. */
-export type ReplayCause = 'created' | 'promoted' | 'upstream-failed' | 'granted' | 'completed' | 'failed' | 'retry' | 'expired' | 'handed-back';
+export type ReplayCause =
+  'created' | 'promoted' | 'upstream-failed' | 'skipped' | 'granted' | 'completed' | 'failed' | 'retry' | 'expired' | 'handed-back' | 'cleared' | 'cancelled' | 'marked';
 
 /** One job's change of state, as the store wrote it. Times are virtual ms since the run began. */
 export interface ReplayTransition {
@@ -253,6 +254,10 @@ export class ReplayRecorder {
         return this.add(w.atMs, w.jobId, 'ready', 'promoted', null);
       case 'job:upstream_failed':
         return this.add(w.atMs, w.jobId, 'upstream_failed', 'upstream-failed', null);
+      case 'job:skipped':
+        return this.add(w.atMs, w.jobId, 'skipped', 'skipped', null);
+      case 'job:acted':
+        return this.add(w.atMs, w.jobId, w.to, w.to === 'waiting' ? 'cleared' : w.to === 'cancelled' ? 'cancelled' : 'marked', null);
       case 'job:granted': {
         const job = this.jobs.get(w.jobId);
         if (!job) return;

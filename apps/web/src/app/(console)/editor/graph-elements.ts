@@ -15,7 +15,11 @@ export function taskNodes(spec: DraftSpec, positions: Positions, selected: Set<s
   }));
 }
 
-/** One edge per dependency on a task that exists, marked when it closes a cycle. */
+/**
+ * One edge per dependency on a task that exists, marked when it closes a cycle. An edge
+ * into a task with a trigger rule other than all_success is dashed and labelled with the
+ * rule, since the task may run whatever that dependency's outcome.
+ */
 export function dependencyEdges(spec: DraftSpec, selected: Set<string>, cycleEdges: Set<string>): Edge[] {
   const known = new Set(spec.tasks.map((t) => t.id));
   return spec.tasks.flatMap((t) =>
@@ -23,14 +27,16 @@ export function dependencyEdges(spec: DraftSpec, selected: Set<string>, cycleEdg
       .filter((d) => known.has(d))
       .map((dep) => {
         const id = `${dep}->${t.id}`;
+        const rule = typeof t.trigger === 'string' && t.trigger !== 'all_success' ? t.trigger : null;
         return {
           id,
           source: dep,
           target: t.id,
           selected: selected.has(id),
           markerEnd: { type: MarkerType.ArrowClosed },
-          className: cycleEdges.has(id) ? 'edge-problem' : '',
-          data: { problem: cycleEdges.has(id) },
+          className: [cycleEdges.has(id) ? 'edge-problem' : '', rule ? 'edge-rule' : ''].filter(Boolean).join(' '),
+          ...(rule ? { label: rule.replace('_', ' '), style: { strokeDasharray: '6 4' } } : {}),
+          data: { problem: cycleEdges.has(id), rule },
         };
       }),
   );

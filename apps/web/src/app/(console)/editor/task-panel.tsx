@@ -1,10 +1,19 @@
 'use client';
 
 import { useEffect, useState } from 'react';
-import type { DagIssue } from '@fenceline/core';
+import { TRIGGER_RULES, type DagIssue } from '@fenceline/core';
 import type { DraftTask } from './draft';
 
 const BUILTIN = ['noop', 'sleep', 'shell', 'http'];
+
+/** What each trigger rule means, in the words the selector shows. */
+const RULE_TEXT: Record<(typeof TRIGGER_RULES)[number], string> = {
+  all_success: 'all succeeded (default)',
+  all_done: 'all ended, however (clean-up)',
+  none_failed: 'all ended, none failed',
+  one_failed: 'as soon as one failed (alerting)',
+  one_success: 'as soon as one succeeded',
+};
 
 function IssueList({ issues, field }: { issues: DagIssue[]; field?: (path: string) => boolean }) {
   const shown = field ? issues.filter((i) => field(i.path)) : issues;
@@ -130,6 +139,27 @@ export function TaskPanel({
         </ul>
         <IssueList issues={issues} field={(p) => p.startsWith(`${at}.dependsOn`)} />
       </div>
+      <label className="field">
+        <span>Runs when its dependencies</span>
+        <select
+          data-testid="task-trigger"
+          value={typeof task.trigger === 'string' ? task.trigger : 'all_success'}
+          onChange={(e) => {
+            const { trigger: _old, ...rest } = task;
+            onChange(e.target.value === 'all_success' ? (rest as DraftTask) : { ...rest, trigger: e.target.value });
+          }}
+        >
+          {TRIGGER_RULES.map((r) => (
+            <option key={r} value={r}>
+              {r}: {RULE_TEXT[r]}
+            </option>
+          ))}
+        </select>
+        {task.dependsOn.length === 0 && typeof task.trigger === 'string' && task.trigger !== 'all_success' ? (
+          <div className="muted small">A task without dependencies runs at once, whatever its rule.</div>
+        ) : null}
+        <IssueList issues={issues} field={(p) => p === `${at}.trigger`} />
+      </label>
       <div className="field-row">
         {numberField('retries', 'Retries')}
         {numberField('timeoutMs', 'Timeout (ms)')}

@@ -24,6 +24,7 @@ const SHORT: Record<ShownState, string> = {
   failed: 'failed',
   upstream_failed: 'upstream failed',
   cancelled: 'cancelled',
+  skipped: 'skipped',
 };
 
 /**

@@ -11,6 +11,7 @@ const LABEL: Record<ShownState, string> = {
   failed: 'failed',
   upstream_failed: 'upstream failed',
   cancelled: 'cancelled',
+  skipped: 'skipped (rule not met)',
 };
 
 /** The colours, with how many of the run's tasks are in each state at the moment shown. */

@@ -5,7 +5,7 @@
  * the simulator's value to this type, so the compiler notices when the two drift apart.
  */
 
-export type ReplayState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'cancelled';
+export type ReplayState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'skipped' | 'cancelled';
 
 export interface SimReplay {
   dagId: string;
