@@ -74,8 +74,12 @@ describe('operator actions on the run page', () => {
     const before = (await h.store.listJobs(run.id)).find((j) => j.taskId === 'long')!;
     await page.getByTestId('cancel-run').click();
     await until('the run page to show the run cancelled', async () => (await runState(page)) === 'cancelled', 30_000);
-    const status = (await page.getByTestId('action-status').textContent()) ?? '';
-    assert.match(status, /cancel applied: 2 tasks changed; run is cancelled/);
+    // The page follows the action until its leader applied it, and says what changed.
+    await until(
+      'the action to be shown applied',
+      async () => /cancel applied: 2 tasks changed; run is cancelled/.test((await page.getByTestId('action-status').textContent()) ?? ''),
+      15_000,
+    );
     const jobs = await h.store.listJobs(run.id);
     assert.deepEqual(
       jobs.map((j) => j.state),
@@ -109,13 +113,21 @@ describe('operator actions on the run page', () => {
       ],
     );
     await page.getByTestId('action-history').locator('..').locator('summary').click();
-    assert.match((await page.getByTestId('action-history').textContent()) ?? '', /retry failed by e2e-operator · 2 changed/);
+    await until(
+      'the history to show the retry applied',
+      async () => /retry failed by e2e-operator · 2 changed/.test((await page.getByTestId('action-history').textContent()) ?? ''),
+      15_000,
+    );
     await screenshot(page, 'run-actions-02-retried');
 
     // Clear one finished task from its panel: it runs again, and the run ends succeeded again.
     await page.getByTestId('gantt-row-report').click();
     await page.getByTestId('clear-task').click();
-    await until('the clear to be applied', async () => /clear applied: 1 task changed/.test((await page.getByTestId('job-actions').getByTestId('action-status').textContent()) ?? ''), 30_000);
+    await until(
+      'the clear to be applied',
+      async () => /clear applied: 1 task changed/.test((await page.getByTestId('job-actions').getByTestId('action-status').textContent()) ?? ''),
+      30_000,
+    );
     await until('the cleared run to succeed again', async () => (await h.store.getRun(run.id)).state === 'succeeded', 60_000);
     const report = (await h.store.listJobs(run.id)).find((j) => j.taskId === 'report')!;
     assert.ok(report.fence > jobs.find((j) => j.taskId === 'report')!.fence, 'the cleared task ran under a higher fence');

@@ -13,7 +13,7 @@ export function hasFlag(args: string[], name: string): boolean {
 }
 
 /** Flags that take no value, so `positional` does not swallow the word after them. */
-const BARE_FLAGS = new Set(['--password-stdin', '--all', '--downstream', '--success', '--failed', '--no-wait']);
+const BARE_FLAGS = new Set(['--password-stdin', '--all', '--downstream', '--success', '--failed', '--yes', '--no-wait']);
 
 export function positional(args: string[]): string[] {
   const out: string[] = [];

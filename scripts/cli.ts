@@ -13,6 +13,7 @@ import {
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
+import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { paramIssueLines, triggerParams } from './cli-params';
@@ -32,6 +33,7 @@ Commands:
                                    queue a manual run now, with values for the DAG's declared params
                                    (each VALUE read as the param's type; the rest take their defaults)
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
+${BACKFILL_HELP}
   jobs <RUN_ID>                    a run's params and jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
@@ -164,6 +166,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
       return 0;
     }
+    case 'backfill':
+      return backfillCommand(store, args);
     case 'worker-token':
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UserName } from '@fenceline/core';
+import { parseBackfillId, type UserName } from '@fenceline/core';
 import { hashPassword } from '@fenceline/db/people';
 import { callProcedure, cookieOf, startConsoleHttp } from './support/console-http';
 
@@ -50,6 +50,30 @@ describe('what the console records in the audit log', () => {
     expect(latest[3]!.details).toEqual({ runId: run.id, requestKey: 'click-1' });
     expect(latest[0]!.details).toMatchObject({ from: { policy: 'latest' }, to: { policy: 'none' } });
     expect(await consoleHttp.store.listAudit({ dagId: 'missing' })).toEqual([]);
+  });
+
+  it('records a backfill started and cancelled once each, and no refused backfill', async () => {
+    const hourly = { id: 'audited-backfill', schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'one', type: 'noop', config: {} }] };
+    expect((await mutate('dags.save', { spec: hourly })).status).toBe(200);
+    const range = { dagId: 'audited-backfill', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' };
+    // Refused: an empty range, a month (720 slots) not confirmed, and rerun, which is not available yet.
+    expect((await mutate('backfills.create', { ...range, to: range.from })).status).toBe(400);
+    expect((await mutate('backfills.create', { ...range, to: '2026-01-31T00:00:00Z' })).status).toBe(400);
+    expect((await mutate('backfills.create', { ...range, mode: 'rerun' })).status).toBe(400);
+    const created = await mutate('backfills.create', { ...range, maxActiveRuns: 2 });
+    expect(created.status).toBe(200);
+    const id = (created.data as { id: string }).id;
+    expect((await mutate('backfills.cancel', { id })).status).toBe(200);
+    // Cancelling it again changes nothing and records nothing.
+    expect((await mutate('backfills.cancel', { id })).status).toBe(200);
+    const entries = await consoleHttp.store.listAudit({ dagId: 'audited-backfill' });
+    expect(entries.map((e) => [e.action, e.target])).toEqual([
+      ['backfill.cancelled', id],
+      ['backfill.created', id],
+      ['dag.saved', null],
+    ]);
+    expect(entries[1]!.details).toEqual({ backfillId: id, from: '2026-01-01T00:00:00.000Z', to: '2026-01-02T00:00:00.000Z', slots: 24, maxActiveRuns: 2 });
+    expect(await consoleHttp.store.getBackfill(parseBackfillId(id))).toMatchObject({ state: 'cancelled', requestedBy: 'olga' });
   });
 
   it('shows the log to a signed-in caller, filtered, and has no procedure that changes an entry', async () => {

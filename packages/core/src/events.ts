@@ -23,5 +23,9 @@ export const EVENT_TYPES = [
   'write:fenced',
   'worker:registered',
   'worker:gone',
+  'backfill:started',
+  'backfill:advanced',
+  'backfill:done',
+  'backfill:cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -22,6 +22,8 @@ export type RunId = Branded<'RunId'>;
 export type DagId = Branded<'DagId'>;
 /** A worker's id as the worker names itself when it registers. */
 export type WorkerId = Branded<'WorkerId'>;
+/** A backfill's id: a PostgreSQL bigint sequence value, printed in decimal. */
+export type BackfillId = Branded<'BackfillId'>;
 
 /** The largest value of a PostgreSQL bigint, the type of every sequence id. */
 export const MAX_SEQUENCE_ID = '9223372036854775807';
@@ -68,6 +70,7 @@ export function workerIdProblem(text: string): string | null {
 export const isSequenceId = (value: unknown): value is string => typeof value === 'string' && sequenceIdProblem(value) === null;
 export const isJobId = (value: unknown): value is JobId => isSequenceId(value);
 export const isRunId = (value: unknown): value is RunId => isSequenceId(value);
+export const isBackfillId = (value: unknown): value is BackfillId => isSequenceId(value);
 export const isDagId = (value: unknown): value is DagId => typeof value === 'string' && nameIdProblem(value) === null;
 export const isWorkerId = (value: unknown): value is WorkerId => typeof value === 'string' && workerIdProblem(value) === null;
 
@@ -80,6 +83,7 @@ function parseWith<Id extends string>(problemOf: (text: string) => string | null
 /** The id, or an INVALID_INPUT error whose message and details name `field`. */
 export const parseJobId = (value: unknown, field = 'jobId'): JobId => parseWith<JobId>(sequenceIdProblem, value, field);
 export const parseRunId = (value: unknown, field = 'runId'): RunId => parseWith<RunId>(sequenceIdProblem, value, field);
+export const parseBackfillId = (value: unknown, field = 'backfillId'): BackfillId => parseWith<BackfillId>(sequenceIdProblem, value, field);
 export const parseDagId = (value: unknown, field = 'dagId'): DagId => parseWith<DagId>(nameIdProblem, value, field);
 export const parseWorkerId = (value: unknown, field = 'workerId'): WorkerId => parseWith<WorkerId>(workerIdProblem, value, field);
 
@@ -93,5 +97,6 @@ function schemaOf(problemOf: (text: string) => string | null) {
 
 export const jobIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as JobId);
 export const runIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as RunId);
+export const backfillIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as BackfillId);
 export const dagIdSchema = schemaOf(nameIdProblem).transform((text) => text as DagId);
 export const workerIdSchema = schemaOf(workerIdProblem).transform((text) => text as WorkerId);

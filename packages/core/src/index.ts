@@ -18,6 +18,7 @@ export * from './dag/shard';
 export * from './dag/graph';
 export * from './schedule/slots';
 export * from './schedule/tick';
+export * from './backfill/plan';
 export * from './run/backoff';
 export * from './run/machine';
 export * from './run/actions';

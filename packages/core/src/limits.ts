@@ -71,6 +71,13 @@ export const LIMITS = {
    * tells a leader of a triggered run, which PostgreSQL keeps under 8,000 bytes.
    */
   maxRunParamsBytes: 6_000,
+  /**
+   * Slots one backfill may cover without `confirm: true`: a month of an hourly DAG (720)
+   * needs it, so a range typed wrong is seen before it makes runs.
+   */
+  backfillConfirmSlots: 500,
+  /** Slots one backfill may cover at all: eleven years of an hourly DAG. */
+  maxBackfillSlots: 100_000,
   /** A manual trigger's request key, in characters. */
   maxRequestKeyLength: 100,
   /**
@@ -145,6 +152,8 @@ export const DEFAULTS = {
   /** Under the `none` policy a slot this late still runs; older ones are skipped. */
   lateGraceMs: 2 * 60 * 1000,
   maxActiveRuns: 1,
+  /** Runs of one backfill queued or running at once, when its request names no number. */
+  backfillMaxActiveRuns: 4,
 } as const;
 
 /** The inputs of a store's contentionView: a node id of 1 to 200 characters and a live window of 1 ms to a day. */

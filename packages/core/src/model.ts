@@ -1,4 +1,4 @@
-import type { DagId, JobId, RunId, WorkerId } from './ids';
+import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
 
@@ -9,7 +9,12 @@ import type { DagSpec } from './spec';
  */
 export type JobState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'skipped' | 'cancelled';
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-export type RunTrigger = 'schedule' | 'manual';
+/**
+ * What made a run: its DAG's schedule, a manual trigger, a backfill (BackfillRow), or a
+ * rerun of a slot whose earlier run was cleared.
+ */
+export type RunTrigger = 'schedule' | 'manual' | 'backfill' | 'rerun';
+export const RUN_TRIGGERS: readonly RunTrigger[] = ['schedule', 'manual', 'backfill', 'rerun'];
 
 export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
 export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
@@ -117,4 +122,44 @@ export interface EventRow {
   fence: number | null;
   epoch: number | null;
   data: Record<string, unknown>;
+}
+
+/** How a backfill treats a slot that already has a run: leave it (skip) or run it again (rerun). */
+export type BackfillMode = 'skip' | 'rerun';
+/** running until every slot has its run and every run ended (done), or until cancelled. */
+export type BackfillState = 'running' | 'done' | 'cancelled';
+export const BACKFILL_MODES: readonly BackfillMode[] = ['skip', 'rerun'];
+
+/**
+ * A backfill of a DAG over [fromAt, toAt): one run per slot of the DAG's schedule (as of
+ * `dagVersion`), created by the shard's leader at most `maxActiveRuns` unfinished at a
+ * time. `nextSlotAt` is where the leader resumes, so a new leader after a failover goes on
+ * from the slot the last one recorded; it is null once every slot was created or skipped.
+ */
+export interface BackfillRow {
+  id: BackfillId;
+  dagId: DagId;
+  dagVersion: number;
+  shard: number;
+  fromAt: Date;
+  toAt: Date;
+  maxActiveRuns: number;
+  mode: BackfillMode;
+  state: BackfillState;
+  /** Slots of the range, counted when the backfill was created. */
+  totalSlots: number;
+  nextSlotAt: Date | null;
+  /** Runs the backfill created. */
+  createdRuns: number;
+  /** Slots that already had a run (of the schedule, a trigger or another backfill). */
+  skippedSlots: number;
+  /** Runs of the backfill queued or running, counted when the row was read. */
+  activeRuns: number;
+  /** Runs of the backfill that ended (succeeded, failed or cancelled), counted when the row was read. */
+  finishedRuns: number;
+  /** Who asked: the console user or the CLI's OS user. */
+  requestedBy: string;
+  createdAt: Date;
+  /** When it finished, or when its leader cancelled its queued runs; null while it is open. */
+  endedAt: Date | null;
 }

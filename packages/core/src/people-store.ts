@@ -92,6 +92,8 @@ export const AUDIT_ACTIONS = [
   'dag.resumed',
   'dag.catchup_changed',
   'run.action_requested',
+  'backfill.created',
+  'backfill.cancelled',
   'user.created',
   'user.role_changed',
   'user.disabled',

@@ -1,6 +1,6 @@
 import type { ErrorCode, FencelineError } from './errors';
-import type { DagId, JobId, RunId, WorkerId } from './ids';
-import type { JobRow, JobState, RunRow, ShardLeaseRow } from './model';
+import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
+import type { BackfillRow, JobRow, JobState, RunRow, ShardLeaseRow } from './model';
 import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
 
@@ -264,7 +264,9 @@ export type StoreNotice =
       shard: number;
       actionId: string;
       runId: RunId;
-    };
+    }
+  /** A backfill was created or cancelled: its shard's leader advances or settles it at once. */
+  | { kind: 'backfill-changed'; shard: number; backfillId: BackfillId };
 
 /** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
 export interface TriggerOptions {
@@ -379,3 +381,37 @@ export type RunActionOutcome =
   | { kind: 'conflict' }
   | { kind: 'done'; action: RunActionRow }
   | { kind: 'applied'; action: RunActionRow; run: RunRow; jobs: JobRow[]; revoked: { jobId: JobId; fence: number; holder: WorkerId | null }[] };
+
+/** Which backfills a read lists (CatalogueStore.listBackfills), newest first. */
+export interface ListBackfillsQuery {
+  dagId?: DagId;
+  limit?: number;
+}
+
+/**
+ * One step of a backfill's leader (LeaderStore.advanceBackfill): create a queued run for
+ * each of `slots` that has none yet and move the backfill's next slot from
+ * `expectedNextSlotAt` to `nextSlotAt`, in one transaction. A step with no slots and no
+ * next slot closes a backfill whose runs all ended.
+ */
+export interface BackfillStep {
+  backfillId: BackfillId;
+  expectedNextSlotAt: Date | null;
+  slots: Date[];
+  nextSlotAt: Date | null;
+}
+
+/** What a step wrote: the backfill as it is now and the runs it created, by slot. */
+export interface BackfillAdvance {
+  backfill: BackfillRow;
+  created: RunRow[];
+}
+
+/** What settling a cancelled backfill did (LeaderStore.settleBackfill). */
+export interface BackfillSettled {
+  backfill: BackfillRow;
+  /** Its queued runs, now cancelled: they never started. */
+  cancelledRunIds: RunId[];
+  /** Its runs that were running: they run on until something cancels them one by one. */
+  runningRunIds: RunId[];
+}

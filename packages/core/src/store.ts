@@ -1,6 +1,7 @@
 import type { DeposedLeaderError } from './errors';
-import type { DagId, JobId, RunId, WorkerId } from './ids';
-import type { DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
+import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
+import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
+import type { BackfillRequest } from './backfill/plan';
 import type { DagSpecInput } from './spec';
 import type { AuditStore, PeopleStore } from './people-store';
 import type {
@@ -35,6 +36,10 @@ import type {
   RunActionRow,
   RunActionWrite,
   RunActionOutcome,
+  ListBackfillsQuery,
+  BackfillStep,
+  BackfillAdvance,
+  BackfillSettled,
 } from './store-types';
 
 export type * from './store-types';
@@ -120,6 +125,21 @@ export interface CatalogueStore extends StoreTime {
    * trigger writes nothing.
    */
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
+  /**
+   * Records a backfill of the DAG over [from, to) (validated by planBackfill against the
+   * DAG's current schedule, which pins the version whose slots it covers) and notifies the
+   * shard's leader, which creates its runs. Throws InvalidInputError naming the field, or
+   * NotFoundError for a DAG that does not exist; a refusal writes nothing.
+   */
+  createBackfill(request: BackfillRequest): Promise<BackfillRow>;
+  getBackfill(backfillId: BackfillId): Promise<BackfillRow>;
+  listBackfills(query: ListBackfillsQuery): Promise<BackfillRow[]>;
+  /**
+   * running -> cancelled, so no more of its runs are created, and notifies the shard's
+   * leader, which cancels its queued runs (LeaderStore.settleBackfill). A backfill that is
+   * no longer running is returned as it is.
+   */
+  cancelBackfill(backfillId: BackfillId): Promise<BackfillRow>;
 }
 
 /**
@@ -200,6 +220,26 @@ export interface LeaderStore extends StoreTime {
   applyRunAction(token: LeaderToken, write: RunActionWrite): Promise<RunActionOutcome>;
   /** Revokes expired leases of the shard: back to ready (fence + 1, with backoff) or failed when out of attempts. */
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]>;
+
+  /** The backfills of these shards still open (running, or cancelled with runs not yet settled), oldest first. */
+  openBackfills(tokens: LeaderToken[]): Promise<BackfillRow[]>;
+  /**
+   * One step of a running backfill, under the token's lead check, in one transaction:
+   * inserts a queued run (trigger 'backfill') for each slot with ON CONFLICT (dag_id,
+   * scheduled_at) DO NOTHING, counts the slots that already had one as skipped, and moves
+   * next_slot_at, so a failover resumes where the last step ended. Nothing is written (null)
+   * if the backfill is not running, its next slot is not `expectedNextSlotAt`, the slots are
+   * not ascending slots of its range from there, or they would take it past its max active
+   * runs; a step with nothing left to create and no run left unfinished marks it done.
+   * Throws DeposedLeaderError if the token no longer leads the backfill's shard.
+   */
+  advanceBackfill(token: LeaderToken, step: BackfillStep): Promise<BackfillAdvance | null>;
+  /**
+   * A cancelled backfill's queued runs -> cancelled and its ended_at stamped, under the
+   * token's lead check, in one statement; null if it is not a cancelled open backfill of
+   * the shard. Throws DeposedLeaderError if the token no longer leads the shard.
+   */
+  settleBackfill(token: LeaderToken, backfillId: BackfillId): Promise<BackfillSettled | null>;
 
   // Each of the following takes groups of items, one group per token, in one statement
   // (one transaction for run creation): every group is checked against its own token and

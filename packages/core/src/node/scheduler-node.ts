@@ -121,6 +121,7 @@ export class SchedulerNode {
     this.loop('tick', this.config.tickIntervalMs, () => this.dueRuns.tick());
     this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
     this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
+    this.loop('backfills', this.config.tickIntervalMs, () => this.advanceBackfills());
     this.loop('heartbeat', this.config.workerHeartbeatIntervalMs, () => this.heartbeat());
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
     await this.dueRuns.tick();
@@ -189,6 +190,20 @@ export class SchedulerNode {
     for (const gone of this.pool.expire()) this.emit({ type: 'worker:gone', workerId: gone, nodeId: this.nodeId });
   }
 
+  /**
+   * One pass over the open backfills of every shard this node leads, read in one
+   * statement by index; each leader advances or settles its own. Every tick, since a
+   * backfill's room comes back as its runs finish, and at once when a notice says one was
+   * created or cancelled.
+   */
+  private async advanceBackfills(): Promise<void> {
+    const leaders = this.leadership.loadedLeaders();
+    if (leaders.length === 0) return;
+    const open = await this.store.openBackfills(leaders.map((l) => l.token));
+    const byShard = new Map(leaders.map((l) => [l.shard, l]));
+    await Promise.all(open.map((b) => byShard.get(b.shard)?.advanceBackfill(b)));
+  }
+
   private async heartbeat(): Promise<void> {
     const ids = this.pool.live().map((w) => w.id);
     // A row this node or another refreshed less than `skip` ago is left alone. It is then
@@ -229,6 +244,8 @@ export class SchedulerNode {
       if (leader.loaded) await leader.applyPendingActions();
     } else if (n.kind === 'job-ended') {
       await leader.resyncMany((n.jobIds ?? [n.jobId]).filter((id) => leader.hasJob(id)));
+    } else if (n.kind === 'backfill-changed') {
+      await this.advanceBackfills();
     }
   }
 

@@ -1,12 +1,13 @@
 import { assert } from '../assert';
 import { DeposedLeaderError } from '../errors';
 import type { DagId, JobId } from '../ids';
-import type { RunParams } from '../dag/params';
-import type { JobRow, RunRow } from '../model';
+import { defaultRunParams, type RunParams } from '../dag/params';
+import type { BackfillRow, JobRow, RunRow } from '../model';
 import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
 import type { DispatchDag } from '../fairshare/plan';
+import { BackfillSteps } from './backfill-steps';
 import type { MemJob } from './job-index';
 import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
 import { LeaderSync, type EndedRow } from './leader-sync';
@@ -25,8 +26,9 @@ export type { LeaderDeps } from './leader-state';
  *
  * Its parts: the state it keeps (LeaderState, with the jobs filed by state in a
  * JobIndex), run creation and starts (RunStarts), the steps after jobs end (RunFinish),
- * and the sweep and reconciliation with the store (LeaderSync). This class loads the
- * shard, grants leases and applies job ends, and is what the node talks to.
+ * the sweep and reconciliation with the store (LeaderSync), and its backfills
+ * (BackfillSteps). This class loads the shard, grants leases and applies job ends, and
+ * is what the node talks to.
  */
 export class ShardLeader {
   readonly token: LeaderToken;
@@ -37,6 +39,7 @@ export class ShardLeader {
   private readonly finish: RunFinish;
   private readonly sync: LeaderSync;
   private readonly actions: RunActions;
+  private readonly backfills: BackfillSteps;
 
   constructor(deps: LeaderDeps) {
     this.token = deps.token;
@@ -54,6 +57,10 @@ export class ShardLeader {
       applyPendingActions: () => this.actions.applyPending(),
     });
     this.actions = new RunActions(s, { repair: (run) => this.finish.repair(run), startQueued: (dagId) => this.starts.startQueued(dagId) });
+    this.backfills = new BackfillSteps(s, {
+      startQueued: (dagId) => this.starts.startQueued(dagId),
+      cancelRunning: () => this.cancelRunningRuns(),
+    });
   }
 
   get shard(): number {
@@ -114,6 +121,21 @@ export class ShardLeader {
     return this.starts.startQueued(dagId);
   }
 
+  // ---- backfills (BackfillSteps) ---------------------------------------------------------
+
+  /** One pass over an open backfill of this shard: create its next runs, or settle it once cancelled. */
+  advanceBackfill(backfill: BackfillRow): Promise<void> {
+    return this.backfills.advance(backfill);
+  }
+
+  /**
+   * A cancelled backfill's running runs: its settle stored a pending cancel for each, in
+   * the same transaction, and they are applied now as operator actions.
+   */
+  private cancelRunningRuns(): Promise<void> {
+    return this.actions.applyPending();
+  }
+
   // ---- dispatch ----------------------------------------------------------------
 
   /** The fair-share view of this shard: ready jobs and held leases per DAG. */
@@ -153,9 +175,15 @@ export class ShardLeader {
     return task ? { type: task.type, config: task.config, timeoutMs: task.timeoutMs, dependsOn: task.dependsOn } : null;
   }
 
-  /** The resolved parameters of an active run, which every job of it is handed with its lease. */
+  /**
+   * The resolved parameters of an active run, which every job of it is handed with its
+   * lease. A run stored without the defaults (a backfill's) still gets them from the version
+   * it pinned; a value stored with the run wins.
+   */
   paramsOf(runId: string): RunParams {
-    return this.s.runs.get(runId)?.row.params ?? {};
+    const run = this.s.runs.get(runId);
+    if (!run) return {};
+    return run.spec.params ? { ...defaultRunParams(run.spec.params), ...run.row.params } : run.row.params;
   }
 
   /** Active runs and queued runs, for status pages. */

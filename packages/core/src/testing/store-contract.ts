@@ -3,6 +3,7 @@ import type { Store } from '../store';
 import { badBytesContract } from './store-contract/bad-bytes';
 import { ContractContext } from './store-contract/context';
 import { auditLogContract } from './store-contract/audit-log';
+import { backfillsContract } from './store-contract/backfills';
 import { credentialsContract } from './store-contract/credentials';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
@@ -39,8 +40,9 @@ export interface StoreHarness {
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags,
- * triggers and run-params (catalogue), ticks, runs and leases (leader), worker-writes, upstream-outputs,
- * bad-bytes and sessions (worker protocol), credentials (worker credentials), people (users, sessions,
+ * triggers, run-params and backfills (catalogue, and the leader's backfill steps), ticks, runs
+ * and leases (leader), worker-writes, upstream-outputs, bad-bytes and sessions (worker
+ * protocol), credentials (worker credentials), people (users, sessions,
  * API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
@@ -66,6 +68,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     dagsContract(c);
     triggersContract(c);
     runParamsContract(c);
+    backfillsContract(c);
     workersAndEventsContract(c);
     peopleContract(c);
     auditLogContract(c);

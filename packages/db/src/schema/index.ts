@@ -8,6 +8,7 @@ import { storeLineage } from './lineage';
 import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
 import { runActions } from './actions';
+import { backfills } from './backfills';
 
 export {
   clusterConfig,
@@ -27,6 +28,7 @@ export {
   apiTokens,
   auditLog,
   runActions,
+  backfills,
 };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
@@ -48,4 +50,5 @@ export const schema = {
   apiTokens,
   auditLog,
   runActions,
+  backfills,
 };

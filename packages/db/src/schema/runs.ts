@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { RunParams } from '@fenceline/core';
+import { backfills } from './backfills';
 import { dags } from './dags';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'date' });
@@ -25,7 +26,7 @@ export const runs = pgTable(
     dagVersion: integer('dag_version').notNull(),
     shard: integer('shard').notNull(),
     scheduledAt: ts('scheduled_at').notNull(),
-    trigger: text('trigger', { enum: ['schedule', 'manual'] }).notNull(),
+    trigger: text('trigger', { enum: ['schedule', 'manual', 'backfill', 'rerun'] }).notNull(),
     state: text('state', { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     startedAt: ts('started_at'),
@@ -40,6 +41,8 @@ export const runs = pgTable(
      * version's declaration with the defaults filled in, or the defaults for a scheduled run.
      */
     params: jsonb('params').$type<RunParams>().notNull().default({}),
+    /** The backfill that created the run; null for every other run. */
+    backfillId: bigint('backfill_id', { mode: 'number' }).references(() => backfills.id, { onDelete: 'set null' }),
   },
   (t) => [
     unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),
@@ -48,8 +51,12 @@ export const runs = pgTable(
       .where(sql`${t.requestKey} is not null`),
     index('runs_shard_state_idx').on(t.shard, t.state),
     index('runs_dag_id_idx').on(t.dagId, t.id),
+    // A backfill's leader counts its unfinished runs on every step, and the console its progress.
+    index('runs_backfill_idx')
+      .on(t.backfillId, t.state)
+      .where(sql`${t.backfillId} is not null`),
     check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),
-    check('runs_trigger_check', sql`${t.trigger} in ('schedule', 'manual')`),
+    check('runs_trigger_check', sql`${t.trigger} in ('schedule', 'manual', 'backfill', 'rerun')`),
   ],
 );
 

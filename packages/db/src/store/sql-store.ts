@@ -1,4 +1,11 @@
 import type {
+  BackfillAdvance,
+  BackfillId,
+  BackfillRequest,
+  BackfillRow,
+  BackfillSettled,
+  BackfillStep,
+  ListBackfillsQuery,
   ContentionAsk,
   ContentionView,
   AcquireResult,
@@ -58,6 +65,7 @@ import type {
   RunActionOutcome,
 } from '@fenceline/core';
 import type { Db } from './db';
+import * as backfills from './backfills';
 import * as credentials from './credentials';
 import * as dags from './dags';
 import * as events from './events';
@@ -148,6 +156,18 @@ export class SqlStore implements Store {
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow> {
     return runs.triggerRun(this.db, dagId, options);
   }
+  createBackfill(request: BackfillRequest): Promise<BackfillRow> {
+    return backfills.createBackfill(this.db, request);
+  }
+  getBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return backfills.getBackfill(this.db, backfillId);
+  }
+  listBackfills(query: ListBackfillsQuery): Promise<BackfillRow[]> {
+    return backfills.listBackfills(this.db, query);
+  }
+  cancelBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return backfills.cancelBackfill(this.db, backfillId);
+  }
 
   // ---- RunActionStore ----------------------------------------------------------------------
   requestRunAction(req: RunActionRequest): Promise<RunActionRow> {
@@ -228,6 +248,15 @@ export class SqlStore implements Store {
   }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return leases.sweepExpired(this.db, token, limit);
+  }
+  openBackfills(tokens: LeaderToken[]): Promise<BackfillRow[]> {
+    return backfills.openBackfills(this.db, tokens);
+  }
+  advanceBackfill(token: LeaderToken, step: BackfillStep): Promise<BackfillAdvance | null> {
+    return backfills.advanceBackfill(this.db, token, step);
+  }
+  settleBackfill(token: LeaderToken, backfillId: BackfillId): Promise<BackfillSettled | null> {
+    return backfills.settleBackfill(this.db, token, backfillId);
   }
 
   // ---- WorkerProtocolStore -----------------------------------------------------------------

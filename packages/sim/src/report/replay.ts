@@ -1,4 +1,4 @@
-import { parseDagId, type DagId, type JobState, type RunState } from '@fenceline/core';
+import { parseDagId, type DagId, type JobState, type RunState, type RunTrigger } from '@fenceline/core';
 import type { ScenarioConfig } from '../scenario/config';
 import { scaledCount } from '../scenario/load';
 import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
@@ -35,7 +35,7 @@ export interface ReplayRefusal {
 
 export interface ReplayRun {
   runId: string;
-  trigger: 'schedule' | 'manual';
+  trigger: RunTrigger;
   createdAtMs: number;
   startedAtMs: number | null;
   endedAtMs: number | null;

@@ -82,6 +82,15 @@ function checkGroup(g: DagGroup, path: string, at: At, int: Int, num: Num): void
   num(`${path}.durationMs`, g?.durationMs, 0, Infinity, true);
   if (g?.everyMs !== undefined) num(`${path}.everyMs`, g.everyMs, 0, Infinity, true);
   if (g?.triggerAtMs !== undefined) num(`${path}.triggerAtMs`, g.triggerAtMs, 0);
+  if (g?.backfill !== undefined) {
+    if (typeof g.backfill !== 'object' || g.backfill === null) at(`${path}.backfill`, 'an object', g.backfill);
+    else {
+      num(`${path}.backfill.atMs`, g.backfill.atMs, 0);
+      num(`${path}.backfill.spanMs`, g.backfill.spanMs, 0, Infinity, true);
+      int(`${path}.backfill.maxActiveRuns`, g.backfill.maxActiveRuns, 1);
+      if (g.everyMs === undefined) at(`${path}.backfill`, 'a group with everyMs (a manual DAG has no slots to backfill)', g.backfill);
+    }
+  }
   if (g?.retries !== undefined) int(`${path}.retries`, g.retries, 0);
   if (g?.capFraction !== undefined) num(`${path}.capFraction`, g.capFraction, 0, 1, true);
   if (g?.maxActiveRuns !== undefined) int(`${path}.maxActiveRuns`, g.maxActiveRuns, 1);

@@ -78,6 +78,13 @@ export interface DagGroup {
   phase?: 'spread' | 'aligned';
   /** Manual DAGs are triggered once at this offset from the start. */
   triggerAtMs?: number;
+  /**
+   * Scheduled DAGs of the group are backfilled once, at `atMs` from the start, over the
+   * `spanMs` before that instant, at most `maxActiveRuns` of the backfill's runs unfinished
+   * at a time. The range reaches into slots the schedule has run already, which the
+   * backfill skips, and its runs race the schedule's for the slots of that instant.
+   */
+  backfill?: { atMs: number; spanMs: number; maxActiveRuns: number };
   retries?: number;
   capFraction?: number;
   maxActiveRuns?: number;

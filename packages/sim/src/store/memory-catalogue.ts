@@ -18,8 +18,8 @@ import {
 import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
-/** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore). */
-export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
+/** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore; its backfills are memory-backfills.ts). */
+export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBackfill' | 'getBackfill' | 'listBackfills' | 'cancelBackfill'> {
   constructor(private readonly tables: MemoryTables) {}
 
   async putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
@@ -110,7 +110,7 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now'> {
     const now = this.tables.nowMs();
     for (let k = 0; k < 3; k++) {
       if (this.tables.rules.slotTaken(dagId, now + k)) continue;
-      const run = this.tables.insertRun(dag, now + k, 'manual', null, params);
+      const run = this.tables.insertRun(dag, now + k, 'manual', null, null, params);
       if (key !== null) this.tables.requestKeys.set(`${dagId}\u0000${key}`, run.id);
       this.tables.publish({
         kind: 'run-queued',

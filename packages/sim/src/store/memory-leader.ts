@@ -206,7 +206,7 @@ export class MemoryLeader {
       for (const slot of slots) {
         const at = slot.getTime();
         if (this.tables.rules.slotTaken(dagId, at)) continue;
-        created.push(this.tables.insertRun(dag, at, 'schedule', token, params));
+        created.push(this.tables.insertRun(dag, at, 'schedule', token, null, params));
       }
       // A single-slot item may start its run in the same write, if the DAG is still at the
       // version the leader planned with (as in the SQL statement).

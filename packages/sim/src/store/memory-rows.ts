@@ -1,5 +1,5 @@
 import { isSequenceId } from '@fenceline/core';
-import type { DagId, DagRow, DagSpec, JobId, JobRow, JobState, RunId, RunParams, RunRow, RunState, WorkerId } from '@fenceline/core';
+import type { DagId, DagRow, DagSpec, JobId, JobRow, JobState, RunId, RunParams, RunRow, RunState, RunTrigger, WorkerId } from '@fenceline/core';
 
 /**
  * Whether a string can name a row by a bigint id, by the core's one rule (a wrong one finds
@@ -53,8 +53,10 @@ export interface MemRun {
   dagVersion: number;
   shard: number;
   scheduledAtMs: number;
-  trigger: 'schedule' | 'manual';
+  trigger: RunTrigger;
   state: RunState;
+  /** The backfill that created the run (runs.backfill_id); null for every other run. */
+  backfillId: string | null;
   createdAtMs: number;
   startedAtMs: number | null;
   endedAtMs: number | null;

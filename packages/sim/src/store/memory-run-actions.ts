@@ -69,6 +69,32 @@ export class MemoryRunActions {
     return rowOf(action);
   }
 
+  /**
+   * Stores a pending cancel of a whole run within another write (a cancelled backfill's
+   * settle), as the SQL store inserts one in that write's transaction; its leader applies it.
+   */
+  storePending(runId: string, requestedBy: string, reason: string): void {
+    const run = this.tables.runs.get(runId);
+    if (!run) return;
+    const action: MemAction = {
+      id: String(this.nextNum++),
+      runId: run.id,
+      dagId: run.dagId,
+      shard: run.shard,
+      kind: 'cancel',
+      taskIds: [],
+      downstream: false,
+      reason,
+      requestedBy,
+      state: 'pending',
+      result: null,
+      createdAtMs: this.tables.nowMs(),
+      appliedAtMs: null,
+      requestKey: null,
+    };
+    this.actions.set(action.id, action);
+  }
+
   async getRunAction(actionId: string): Promise<RunActionRow> {
     const action = this.actions.get(actionId);
     if (!action) throw new NotFoundError(`run action ${actionId} does not exist`, { actionId });

@@ -1,4 +1,11 @@
 import type {
+  BackfillAdvance,
+  BackfillId,
+  BackfillRequest,
+  BackfillRow,
+  BackfillSettled,
+  BackfillStep,
+  ListBackfillsQuery,
   AcquireResult,
   CompleteItem,
   ContentionAsk,
@@ -58,6 +65,7 @@ import type {
   RunActionWrite,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
+import { MemoryBackfills } from './memory-backfills';
 import { MemoryCatalogue } from './memory-catalogue';
 import { MemoryCluster } from './memory-cluster';
 import { MemoryCredentials } from './memory-credentials';
@@ -116,6 +124,7 @@ export class MemoryStore implements Store {
   private readonly audit: MemoryAudit;
   private readonly credentials: MemoryCredentials;
   private readonly actions: MemoryRunActions;
+  private readonly backfills: MemoryBackfills;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -141,6 +150,7 @@ export class MemoryStore implements Store {
     this.audit = new MemoryAudit(options.nowMs);
     this.credentials = new MemoryCredentials(this.tables);
     this.actions = new MemoryRunActions(this.tables);
+    this.backfills = new MemoryBackfills(this.tables, (runId, requestedBy, reason) => this.actions.storePending(runId, requestedBy, reason));
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -259,6 +269,18 @@ export class MemoryStore implements Store {
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow> {
     return this.catalogue.triggerRun(dagId, options);
   }
+  createBackfill(request: BackfillRequest): Promise<BackfillRow> {
+    return this.backfills.createBackfill(request);
+  }
+  getBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return this.backfills.getBackfill(backfillId);
+  }
+  listBackfills(query: ListBackfillsQuery): Promise<BackfillRow[]> {
+    return this.backfills.listBackfills(query);
+  }
+  cancelBackfill(backfillId: BackfillId): Promise<BackfillRow> {
+    return this.backfills.cancelBackfill(backfillId);
+  }
 
   // ---- RunActionStore and the leader's part of it (memory-run-actions.ts) -------------------
 
@@ -342,6 +364,15 @@ export class MemoryStore implements Store {
   }
   sweepExpired(token: LeaderToken, limit: number): Promise<SweptJob[]> {
     return this.leases.sweepExpired(token, limit);
+  }
+  openBackfills(tokens: LeaderToken[]): Promise<BackfillRow[]> {
+    return this.backfills.openBackfills(tokens);
+  }
+  advanceBackfill(token: LeaderToken, step: BackfillStep): Promise<BackfillAdvance | null> {
+    return this.backfills.advanceBackfill(token, step);
+  }
+  settleBackfill(token: LeaderToken, backfillId: BackfillId): Promise<BackfillSettled | null> {
+    return this.backfills.settleBackfill(token, backfillId);
   }
 
   // ---- WorkerProtocolStore (memory-worker-writes.ts) -----------------------------------------

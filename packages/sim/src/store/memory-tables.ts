@@ -8,6 +8,7 @@ import {
   type LeaderToken,
   type LeaseRef,
   type ResultRow,
+  type RunTrigger,
   type StoreNotice,
   type RunParams,
 } from '@fenceline/core';
@@ -106,7 +107,7 @@ export class MemoryTables {
     });
   }
 
-  insertRun(dag: MemDag, scheduledAtMs: number, trigger: 'schedule' | 'manual', token: LeaderToken | null, params: RunParams = {}): MemRun {
+  insertRun(dag: MemDag, scheduledAtMs: number, trigger: RunTrigger, token: LeaderToken | null, backfillId: string | null = null, params: RunParams = {}): MemRun {
     const now = this.nowMs();
     const num = this.nextRunNum++;
     const run: MemRun = {
@@ -118,6 +119,7 @@ export class MemoryTables {
       scheduledAtMs,
       trigger,
       state: 'queued',
+      backfillId,
       createdAtMs: now,
       startedAtMs: null,
       endedAtMs: null,

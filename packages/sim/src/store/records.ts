@@ -1,4 +1,4 @@
-import type { JobState, LeaderToken } from '@fenceline/core';
+import type { JobState, LeaderToken, RunTrigger } from '@fenceline/core';
 
 /**
  * What the in-memory store did, one record per write that landed, emitted at the instant
@@ -13,7 +13,10 @@ export type StoreWrite =
   | { op: 'dag:put'; atMs: number; dagId: string; shard: number; version: number; nextRunAtMs: number | null; paused: boolean }
   | { op: 'dag:paused'; atMs: number; dagId: string; paused: boolean }
   | { op: 'dag:next-run'; atMs: number; dagId: string; token: LeaderToken; nextRunAtMs: number | null }
-  | { op: 'run:created'; atMs: number; runId: string; dagId: string; scheduledAtMs: number; trigger: 'schedule' | 'manual'; token: LeaderToken | null }
+  | { op: 'run:created'; atMs: number; runId: string; dagId: string; scheduledAtMs: number; trigger: RunTrigger; token: LeaderToken | null }
+  | { op: 'run:cancelled'; atMs: number; runId: string; dagId: string; token: LeaderToken }
+  | { op: 'backfill:created' | 'backfill:cancelled'; atMs: number; backfillId: string; dagId: string }
+  | { op: 'backfill:advanced'; atMs: number; backfillId: string; dagId: string; token: LeaderToken; nextSlotAtMs: number | null }
   | { op: 'run:started'; atMs: number; runId: string; dagId: string; token: LeaderToken; jobIds: string[] }
   | { op: 'run:finished'; atMs: number; runId: string; dagId: string; token: LeaderToken; state: 'succeeded' | 'failed' | 'cancelled' }
   | { op: 'job:promoted' | 'job:upstream_failed' | 'job:skipped'; atMs: number; jobId: string; token: LeaderToken }

@@ -122,6 +122,12 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
         const dagId = row.id;
         sim.at(startMs + group.triggerAtMs, `trigger ${dagId}`, () => void store.triggerRun(dagId).catch((e: unknown) => (crash ??= String(e))));
       }
+      if (group.backfill !== undefined) {
+        const { atMs, spanMs, maxActiveRuns } = group.backfill;
+        const dagId = row.id;
+        const request = { dagId, from: new Date(startMs + atMs - spanMs), to: new Date(startMs + atMs), maxActiveRuns, confirm: true, requestedBy: 'simulator' };
+        sim.at(startMs + atMs, `backfill ${dagId}`, () => void store.createBackfill(request).catch((e: unknown) => (crash ??= String(e))));
+      }
     }
   }
 

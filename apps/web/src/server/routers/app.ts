@@ -1,6 +1,7 @@
 import { router } from '../trpc';
 import { auditRouter } from './audit';
 import { authRouter } from './auth';
+import { backfillsRouter } from './backfills';
 import { clusterRouter } from './cluster';
 import { dagsRouter } from './dags';
 import { runsRouter } from './runs';
@@ -17,6 +18,7 @@ export const appRouter = router({
   users: usersRouter,
   tokens: tokensRouter,
   audit: auditRouter,
+  backfills: backfillsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -12,7 +12,7 @@ export interface SimReplay {
   tasks: { id: string; type: string; dependsOn: string[] }[];
   runs: {
     runId: string;
-    trigger: 'schedule' | 'manual';
+    trigger: 'schedule' | 'manual' | 'backfill' | 'rerun';
     createdAtMs: number;
     startedAtMs: number | null;
     endedAtMs: number | null;

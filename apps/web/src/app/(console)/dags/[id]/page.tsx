@@ -12,6 +12,7 @@ import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
 import { AuditTable } from '@/components/audit-table';
+import { BackfillCard } from '@/components/backfill-card';
 import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
@@ -261,6 +262,7 @@ export default function DagPage() {
               ) : null}
             </Card>
           </div>
+          <BackfillCard dagId={d.id} scheduled={d.spec.schedule.kind !== 'manual'} />
           <Card title="Changes" actions={<Link href="/audit">Audit log →</Link>}>
             <div data-testid="dag-audit">
               <AuditTable filter={{ dagId: d.id }} limit={20} showDag={false} />

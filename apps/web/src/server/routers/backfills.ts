@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { BACKFILL_MODES, backfillIdSchema, dagIdSchema, LIMITS, type BackfillMode } from '@fenceline/core';
+import { auditChange } from '../audit';
+import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
+import { dagIdFromUrl } from '../url-ids';
+
+/** An instant as the form sends it: ISO 8601 text, which the store checks as a date. */
+const instant = z.string().min(1).max(64);
+
+export const backfillsRouter = router({
+  /** A DAG's backfills, newest first, with their progress, and store time now. */
+  list: viewerProcedure.input(z.object({ dagId: z.string().min(1).max(2000) })).query(({ input }) =>
+    withStore(async (store) => {
+      const dagId = dagIdFromUrl(input.dagId);
+      return { backfills: await store.listBackfills({ dagId, limit: 20 }), now: await store.now() };
+    }),
+  ),
+
+  /**
+   * Records a backfill of [from, to) for the shard's leader to run. Above
+   * LIMITS.backfillConfirmSlots slots the store refuses it unless `confirm` is set, and the
+   * form asks the operator first; every other refusal names its field.
+   */
+  create: operatorProcedure
+    .input(
+      z.object({
+        dagId: dagIdSchema,
+        from: instant,
+        to: instant,
+        maxActiveRuns: z.number().int().min(1).max(LIMITS.maxMaxActiveRuns).optional(),
+        confirm: z.boolean().optional(),
+        /** Only `skip` runs for now; the store refuses `rerun`, naming the field. */
+        mode: z.enum(BACKFILL_MODES as [BackfillMode, ...BackfillMode[]]).optional(),
+      }),
+    )
+    .mutation(({ input, ctx }) =>
+      withStore(async (store) => {
+        const b = await store.createBackfill({
+          dagId: input.dagId,
+          from: new Date(input.from),
+          to: new Date(input.to),
+          maxActiveRuns: input.maxActiveRuns,
+          confirm: input.confirm,
+          mode: input.mode,
+          requestedBy: ctx.principal.user.name,
+        });
+        const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
+        await auditChange(store, ctx, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });
+        return b;
+      }),
+    ),
+
+  /** Stops a running backfill; cancelling one that already ended changes and records nothing. */
+  cancel: operatorProcedure.input(z.object({ id: backfillIdSchema })).mutation(({ input, ctx }) =>
+    withStore(async (store) => {
+      const before = await store.getBackfill(input.id);
+      const b = await store.cancelBackfill(input.id);
+      if (before.state === 'running' && b.state === 'cancelled') await auditChange(store, ctx, { action: 'backfill.cancelled', dagId: b.dagId, target: b.id });
+      return b;
+    }),
+  ),
+});
