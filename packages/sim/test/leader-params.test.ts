@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDagId, ShardLeader, type LeaderToken, type Timers } from '@fenceline/core';
+import { parseDagId, ShardLeader, type LeaderToken, type RunRow, type Timers } from '@fenceline/core';
 import { MemoryStore } from '../src/store/memory-store';
 
 const timers: Timers = {
@@ -10,10 +10,10 @@ const timers: Timers = {
 };
 const nowMs = 1_700_000_000_000;
 
-function leaderOf(store: MemoryStore, token: LeaderToken): ShardLeader {
+function leaderOf(store: MemoryStore, token: LeaderToken, clock: () => number = () => nowMs): ShardLeader {
   return new ShardLeader({
     store,
-    clock: { nowMs: () => nowMs },
+    clock: { nowMs: clock },
     timers,
     token,
     emit: () => undefined,
@@ -53,5 +53,24 @@ describe('a shard leader handing out run params', () => {
     await after.load();
     expect(after.paramsOf(run.id)).toEqual({ batch: 5, region: 'eu' });
     expect(after.paramsOf('999')).toEqual({});
+  });
+
+  it("hands a run stored without params (a backfill's) the defaults of the version it pinned", async () => {
+    let clockMs = nowMs;
+    const store = new MemoryStore({ nowMs: () => clockMs });
+    await store.initCluster(1);
+    await store.putDag(
+      { id: 'nightly', schedule: { kind: 'interval', everyMs: 60_000 }, params: { region: { type: 'string', default: 'eu' } }, tasks: [{ id: 'a', type: 'noop' }] },
+      1,
+    );
+    const token = (await store.acquireShard({ shard: 0, nodeId: 'node-1', ttlMs: 600_000 }))!.token;
+    const slot = (await store.getDag(parseDagId('nightly'))).nextRunAt!;
+    clockMs = slot.getTime() + 1_000;
+    // The run is written as a backfill writes its runs: with no params of its own.
+    const [created] = (await store.createScheduledRunsAcross([{ token, items: [{ dagId: 'nightly', expectedNextRunAt: slot, slots: [slot], nextRunAt: null }] }]))[0] as RunRow[][];
+    expect(created?.[0]?.params).toEqual({});
+    const leader = leaderOf(store, token, () => clockMs);
+    await leader.load();
+    expect(leader.paramsOf(created![0]!.id)).toEqual({ region: 'eu' });
   });
 });
