@@ -128,6 +128,7 @@ const PAGES: PhonePage[] = [
   { name: 'DAG page', path: () => `/dags/${CRON_DAG}`, ready: 'next-run', shell: true, goTo: { testId: 'nav-shards', path: '/shards' } },
   { name: 'runs of a DAG', path: () => `/dags/${CHAIN_DAG}`, ready: 'run-history', shell: true, goTo: { testId: 'nav-workers', path: '/workers' } },
   { name: 'editor', path: () => '/editor', ready: 'issue-count', shell: true, goTo: { testId: 'nav-fair-share', path: '/fair-share' } },
+  { name: 'runs list', path: () => '/runs', ready: 'runs-table', shell: true, goTo: { testId: 'nav-shards', path: '/shards' } },
   { name: 'run page', path: () => `/runs/${runId}`, ready: 'run-scheduled', shell: true, goTo: { testId: 'nav-simulator', path: '/simulator' } },
   { name: 'shards', path: () => '/shards', ready: 'leadership-history', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'workers', path: () => '/workers', ready: 'worker-worker-1', shell: true, goTo: { testId: 'nav-dags', path: '/dags' } },

@@ -29,6 +29,7 @@ const DEFAULT_FILES = [
   'trigger-params.test.ts',
   'run-actions.test.ts',
   'backfill.test.ts',
+  'runs-list.test.ts',
 ];
 
 async function main(): Promise<number> {

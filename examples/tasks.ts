@@ -12,6 +12,20 @@ defineTask('flaky', async (input, ctx) => {
   return { attempt: ctx.attempt, fence: ctx.fence };
 });
 
+/** Logs `lines` lines, one every `everyMs`: a job whose output can be watched while it runs. */
+defineTask('ticker', async (input, ctx) => {
+  const lines = Number(input.lines ?? 10);
+  const everyMs = Number(input.everyMs ?? 1000);
+  if (!Number.isInteger(lines) || lines < 1 || lines > 10_000) throw new NonRetryableError('lines must be a whole number from 1 to 10000');
+  if (!Number.isInteger(everyMs) || everyMs < 1 || everyMs > 60_000) throw new NonRetryableError('everyMs must be a whole number of milliseconds from 1 to 60000');
+  for (let i = 1; i <= lines; i++) {
+    ctx.log(`tick ${i} of ${lines}`);
+    if (i < lines) await new Promise((resolve) => setTimeout(resolve, everyMs));
+    ctx.signal.throwIfAborted();
+  }
+  return { lines };
+});
+
 /**
  * Reports what a job is handed: the run's params and the accepted outputs of its upstream
  * tasks (examples/params-report.yaml chains two of them).

@@ -1,3 +1,5 @@
+import { InvalidInputError } from '@fenceline/core';
+
 /** Argument helpers shared by the CLI's command files. */
 
 /** A usage mistake: the CLI prints it with its help and exits 2. */
@@ -13,7 +15,7 @@ export function hasFlag(args: string[], name: string): boolean {
 }
 
 /** Flags that take no value, so `positional` does not swallow the word after them. */
-const BARE_FLAGS = new Set(['--password-stdin', '--all', '--downstream', '--success', '--failed', '--yes', '--no-wait']);
+const BARE_FLAGS = new Set(['--password-stdin', '--all', '--downstream', '--success', '--failed', '--yes', '--no-wait', '--oldest']);
 
 export function positional(args: string[]): string[] {
   const out: string[] = [];
@@ -32,4 +34,13 @@ export function need(value: string | undefined, what: string): string {
 
 export function fmt(d: Date | null | undefined): string {
   return d ? d.toISOString().replace('.000Z', 'Z') : '-';
+}
+
+/** A flag's instant (ISO 8601 with a zone), or INVALID_INPUT naming the flag. */
+export function instantFlag(args: string[], name: string): Date | undefined {
+  const text = flag(args, name);
+  if (text === undefined) return undefined;
+  const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(at.getTime())) throw new InvalidInputError(`${name}: must be an instant such as 2026-01-31T09:00:00Z`, { field: name });
+  return at;
 }

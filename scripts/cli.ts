@@ -9,13 +9,14 @@ import {
   type PeopleStore,
   type RunActionStore,
   type RunReadStore,
+  type RunRow,
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
-import { flag, fmt, need, positional, UsageError } from './cli-args';
+import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { paramIssueLines, triggerParams } from './cli-params';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
@@ -28,7 +29,8 @@ Usage: npm run fenceline -- <command> [args]
 Commands:
   apply <file.json|file.yaml>...   validate every file, then store them all or none (a changed spec becomes a new version)
   dags [--search TEXT] [--limit N] list DAGs with schedule, next run and version
-  runs [DAG] [--limit N]           list recent runs, newest first
+  runs [DAG] [--state S] [--trigger T] [--from ISO] [--to ISO] [--oldest] [--limit N] [--cursor C]
+                                   runs by scheduled time, newest first, a page at a time
   trigger <DAG> [--param NAME=VALUE]... [--params JSON]
                                    queue a manual run now, with values for the DAG's declared params
                                    (each VALUE read as the param's type; the rest take their defaults)
@@ -96,9 +98,18 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     }
     case 'runs': {
       const [dagId] = positional(args);
-      const runs = await store.listRuns({ dagId: dagId === undefined ? undefined : parseDagId(dagId, 'DAG'), limit: Number(flag(args, '--limit') ?? 20) });
+      const page = await store.pageRuns({
+        dagId: dagId === undefined ? undefined : parseDagId(dagId, 'DAG'),
+        state: flag(args, '--state') as RunRow['state'] | undefined,
+        trigger: flag(args, '--trigger'),
+        scheduledFrom: instantFlag(args, '--from'),
+        scheduledBefore: instantFlag(args, '--to'),
+        order: hasFlag(args, '--oldest') ? 'oldest' : 'newest',
+        limit: Number(flag(args, '--limit') ?? 20),
+        cursor: flag(args, '--cursor'),
+      });
       console.table(
-        runs.map((r) => ({
+        page.rows.map((r) => ({
           id: r.id,
           dag: r.dagId,
           version: r.dagVersion,
@@ -109,6 +120,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
           endedAt: fmt(r.endedAt),
         })),
       );
+      if (page.next) console.log(`next page: --cursor ${page.next}`);
       return 0;
     }
     case 'trigger': {

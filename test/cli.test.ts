@@ -205,6 +205,31 @@ describe('fenceline ids', () => {
   });
 });
 
+describe('fenceline runs', () => {
+  it('pages runs by the cursor it prints, filtered, and refuses a bad filter naming it', async () => {
+    await store.initCluster(4);
+    await store.putDag({ id: 'cli-runs', tasks: [{ id: 'only', type: 'noop' }] }, 4);
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await store.triggerRun(parseDagId('cli-runs')));
+    const first = await cli('runs', 'cli-runs', '--state', 'queued', '--trigger', 'manual', '--from', '2000-01-01T00:00:00Z', '--limit', '2');
+    expect(first.code).toBe(0);
+    // console.table quotes each id: '12'.
+    const shown = (out: string, id: string) => out.includes(`'${id}'`);
+    expect(shown(first.stdout, runs[2]!.id) && shown(first.stdout, runs[1]!.id) && !shown(first.stdout, runs[0]!.id)).toBe(true);
+    const cursor = /next page: --cursor (\S+)/.exec(first.stdout)?.[1];
+    expect(cursor).toBeDefined();
+    const second = await cli('runs', 'cli-runs', '--limit', '2', '--cursor', cursor!);
+    expect(second.code).toBe(0);
+    expect(shown(second.stdout, runs[0]!.id) && !shown(second.stdout, runs[1]!.id)).toBe(true);
+    expect(second.stdout).not.toContain('next page');
+    const oldest = await cli('runs', 'cli-runs', '--oldest', '--limit', '1');
+    expect(shown(oldest.stdout, runs[0]!.id) && !shown(oldest.stdout, runs[1]!.id)).toBe(true);
+    expect(await cli('runs', '--state', 'done')).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: state: must be one of queued, running, succeeded, failed, cancelled\n' });
+    expect(await cli('runs', '--from', 'yesterday')).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: --from: must be an instant such as 2026-01-31T09:00:00Z\n' });
+    expect(await cli('runs', '--cursor', 'nope')).toMatchObject({ code: 1, stderr: 'INVALID_INPUT: cursor: is not a cursor this list gave out\n' });
+  });
+});
+
 describe('fenceline apply: text the store cannot keep', () => {
   it('refuses a spec with a NUL, a lone surrogate or deep nesting, naming where, and prints no statement', async () => {
     await file('nul.yaml', 'id: cli-nul\nname: "bad\\0name"\ntasks:\n  - id: one\n    type: noop\n');

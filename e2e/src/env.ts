@@ -134,6 +134,8 @@ export async function startHarness(): Promise<Harness> {
       // The schedulers listen on the base port and the one above it.
       basePort: await freePortRun(2),
       env: CLUSTER_ENV,
+      // The example job types too (ticker logs over time, for the live log's test).
+      tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
       output: process.env.E2E_VERBOSE === '1' ? 'prefixed' : 'quiet',
     });
     started.push(() => cluster.stop(5_000));

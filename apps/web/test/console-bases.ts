@@ -24,4 +24,7 @@ export const CONSOLE_BASES: Record<string, unknown> = {
   'dags.setCatchup': { id: 'sweep', catchup: { policy: 'latest' } },
   'runs.timeline': { runId: '1' },
   'runs.result': { jobId: '1' },
+  'runs.attempts': { jobId: '1' },
+  'runs.logChunks': { jobId: '1', fence: 1, afterSeq: 0 },
+  'runs.list': { dag: 'sweep', state: 'failed', trigger: 'manual', from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', order: 'oldest', limit: '10' },
 };

@@ -22,7 +22,11 @@ export interface TaskContext {
   fence: number;
   /** Aborted when the lease is lost (renewal refused or unreachable), on timeout, or on shutdown. */
   signal: AbortSignal;
-  /** Lines captured into the job's logs (bounded), and also printed by the worker. */
+  /**
+   * Lines captured into the job's logs (bounded), and also printed by the worker. Each line
+   * is also streamed while the job runs: the next renewal of the lease carries the lines
+   * since the last one, so the console can tail the job live.
+   */
   log: (message: string, fields?: Record<string, unknown>) => void;
   /**
    * Checks with the scheduler that this job's fence is still current, right before an

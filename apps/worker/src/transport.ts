@@ -41,7 +41,7 @@ export class HttpTransport implements WorkerTransport {
     };
   }
 
-  renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number }[] }): Promise<RenewOutcome[]> {
+  renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
     return refusals(this.client(node).renew.mutate({ ...req, session: this.session }) as unknown as Promise<RenewOutcome[]>);
   }
 

@@ -75,7 +75,7 @@ export class Worker {
     return this.core.stop();
   }
 
-  /** Runs one job's handler, capturing its log lines (bounded) for its result. */
+  /** Runs one job's handler, capturing its log lines (bounded) for its result and streaming them while it runs. */
   private async run(job: Assignment, control: JobControl): Promise<JobEnd> {
     const logs: string[] = [];
     let logChars = 0;
@@ -92,6 +92,8 @@ export class Worker {
       log: (message, fields) => {
         const line = fields ? `${message} ${JSON.stringify(fields)}` : message;
         this.opts.log('info', line, { jobId: job.jobId, taskId: job.taskId });
+        // Streamed live with the lease's next renewal, and kept for the result.
+        control.log(line);
         if (logChars + line.length > MAX_LOG_CHARS) return;
         logs.push(line);
         logChars += line.length + 1;

@@ -23,6 +23,8 @@ export * from './run/backoff';
 export * from './run/machine';
 export * from './run/actions';
 export * from './run/trigger-rules';
+export * from './run/run-page';
+export * from './run/log-chunks';
 export * from './fairshare/plan';
 export * from './input/free-form';
 export * from './input/schemas';

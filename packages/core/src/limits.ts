@@ -52,6 +52,13 @@ export const LIMITS = {
   maxJsonDepth: 64,
   /** A failed attempt's error message, in UTF-16 characters (as JavaScript counts a string's length). */
   maxErrorLength: 64 * 1024,
+  /**
+   * A running job's log lines one renewal carries for one lease, in UTF-16 characters: the
+   * worker holds at most this much between renewals and drops (and says so) the rest.
+   */
+  maxLogChunkChars: 16 * 1024,
+  /** All the log lines streamed for one attempt, in UTF-16 characters; the store keeps no more. */
+  maxStreamedLogChars: 1024 * 1024,
   /** The metadata a worker registers with, in bytes of UTF-8 JSON. */
   maxWorkerMetaBytes: 16 * 1024,
   /** Ids in one getJobs read. */

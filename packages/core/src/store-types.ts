@@ -30,6 +30,32 @@ export interface LeaseRef {
   session: string | null;
 }
 
+/**
+ * A renewal, with the log lines its worker captured for the job since its last renewal
+ * (at most LIMITS.maxLogChunkChars). The lines are appended to the attempt's streamed log
+ * only if the renewal itself is accepted: a refused renewal writes nothing.
+ */
+export type RenewRef = LeaseRef & { log?: string };
+
+/** Log lines of a running attempt, as one renewal appended them (RunReadStore.listLogChunks). */
+export interface LogChunkRow {
+  jobId: JobId;
+  fence: number;
+  /** 1, 2, ... within the attempt, in the order the renewals landed. */
+  seq: number;
+  text: string;
+  writtenAt: Date;
+}
+
+/** Which streamed log lines to read: one attempt's (by its fence), after a chunk already read. */
+export interface LogChunksQuery {
+  jobId: JobId;
+  fence: number;
+  afterSeq?: number;
+  /** At most this many chunks (1 to 1,000, default 200). */
+  limit?: number;
+}
+
 /** A worker credential as an operator sees it; its secret is never stored, only its hash. */
 export interface WorkerCredentialRow {
   id: string;
@@ -119,6 +145,27 @@ export interface CompleteItem {
   ref: LeaseRef;
   output?: unknown;
   logs?: string | null;
+}
+
+/**
+ * One attempt of a job that wrote a result (RunReadStore.listAttempts): what its worker
+ * wrote under that attempt's fence. An attempt whose lease expired or was handed back wrote
+ * nothing and has none.
+ */
+export interface AttemptRow {
+  jobId: JobId;
+  fence: number;
+  /** The job's attempt number when the result was written (1 for the first). */
+  attempt: number;
+  workerId: WorkerId;
+  outcome: 'succeeded' | 'failed';
+  output: unknown;
+  error: string | null;
+  logs: string | null;
+  /** When this attempt's lease was granted (store time). */
+  startedAt: Date | null;
+  /** When its result was written (store time). */
+  endedAt: Date;
 }
 
 /** An upstream task's accepted output, as the job downstream of it is handed it (WorkerProtocolStore.upstreamOutputs). */
@@ -211,6 +258,34 @@ export interface ListRunsQuery {
   state?: RunRow['state'];
   limit?: number;
   beforeId?: RunId;
+}
+
+/** Which runs come first in a page of runs: by (scheduled_at, id), newest or oldest first. */
+export type RunOrder = 'newest' | 'oldest';
+
+/** A page of runs (RunReadStore.pageRuns): every filter is optional and they combine with "and". */
+export interface RunPageQuery {
+  dagId?: DagId;
+  state?: RunRow['state'];
+  /** A run's trigger; any of RUN_TRIGGER_NAMES, including ones no run has yet. */
+  trigger?: string;
+  /** Runs scheduled at or after this instant. */
+  scheduledFrom?: Date;
+  /** Runs scheduled before this instant. */
+  scheduledBefore?: Date;
+  order?: RunOrder;
+  /** 1 to RUN_PAGE_MAX_LIMIT, default RUN_PAGE_DEFAULT_LIMIT. */
+  limit?: number;
+  /** A `next` or `previous` of an earlier page with the same order; absent for the first page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  rows: RunRow[];
+  /** The cursor of the page after this one, or null when this is the last. */
+  next: string | null;
+  /** The cursor of the page before this one, or null when this is the first. */
+  previous: string | null;
 }
 
 export interface NewEvent {

@@ -25,6 +25,12 @@ import type {
   ShardSnapshot,
   ListDagsQuery,
   ListRunsQuery,
+  RunPageQuery,
+  RunPage,
+  AttemptRow,
+  RenewRef,
+  LogChunkRow,
+  LogChunksQuery,
   NewEvent,
   StoreNotice,
   TriggerOptions,
@@ -164,9 +170,24 @@ export interface RunActionStore extends StoreTime {
 export interface RunReadStore extends StoreTime {
   getRun(runId: RunId): Promise<RunRow>;
   listRuns(query: ListRunsQuery): Promise<RunRow[]>;
+  /**
+   * A page of runs by keyset on (scheduled_at, id), filtered; the first page without a
+   * cursor, the others by a `next` or `previous` cursor it gave out. A run is never shown
+   * twice nor skipped across pages, whatever is inserted meanwhile. Throws InvalidInputError
+   * naming the field for a cursor it did not give out (or gave out for the other order), a
+   * limit out of range, an invalid instant or an unknown trigger.
+   */
+  pageRuns(query: RunPageQuery): Promise<RunPage>;
   listJobs(runId: RunId): Promise<JobRow[]>;
   getJob(jobId: JobId): Promise<JobRow>;
   getResult(jobId: JobId): Promise<ResultRow | null>;
+  /**
+   * Every attempt of the job that wrote a result, oldest (lowest fence) first: the result
+   * store keeps only the highest fence, this keeps each one. [] for a job with none.
+   */
+  listAttempts(jobId: JobId): Promise<AttemptRow[]>;
+  /** The log lines a running attempt streamed with its renewals, in order; [] for none. */
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]>;
   /** Jobs currently leased, optionally to one worker. */
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]>;
 }
@@ -290,8 +311,13 @@ export interface WorkerProtocolStore extends StoreTime {
    * heartbeat was about 2,000 row writes a second to say what the store already knew.
    */
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
-  /** Renews many leases in one statement; each succeeds only if fence and holder match and the lease is live. */
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]>;
+  /**
+   * Renews many leases in one statement; each succeeds only if fence and holder match and
+   * the lease is live. A renewal that carries log lines appends them to its attempt's
+   * streamed log in the same statement, only when it is accepted, and only while the
+   * attempt has streamed less than LIMITS.maxStreamedLogChars.
+   */
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]>;
   /**
    * leased -> succeeded with a fenced write to the result store, atomically, for many
    * leases in one statement. Each item is fenced on its own: an accepted item is written

@@ -182,8 +182,8 @@ export async function ceilingLease(db: Executor, jobIds: string[], workerId: str
 
 /**
  * The fenced completion for a batch: leased -> succeeded only where fence and holder match
- * and the lease is live, with the result written under the same fence (highest fence wins).
- * Returns how many landed.
+ * and the lease is live, with the result written under the same fence (highest fence wins)
+ * and the attempt's row added, as completeJobs does. Returns how many landed.
  */
 export async function ceilingComplete(db: Executor, leases: { jobId: string; fence: number }[], workerId: string): Promise<number> {
   const result = await rows(
@@ -202,7 +202,7 @@ export async function ceilingComplete(db: Executor, leases: { jobId: string; fen
           from r
           where j.id = r.job_id and j.fence = r.fence and j.holder = ${workerId} and j.state = 'leased' and j.lease_expires_at > now()
             and not exists (select 1 from results x where x.job_id = r.job_id and x.fence >= r.fence)
-          returning j.id, j.fence, j.holder
+          returning j.id, j.fence, j.holder, j.attempt, j.leased_at
         ),
         res as (
           insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
@@ -211,6 +211,11 @@ export async function ceilingComplete(db: Executor, leases: { jobId: string; fen
             output = excluded.output, written_at = excluded.written_at
           where results.fence < excluded.fence
           returning job_id
+        ),
+        att as (
+          insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
+          select w.id, w.fence, w.attempt, w.holder, 'succeeded', 'null'::jsonb, null, null, w.leased_at, now() from w
+          on conflict (job_id, fence) do nothing
         )
         select count(*) as n from res`,
   );

@@ -83,7 +83,8 @@ export const workerRouter = router({
     }),
 
   renew: workerProcedure
-    .input(z.object({ workerId, session, leases: z.array(z.object({ jobId, fence })).max(10_000) }))
+    // A lease may carry its job's log lines since the last renewal (at most one chunk), streamed to the store with the renewal.
+    .input(z.object({ workerId, session, leases: z.array(z.object({ jobId, fence, log: z.string().max(LIMITS.maxLogChunkChars).optional() })).max(10_000) }))
     .mutation(({ ctx, input }) => ctx.node.renew({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), leases: input.leases })),
 
   renewMany: workerProcedure

@@ -11,6 +11,7 @@ import { ZoneSwitch } from './zone-switch';
 const NAV = [
   { href: '/', label: 'Overview', icon: '◎' },
   { href: '/dags', label: 'DAGs', icon: '⋔' },
+  { href: '/runs', label: 'Runs', icon: '▶' },
   { href: '/editor', label: 'Editor', icon: '✎' },
   { href: '/shards', label: 'Shards', icon: '⬡' },
   { href: '/fair-share', label: 'Fair share', icon: '◔' },

@@ -61,9 +61,16 @@ function spawnCommand(run: { command: string; args: string[]; dir: string; env: 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-MAX_CAPTURE_CHARS)));
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-MAX_CAPTURE_CHARS)));
+    // Each whole line of output is logged as it arrives, so it is streamed while the command
+    // runs; stderr's lines say where they came from.
+    const stdoutLines = new LineSplitter((line) => ctx.log(line));
+    const stderrLines = new LineSplitter((line) => ctx.log(`stderr: ${line}`));
+    child.stdout.on('data', (d: Buffer) => {
+      const text = d.toString();
+      stdout = (stdout + text).slice(-MAX_CAPTURE_CHARS);
+      stdoutLines.push(text);
+    });
+    child.stderr.on('data', (d: Buffer) => stderrLines.push(d.toString()));
     let killTimer: NodeJS.Timeout | null = null;
     const onAbort = (): void => {
       child.kill('SIGTERM');
@@ -74,11 +81,33 @@ function spawnCommand(run: { command: string; args: string[]; dir: string; env: 
     child.on('close', (code, signal) => {
       ctx.signal.removeEventListener('abort', onAbort);
       if (killTimer) clearTimeout(killTimer);
-      if (stdout) ctx.log(`stdout: ${stdout.trimEnd()}`);
-      if (stderr) ctx.log(`stderr: ${stderr.trimEnd()}`);
+      stdoutLines.end();
+      stderrLines.end();
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
       if (code === 0) resolvePromise({ exitCode: 0, stdout: clipForOutput(stdout) });
       else reject(new Error(`"${command}" exited with ${signal ? `signal ${signal}` : `code ${code}`}`));
     });
   });
+}
+
+/** Splits a stream of text into lines, handing each whole one on; `end` hands on the last, unterminated one. */
+class LineSplitter {
+  private rest = '';
+  constructor(private readonly line: (text: string) => void) {}
+
+  push(text: string): void {
+    const parts = (this.rest + text).split('\n');
+    this.rest = parts.pop() ?? '';
+    // A line longer than the capture limit is cut into pieces rather than held whole.
+    while (this.rest.length > MAX_CAPTURE_CHARS) {
+      parts.push(this.rest.slice(0, MAX_CAPTURE_CHARS));
+      this.rest = this.rest.slice(MAX_CAPTURE_CHARS);
+    }
+    for (const part of parts) this.line(part.replace(/\r$/, ''));
+  }
+
+  end(): void {
+    if (this.rest) this.line(this.rest);
+    this.rest = '';
+  }
 }

@@ -269,7 +269,7 @@ export class SchedulerNode {
   }
 
   /** Renewals of many workers share one store statement per batching window. */
-  renew(input: WorkerSessionRef & { leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]> {
+  renew(input: WorkerSessionRef & { leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
     return this.protocol.renewMany(input.leases.map((l) => ({ ...l, workerId: input.workerId, session: input.session })));
   }
 

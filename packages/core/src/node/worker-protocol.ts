@@ -2,7 +2,7 @@ import { FencelineError, InvalidInputError, UnauthorizedError } from '../errors'
 import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
-import type { CompleteItem, LeaseRef, RenewOutcome, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
+import type { CompleteItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
@@ -46,7 +46,7 @@ export interface RegisterAnswer {
  * end is passed on to its shard's leader here, or told to the node that leads it.
  */
 export class WorkerProtocol {
-  private readonly renewBatcher: Batcher<LeaseRef, RenewOutcome>;
+  private readonly renewBatcher: Batcher<RenewRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
   /**
    * Each worker's current session as this node last saw it (registered here, or read from
@@ -116,7 +116,7 @@ export class WorkerProtocol {
    * them and renews them in one request; each lease is still checked against its own
    * holder and session. A refusal is answered without its reason (refusals.ts).
    */
-  async renewMany(refs: (LeaseRef & { session: string })[]): Promise<RenewOutcome[]> {
+  async renewMany(refs: (RenewRef & { session: string })[]): Promise<RenewOutcome[]> {
     const { c } = this;
     for (const ref of refs) c.pool.seen(ref.workerId);
     const outcomes = await this.renewBatcher.submitMany(refs);

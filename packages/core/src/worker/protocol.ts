@@ -16,7 +16,8 @@ export interface WorkerTransport {
   register(node: number, req: { workerId: WorkerId; slots: number }): Promise<LeaseTiming>;
   /** A long poll, open until the node hands this worker jobs or answers empty after `waitMs`. */
   poll(node: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll;
-  renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]>;
+  /** Renews leases; a lease's `log` is the job's lines since its last renewal, appended to its streamed log if the renewal lands. */
+  renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]>;
   /** Many successful results in one call, each fenced and answered on its own, in order. */
   completeMany(node: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]>;
   fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
@@ -64,6 +65,8 @@ export interface JobControl {
   readonly signal: AbortSignal;
   /** Asks the scheduler whether the job's fence is still current; rejects with LeaseLostError if not. */
   checkFence(): Promise<void>;
+  /** Streams one log line: the next renewal of the lease carries it (bounded, see LogStream). */
+  log(line: string): void;
   /**
    * The accepted outputs of the job's upstream tasks (its assignment's `task.dependsOn`), by
    * task id, read with the job's fence; {} without asking for a job with no dependencies.

@@ -146,7 +146,11 @@ export class Renewals {
   }
 
   private async send(via: number, group: RunningJob[]): Promise<RenewOutcome[]> {
-    const leases = group.map((r) => ({ jobId: r.job.jobId, fence: r.job.fence }));
+    // Each lease carries its job's log lines since the last renewal, if it has any.
+    const leases = group.map((r) => {
+      const log = r.logStream.take();
+      return log === undefined ? { jobId: r.job.jobId, fence: r.job.fence } : { jobId: r.job.jobId, fence: r.job.fence, log };
+    });
     try {
       const outcomes = await viaThenOthers(this.deps.transport.nodeCount, via, (node) => this.deps.transport.renew(node, { workerId: this.deps.workerId, leases }));
       this.renewed(outcomes);

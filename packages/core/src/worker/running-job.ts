@@ -1,5 +1,6 @@
 import type { JobId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
+import type { LogStream } from './log-stream';
 
 /** A job in one of the worker's slots, from its delivery until its result is answered. */
 export interface RunningJob {
@@ -16,6 +17,8 @@ export interface RunningJob {
   /** A renewal of it is on its way; it is not asked for again until that is answered. */
   renewing: boolean;
   lastRenewedMs: number;
+  /** Its log lines not yet sent: the next renewal of its lease carries them. */
+  readonly logStream: LogStream;
 }
 
 /** A lease due for renewal, as the worker hands it to whoever sends the renewal. */

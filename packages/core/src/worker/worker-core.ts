@@ -5,6 +5,7 @@ import type { RenewOutcome } from '../store';
 import { retryDelayMs } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
+import { LogStream } from './log-stream';
 import { viaThenOthers } from './node-order';
 import { emptyWorkerStats, type JobEnd, type OpenPoll, type WorkerStats } from './protocol';
 import { ResultQueue } from './result-queue';
@@ -220,7 +221,17 @@ export class WorkerCore {
       return;
     }
     const now = this.deps.clock.nowMs();
-    const r: RunningJob = { job, via, controller: new AbortController(), startedMs: now, lost: false, finishing: false, renewing: false, lastRenewedMs: now };
+    const r: RunningJob = {
+      job,
+      via,
+      controller: new AbortController(),
+      startedMs: now,
+      lost: false,
+      finishing: false,
+      renewing: false,
+      lastRenewedMs: now,
+      logStream: new LogStream(),
+    };
     this.running.set(job.jobId, r);
     this.stats.started++;
     this.renewals.schedule();
@@ -247,7 +258,12 @@ export class WorkerCore {
     let end: JobEnd;
     let cancelTimeout: (() => void) | null = null;
     try {
-      const running = this.deps.executor.run(job, { signal: controller.signal, checkFence: () => this.renewals.checkFence(r), upstream: () => this.upstreamOf(r) });
+      const running = this.deps.executor.run(job, {
+        signal: controller.signal,
+        checkFence: () => this.renewals.checkFence(r),
+        log: (line) => r.logStream.append(line),
+        upstream: () => this.upstreamOf(r),
+      });
       // Armed after the handler started, so a job that ends exactly at its timeout has ended.
       if (job.task.timeoutMs > 0) cancelTimeout = this.deps.timers.after(job.task.timeoutMs, () => controller.abort(new Error(`timed out after ${job.task.timeoutMs} ms`)));
       end = await running;

@@ -55,6 +55,10 @@ export const runs = pgTable(
     index('runs_backfill_idx')
       .on(t.backfillId, t.state)
       .where(sql`${t.backfillId} is not null`),
+    // Keyset pages of runs (pageRuns) in (scheduled_at, id) order: all runs, and runs of
+    // one state. A DAG's runs page on runs_dag_scheduled_at_key.
+    index('runs_scheduled_at_id_idx').on(t.scheduledAt, t.id),
+    index('runs_state_scheduled_at_idx').on(t.state, t.scheduledAt, t.id),
     check('runs_state_check', sql`${t.state} in ('queued', 'running', 'succeeded', 'failed', 'cancelled')`),
     check('runs_trigger_check', sql`${t.trigger} in ('schedule', 'manual', 'backfill', 'rerun')`),
   ],

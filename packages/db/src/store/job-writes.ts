@@ -10,7 +10,9 @@ import { isId, jobFromRow } from './rows';
  * returned, so a refused fence writes nothing anywhere. The result upsert keeps the
  * highest fence per job (`where results.fence < excluded.fence`); the job update also
  * refuses outright when the result store already holds this fence or a higher one, so the
- * two checks cannot disagree and leave a job finished without its result.
+ * two checks cannot disagree and leave a job finished without its result. The same
+ * statement adds the attempt's row to job_attempts, chained to the same rows, so every
+ * attempt that wrote a result keeps it after a later fence replaced it in results.
  */
 
 function byteLength(text: string | null | undefined): number {
@@ -25,6 +27,12 @@ const RESULT_UPSERT = sql`on conflict (job_id) do update set
     fence = excluded.fence, worker_id = excluded.worker_id, outcome = excluded.outcome, output = excluded.output,
     error = excluded.error, logs = excluded.logs, written_at = excluded.written_at
   where results.fence < excluded.fence`;
+
+/**
+ * The fence checks above let one write through per fence, so an attempt's row is never
+ * written twice; should one be, the first stays, as results keeps the first of a fence.
+ */
+const ATTEMPT_INSERT = sql`on conflict (job_id, fence) do nothing`;
 
 function noHigherResult(ref: LeaseRef) {
   return sql`not exists (select 1 from results where job_id = ${ref.jobId} and fence >= ${ref.fence})`;
@@ -105,6 +113,11 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
             select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, now() from w join r on r.job_id = w.id
             ${RESULT_UPSERT}
             returning job_id
+          ),
+          att as (
+            insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
+            select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, w.leased_at, now() from w join r on r.job_id = w.id
+            ${ATTEMPT_INSERT}
           )
           select r.at, w.* from r join w on w.id = r.job_id`,
     );
@@ -162,6 +175,11 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: { error: str
           select id, fence, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, now() from w
           ${RESULT_UPSERT}
           returning job_id
+        ),
+        att as (
+          insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
+          select id, fence, attempt, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, leased_at, now() from w
+          ${ATTEMPT_INSERT}
         )
         select w.*, (select count(*) from res) as results_written from w`,
   );

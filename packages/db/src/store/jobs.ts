@@ -1,8 +1,21 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobId, type JobRow, type LeaderGroup, type ResultRow } from '@fenceline/core';
+import {
+  checkJobsPerRead,
+  NotFoundError,
+  type DeposedLeaderError,
+  type JobId,
+  type JobRow,
+  type LeaderGroup,
+  type ResultRow,
+  type AttemptRow,
+  type LogChunkRow,
+  type LogChunksQuery,
+  checkLogChunksQuery,
+  LOG_CHUNKS_DEFAULT_LIMIT,
+} from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
-import { isId, jobFromRow, resultFromRow, toJobId } from './rows';
+import { attemptFromRow, logChunkFromRow, isId, jobFromRow, resultFromRow, toJobId } from './rows';
 
 /**
  * Moves jobs of one or more leaders' shards from one of `from` to `to` in one statement;
@@ -72,6 +85,24 @@ export async function getResult(db: Executor, jobId: string): Promise<ResultRow 
   if (!isId(jobId)) return null;
   const row = await firstRow(db, sql`select * from results where job_id = ${jobId}`);
   return row ? resultFromRow(row) : null;
+}
+
+/** Every attempt of the job that wrote a result, by its primary key (job_id, fence). */
+export async function listAttempts(db: Executor, jobId: string): Promise<AttemptRow[]> {
+  if (!isId(jobId)) return [];
+  const result = await rows(db, sql`select * from job_attempts where job_id = ${jobId} order by fence`);
+  return result.map(attemptFromRow);
+}
+
+/** A running attempt's streamed log lines after `afterSeq`, by the primary key (job_id, fence, seq). */
+export async function listLogChunks(db: Executor, query: LogChunksQuery): Promise<LogChunkRow[]> {
+  checkLogChunksQuery(query);
+  if (!isId(query.jobId)) return [];
+  const result = await rows(
+    db,
+    sql`select * from job_log_chunks where job_id = ${query.jobId} and fence = ${query.fence} and seq > ${query.afterSeq ?? 0} order by seq limit ${query.limit ?? LOG_CHUNKS_DEFAULT_LIMIT}`,
+  );
+  return result.map(logChunkFromRow);
 }
 
 /** Jobs currently leased, optionally to one worker (by the partial index on holder). */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { LIMITS } from '@fenceline/core';
-import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, SweptJob } from '@fenceline/core';
+import { LIMITS, storableLog } from '@fenceline/core';
+import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Executor, type RawRow } from './db';
 import { BACKOFF_INTERVAL, fenceStates, refusal, sessionHolds } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
@@ -98,9 +98,28 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
  * classified by one follow-up read, done only when something was refused, so the common
  * case stays one round trip. Outcomes come back in the order of `refs`.
  */
-export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+/**
+ * Appends the log lines renewals carry, chained to the rows the renewal updated (`w`), so a
+ * refused renewal appends nothing. The job rows are locked by the renewal, so the next seq
+ * of an attempt is read and written by one statement at a time; an attempt that has
+ * streamed LIMITS.maxStreamedLogChars already appends no more, and a job renewed twice in
+ * one batch appends its first renewal's lines only (the node sends each job's lines once).
+ */
+const APPEND_LOG_CHUNKS = sql`,
+          chunks as (
+            insert into job_log_chunks (job_id, fence, seq, text, written_at)
+            select distinct on (w.id) w.id, w.fence, coalesce(c.seq, 0) + 1, r.log, now()
+            from r join w on w.id = r.job_id and w.fence = r.fence and w.holder = r.worker_id
+            cross join lateral (select max(seq) as seq, coalesce(sum(length(text)), 0) as chars from job_log_chunks x where x.job_id = w.id and x.fence = w.fence) c
+            where r.log is not null and c.chars < ${LIMITS.maxStreamedLogChars}
+            order by w.id, r.ord
+          )`;
+
+export async function renewLeases(db: Executor, refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
   if (refs.length === 0) return [];
   const valid = refs.filter((r) => isId(r.jobId));
+  // Renewals without log lines (nearly all of them) keep the statement they always had.
+  const logged = valid.some((r) => r.log !== undefined && r.log.length > 0);
   const renewed = new Map<number, Date>();
   if (valid.length > 0) {
     const result = await rows(
@@ -119,7 +138,14 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
               )}, ${array(
                 valid.map((r) => r.session),
                 'text',
-              )}) with ordinality as r(job_id, fence, worker_id, session, ord)
+              )}${
+                logged
+                  ? sql`, ${array(
+                      valid.map((r) => (r.log ? storableLog(r.log) : null)),
+                      'text',
+                    )}`
+                  : sql``
+              }) with ordinality as r(job_id, fence, worker_id, session, ${logged ? sql`log, ` : sql``}ord)
           ),
           locked as materialized (
             select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
@@ -131,7 +157,7 @@ export async function renewLeases(db: Executor, refs: LeaseRef[], ttlMs: number)
             update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}, renewed_at = now()
             from locked where j.id = locked.id
             returning j.id, j.fence, j.holder, j.lease_expires_at
-          )
+          )${logged ? APPEND_LOG_CHUNKS : sql``}
           select r.ord, w.lease_expires_at from r join w on w.id = r.job_id and w.fence = r.fence and w.holder = r.worker_id`,
     );
     for (const row of result) renewed.set(toNumber(row.ord) - 1, toDate(row.lease_expires_at));

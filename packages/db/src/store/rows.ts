@@ -1,5 +1,21 @@
 import { isSequenceId } from '@fenceline/core';
-import type { DagId, DagRow, DagSpec, DagVersionRow, EventRow, JobId, JobRow, ResultRow, RunId, RunRow, ShardLeaseRow, WorkerId, WorkerRow } from '@fenceline/core';
+import type {
+  AttemptRow,
+  LogChunkRow,
+  DagId,
+  DagRow,
+  DagSpec,
+  DagVersionRow,
+  EventRow,
+  JobId,
+  JobRow,
+  ResultRow,
+  RunId,
+  RunRow,
+  ShardLeaseRow,
+  WorkerId,
+  WorkerRow,
+} from '@fenceline/core';
 import type { RawRow } from './db';
 
 /**
@@ -142,6 +158,25 @@ export function resultFromRow(r: RawRow): ResultRow {
     logs: strOrNull(r.logs),
     writtenAt: toDate(r.written_at),
   };
+}
+
+export function attemptFromRow(r: RawRow): AttemptRow {
+  return {
+    jobId: toJobId(r.job_id),
+    fence: toNumber(r.fence),
+    attempt: toNumber(r.attempt),
+    workerId: toWorkerId(r.worker_id),
+    outcome: r.outcome as AttemptRow['outcome'],
+    output: r.output ?? null,
+    error: strOrNull(r.error),
+    logs: strOrNull(r.logs),
+    startedAt: toDateOrNull(r.started_at),
+    endedAt: toDate(r.ended_at),
+  };
+}
+
+export function logChunkFromRow(r: RawRow): LogChunkRow {
+  return { jobId: toJobId(r.job_id), fence: toNumber(r.fence), seq: toNumber(r.seq), text: String(r.text), writtenAt: toDate(r.written_at) };
 }
 
 export function shardLeaseFromRow(r: RawRow): ShardLeaseRow {

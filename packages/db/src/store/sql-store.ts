@@ -29,6 +29,12 @@ import type {
   LeaseRef,
   ListDagsQuery,
   ListRunsQuery,
+  RunPage,
+  AttemptRow,
+  LogChunkRow,
+  LogChunksQuery,
+  RenewRef,
+  RunPageQuery,
   NewEvent,
   NewJob,
   RenewOutcome,
@@ -75,6 +81,7 @@ import * as leases from './leases';
 import * as notices from './notices';
 import * as runs from './runs';
 import * as runActions from './run-actions';
+import { pageRuns } from './run-pages';
 import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
@@ -187,6 +194,9 @@ export class SqlStore implements Store {
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return runs.listRuns(this.db, query);
   }
+  pageRuns(query: RunPageQuery): Promise<RunPage> {
+    return pageRuns(this.db, query);
+  }
   listJobs(runId: RunId): Promise<JobRow[]> {
     return jobs.listJobs(this.db, runId);
   }
@@ -195,6 +205,12 @@ export class SqlStore implements Store {
   }
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
+  }
+  listAttempts(jobId: JobId): Promise<AttemptRow[]> {
+    return jobs.listAttempts(this.db, jobId);
+  }
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    return jobs.listLogChunks(this.db, query);
   }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return jobs.listLeasedJobs(this.db, workerId);
@@ -269,7 +285,7 @@ export class SqlStore implements Store {
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
   }
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return leases.renewLeases(this.db, refs, ttlMs);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {

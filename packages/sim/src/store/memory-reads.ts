@@ -1,4 +1,24 @@
-import { NotFoundError, type JobRow, type ListRunsQuery, type ResultRow, type RunReadStore, type RunRow } from '@fenceline/core';
+import {
+  assembleRunPage,
+  checkLogChunksQuery,
+  LOG_CHUNKS_DEFAULT_LIMIT,
+  checkRunFilters,
+  decodeRunCursor,
+  NotFoundError,
+  runKeyMicros,
+  runKeyTime,
+  runPageLimit,
+  type AttemptRow,
+  type LogChunkRow,
+  type LogChunksQuery,
+  type JobRow,
+  type ListRunsQuery,
+  type ResultRow,
+  type RunPage,
+  type RunPageQuery,
+  type RunReadStore,
+  type RunRow,
+} from '@fenceline/core';
 import { isId, runRowOf, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -28,6 +48,43 @@ export class MemoryReads implements Omit<RunReadStore, 'now'> {
     return out;
   }
 
+  /**
+   * Keyset pages as the SQL store gives them. The memory store holds the simulator's runs,
+   * not millions, so it filters and sorts them all for each page rather than keeping an index.
+   */
+  async pageRuns(query: RunPageQuery): Promise<RunPage> {
+    checkRunFilters(query);
+    const limit = runPageLimit(query);
+    const order = query.order ?? 'newest';
+    const cursor = query.cursor === undefined ? null : decodeRunCursor(query.cursor, order);
+    const descending = (order === 'newest') !== (cursor?.way === 'before');
+    const from = query.scheduledFrom?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const before = query.scheduledBefore?.getTime() ?? Number.POSITIVE_INFINITY;
+    const at = cursor ? runKeyMicros(cursor.key.scheduledAt) : 0;
+    const id = cursor ? Number(cursor.key.id) : 0;
+    // Negative when run a comes before b in the order (scheduled_at, id) as read.
+    const compare = (aMicros: number, aNum: number, bMicros: number, bNum: number) => (aMicros - bMicros || aNum - bNum) * (descending ? -1 : 1);
+    const matched = [...this.tables.runs.values()].filter(
+      (r) =>
+        (query.dagId === undefined || r.dagId === query.dagId) &&
+        (query.state === undefined || r.state === query.state) &&
+        (query.trigger === undefined || r.trigger === query.trigger) &&
+        r.scheduledAtMs >= from &&
+        r.scheduledAtMs < before &&
+        (cursor === null || compare(r.scheduledAtMs * 1000, r.num, at, id) > 0),
+    );
+    matched.sort((a, b) => compare(a.scheduledAtMs * 1000, a.num, b.scheduledAtMs * 1000, b.num));
+    return assembleRunPage({
+      order,
+      cursor,
+      limit,
+      fetched: matched.slice(0, limit + 1).map((r) => {
+        const row = runRowOf(r);
+        return { row, key: { scheduledAt: runKeyTime(row.scheduledAt), id: row.id } };
+      }),
+    });
+  }
+
   async listJobs(runId: string): Promise<JobRow[]> {
     const run = this.tables.runs.get(runId);
     if (!run) return [];
@@ -43,6 +100,19 @@ export class MemoryReads implements Omit<RunReadStore, 'now'> {
   async getResult(jobId: string): Promise<ResultRow | null> {
     const row = this.tables.results.get(jobId);
     return row ? { ...row } : null;
+  }
+
+  async listAttempts(jobId: string): Promise<AttemptRow[]> {
+    return (this.tables.attempts.get(jobId) ?? []).map((a) => ({ ...a }));
+  }
+
+  async listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    checkLogChunksQuery(query);
+    const chunks = this.tables.logChunks.get(`${query.jobId}:${query.fence}`) ?? [];
+    return chunks
+      .filter((c) => c.seq > (query.afterSeq ?? 0))
+      .slice(0, query.limit ?? LOG_CHUNKS_DEFAULT_LIMIT)
+      .map((c) => ({ ...c }));
   }
 
   async listLeasedJobs(workerId?: string): Promise<JobRow[]> {

@@ -29,6 +29,12 @@ import type {
   LeaseRef,
   ListDagsQuery,
   ListRunsQuery,
+  RunPage,
+  AttemptRow,
+  LogChunkRow,
+  LogChunksQuery,
+  RenewRef,
+  RunPageQuery,
   NewEvent,
   NewJob,
   RenewOutcome,
@@ -311,6 +317,9 @@ export class MemoryStore implements Store {
   listRuns(query: ListRunsQuery): Promise<RunRow[]> {
     return this.reads.listRuns(query);
   }
+  pageRuns(query: RunPageQuery): Promise<RunPage> {
+    return this.reads.pageRuns(query);
+  }
   listJobs(runId: RunId): Promise<JobRow[]> {
     return this.reads.listJobs(runId);
   }
@@ -319,6 +328,12 @@ export class MemoryStore implements Store {
   }
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return this.reads.getResult(jobId);
+  }
+  listAttempts(jobId: JobId): Promise<AttemptRow[]> {
+    return this.reads.listAttempts(jobId);
+  }
+  listLogChunks(query: LogChunksQuery): Promise<LogChunkRow[]> {
+    return this.reads.listLogChunks(query);
   }
   listLeasedJobs(workerId?: WorkerId): Promise<JobRow[]> {
     return this.reads.listLeasedJobs(workerId);
@@ -386,7 +401,7 @@ export class MemoryStore implements Store {
   heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
     return this.workerWrites.heartbeatWorkers(workerIds, nodeId, skipSeenWithinMs);
   }
-  renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return this.workerWrites.renewLeases(refs, ttlMs);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {

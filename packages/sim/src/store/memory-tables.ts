@@ -9,6 +9,8 @@ import {
   type LeaseRef,
   type ResultRow,
   type RunTrigger,
+  type AttemptRow,
+  type LogChunkRow,
   type StoreNotice,
   type RunParams,
 } from '@fenceline/core';
@@ -69,6 +71,10 @@ export class MemoryTables {
   readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
   readonly leased = new Set<string>();
   readonly results = new Map<string, ResultRow>();
+  /** Every attempt's result per job, lowest fence first (what job_attempts holds in SQL). */
+  readonly attempts = new Map<string, AttemptRow[]>();
+  /** Streamed log lines per attempt, keyed `${jobId}:${fence}` (what job_log_chunks holds in SQL). */
+  readonly logChunks = new Map<string, LogChunkRow[]>();
   readonly workerTable = new MemoryWorkers();
   readonly eventLog: MemoryEventLog;
   readonly listeners = new Set<(notice: StoreNotice) => void>();

@@ -4,6 +4,7 @@ import {
   ForgedFenceError,
   LeaseLostError,
   LIMITS,
+  storableLog,
   NotFoundError,
   resultProblem,
   StaleFenceError,
@@ -15,6 +16,8 @@ import {
   utf8ByteLength,
   workerMetaProblem,
   type CompleteItem,
+  type JobId,
+  type RenewRef,
   type JobRow,
   type LeaseRef,
   type RenewOutcome,
@@ -46,7 +49,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     this.tables.workerTable.heartbeat(workerIds, nodeId, skipSeenWithinMs, date(this.tables.nowMs()));
   }
 
-  async renewLeases(refs: LeaseRef[], ttlMs: number): Promise<RenewOutcome[]> {
+  async renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     const now = this.tables.nowMs();
     // Decide every ref against the rows as they were before this statement, as one SQL
     // statement does, then write the renewals.
@@ -56,6 +59,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
       return !!job && this.tables.rules.fenceAccepts(job, ref, now);
     });
     const outcomes: RenewOutcome[] = [];
+    // A job renewed twice in one batch appends its first renewal's lines only, as in SQL.
+    const logged = new Set<string>();
     refs.forEach((ref, i) => {
       if (accepted[i]) {
         const job = this.tables.jobs.get(ref.jobId)!;
@@ -65,6 +70,10 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
           this.tables.indexLease(job);
         }
         this.tables.emit({ op: 'job:renewed', atMs: now, jobId: job.id, workerId: ref.workerId, fence: ref.fence, expiresAtMs: now + ttlMs });
+        if (ref.log && !logged.has(job.id)) {
+          logged.add(job.id);
+          this.appendLog(job.id, ref.fence, storableLog(ref.log), now);
+        }
         outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: date(now + ttlMs) });
       } else {
         const error = this.refusal(ref, 'renewLease', now);
@@ -78,6 +87,15 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
       }
     });
     return outcomes;
+  }
+
+  /** Appends a renewal's log lines to its attempt's streamed log, while it holds less than the limit. */
+  private appendLog(jobId: string, fence: number, text: string, now: number): void {
+    const key = `${jobId}:${fence}`;
+    const chunks = this.tables.logChunks.get(key) ?? [];
+    if (chunks.reduce((n, c) => n + c.text.length, 0) >= LIMITS.maxStreamedLogChars) return;
+    chunks.push({ jobId: jobId as JobId, fence, seq: chunks.length + 1, text, writtenAt: date(now) });
+    this.tables.logChunks.set(key, chunks);
   }
 
   async completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
@@ -205,11 +223,26 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     }
   }
 
-  /** The result store keeps the highest fence it has seen per job. */
+  /** The result store keeps the highest fence it has seen per job; the attempts keep every one. */
   private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, now: number): void {
     const held = this.tables.results.get(job.id);
     if (held && held.fence >= job.fence) return;
     this.tables.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, writtenAt: date(now) });
+    const attempt = {
+      jobId: job.id,
+      fence: job.fence,
+      attempt: job.attempt,
+      workerId: job.holder!,
+      outcome,
+      output,
+      error,
+      logs,
+      startedAt: job.leasedAtMs === null ? null : date(job.leasedAtMs),
+      endedAt: date(now),
+    };
+    const attempts = this.tables.attempts.get(job.id);
+    if (attempts) attempts.push(attempt);
+    else this.tables.attempts.set(job.id, [attempt]);
     this.tables.emit({ op: 'result:written', atMs: now, jobId: job.id, workerId: job.holder!, fence: job.fence, outcome });
   }
 }

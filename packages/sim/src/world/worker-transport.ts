@@ -96,7 +96,7 @@ export class SimWorkerTransport implements WorkerTransport {
     };
   }
 
-  async renew(i: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number }[] }): Promise<RenewOutcome[]> {
+  async renew(i: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
     let renewed = false;
     try {
       return await this.call(i, this.labels[i]!.renew, async (node) => {

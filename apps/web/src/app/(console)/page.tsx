@@ -9,6 +9,12 @@ import { formatTime, percent, relative } from '@/components/format';
 import { Time, useShownZone } from '@/components/time';
 import { Card, LiveDot, PageHeader, Stat } from '@/components/ui';
 import { plural } from '@/lib/plural';
+import { runListHref } from '@/lib/run-links';
+
+/** An hour before store time `now`, as the runs list's `from` takes it. */
+function hourBefore(now: Date | string): string {
+  return new Date(new Date(now).getTime() - 3_600_000).toISOString();
+}
 
 export default function OverviewPage() {
   const trpc = useTRPC();
@@ -53,7 +59,14 @@ export default function OverviewPage() {
               label="Failed, last hour"
               value={o.failedLastHour}
               tone={o.failedLastHour > 0 ? 'bad' : 'good'}
-              hint={`${o.succeededLastHour.toLocaleString()} succeeded`}
+              hint={
+                <>
+                  {o.succeededLastHour.toLocaleString()} succeeded ·{' '}
+                  <Link href={runListHref('/runs', { state: 'failed', from: hourBefore(o.now) })} data-testid="failed-runs-link">
+                    failed runs
+                  </Link>
+                </>
+              }
             />
             <Stat
               testId="stat-fenced"

@@ -1,13 +1,13 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useParams, useRouter } from 'next/navigation';
+import { useParams, usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useRef, useState } from 'react';
 import { livePoll, useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
-import { formatDuration, relative, scheduleText, scheduleZone } from '@/components/format';
+import { relative, scheduleText, scheduleZone } from '@/components/format';
 import { Time } from '@/components/time';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
@@ -17,6 +17,12 @@ import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { TriggerForm } from './trigger-form';
+import { RunPager, RunTable } from '@/components/run-table';
+import { runListHref } from '@/lib/run-links';
+
+/** The DAG page's own URL parameters for its runs list, apart from the page's others. */
+const RUNS_PREFIX = 'runs.';
+const RUNS_PAGE = '20';
 
 /** A random key for one click; getRandomValues, unlike randomUUID, works on a console served over plain http. */
 function newRequestKey(): string {
@@ -35,10 +41,20 @@ export default function DagPage() {
   // A DAG that stops existing while the page is open keeps its last answer in the cache; the page follows the store.
   const found = missing ? undefined : dag.data;
   const [selectedRun, setSelectedRun] = useState<string | null>(null);
-  const runs = found?.runs ?? [];
+  // The DAG's runs page by the store's cursor, kept in the URL (runs.cursor) so a page of
+  // them can be linked to and reloaded.
+  const path = usePathname();
+  const search = useSearchParams();
+  const runsCursor = search.get(`${RUNS_PREFIX}cursor`) ?? undefined;
+  const runsPage = useQuery(
+    trpc.runs.list.queryOptions({ dag: id, cursor: runsCursor, limit: RUNS_PAGE }, { enabled: !missing, refetchInterval: livePoll, placeholderData: keepPreviousData }),
+  );
+  const runs = missing ? [] : (runsPage.data?.rows ?? []);
+  const runsHref = (cursor: string | null) => (cursor ? runListHref(path, { cursor }, search, RUNS_PREFIX) : null);
   const runId = selectedRun ?? runs[0]?.id ?? null;
   const timeline = useQuery(trpc.runs.timeline.queryOptions({ runId: runId ?? '0' }, { enabled: runId !== null, refetchInterval: livePoll }));
-  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) });
+  const invalidate = () =>
+    Promise.all([queryClient.invalidateQueries({ queryKey: trpc.dags.get.queryKey({ id }) }), queryClient.invalidateQueries({ queryKey: trpc.runs.list.pathKey() })]);
   const trigger = useMutation(
     trpc.dags.trigger.mutationOptions({
       onSuccess: (run) => {
@@ -202,42 +218,20 @@ export default function DagPage() {
             <DagGraph tasks={(timeline.data?.run.id === runId ? timeline.data.spec : d.spec).tasks} states={states} details={details} />
           </Card>
           <div className="grid-2">
-            <Card title="Runs">
-              {runs.length === 0 ? (
+            <Card
+              title="Runs"
+              actions={
+                <>
+                  <RunPager testId="dag-runs-pager" previous={runsHref(runsPage.data?.previous ?? null)} next={runsHref(runsPage.data?.next ?? null)} />
+                  <Link href={runListHref('/runs', { dag: id })}>All runs →</Link>
+                </>
+              }
+            >
+              <ErrorBox error={runsPage.error} what="Listing the DAG's runs" />
+              {runsPage.data && runs.length === 0 && !runsCursor ? (
                 <Empty>No runs yet.</Empty>
               ) : (
-                <div className="table-scroll">
-                  <table className="table compact" data-testid="run-history">
-                    <thead>
-                      <tr>
-                        <th>Run</th>
-                        <th>State</th>
-                        <th>Trigger</th>
-                        <th>Scheduled</th>
-                        <th className="num">Duration</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {runs.map((r) => (
-                        <tr key={r.id} className={r.id === runId ? 'selected' : ''} onClick={() => setSelectedRun(r.id)} data-testid={`run-row-${r.id}`}>
-                          <td>
-                            <Link href={`/runs/${r.id}`}>#{r.id}</Link> <span className="muted small">v{r.dagVersion}</span>
-                          </td>
-                          <td>
-                            <StateBadge state={r.state} />
-                          </td>
-                          <td className="muted">{r.trigger}</td>
-                          <td className="muted small">
-                            <Time at={r.scheduledAt} />
-                          </td>
-                          <td className="num">
-                            {r.startedAt ? formatDuration((r.endedAt ? new Date(r.endedAt).getTime() : new Date(found!.now).getTime()) - new Date(r.startedAt).getTime()) : '–'}
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <RunTable testId="run-history" runs={runs} now={runsPage.data?.now ?? found!.now} showDag={false} selectedId={runId} onSelect={setSelectedRun} />
               )}
             </Card>
             <Card title="Versions">

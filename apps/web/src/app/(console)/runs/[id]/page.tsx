@@ -13,8 +13,10 @@ import { NotFoundCard } from '@/components/not-found-card';
 import { Card, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { Gantt } from './gantt';
+import { AttemptLogs } from './attempt-logs';
 import { LastError } from './last-error';
 import { JobActions, RunActionBar } from './run-actions';
+import { LiveLog } from './live-log';
 import { plural } from '@/lib/plural';
 
 export default function RunPage() {
@@ -29,6 +31,15 @@ export default function RunPage() {
     trpc.runs.result.queryOptions(
       { jobId: job?.job.id ?? '0' },
       { enabled: job !== null, refetchInterval: job && !['succeeded', 'failed'].includes(job.job.state) ? LIVE_MS : false },
+    ),
+  );
+  // Read until the job has ended and its last attempt is in the list: the answer read while
+  // it ran would otherwise be kept after it ended.
+  const ended = job !== null && ['succeeded', 'failed'].includes(job.job.state);
+  const attempts = useQuery(
+    trpc.runs.attempts.queryOptions(
+      { jobId: job?.job.id ?? '0' },
+      { enabled: job !== null, refetchInterval: (query) => (ended && query.state.data?.some((a) => a.fence === job.job.fence) ? false : LIVE_MS) },
     ),
   );
   const states = Object.fromEntries(t?.jobs.map((j) => [j.job.taskId, j.job.state]) ?? []);
@@ -159,6 +170,7 @@ export default function RunPage() {
                       </tbody>
                     </table>
                   </div>
+                  {job.job.state === 'leased' ? <LiveLog key={`${job.job.id}:${job.job.fence}`} jobId={job.job.id} fence={job.job.fence} /> : null}
                   <h3>Result and logs</h3>
                   <ErrorBox error={result.error} what="Reading the result" />
                   {result.data ? (
@@ -175,6 +187,7 @@ export default function RunPage() {
                   ) : result.isSuccess ? (
                     <div className="muted">No result written yet.</div>
                   ) : null}
+                  <AttemptLogs attempts={attempts.data} error={attempts.error} />
                 </div>
               ) : (
                 <div className="muted">Select a task in the graph or the timeline to see its attempts, why it waits, and its logs.</div>
