@@ -26,6 +26,7 @@ const DEFAULT_FILES = [
   'mobile.test.ts',
   'editor.test.ts',
   'runs.test.ts',
+  'trigger-params.test.ts',
   'run-actions.test.ts',
   'backfill.test.ts',
   'runs-list.test.ts',

@@ -25,3 +25,13 @@ defineTask('ticker', async (input, ctx) => {
   }
   return { lines };
 });
+
+/**
+ * Reports what a job is handed: the run's params and the accepted outputs of its upstream
+ * tasks (examples/params-report.yaml chains two of them).
+ */
+defineTask('summarize', async (_input, ctx) => {
+  const upstream = Object.fromEntries(Object.entries(ctx.upstream).map(([taskId, u]) => [taskId, u.output]));
+  ctx.log(`params ${JSON.stringify(ctx.params)}; upstream tasks ${Object.keys(upstream).join(', ') || 'none'}`);
+  return { task: ctx.taskId, params: ctx.params, upstream };
+});

@@ -17,6 +17,7 @@ import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
+import { paramIssueLines, triggerParams } from './cli-params';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
@@ -30,10 +31,12 @@ Commands:
   dags [--search TEXT] [--limit N] list DAGs with schedule, next run and version
   runs [DAG] [--state S] [--trigger T] [--from ISO] [--to ISO] [--oldest] [--limit N] [--cursor C]
                                    runs by scheduled time, newest first, a page at a time
-  trigger <DAG>                    queue a manual run now
+  trigger <DAG> [--param NAME=VALUE]... [--params JSON]
+                                   queue a manual run now, with values for the DAG's declared params
+                                   (each VALUE read as the param's type; the rest take their defaults)
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
 ${BACKFILL_HELP}
-  jobs <RUN_ID>                    a run's jobs with attempt, fence, holder and result
+  jobs <RUN_ID>                    a run's params and jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
 ${ACTION_HELP}
@@ -62,6 +65,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof FencelineError) {
       console.error(`${err.code}: ${err.message}`);
+      for (const line of paramIssueLines(err.details)) console.error(line);
       return 1;
     }
     throw err;
@@ -120,9 +124,14 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return 0;
     }
     case 'trigger': {
-      const run = await store.triggerRun(parseDagId(need(positional(args)[0], 'DAG id'), 'DAG'));
-      await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id } });
+      const dagId = parseDagId(need(positional(args)[0], 'DAG id'), 'DAG');
+      const wantsParams = args.includes('--param') || args.includes('--params');
+      // The declared types turn each --param's text into a value; a DAG without params needs no read.
+      const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
+      const run = await store.triggerRun(dagId, { params });
+      await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id, params: run.params } });
       console.log(`run ${run.id} of ${run.dagId} queued (version ${run.dagVersion})`);
+      for (const [name, value] of Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))) console.log(`  ${name} = ${JSON.stringify(value)}`);
       return 0;
     }
     case 'pause':
@@ -139,6 +148,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const run = await store.getRun(runId);
       const jobs = await store.listJobs(runId);
       console.log(`run ${run.id} of ${run.dagId}@${run.dagVersion}: ${run.state}`);
+      if (Object.keys(run.params).length > 0) console.log(`params: ${JSON.stringify(Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))))}`);
       const rows = [];
       for (const j of jobs) {
         const result = await store.getResult(j.id);

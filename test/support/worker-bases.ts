@@ -16,4 +16,5 @@ export const WORKER_BASES: Record<string, unknown> = {
   completeMany: { workerId: 'sweeper', session: SESSION, results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
   fail: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
   release: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, reason: 'stopping' },
+  upstream: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, taskIds: ['extract', 'load.csv'] },
 };

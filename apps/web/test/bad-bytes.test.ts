@@ -34,7 +34,7 @@ describe('console: bad bytes in any input', () => {
   beforeAll(async () => {
     store = await openStore({ databaseUrl: process.env.DATABASE_URL!, max: 2 });
     await store.initCluster(4);
-    await store.putDag({ id: 'sweep', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    await store.putDag({ id: 'sweep', params: { note: { type: 'string' } }, tasks: [{ id: 'one', type: 'noop' }] }, 4);
     signedIn = (role) => signInThroughRoute(POST, store, role);
   });
   afterAll(async () => {

@@ -19,7 +19,7 @@ export const CONSOLE_BASES: Record<string, unknown> = {
   'dags.get': { id: 'sweep' },
   'dags.versions': { id: 'sweep' },
   'dags.save': { spec: { id: 'sweep', name: 'Sweep', tasks: [{ id: 'one', type: 'noop', config: { note: 'x', list: [1, 'y'] } }] } },
-  'dags.trigger': { id: 'sweep', requestKey: 'sweep-key' },
+  'dags.trigger': { id: 'sweep', requestKey: 'sweep-key', params: { note: 'text' } },
   'dags.setPaused': { id: 'sweep', paused: true },
   'dags.setCatchup': { id: 'sweep', catchup: { policy: 'latest' } },
   'runs.timeline': { runId: '1' },

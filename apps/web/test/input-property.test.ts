@@ -40,7 +40,7 @@ describe('console: hostile input to every procedure', () => {
   beforeAll(async () => {
     store = await openStore({ databaseUrl: DATABASE_URL, max: 2 });
     await store.initCluster(4);
-    await store.putDag({ id: 'sweep', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    await store.putDag({ id: 'sweep', params: { note: { type: 'string' } }, tasks: [{ id: 'one', type: 'noop' }] }, 4);
   });
   afterAll(async () => {
     await store?.close();

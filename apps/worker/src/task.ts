@@ -1,9 +1,19 @@
+import type { RunParams } from '@fenceline/core';
+
 /**
  * What a job handler receives besides its input. The fence is the job's fencing token:
  * hand it to any external sink you write to, and have the sink refuse a token lower than
  * the highest it has seen, because this worker may be paused past its lease at any moment.
  */
 export interface TaskContext {
+  /** The run's parameters: the trigger's values and the declared defaults (the defaults for a scheduled run). */
+  params: RunParams;
+  /**
+   * The accepted outputs of the task's upstream tasks, by task id (`ctx.upstream.extract.output`):
+   * only results the result store accepted under each upstream job's fence. Empty for a task
+   * without dependencies.
+   */
+  upstream: Record<string, { output: unknown }>;
   jobId: string;
   runId: string;
   dagId: string;

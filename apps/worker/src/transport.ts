@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, WorkerTransport } from '@fenceline/core';
+import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
 import { errorFromJSON } from '@fenceline/core';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 
@@ -56,6 +56,10 @@ export class HttpTransport implements WorkerTransport {
 
   async release(node: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
     await refusals(this.client(node).release.mutate({ ...req, session: this.session }));
+  }
+
+  upstream(node: number, req: { workerId: string; jobId: string; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    return refusals(this.client(node).upstream.mutate({ ...req, session: this.session }) as Promise<UpstreamOutput[]>);
   }
 
   private client(node: number): SchedulerClient {

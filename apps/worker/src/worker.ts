@@ -1,10 +1,23 @@
-import { WorkerCore, type Assignment, type JobControl, type JobEnd, type WorkerStats } from '@fenceline/core';
+import { TooLargeError, WorkerCore, type Assignment, type JobControl, type JobEnd, type WorkerStats } from '@fenceline/core';
 import { HttpTransport } from './transport';
 import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
 import type { WorkerConfig } from './config';
 import { runNoop, runSleep } from './handlers/sleep';
 import { NonRetryableError, registeredTask, registeredTaskNames, type TaskContext } from './task';
+
+/**
+ * The job's upstream outputs, read before its handler runs. Outputs too large to hand over
+ * fail the job for good: another attempt would be handed the same outputs.
+ */
+async function upstreamFor(control: JobControl): Promise<TaskContext['upstream']> {
+  try {
+    return await control.upstream();
+  } catch (err) {
+    if (err instanceof TooLargeError) throw new NonRetryableError(err.message);
+    throw err;
+  }
+}
 
 /** The worker's settings (see config.ts) plus where its log lines go. */
 export type WorkerOptions = Omit<WorkerConfig, 'tasksModule'> & {
@@ -73,6 +86,8 @@ export class Worker {
       taskId: job.taskId,
       attempt: job.attempt,
       fence: job.fence,
+      params: job.params,
+      upstream: {},
       signal: control.signal,
       log: (message, fields) => {
         const line = fields ? `${message} ${JSON.stringify(fields)}` : message;
@@ -87,6 +102,7 @@ export class Worker {
     };
     const captured = (): string | null => logs.join('\n') || null;
     try {
+      ctx.upstream = await upstreamFor(control);
       const output = await this.handlerFor(job.task.type)(job.task.config, ctx);
       return { ok: true, output, logs: captured() };
     } catch (err) {

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHttp } from '../src/handlers/http';
 import type { TaskContext } from '../src/task';
 
-function context(signal = new AbortController().signal): TaskContext & { lines: string[] } {
+function context(signal = new AbortController().signal, params: TaskContext['params'] = {}, upstream: TaskContext['upstream'] = {}): TaskContext & { lines: string[] } {
   const lines: string[] = [];
-  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
+  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, params, upstream, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
 }
 
 function listen(server: Server): Promise<number> {
@@ -29,6 +29,12 @@ describe('worker: http jobs', () => {
   let silentPort = 0;
   const server = createServer((req, res) => {
     res.statusCode = req.url === '/broken' ? 500 : 200;
+    if (req.url?.startsWith('/echo')) {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => res.end(JSON.stringify({ url: req.url, region: req.headers['x-region'], body })));
+      return;
+    }
     res.end(`fence ${req.headers['x-fenceline-fence']}`);
   });
   // Accepts connections and never answers, as a hung service does.
@@ -48,6 +54,26 @@ describe('worker: http jobs', () => {
   it('succeeds on an expected status, sending the fence', async () => {
     const out = await runHttp({ url: `http://127.0.0.1:${port}/` }, context());
     expect(out).toEqual({ status: 200, body: 'fence 42' });
+  });
+
+  it('fills {{params.NAME}} in the url (URL-encoded), the headers and the body', async () => {
+    const params = { region: 'eu west', day: '2026/12/02', batch: 3 };
+    const out = (await runHttp(
+      {
+        method: 'POST',
+        url: `http://127.0.0.1:${port}/echo/{{params.day}}?r={{ params.region }}`,
+        headers: { 'x-region': '{{params.region}}' },
+        body: '{"batch": {{params.batch}}}',
+      },
+      context(undefined, params),
+    )) as { body: string };
+    expect(JSON.parse(out.body)).toEqual({ url: '/echo/2026%2F12%2F02?r=eu%20west', region: 'eu west', body: '{"batch": 3}' });
+  });
+
+  it('fails without retrying when a placeholder names a parameter the run has no value for', async () => {
+    const err = await failure({ url: `http://127.0.0.1:${port}/echo/{{params.missing}}` });
+    expect(err.name).toBe('NonRetryableError');
+    expect(err.message).toBe('{{params.missing}} names a parameter this run has no value for');
   });
 
   it('fails on an unexpected status, naming it', async () => {

@@ -13,6 +13,7 @@ export * from './events';
 export * from './node';
 export * from './worker';
 export * from './dag/validate';
+export * from './dag/params';
 export * from './dag/shard';
 export * from './dag/graph';
 export * from './schedule/slots';

@@ -34,6 +34,17 @@ export const LIMITS = {
   /** A job's result (output plus logs), in bytes of UTF-8 JSON. */
   maxResultBytes: 256 * 1024,
   /**
+   * A job's output alone, in bytes of UTF-8 JSON. It is handed to every task downstream of
+   * the job, so it is kept to what a handler can take in as an argument; large data belongs
+   * elsewhere, with a reference to it in the output.
+   */
+  maxOutputBytes: 64 * 1024,
+  /**
+   * All the upstream outputs one job is handed, in bytes of UTF-8 JSON: a task with
+   * thousands of dependencies would otherwise be handed hundreds of megabytes.
+   */
+  maxUpstreamOutputBytes: 4 * 1024 * 1024,
+  /**
    * Levels of arrays and objects in any free-form JSON a caller sends (a job's output, a
    * worker's metadata, a DAG spec): far more than real data needs, and far less than what
    * exhausts the stack of a recursive walk or PostgreSQL's jsonb parser.
@@ -54,6 +65,19 @@ export const LIMITS = {
   maxJobsPerRead: 10_000,
   /** Slot instants one due read may leave out (DueReadOptions.skipSlots). */
   maxSkippedSlots: 1_000,
+  /** Parameters one DAG may declare. */
+  maxParamsPerDag: 100,
+  /** A parameter's name, in characters (it becomes part of an environment variable's name). */
+  maxParamNameLength: 64,
+  /** A string parameter's value, in characters. */
+  maxParamValueLength: 4_096,
+  /** Values one parameter's enum may list. */
+  maxParamEnumValues: 100,
+  /**
+   * A run's resolved parameters, in bytes of UTF-8 JSON. They travel in the notice that
+   * tells a leader of a triggered run, which PostgreSQL keeps under 8,000 bytes.
+   */
+  maxRunParamsBytes: 6_000,
   /**
    * Slots one backfill may cover without `confirm: true`: a month of an hourly DAG (720)
    * needs it, so a range typed wrong is seen before it makes runs.

@@ -1,4 +1,5 @@
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
+import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
 
 /**
@@ -48,6 +49,8 @@ export interface RunRow {
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
+  /** The run's resolved parameters (a manual trigger's values and the defaults; the defaults for a scheduled run). */
+  params: RunParams;
 }
 
 export interface JobRow {

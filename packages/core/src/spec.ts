@@ -81,6 +81,64 @@ export const taskSchema = z.object({
   trigger: z.enum(TRIGGER_RULES).optional(),
 });
 
+/**
+ * A run parameter's declaration: a small subset of JSON Schema. A name must be usable as
+ * the suffix of an environment variable (shell tasks see FENCELINE_PARAM_<NAME>), and a
+ * default and the enum values must have the declared type, so every run of the DAG
+ * resolves to values its tasks can rely on.
+ */
+export const PARAM_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
+export type ParamType = (typeof PARAM_TYPES)[number];
+export type ParamValue = string | number | boolean;
+/** Letters, digits and `_`, not starting with a digit: an environment variable's suffix. */
+export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Whether `value` has the declared type (an integer is a number with no fraction). */
+export function fitsParamType(type: ParamType, value: unknown): value is ParamValue {
+  if (type === 'string') return typeof value === 'string';
+  if (type === 'boolean') return typeof value === 'boolean';
+  if (typeof value !== 'number' || !Number.isFinite(value)) return false;
+  return type === 'number' || Number.isInteger(value);
+}
+
+export const paramSchema = z
+  .object({
+    type: z.enum(PARAM_TYPES),
+    default: z.union([z.string().max(LIMITS.maxParamValueLength), z.number(), z.boolean()]).optional(),
+    required: z.boolean().default(false),
+    description: z
+      .string()
+      .max(LIMITS.maxNameLength * 5)
+      .optional(),
+    enum: z
+      .array(z.union([z.string().max(LIMITS.maxParamValueLength), z.number(), z.boolean()]))
+      .min(1)
+      .max(LIMITS.maxParamEnumValues)
+      .optional(),
+  })
+  .strict()
+  .superRefine((param, ctx) => {
+    if (param.default !== undefined && !fitsParamType(param.type, param.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: `the default must be of type ${param.type}` });
+    }
+    param.enum?.forEach((value, i) => {
+      if (!fitsParamType(param.type, value)) ctx.addIssue({ code: 'custom', path: ['enum', i], message: `every enum value must be of type ${param.type}` });
+    });
+    if (param.default !== undefined && param.enum && !param.enum.includes(param.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: 'the default must be one of the enum values' });
+    }
+  });
+
+export const paramsSchema = z
+  .record(
+    z
+      .string()
+      .max(LIMITS.maxParamNameLength, `a parameter name must be at most ${LIMITS.maxParamNameLength} characters`)
+      .regex(PARAM_NAME_PATTERN, 'a parameter name must be letters, digits and _, not starting with a digit'),
+    paramSchema,
+  )
+  .refine((params) => Object.keys(params).length <= LIMITS.maxParamsPerDag, `a DAG may declare at most ${LIMITS.maxParamsPerDag} parameters`);
+
 export const dagSpecSchema = z.object({
   // A spec that passes is a DAG's id: the spec's validation is where a DagId is made.
   id: id.transform((text) => text as DagId),
@@ -92,11 +150,18 @@ export const dagSpecSchema = z.object({
   /** Overrides the cluster's fair-share cap for this DAG (fraction of the pool). */
   capFraction: z.number().gt(0).max(1).optional(),
   paused: z.boolean().default(false),
+  /**
+   * The parameters a run takes: a manual trigger may set them, scheduled runs use the
+   * defaults. Left out rather than defaulted to {}, so the specs stored before parameters
+   * existed keep their canonical form and applying them again is still no change.
+   */
+  params: paramsSchema.optional(),
   tasks: z.array(taskSchema),
 });
 
 export type DagSpecInput = z.input<typeof dagSpecSchema>;
 export type DagSpec = z.output<typeof dagSpecSchema>;
 export type TaskSpec = z.output<typeof taskSchema>;
+export type ParamSpec = z.output<typeof paramSchema>;
 export type Schedule = z.output<typeof scheduleSchema>;
 export type CatchupPolicy = z.output<typeof catchupSchema>;

@@ -1,6 +1,7 @@
 import type { ErrorCode, FencelineError } from './errors';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, JobRow, JobState, RunRow, ShardLeaseRow } from './model';
+import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
 
 /**
@@ -167,12 +168,23 @@ export interface AttemptRow {
   endedAt: Date;
 }
 
+/** An upstream task's accepted output, as the job downstream of it is handed it (WorkerProtocolStore.upstreamOutputs). */
+export interface UpstreamOutput {
+  taskId: string;
+  jobId: JobId;
+  /** The fence of the accepted result: the highest the result store holds, equal to the job's. */
+  fence: number;
+  output: unknown;
+}
+
 /** The tick's write for one due DAG (see LeaderStore.createScheduledRunsAcross). */
 export interface ScheduledRunsItem {
   dagId: string;
   expectedNextRunAt: Date;
   slots: Date[];
   nextRunAt: Date | null;
+  /** The parameters of every run this item creates: the defaults of the DAG version the leader planned with. */
+  params?: RunParams;
   /**
    * Start the run in the same write: with exactly one slot, and only if the DAG is still
    * at `version`, the run is created running with these jobs inserted (a leader asks when
@@ -305,6 +317,8 @@ export type StoreNotice =
       dagId?: DagId;
       dagVersion?: number;
       scheduledAt?: string;
+      /** The run's resolved parameters (older senders omit them, and the leader reads the run back). */
+      params?: RunParams;
     }
   | {
       kind: 'job-ended';
@@ -332,6 +346,12 @@ export type StoreNotice =
 /** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
 export interface TriggerOptions {
   requestKey?: string;
+  /**
+   * Values for the DAG's declared parameters, checked against the current version's
+   * declaration (resolveRunParams) before anything is written; the run stores them with the
+   * defaults of the ones left out.
+   */
+  params?: Record<string, unknown>;
 }
 
 /** A node asking for a shard's lease, for `ttlMs` of store time (ClusterStore.acquireShard). */

@@ -15,6 +15,7 @@ import type {
   RenewOutcome,
   WriteOutcome,
   CompleteItem,
+  UpstreamOutput,
   ScheduledRunsItem,
   CreatedRun,
   LeaderGroup,
@@ -125,7 +126,9 @@ export interface CatalogueStore extends StoreTime {
    * `requestKey`, a second trigger of the DAG with the same key queues nothing and returns
    * the run the first one queued, so a request sent twice (a double click, a retry after a
    * lost answer) makes one run. Throws InvalidInputError for a key that fails
-   * checkRequestKey, NotFoundError for a DAG that does not exist.
+   * checkRequestKey or for params the DAG's declaration refuses (`details.issues` names each
+   * bad field as `params.NAME`), NotFoundError for a DAG that does not exist; a refused
+   * trigger writes nothing.
    */
   triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
   /**
@@ -330,6 +333,16 @@ export interface WorkerProtocolStore extends StoreTime {
   failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow>;
   /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
   releaseJob(ref: LeaseRef): Promise<JobRow>;
+  /**
+   * The accepted outputs of the named tasks of the job's own run, for the holder of the
+   * job's current lease: a fenced read, refused as a write would be (StaleFence,
+   * ForgedFence, LeaseLost, NotFound) and reading nothing then. Only a task whose job
+   * succeeded is listed, with the result the result store accepted at the job's fence; a
+   * task that has not succeeded, or is not in the run, is left out. In the order of
+   * `taskIds` (checkUpstreamTasks); TooLarge when the outputs together pass
+   * LIMITS.maxUpstreamOutputBytes.
+   */
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]>;
 }
 
 /**

@@ -283,3 +283,29 @@ describe('WorkerCore: what the store cannot keep', () => {
     expect(failed!.logs).toHaveLength(LIMITS.maxResultBytes);
   });
 });
+
+describe('WorkerCore: upstream outputs', () => {
+  it('reads the upstream outputs of a job with its fence from the node that delivered it, and asks nothing for a job without dependencies', async () => {
+    const { transport, executor } = await started({ nodes: 2 });
+    transport.upstreamAnswer = (_n, req) => req.taskIds.map((taskId) => ({ taskId, jobId: asJobId(`up-${taskId}`), fence: 3, output: { from: taskId } }));
+    transport.deliver(1, [assignment('j1', { fence: 7 }, { dependsOn: ['extract', 'clean'] }), assignment('j2')]);
+    await settle();
+    const [first, second] = executor.started;
+    expect(await first!.control.upstream()).toEqual({ extract: { output: { from: 'extract' } }, clean: { output: { from: 'clean' } } });
+    expect(transport.ops('upstream')).toEqual([{ op: 'upstream', node: 1, req: { workerId: 'w-1', jobId: 'j1', fence: 7, taskIds: ['extract', 'clean'] } }]);
+    expect(await second!.control.upstream()).toEqual({});
+    expect(transport.ops('upstream')).toHaveLength(1);
+  });
+
+  it('fails a job whose output is over LIMITS.maxOutputBytes for good, saying so, instead of sending it', async () => {
+    const { transport, executor } = await started();
+    transport.deliver(0, [assignment('j1')]);
+    await settle();
+    executor.finish('j1', { ok: true, output: 'x'.repeat(LIMITS.maxOutputBytes), logs: null });
+    await settle();
+    expect(transport.ops('completeMany')).toHaveLength(0);
+    const [failed] = transport.ops('fail').map((c) => c.req as { error: string; retryable: boolean });
+    expect(failed).toMatchObject({ retryable: false });
+    expect(failed!.error).toMatch(/^the output of job j1 is \d+ bytes of JSON; an output may be at most 65536 bytes \(LIMITS.maxOutputBytes\)/);
+  });
+});

@@ -1,4 +1,18 @@
-import type { Assignment, Clock, JobControl, JobEnd, JobExecutor, JobId, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, Timers, WorkerTransport } from '../src';
+import type {
+  Assignment,
+  Clock,
+  JobControl,
+  JobEnd,
+  JobExecutor,
+  JobId,
+  OpenPoll,
+  RenewOutcome,
+  ResultOutcome,
+  ResultToSend,
+  Timers,
+  UpstreamOutput,
+  WorkerTransport,
+} from '../src';
 import { asDagId, asJobId, asRunId } from './literal-ids';
 
 /** Virtual time: timers fire only when the test advances the clock, in order, with promise continuations run in between. */
@@ -52,7 +66,8 @@ export function assignment(jobId: string, over: Partial<Assignment> = {}, task: 
     fence: 1,
     leaseTtlMs: 90_000,
     renewIntervalMs: 30_000,
-    task: { type: 'noop', config: {}, timeoutMs: 0, ...task },
+    task: { type: 'noop', config: {}, timeoutMs: 0, dependsOn: [], ...task },
+    params: {},
     ...over,
   };
 }
@@ -71,6 +86,7 @@ export class FakeTransport implements WorkerTransport {
   completeAnswer: (node: number, results: ResultToSend[]) => Promise<ResultOutcome[]> | ResultOutcome[] = (_n, results) => results.map(() => ({ ok: true as const }));
   failAnswer: Answer<void> = () => undefined;
   releaseAnswer: Answer<void> = () => undefined;
+  upstreamAnswer: (node: number, req: { jobId: JobId; taskIds: string[] }) => Promise<UpstreamOutput[]> | UpstreamOutput[] = () => [];
 
   constructor(readonly nodeCount = 1) {}
 
@@ -134,6 +150,11 @@ export class FakeTransport implements WorkerTransport {
   async release(node: number, req: unknown) {
     this.calls.push({ op: 'release', node, req });
     return (this.releaseAnswer as (n: number, r: unknown) => void)(node, req);
+  }
+
+  async upstream(node: number, req: { jobId: JobId; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    this.calls.push({ op: 'upstream', node, req });
+    return this.upstreamAnswer(node, req);
   }
 }
 

@@ -45,7 +45,8 @@ function job(jobId: string): Assignment {
     fence: 1,
     leaseTtlMs: 60_000,
     renewIntervalMs: 20_000,
-    task: { type: 'noop', config: {}, timeoutMs: 0 },
+    task: { type: 'noop', config: {}, timeoutMs: 0, dependsOn: [] },
+    params: {},
   };
 }
 

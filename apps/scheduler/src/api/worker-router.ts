@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { LIMITS, jobErrorSchema, jobIdSchema as jobId, jobLogsSchema, jobOutputSchema, workerIdSchema as workerId, workerMetaSchema } from '@fenceline/core';
+import {
+  LIMITS,
+  NAME_CHARACTERS,
+  NAME_PATTERN,
+  jobErrorSchema,
+  jobIdSchema as jobId,
+  jobLogsSchema,
+  jobOutputSchema,
+  workerIdSchema as workerId,
+  workerMetaSchema,
+} from '@fenceline/core';
 import { actAs, router, sessionKey, workerProcedure, publicProcedure } from './trpc';
 import { newSessionSecret } from './worker-credentials';
 
@@ -107,6 +117,13 @@ export const workerRouter = router({
     const row = await ctx.node.fail({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
     return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
   }),
+
+  // A fenced read: refused like a write when the fence is no longer the job's current one.
+  upstream: workerProcedure
+    .input(
+      z.object({ workerId, session, jobId, fence, taskIds: z.array(z.string().max(LIMITS.maxIdLength).regex(NAME_PATTERN, NAME_CHARACTERS)).max(LIMITS.maxDependenciesPerTask) }),
+    )
+    .mutation(({ ctx, input }) => ctx.node.upstream({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) })),
 
   // The reason says why the worker gives the job back; the event log keeps it.
   release: workerProcedure.input(z.object({ workerId, session, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() })).mutation(async ({ ctx, input }) => {

@@ -1,14 +1,23 @@
 import { httpConfigSchema } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
 import { describeFetchFailure, hostPort } from './fetch-failure';
+import { fillParams } from './templates';
+import { clipForOutput } from './output-size';
 
 const MAX_BODY_CHARS = 16 * 1024;
 
-/** Calls an HTTP endpoint and succeeds when the status is one of `expectStatus`. The fence travels as a header. */
+/**
+ * Calls an HTTP endpoint and succeeds when the status is one of `expectStatus`. The fence
+ * travels as a header. `{{params.NAME}}` in the url, the header values and the body is
+ * replaced by the run's parameter: URL-encoded in the url, as it is elsewhere.
+ */
 export async function runHttp(config: Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
   const parsed = httpConfigSchema.safeParse(config);
   if (!parsed.success) throw new NonRetryableError(`http config is invalid: ${parsed.error.message}`);
-  const { method, url, headers, body, expectStatus } = parsed.data;
+  const { method, expectStatus } = parsed.data;
+  const url = fillParams(parsed.data.url, ctx.params, encodeURIComponent);
+  const headers = Object.fromEntries(Object.entries(parsed.data.headers).map(([k, v]) => [k, fillParams(v, ctx.params)]));
+  const body = parsed.data.body === undefined ? undefined : fillParams(parsed.data.body, ctx.params);
   let res: Response;
   let text: string;
   try {
@@ -24,7 +33,7 @@ export async function runHttp(config: Record<string, unknown>, ctx: TaskContext)
   }
   ctx.log(`${method} ${url} -> ${res.status}`);
   if (!expectStatus.includes(res.status)) throw new Error(`${method} ${url} answered ${res.status}, expected one of ${expectStatus.join(', ')}`);
-  return { status: res.status, body: text };
+  return { status: res.status, body: clipForOutput(text) };
 }
 
 /**

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { resolve, relative, isAbsolute } from 'node:path';
 import { shellConfigSchema } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
+import { clipForOutput } from './output-size';
+import { writeUpstreamFiles } from './upstream-files';
 
 export interface ShellPolicy {
   allowed: boolean;
@@ -14,6 +16,15 @@ export interface ShellPolicy {
 }
 
 const MAX_CAPTURE_CHARS = 64 * 1024;
+
+/**
+ * The run's parameters as FENCELINE_PARAM_<NAME> variables (the name as declared, a value
+ * as its text: `true`, `42`). Declared names are letters, digits and `_`, so each is a
+ * valid variable name. A DAG's own `env` is applied after them and wins.
+ */
+export function paramEnv(ctx: Pick<TaskContext, 'params'>): Record<string, string> {
+  return Object.fromEntries(Object.entries(ctx.params).map(([name, value]) => [`FENCELINE_PARAM_${name}`, String(value)]));
+}
 
 /**
  * Runs a command without a shell (no interpolation), with a minimal environment. Off
@@ -33,6 +44,16 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
   const rel = relative(root, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new NonRetryableError(`cwd "${cwd}" is outside the worker's allowed folder ${root}`);
 
+  const upstream = await writeUpstreamFiles(ctx);
+  try {
+    return await spawnCommand({ command, args, dir, env: { ...paramEnv(ctx), ...upstream.env, ...env } }, ctx, policy);
+  } finally {
+    await upstream.remove();
+  }
+}
+
+function spawnCommand(run: { command: string; args: string[]; dir: string; env: Record<string, string> }, ctx: TaskContext, policy: ShellPolicy): Promise<unknown> {
+  const { command, args, dir, env } = run;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, {
       cwd: dir,
@@ -63,7 +84,7 @@ export async function runShell(config: Record<string, unknown>, ctx: TaskContext
       stdoutLines.end();
       stderrLines.end();
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
-      if (code === 0) resolvePromise({ exitCode: 0, stdout });
+      if (code === 0) resolvePromise({ exitCode: 0, stdout: clipForOutput(stdout) });
       else reject(new Error(`"${command}" exited with ${signal ? `signal ${signal}` : `code ${code}`}`));
     });
   });

@@ -5,6 +5,7 @@ import { dagSpecSchema, type DagSpec } from '../spec';
 import { checkCycles } from './cycles';
 import { checkDependsOn, checkDuplicateIds } from './graph-checks';
 import { checkConfigSize, checkDependencyCount, checkSpecSize, checkTaskCount } from './limit-checks';
+import { checkParamPlaceholders } from './param-checks';
 import { checkSchedule } from './schedule-checks';
 import { field, fromZodIssue, looseTasks, taskContext, toLoose, type LooseTask } from './spec-shape';
 import { checkBuiltinConfig, checkRetryBackoff } from './task-checks';
@@ -42,6 +43,7 @@ export function validateDag(input: unknown): DagValidation {
   const tasks = parsed.success ? parsed.data.tasks.map(toLoose) : looseTasks(input);
   checkTasks(tasks, issues, parsed.success || Array.isArray(field(input, 'tasks')));
   checkSchedule(parsed.success ? parsed.data.schedule : field(input, 'schedule'), issues);
+  checkParamPlaceholders(tasks, parsed.success ? parsed.data.params : field(input, 'params'), issues);
 
   if (issues.length > 0 || !parsed.success) return { ok: false, issues };
   return { ok: true, spec: parsed.data };

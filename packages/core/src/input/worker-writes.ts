@@ -1,5 +1,7 @@
-import { InvalidInputError } from '../errors';
+import { InvalidInputError, TooLargeError } from '../errors';
+import { NAME_CHARACTERS, NAME_PATTERN } from '../ids';
 import { LIMITS } from '../limits';
+import { utf8ByteLength } from '../dag/limit-checks';
 import { characterProblem, jsonProblem, type FreeFormProblem } from './free-form';
 
 /**
@@ -30,6 +32,58 @@ export function resultProblem(jobId: string, result: { output?: unknown; logs?: 
   if (output !== null) return refusal(jobId, 'output', output);
   const logs = textCharacters(result.logs);
   return logs === null ? null : refusal(jobId, 'logs', logs);
+}
+
+/**
+ * Why a completion is too large to store, or null: an output over LIMITS.maxOutputBytes
+ * (it is what downstream tasks are handed), or output and logs together over
+ * LIMITS.maxResultBytes. Both stores refuse with this, and the worker fails such a job
+ * with the same words before sending it, so the job's error says what to do.
+ */
+export function resultSizeRefusal(jobId: string, outputBytes: number, logsBytes: number): TooLargeError | null {
+  if (outputBytes > LIMITS.maxOutputBytes) {
+    return new TooLargeError(
+      `the output of job ${jobId} is ${outputBytes} bytes of JSON; an output may be at most ${LIMITS.maxOutputBytes} bytes (LIMITS.maxOutputBytes), since it is handed to every downstream task. Return less, or store the data elsewhere and return a reference to it.`,
+      { jobId, field: 'output', bytes: outputBytes, limitBytes: LIMITS.maxOutputBytes },
+    );
+  }
+  if (outputBytes + logsBytes > LIMITS.maxResultBytes) {
+    return new TooLargeError(
+      `the result of job ${jobId} (output and logs) is ${outputBytes + logsBytes} bytes; a result may be at most ${LIMITS.maxResultBytes} bytes (LIMITS.maxResultBytes). Log less.`,
+      { jobId, bytes: outputBytes + logsBytes, limitBytes: LIMITS.maxResultBytes },
+    );
+  }
+  return null;
+}
+
+/** Refuses an upstream read naming more tasks than a task may depend on, or a task id that is not a string. */
+export function checkUpstreamTasks(taskIds: readonly unknown[]): string[] {
+  if (!Array.isArray(taskIds) || taskIds.length > LIMITS.maxDependenciesPerTask) {
+    throw new InvalidInputError(`an upstream read may name at most ${LIMITS.maxDependenciesPerTask} tasks`, { field: 'taskIds', limit: LIMITS.maxDependenciesPerTask });
+  }
+  taskIds.forEach((id, i) => {
+    // A task id's own rule: this also keeps text the store cannot take out of the statement.
+    if (typeof id !== 'string' || id.length > LIMITS.maxIdLength || !NAME_PATTERN.test(id)) {
+      throw new InvalidInputError(`taskIds.${i}: a task id ${NAME_CHARACTERS}, at most ${LIMITS.maxIdLength} characters`, { field: `taskIds.${i}` });
+    }
+  });
+  return taskIds as string[];
+}
+
+/**
+ * Refuses the upstream outputs of one job when together they pass
+ * LIMITS.maxUpstreamOutputBytes (each counted as its JSON text), or returns them.
+ */
+export function checkUpstreamSize<T extends { output: unknown }>(jobId: string, outputs: T[]): T[] {
+  let bytes = 0;
+  for (const o of outputs) bytes += utf8ByteLength(JSON.stringify(o.output ?? null));
+  if (bytes > LIMITS.maxUpstreamOutputBytes) {
+    throw new TooLargeError(
+      `the upstream outputs of job ${jobId} are ${bytes} bytes of JSON together; a job may be handed at most ${LIMITS.maxUpstreamOutputBytes} bytes (LIMITS.maxUpstreamOutputBytes). Have its upstream tasks return less.`,
+      { jobId, field: 'upstream', bytes, limitBytes: LIMITS.maxUpstreamOutputBytes },
+    );
+  }
+  return outputs;
 }
 
 /** Why a failure's error or logs cannot be stored, or null if they can. */

@@ -193,7 +193,8 @@ export class Dispatcher {
           fence: lease.fence,
           leaseTtlMs: config.leaseTtlMs,
           renewIntervalMs: config.renewIntervalMs,
-          task: leader.taskOf(lease.runId, lease.taskId) ?? { type: 'unknown', config: {}, timeoutMs: 0 },
+          task: leader.taskOf(lease.runId, lease.taskId) ?? { type: 'unknown', config: {}, timeoutMs: 0, dependsOn: [] },
+          params: leader.paramsOf(lease.runId),
         });
         perWorker.set(lease.workerId, list);
       }

@@ -1,3 +1,4 @@
+import { defaultRunParams } from '../dag/params';
 import { jobsPerRunRefusal } from '../limits';
 import type { DagId } from '../ids';
 import type { RunRow } from '../model';
@@ -47,7 +48,9 @@ export class RunStarts {
     let created: CreatedRun[] | null;
     try {
       const start = startNow ? { version: due.version, jobs } : undefined;
-      created = await s.guard(() => s.writes.createRuns(s.token, { dagId, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next, start }));
+      // A scheduled run takes the defaults of the DAG's parameters.
+      const params = due.spec.params ? defaultRunParams(due.spec.params) : undefined;
+      created = await s.guard(() => s.writes.createRuns(s.token, { dagId, expectedNextRunAt: due.nextRunAt, slots, nextRunAt: next, start, params }));
       if (!created) return 0;
       for (const run of created) {
         const finishing = this.onCreated(run, due);

@@ -1,7 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow, RunRow } from '../model';
-import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, WriteOutcome } from '../store';
+import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { DueRuns } from './due-runs';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { Dispatcher } from './dispatch';
@@ -225,7 +225,7 @@ export class SchedulerNode {
       // The notice carries the run; reading it back is only for senders that leave it out.
       const at = n.scheduledAt ? new Date(n.scheduledAt) : null;
       const run: RunRow =
-        n.dagId && n.dagVersion && at && !Number.isNaN(at.getTime())
+        n.dagId && n.dagVersion && n.params && at && !Number.isNaN(at.getTime())
           ? {
               id: n.runId,
               dagId: n.dagId,
@@ -237,6 +237,7 @@ export class SchedulerNode {
               createdAt: at,
               startedAt: null,
               endedAt: null,
+              params: n.params,
             }
           : await this.store.getRun(n.runId);
       await leader.adoptQueued(run);
@@ -294,6 +295,11 @@ export class SchedulerNode {
 
   release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
     return this.protocol.release(input);
+  }
+
+  /** The accepted outputs of a job's upstream tasks, read with its fence (WorkerProtocol.upstream). */
+  upstream(input: WorkerSessionRef & { jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    return this.protocol.upstream(input);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------

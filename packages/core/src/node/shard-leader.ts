@@ -1,6 +1,7 @@
 import { assert } from '../assert';
 import { DeposedLeaderError } from '../errors';
 import type { DagId, JobId } from '../ids';
+import { defaultRunParams, type RunParams } from '../dag/params';
 import type { BackfillRow, JobRow, RunRow } from '../model';
 import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
@@ -166,13 +167,24 @@ export class ShardLeader {
   }
 
   /** What a worker needs to run a job of an active run. */
-  taskOf(runId: string, taskId: string): { type: string; config: Record<string, unknown>; timeoutMs: number } | null {
+  taskOf(runId: string, taskId: string): { type: string; config: Record<string, unknown>; timeoutMs: number; dependsOn: string[] } | null {
     const spec = this.s.runs.get(runId)?.spec;
     if (!spec) return null;
     const graph = graphIndexOf(spec);
     const i = graph.indexOf.get(taskId);
     const task = i === undefined ? undefined : spec.tasks[graph.positions[i]!];
-    return task ? { type: task.type, config: task.config, timeoutMs: task.timeoutMs } : null;
+    return task ? { type: task.type, config: task.config, timeoutMs: task.timeoutMs, dependsOn: task.dependsOn } : null;
+  }
+
+  /**
+   * The resolved parameters of an active run, which every job of it is handed with its
+   * lease. A run stored without the defaults (a backfill's) still gets them from the version
+   * it pinned; a value stored with the run wins.
+   */
+  paramsOf(runId: string): RunParams {
+    const run = this.s.runs.get(runId);
+    if (!run) return {};
+    return run.spec.params ? { ...defaultRunParams(run.spec.params), ...run.row.params } : run.row.params;
   }
 
   /** Active runs and queued runs, for status pages. */

@@ -1,3 +1,4 @@
+import type { RunParams } from '../dag/params';
 import type { DagId, JobId, RunId, WorkerId } from '../ids';
 import type { Timers, Clock } from '../clock';
 import { Heap } from '../heap';
@@ -21,7 +22,9 @@ export interface Assignment {
   fence: number;
   leaseTtlMs: number;
   renewIntervalMs: number;
-  task: { type: string; config: Record<string, unknown>; timeoutMs: number };
+  task: { type: string; config: Record<string, unknown>; timeoutMs: number; dependsOn: string[] };
+  /** The run's resolved parameters, as stored with the run (the leader carries them from the run row). */
+  params: RunParams;
 }
 
 /**

@@ -2,7 +2,7 @@ import { FencelineError, InvalidInputError, UnauthorizedError } from '../errors'
 import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
-import type { CompleteItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, WriteOutcome } from '../store';
+import type { CompleteItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
@@ -207,6 +207,18 @@ export class WorkerProtocol {
     });
     await this.afterJobEnd(row);
     return row;
+  }
+
+  /**
+   * The accepted outputs of a job's upstream tasks, for the worker that holds its current
+   * lease: fenced in the store like a write, and refused the same way (refusals.ts). Any
+   * node answers it; a worker asks only for a job that has dependencies.
+   */
+  async upstream(input: WorkerSessionRef & { jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    const { workerId } = input;
+    this.c.pool.seen(workerId);
+    const ref: LeaseRef = { jobId: input.jobId, fence: input.fence, workerId, session: input.session };
+    return this.fenced('upstream', ref, () => this.c.store.upstreamOutputs(ref, input.taskIds));
   }
 
   async release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {

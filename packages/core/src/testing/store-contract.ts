@@ -9,6 +9,7 @@ import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { peopleContract } from './store-contract/people';
+import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
 import { runActionsContract } from './store-contract/run-actions';
 import { runPagesContract } from './store-contract/run-pages';
@@ -17,6 +18,7 @@ import { logChunksContract } from './store-contract/log-chunks';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
 import { triggersContract } from './store-contract/triggers';
+import { upstreamOutputsContract } from './store-contract/upstream-outputs';
 import { workerWritesContract } from './store-contract/worker-writes';
 import { workersAndEventsContract } from './store-contract/workers-and-events';
 
@@ -40,9 +42,10 @@ export interface StoreHarness {
 
 /**
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
- * Store's roles: leadership and workers-and-events (cluster, events, notices), dags and
- * triggers and backfills (catalogue, and the leader's backfill steps), ticks, runs and leases (leader), worker-writes, bad-bytes and
- * sessions (worker protocol), credentials (worker credentials), people (users, sessions,
+ * Store's roles: leadership and workers-and-events (cluster, events, notices), dags,
+ * triggers, run-params and backfills (catalogue, and the leader's backfill steps), ticks, runs
+ * and leases (leader), worker-writes, upstream-outputs, bad-bytes and sessions (worker
+ * protocol), credentials (worker credentials), people (users, sessions,
  * API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
@@ -58,6 +61,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
 
     leaseContract(c);
     workerWritesContract(c);
+    upstreamOutputsContract(c);
     badBytesContract(c);
     sessionsContract(c);
     leadershipContract(c);
@@ -69,6 +73,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     logChunksContract(c);
     dagsContract(c);
     triggersContract(c);
+    runParamsContract(c);
     backfillsContract(c);
     workersAndEventsContract(c);
     peopleContract(c);

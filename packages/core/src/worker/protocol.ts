@@ -2,7 +2,7 @@ import type { FencelineError } from '../errors';
 import type { JobId, WorkerId } from '../ids';
 import type { Assignment, PollItem } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
-import type { RenewOutcome } from '../store';
+import type { RenewOutcome, UpstreamOutput } from '../store';
 
 /**
  * What the worker core needs from the wire: the scheduler's worker protocol, one call per
@@ -22,6 +22,8 @@ export interface WorkerTransport {
   completeMany(node: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]>;
   fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
   release(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: ReleaseCause }): Promise<void>;
+  /** The accepted outputs of the job's upstream tasks: a fenced read, refused like a write when the fence is no longer current. */
+  upstream(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]>;
 }
 
 /** How long a lease lasts and how often it is renewed, as the nodes say when they answer. */
@@ -65,6 +67,11 @@ export interface JobControl {
   checkFence(): Promise<void>;
   /** Streams one log line: the next renewal of the lease carries it (bounded, see LogStream). */
   log(line: string): void;
+  /**
+   * The accepted outputs of the job's upstream tasks (its assignment's `task.dependsOn`), by
+   * task id, read with the job's fence; {} without asking for a job with no dependencies.
+   */
+  upstream(): Promise<Record<string, { output: unknown }>>;
 }
 
 /** How a handler ended; a failure says whether another attempt could succeed. */

@@ -1,4 +1,6 @@
+import { utf8ByteLength } from '../dag/limit-checks';
 import { clipText, jsonProblem, replaceUnstorable } from '../input/free-form';
+import { resultSizeRefusal } from '../input/worker-writes';
 import { LIMITS } from '../limits';
 import type { JobFailure } from './job-end';
 
@@ -16,11 +18,17 @@ import type { JobFailure } from './job-end';
 export type StorableEnd = { kind: 'success'; output: unknown; logs: string | null } | { kind: 'failure'; failure: JobFailure; logs: string | null };
 
 /** The success or failure to send for a job, with its text made storable and an unstorable output turned into a failure. */
-export function storableEnd(output: unknown, failure: JobFailure | null, logs: string | null): StorableEnd {
+export function storableEnd(jobId: string, output: unknown, failure: JobFailure | null, logs: string | null): StorableEnd {
   const cleanLogs = logs === null ? null : clipText(replaceUnstorable(logs), LIMITS.maxResultBytes);
   if (failure) return { kind: 'failure', failure: { ...failure, error: clipText(replaceUnstorable(failure.error), LIMITS.maxErrorLength) }, logs: cleanLogs };
   const problem = jsonProblem(output, { maxDepth: LIMITS.maxJsonDepth, maxBytes: Number.POSITIVE_INFINITY });
-  if (problem === null) return { kind: 'success', output, logs: cleanLogs };
+  if (problem === null) {
+    // The store refuses an output over LIMITS.maxOutputBytes, and sending it again would not
+    // change that: the job fails for good, with the store's own words.
+    const tooBig = resultSizeRefusal(jobId, utf8ByteLength(JSON.stringify(output ?? null)), 0);
+    if (tooBig) return { kind: 'failure', failure: { error: tooBig.message, retryable: false }, logs: cleanLogs };
+    return { kind: 'success', output, logs: cleanLogs };
+  }
   const where = ['output', ...problem.path.map(String)].join('.');
   return { kind: 'failure', failure: { error: replaceUnstorable(`the job's output cannot be stored: ${where} ${problem.message}`), retryable: false }, logs: cleanLogs };
 }

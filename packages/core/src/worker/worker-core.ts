@@ -243,12 +243,30 @@ export class WorkerCore {
 
   // ---- jobs ----------------------------------------------------------------------------------
 
+  /**
+   * The accepted outputs of a job's upstream tasks, read with its fence from the node that
+   * delivered it (or any other): a job without dependencies asks nothing, so the hot path
+   * of most jobs costs no extra call.
+   */
+  private async upstreamOf(r: RunningJob): Promise<Record<string, { output: unknown }>> {
+    const taskIds = r.job.task.dependsOn;
+    if (taskIds.length === 0) return {};
+    const req = { workerId: this.deps.workerId, jobId: r.job.jobId, fence: r.job.fence, taskIds };
+    const outputs = await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) => this.deps.transport.upstream(node, req));
+    return Object.fromEntries(outputs.map((o) => [o.taskId, { output: o.output }]));
+  }
+
   private async runJob(r: RunningJob): Promise<void> {
     const { job, controller } = r;
     let end: JobEnd;
     let cancelTimeout: (() => void) | null = null;
     try {
-      const running = this.deps.executor.run(job, { signal: controller.signal, checkFence: () => this.renewals.checkFence(r), log: (line) => r.logStream.append(line) });
+      const running = this.deps.executor.run(job, {
+        signal: controller.signal,
+        checkFence: () => this.renewals.checkFence(r),
+        log: (line) => r.logStream.append(line),
+        upstream: () => this.upstreamOf(r),
+      });
       // Armed after the handler started, so a job that ends exactly at its timeout has ended.
       if (job.task.timeoutMs > 0) cancelTimeout = this.deps.timers.after(job.task.timeoutMs, () => controller.abort(new Error(`timed out after ${job.task.timeoutMs} ms`)));
       end = await running;
@@ -262,7 +280,7 @@ export class WorkerCore {
       this.leaveSlot(job.jobId);
       return;
     }
-    const send = storableEnd((end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
+    const send = storableEnd(job.jobId, (end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
     r.finishing = true;
     this.finishing++;
     this.wakePollers();

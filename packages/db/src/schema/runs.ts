@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { RunParams } from '@fenceline/core';
 import { backfills } from './backfills';
 import { dags } from './dags';
 
@@ -35,6 +36,11 @@ export const runs = pgTable(
      * request sent twice queues one run; null for scheduled runs and keyless triggers.
      */
     requestKey: text('request_key'),
+    /**
+     * The run's resolved parameters: a manual trigger's values checked against its DAG
+     * version's declaration with the defaults filled in, or the defaults for a scheduled run.
+     */
+    params: jsonb('params').$type<RunParams>().notNull().default({}),
     /** The backfill that created the run; null for every other run. */
     backfillId: bigint('backfill_id', { mode: 'number' }).references(() => backfills.id, { onDelete: 'set null' }),
   },

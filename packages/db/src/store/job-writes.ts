@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { failureProblem, LIMITS, resultProblem, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
+import { failureProblem, LIMITS, resultProblem, resultSizeRefusal, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse, sessionHolds } from './fencing';
 import { isId, jobFromRow } from './rows';
@@ -57,9 +57,9 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
       return;
     }
     const output = JSON.stringify(item.output ?? null);
-    const bytes = Buffer.byteLength(output, 'utf8') + byteLength(item.logs);
-    if (bytes > LIMITS.maxResultBytes) {
-      outcomes[at] = { jobId: item.ref.jobId, ok: false, error: tooLarge(item.ref, bytes) };
+    const tooBig = resultSizeRefusal(item.ref.jobId, Buffer.byteLength(output, 'utf8'), byteLength(item.logs));
+    if (tooBig) {
+      outcomes[at] = { jobId: item.ref.jobId, ok: false, error: tooBig };
       return;
     }
     // A job named twice is completed by its first item; the second is refused below.

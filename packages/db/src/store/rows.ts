@@ -118,6 +118,7 @@ export function runFromRow(r: RawRow): RunRow {
     createdAt: toDate(r.created_at),
     startedAt: toDateOrNull(r.started_at),
     endedAt: toDateOrNull(r.ended_at),
+    params: (r.params as RunRow['params'] | null) ?? {},
   };
 }
 

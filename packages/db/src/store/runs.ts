@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import {
   checkJobsPerRun,
   checkRequestKey,
+  resolveRunParams,
   InvalidInputError,
   LIMITS,
   NotFoundError,
@@ -15,12 +16,13 @@ import {
   type ScheduledRunsItem,
   type CreatedRun,
   type TriggerOptions,
+  type DagSpec,
 } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
-const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
+const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at, params`;
 
 /**
  * New jobs as one json parameter, each tagged with the run (`run_id`) or DAG (`dag_id`) it
@@ -70,6 +72,12 @@ function insertJobs(runs: SQL, payload: string, key: 'run_id' | 'dag_id', where:
  * one run of the DAG hold it: a second trigger with the key inserts nothing and returns the
  * run that holds it. That run is read by a statement of its own, because a trigger that
  * waited on a concurrent one's uncommitted insert cannot see that row in its own snapshot.
+ *
+ * The trigger's params are checked against the declaration of the DAG's current version
+ * before anything is written, and the insert pins that same version: if the DAG changed in
+ * between, the insert writes nothing and the trigger checks them again against the new one.
+ * The notice carries the resolved params (LIMITS.maxRunParamsBytes keeps it inside
+ * PostgreSQL's notice size), so the leader needs no read of the run.
  */
 export async function triggerRun(db: Db, dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
   const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
@@ -81,16 +89,24 @@ export async function triggerRun(db: Db, dagId: string, options: TriggerOptions 
   const earlier = await byKey();
   if (earlier) return earlier;
   for (const at of [sql`now()`, sql`clock_timestamp()`, sql`clock_timestamp()`]) {
+    const current = await firstRow(
+      db,
+      sql`select d.current_version, v.spec->'params' as params from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version where d.id = ${dagId}`,
+    );
+    if (!current) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const version = Number(current.current_version);
+    const params = resolveRunParams((current.params as DagSpec['params'] | null) ?? {}, options.params ?? {});
     const result = await rows(
       db,
       sql`with d as (select id, shard, current_version from dags where id = ${dagId}),
           w as (
-            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, request_key)
-            select id, current_version, shard, ${at}, 'manual', 'queued', ${key}::text from d
+            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, request_key, params)
+            select id, current_version, shard, ${at}, 'manual', 'queued', ${key}::text, ${JSON.stringify(params)}::jsonb from d
+            where current_version = ${version}
             on conflict do nothing
             returning ${RUN_COLUMNS}
           ),
-          n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at)::text) from w)
+          n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at, 'params', params)::text) from w)
           select exists (select 1 from d) as dag_found, (select count(*) from n) as notified, w.*
           from (select 1) as one left join w on true`,
     );
@@ -165,8 +181,12 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
               unique.map((u) => u.g + 1),
               'int',
             )},
-            ${array(startVersion, 'int')})
-            as i(dag_id, expected, next_run_at, g, start_version)
+            ${array(startVersion, 'int')},
+            ${array(
+              unique.map((u) => JSON.stringify(u.item.params ?? {})),
+              'text',
+            )}::jsonb[])
+            as i(dag_id, expected, next_run_at, g, start_version, params)
         ),
         -- Never before its slot: the due check is on the input's expected next_run_at (equal
         -- to the row's), since on the row's column it would tempt the planner into a range
@@ -177,7 +197,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
           update dags d set next_run_at = i.next_run_at
           from i join lead on lead.g = i.g
           where d.id = i.dag_id and d.shard = lead.shard and not d.paused and d.next_run_at = i.expected and i.expected <= now()
-          returning d.id, d.current_version, d.shard, coalesce(d.current_version = i.start_version, false) as start
+          returning d.id, d.current_version, d.shard, coalesce(d.current_version = i.start_version, false) as start, i.params
         ),
         s as (select * from unnest(${array(
           slots.map((p) => p.dagId),
@@ -187,9 +207,9 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
           'timestamptz',
         )}) as s(dag_id, slot)),
         w as (
-          insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, started_at)
+          insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, started_at, params)
           select m.id, m.current_version, m.shard, s.slot, 'schedule',
-            case when m.start then 'running' else 'queued' end, case when m.start then now() end
+            case when m.start then 'running' else 'queued' end, case when m.start then now() end, m.params
           from moved m join s on s.dag_id = m.id
           on conflict (dag_id, scheduled_at) do nothing
           returning ${RUN_COLUMNS}

@@ -64,6 +64,7 @@ import type {
   UserId,
   UserName,
   UserRow,
+  UpstreamOutput,
   RunActionRequest,
   RunActionRow,
   RunActionWrite,
@@ -84,6 +85,7 @@ import { pageRuns } from './run-pages';
 import * as shards from './shards';
 import { checkLineage } from './lineage';
 import * as tick from './tick';
+import * as upstream from './upstream';
 import * as workers from './workers';
 import * as people from './people';
 import * as auditLog from './audit-log';
@@ -294,6 +296,10 @@ export class SqlStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return jobWrites.releaseJob(this.db, ref);
+  }
+
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
+    return upstream.upstreamOutputs(this.db, ref, taskIds);
   }
 
   // ---- EventStore and NoticeStore ----------------------------------------------------------

@@ -4,6 +4,7 @@ import {
   firstSlot,
   NotFoundError,
   parseDagSpec,
+  resolveRunParams,
   shardOf,
   specsEqual,
   type CatalogueStore,
@@ -101,13 +102,15 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
     const keyed = key === null ? undefined : this.tables.requestKeys.get(`${dagId}\u0000${key}`);
     if (keyed !== undefined) return runRowOf(this.tables.runs.get(keyed)!);
+    // Checked against the version the run pins, before anything is written.
+    const params = resolveRunParams(this.tables.specOf(dag).params ?? {}, options.params ?? {});
     // The SQL store retries a collision on (dag_id, scheduled_at) with clock_timestamp(),
     // which moves on by microseconds; virtual time stands still within an event, so the
     // retry here moves on by one millisecond instead.
     const now = this.tables.nowMs();
     for (let k = 0; k < 3; k++) {
       if (this.tables.rules.slotTaken(dagId, now + k)) continue;
-      const run = this.tables.insertRun(dag, now + k, 'manual', null);
+      const run = this.tables.insertRun(dag, now + k, 'manual', null, null, params);
       if (key !== null) this.tables.requestKeys.set(`${dagId}\u0000${key}`, run.id);
       this.tables.publish({
         kind: 'run-queued',
@@ -116,6 +119,7 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
         dagId: run.dagId,
         dagVersion: run.dagVersion,
         scheduledAt: date(run.scheduledAtMs).toISOString(),
+        params: { ...params },
       });
       return runRowOf(run);
     }

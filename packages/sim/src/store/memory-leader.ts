@@ -193,7 +193,7 @@ export class MemoryLeader {
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'createScheduledRuns');
     const seen = new Set<string>();
-    return items.map(({ dagId, expectedNextRunAt, slots, nextRunAt, start }) => {
+    return items.map(({ dagId, expectedNextRunAt, slots, nextRunAt, start, params }) => {
       // A DAG named twice is written for its first item only, as in one SQL statement.
       if (seen.has(dagId)) return [];
       seen.add(dagId);
@@ -206,7 +206,7 @@ export class MemoryLeader {
       for (const slot of slots) {
         const at = slot.getTime();
         if (this.tables.rules.slotTaken(dagId, at)) continue;
-        created.push(this.tables.insertRun(dag, at, 'schedule', token));
+        created.push(this.tables.insertRun(dag, at, 'schedule', token, null, params));
       }
       // A single-slot item may start its run in the same write, if the DAG is still at the
       // version the leader planned with (as in the SQL statement).

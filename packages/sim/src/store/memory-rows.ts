@@ -1,5 +1,5 @@
 import { isSequenceId } from '@fenceline/core';
-import type { DagId, DagRow, DagSpec, JobId, JobRow, JobState, RunId, RunRow, RunState, RunTrigger, WorkerId } from '@fenceline/core';
+import type { DagId, DagRow, DagSpec, JobId, JobRow, JobState, RunId, RunParams, RunRow, RunState, RunTrigger, WorkerId } from '@fenceline/core';
 
 /**
  * Whether a string can name a row by a bigint id, by the core's one rule (a wrong one finds
@@ -60,6 +60,7 @@ export interface MemRun {
   createdAtMs: number;
   startedAtMs: number | null;
   endedAtMs: number | null;
+  params: RunParams;
   jobIds: JobId[];
 }
 
@@ -120,6 +121,7 @@ export function runRowOf(r: MemRun): RunRow {
     createdAt: date(r.createdAtMs),
     startedAt: dateOrNull(r.startedAtMs),
     endedAt: dateOrNull(r.endedAtMs),
+    params: { ...r.params },
   };
 }
 

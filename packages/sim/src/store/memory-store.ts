@@ -64,6 +64,7 @@ import type {
   UserId,
   UserName,
   UserRow,
+  UpstreamOutput,
   RunActionOutcome,
   RunActionRequest,
   RunActionRow,
@@ -411,6 +412,10 @@ export class MemoryStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return this.workerWrites.releaseJob(ref);
+  }
+
+  upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
+    return this.workerWrites.upstreamOutputs(ref, taskIds);
   }
 
   // ---- WorkerCredentialStore (memory-credentials.ts) ----------------------------------------

@@ -12,6 +12,7 @@ import {
   type AttemptRow,
   type LogChunkRow,
   type StoreNotice,
+  type RunParams,
 } from '@fenceline/core';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryEventLog } from './memory-event-log';
@@ -112,7 +113,7 @@ export class MemoryTables {
     });
   }
 
-  insertRun(dag: MemDag, scheduledAtMs: number, trigger: RunTrigger, token: LeaderToken | null, backfillId: string | null = null): MemRun {
+  insertRun(dag: MemDag, scheduledAtMs: number, trigger: RunTrigger, token: LeaderToken | null, backfillId: string | null = null, params: RunParams = {}): MemRun {
     const now = this.nowMs();
     const num = this.nextRunNum++;
     const run: MemRun = {
@@ -128,6 +129,7 @@ export class MemoryTables {
       createdAtMs: now,
       startedAtMs: null,
       endedAtMs: null,
+      params: { ...params },
       jobIds: [],
     };
     this.runs.set(run.id, run);

@@ -9,6 +9,10 @@ import {
   resultProblem,
   StaleFenceError,
   TooLargeError,
+  resultSizeRefusal,
+  checkUpstreamSize,
+  checkUpstreamTasks,
+  type UpstreamOutput,
   utf8ByteLength,
   workerMetaProblem,
   type CompleteItem,
@@ -111,7 +115,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     const problem = resultProblem(ref.jobId, result);
     if (problem !== null) throw problem;
     const output = JSON.stringify(result.output ?? null);
-    this.assertResultSize(ref, utf8ByteLength(output) + utf8ByteLength(result.logs ?? ''));
+    const tooBig = resultSizeRefusal(ref.jobId, utf8ByteLength(output), utf8ByteLength(result.logs ?? ''));
+    if (tooBig) throw tooBig;
     const job = this.fencedJob(ref, 'completeJob', now, true);
     job.state = 'succeeded';
     job.endedAtMs = now;
@@ -139,6 +144,21 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     this.tables.emit({ op: retry ? 'job:retry' : 'job:failed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
     this.writeResult(job, 'failed', null, failure.error, failure.logs ?? null, now);
     return this.tables.jobRow(job);
+  }
+
+  /** The accepted outputs of the job's upstream tasks, for the holder of its current lease (as the SQL store reads them). */
+  async upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
+    const wanted = checkUpstreamTasks(taskIds);
+    const job = this.fencedJob(ref, 'upstreamOutputs', this.tables.nowMs(), true);
+    const byTask = new Map<string, UpstreamOutput>();
+    for (const id of this.tables.runs.get(job.runId)?.jobIds ?? []) {
+      const upstream = this.tables.jobs.get(id);
+      const result = this.tables.results.get(id);
+      if (!upstream || upstream.state !== 'succeeded' || !result || result.outcome !== 'succeeded' || result.fence !== upstream.fence) continue;
+      byTask.set(upstream.taskId, { taskId: upstream.taskId, jobId: upstream.id, fence: result.fence, output: structuredClone(result.output) });
+    }
+    const found = [...new Set(wanted)].flatMap((taskId) => byTask.get(taskId) ?? []);
+    return checkUpstreamSize(ref.jobId, found);
   }
 
   async releaseJob(ref: LeaseRef): Promise<JobRow> {

@@ -8,6 +8,7 @@ import {
   type SchedulerNode,
   type WorkerId,
   type WorkerTransport,
+  type UpstreamOutput,
 } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, holdOver, LinkError, type CallLabels, type Link } from './link';
@@ -123,6 +124,10 @@ export class SimWorkerTransport implements WorkerTransport {
 
   async release(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
     await this.call(i, this.labels[i]!.release, (node) => node.release({ ...req, session: this.o.session }));
+  }
+
+  upstream(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
+    return this.call(i, this.labels[i]!.write, (node) => node.upstream({ ...req, session: this.o.session }));
   }
 
   /** One request to node `i`, answered by whatever SchedulerNode runs there when it arrives. */

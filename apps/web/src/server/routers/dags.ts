@@ -89,7 +89,9 @@ export const dagsRouter = router({
 
   /**
    * Queues a manual run. The console makes one request key per click, so a click whose
-   * request arrives twice (a double click, a retry) queues one run.
+   * request arrives twice (a double click, a retry) queues one run. `params` are the trigger
+   * form's values; the store checks them against the DAG's declaration and refuses the
+   * trigger, writing nothing, with an issue per bad field (`params.NAME`).
    */
   trigger: operatorProcedure
     .input(
@@ -101,12 +103,17 @@ export const dagsRouter = router({
           .max(LIMITS.maxRequestKeyLength)
           .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')
           .optional(),
+        params: z.record(z.string().max(LIMITS.maxParamNameLength), z.unknown()).optional(),
       }),
     )
     .mutation(({ input, ctx }) =>
       withStore(async (store) => {
-        const run = await store.triggerRun(input.id, { requestKey: input.requestKey });
-        await auditChange(store, ctx, { action: 'dag.triggered', dagId: input.id, details: { runId: run.id, ...(input.requestKey ? { requestKey: input.requestKey } : {}) } });
+        const run = await store.triggerRun(input.id, { requestKey: input.requestKey, params: input.params });
+        await auditChange(store, ctx, {
+          action: 'dag.triggered',
+          dagId: input.id,
+          details: { runId: run.id, ...(input.requestKey ? { requestKey: input.requestKey } : {}), ...(Object.keys(run.params).length > 0 ? { params: run.params } : {}) },
+        });
         return run;
       }),
     ),

@@ -16,6 +16,7 @@ import { BackfillCard } from '@/components/backfill-card';
 import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
+import { TriggerForm } from './trigger-form';
 import { RunPager, RunTable } from '@/components/run-table';
 import { runListHref } from '@/lib/run-links';
 
@@ -58,6 +59,7 @@ export default function DagPage() {
     trpc.dags.trigger.mutationOptions({
       onSuccess: (run) => {
         setSelectedRun(run.id);
+        setFormOpen(false);
         void invalidate();
       },
     }),
@@ -65,10 +67,20 @@ export default function DagPage() {
   // One request key per click: a click's key is kept until its run is queued, so a second
   // click that lands before the first is answered (a double click) asks for the same run.
   const clickKey = useRef<string | null>(null);
-  const triggerClicked = (paused: boolean) => {
+  // A DAG that declares params is triggered from a form made from the declaration.
+  const [formOpen, setFormOpen] = useState(false);
+  const triggerClicked = (paused: boolean, declaresParams: boolean) => {
+    if (declaresParams && !formOpen) {
+      trigger.reset();
+      setFormOpen(true);
+      return;
+    }
     if (paused && !window.confirm(`${id} is paused: its schedule queues nothing. Queue a manual run now all the same?`)) return;
+    queueRun(undefined);
+  };
+  const queueRun = (params: Record<string, unknown> | undefined) => {
     clickKey.current ??= newRequestKey();
-    trigger.mutate({ id, requestKey: clickKey.current }, { onSettled: () => (clickKey.current = null) });
+    trigger.mutate({ id, requestKey: clickKey.current, params }, { onSettled: () => (clickKey.current = null) });
   };
   const catchupChosen = (policy: 'none' | 'latest' | 'all', current: string, version: number) => {
     if (policy === current) return;
@@ -105,7 +117,12 @@ export default function DagPage() {
         actions={
           d && canOperate(role) ? (
             <>
-              <button className="primary" data-testid="trigger-run" disabled={trigger.isPending} onClick={() => triggerClicked(d.paused)}>
+              <button
+                className="primary"
+                data-testid="trigger-run"
+                disabled={trigger.isPending}
+                onClick={() => triggerClicked(d.paused, Object.keys(d.spec.params ?? {}).length > 0)}
+              >
                 ▶ Trigger run
               </button>
               <button data-testid="toggle-pause" disabled={pause.isPending} onClick={() => pause.mutate({ id, paused: !d.paused })}>
@@ -132,6 +149,18 @@ export default function DagPage() {
         <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
       )}
       <ErrorBox error={trigger.error} what="Trigger" />
+      {d && formOpen && d.spec.params ? (
+        <TriggerForm
+          declared={d.spec.params}
+          pending={trigger.isPending}
+          error={trigger.error}
+          onSubmit={(params) => {
+            if (d.paused && !window.confirm(`${id} is paused: its schedule queues nothing. Queue a manual run now all the same?`)) return;
+            queueRun(params);
+          }}
+          onCancel={() => setFormOpen(false)}
+        />
+      ) : null}
       <ErrorBox error={pause.error} what="Pause / resume" />
       {d ? (
         <>

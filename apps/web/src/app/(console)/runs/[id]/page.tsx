@@ -3,7 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useParams } from 'next/navigation';
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { LIVE_MS, livePoll, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { formatDuration, relative } from '@/components/format';
@@ -81,6 +81,20 @@ export default function RunPage() {
             {t.fencedWrites.length > 0 ? <span className="chip warn">{plural(t.fencedWrites.length, 'fenced write')} refused</span> : null}
           </div>
           <RunActionBar runId={t.run.id} runState={t.run.state} failed={(counts.get('failed') ?? 0) + (counts.get('upstream_failed') ?? 0)} />
+          {Object.keys(t.run.params).length > 0 ? (
+            <Card title="Params">
+              <div className="kv" data-testid="run-params">
+                {Object.keys(t.run.params)
+                  .sort()
+                  .map((name) => (
+                    <Fragment key={name}>
+                      <span>{name}</span>
+                      <code data-testid={`run-param-${name}`}>{JSON.stringify(t.run.params[name])}</code>
+                    </Fragment>
+                  ))}
+              </div>
+            </Card>
+          ) : null}
           <Card title="Graph">
             <DagGraph tasks={t.spec.tasks} states={states} onSelect={setSelected} height={300} />
           </Card>
