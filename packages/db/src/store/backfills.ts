@@ -5,22 +5,24 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
+  defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
   type BackfillRequest,
   type BackfillRow,
   type BackfillSettled,
   type BackfillStep,
+  type DagSpec,
   type LeaderToken,
   type ListBackfillsQuery,
 } from '@fenceline/core';
-import { array, firstRow, rows, ts, type Db, type Executor, type RawRow } from './db';
+import { array, firstRow, jsonb, rows, ts, type Db, type Executor, type RawRow } from './db';
 import { getDag } from './dags';
 import { deposed, leadCte } from './lead';
 import { noticeSql } from './notices';
 import { toDagId, toDate, toDateOrNull, toId, toNumber, toRunId, runFromRow } from './rows';
 
-const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at`;
+const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at, params`;
 
 /** A backfill row with its runs counted by state (by runs_backfill_idx). */
 /**
@@ -155,13 +157,22 @@ export async function advanceBackfill(db: Db, token: LeaderToken, step: Backfill
     );
     const activeRuns = toNumber(active?.n ?? 0);
     if (activeRuns + step.slots.length > toNumber(locked.max_active_runs)) return null;
+    // A backfill's runs take the defaults of the params their version declares, as scheduled runs do.
+    const declared =
+      step.slots.length === 0
+        ? null
+        : await firstRow(
+            tx,
+            sql`select v.spec->'params' as params from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version where d.id = ${String(locked.dag_id)}`,
+          );
+    const params = defaultRunParams((declared?.params as DagSpec['params'] | null) ?? {});
     const created =
       step.slots.length === 0
         ? []
         : await rows(
             tx,
-            sql`insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, backfill_id)
-                select d.id, d.current_version, d.shard, s.slot, 'backfill', 'queued', ${step.backfillId}::bigint
+            sql`insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, backfill_id, params)
+                select d.id, d.current_version, d.shard, s.slot, 'backfill', 'queued', ${step.backfillId}::bigint, ${jsonb(params)}
                 from dags d cross join unnest(${array(
                   step.slots.map((s) => s.toISOString()),
                   'timestamptz',

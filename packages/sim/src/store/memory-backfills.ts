@@ -4,6 +4,7 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
+  defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
   type BackfillRequest,
@@ -137,7 +138,8 @@ export class MemoryBackfills {
     const created: MemRun[] = [];
     for (const ms of slotsMs) {
       if (!dag || this.tables.rules.slotTaken(b.dagId, ms)) continue;
-      const run = this.tables.insertRun(dag, ms, 'backfill', token, b.id);
+      // A backfill's runs take the defaults of the params their version declares, as scheduled runs do.
+      const run = this.tables.insertRun(dag, ms, 'backfill', token, b.id, defaultRunParams(this.tables.specOf(dag).params ?? {}));
       b.runIds.push(run.id);
       created.push(run);
     }

@@ -153,6 +153,14 @@ export function backfillsContract(c: ContractContext): void {
       expect(pending).toMatchObject([{ kind: 'clear', taskIds: ['a', 'b'], requestedBy: `backfill ${again.id}` }]);
     });
 
+    it("gives a backfill's runs the defaults of the params their DAG declares", async () => {
+      const { token, dagId } = await c.leadFreshShard(LONG_TTL_MS, 'backfill-params');
+      await c.store.putDag(spec(dagId, { schedule: everyMinute, params: { REGION: { type: 'string', default: 'eu' }, LIMIT: { type: 'integer' } } }), SHARD_COUNT);
+      const b = await c.store.createBackfill({ dagId, from: FROM, to: minutes(1), requestedBy: 'ops' });
+      const out = await c.store.advanceBackfill(token, step(b, [0], null));
+      expect(out?.created.map((r) => r.params)).toEqual([{ REGION: 'eu' }]);
+    });
+
     it('a deposed leader advances and settles nothing', async () => {
       const { token, dagId } = await minuteDag();
       const b = await c.store.createBackfill({ dagId, from: FROM, to: minutes(2), requestedBy: 'ops' });
