@@ -145,44 +145,29 @@ export class MemoryLeader {
     );
   }
 
-  async promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
-    return this.across(
-      firstOccurrences(groups, (id) => id),
-      async (token, items) =>
-        this.moveJobs(
-          token,
-          items.map((x) => x.item),
-          'promoteJobs',
-          ['waiting'],
-          'ready',
-        ),
-    );
+  promoteJobsAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.moveJobsAcross(groups, 'promoteJobs', ['waiting'], 'ready');
   }
 
-  async markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
-    return this.across(
-      firstOccurrences(groups, (id) => id),
-      async (token, items) =>
-        this.moveJobs(
-          token,
-          items.map((x) => x.item),
-          'markUpstreamFailed',
-          ['waiting', 'ready'],
-          'upstream_failed',
-        ),
-    );
+  markUpstreamFailedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.moveJobsAcross(groups, 'markUpstreamFailed', ['waiting', 'ready'], 'upstream_failed');
   }
 
-  async markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+  markSkippedAcross(groups: LeaderGroup<JobId>[]): Promise<(JobId[] | DeposedLeaderError)[]> {
+    return this.moveJobsAcross(groups, 'markSkipped', ['waiting'], 'skipped');
+  }
+
+  /** Moves the jobs of each group from one of `from` to `to`, under each group's own token. */
+  private moveJobsAcross(groups: LeaderGroup<JobId>[], operation: string, from: JobState[], to: JobState): Promise<(JobId[] | DeposedLeaderError)[]> {
     return this.across(
       firstOccurrences(groups, (id) => id),
       async (token, items) =>
         this.moveJobs(
           token,
           items.map((x) => x.item),
-          'markSkipped',
-          ['waiting'],
-          'skipped',
+          operation,
+          from,
+          to,
         ),
     );
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual, storableText } from '@fenceline/core';
 import { dagListPage, liveJobTypes } from '@fenceline/db/console';
 import { auditChange } from '../audit';
+import { requestKeySchema } from '../request-key';
 import { clusterShardCount, type ConsoleStore } from '../store';
 import { operatorProcedure, router, settings, viewerProcedure, withStore } from '../trpc';
 import { dagIdFromUrl } from '../url-ids';
@@ -97,12 +98,7 @@ export const dagsRouter = router({
     .input(
       z.object({
         id: dagId,
-        requestKey: z
-          .string()
-          .min(1)
-          .max(LIMITS.maxRequestKeyLength)
-          .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')
-          .optional(),
+        requestKey: requestKeySchema.optional(),
         params: z.record(z.string().max(LIMITS.maxParamNameLength), z.unknown()).optional(),
       }),
     )

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS, type RunActionKind } from '@fenceline/core';
 import { auditChange } from '../audit';
+import { requestKeySchema } from '../request-key';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
 import { runIdFromUrl } from '../url-ids';
 
@@ -21,12 +22,7 @@ export const runActionsRouter = router({
         taskIds: z.array(z.string().max(LIMITS.maxIdLength)).max(LIMITS.maxTasksPerDag).default([]),
         downstream: z.boolean().default(false),
         reason: z.string().max(MAX_REASON_LENGTH).nullable().default(null),
-        requestKey: z
-          .string()
-          .min(1)
-          .max(LIMITS.maxRequestKeyLength)
-          .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')
-          .optional(),
+        requestKey: requestKeySchema.optional(),
       }),
     )
     .mutation(({ input, ctx }) =>
