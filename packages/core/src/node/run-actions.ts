@@ -178,7 +178,8 @@ export class RunActions {
     if (run.state === 'running') {
       const next = mem ? this.refresh(mem, run, out.jobs, spec) : s.adoptRun(run, spec, out.jobs);
       await this.steps.repair(next);
-    } else {
+    } else if (run.state !== 'queued') {
+      // A queued run an action left queued (a clear before it started) stays in the queue.
       if (mem) s.dropRun(mem);
       const queued = s.queued.get(run.dagId);
       if (queued) {
