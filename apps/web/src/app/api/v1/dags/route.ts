@@ -1,0 +1,7 @@
+import { applyDag, listDags } from '@/server/api/endpoints';
+
+// Every answer reflects the store now; nothing here may be cached or prerendered.
+export const dynamic = 'force-dynamic';
+
+export const GET = listDags.handler;
+export const POST = applyDag.handler;

@@ -1,0 +1,144 @@
+import { type DagId } from '@fenceline/core';
+import type { RouteHandler } from './handler';
+import { routeHandler, type Endpoint } from './handler';
+import { runIdFromUrl } from '../url-ids';
+import * as s from './schemas';
+
+/**
+ * Every endpoint of the HTTP API, in the order the OpenAPI document lists them. Each calls
+ * the console procedure of the same change (so role checks, store calls and audit entries
+ * are the console's own) or, for a run with its jobs, the store reads the console's run
+ * page makes.
+ */
+function endpoint<P, Q, B>(e: Endpoint<P, Q, B>): Endpoint<P, Q, B> & { handler: RouteHandler } {
+  return { ...e, handler: routeHandler(e) };
+}
+
+export const listDags = endpoint({
+  method: 'GET',
+  path: '/dags',
+  operationId: 'listDags',
+  summary: 'List DAGs, by id or next run, a page at a time',
+  role: 'viewer',
+  query: s.dagListQuery,
+  answer: { status: 200, schema: s.dagListAnswer, description: 'A page of DAGs and how many match' },
+  run: async ({ caller, query }) => ({ status: 200, body: await caller.dags.list(query) }),
+});
+
+export const getDag = endpoint({
+  method: 'GET',
+  path: '/dags/{id}',
+  operationId: 'getDag',
+  summary: 'One DAG with every version of its spec, newest first',
+  role: 'viewer',
+  params: s.dagIdPath,
+  answer: { status: 200, schema: s.dagAnswer, description: 'The DAG and its versions' },
+  run: async ({ caller, params }) => {
+    const { dag, versions } = await caller.dags.get({ id: params.id });
+    return { status: 200, body: { dag, versions } };
+  },
+});
+
+export const applyDag = endpoint({
+  method: 'POST',
+  path: '/dags',
+  operationId: 'applyDag',
+  summary: 'Store a DAG spec: a changed spec becomes a new version, an unchanged one changes nothing',
+  role: 'operator',
+  body: s.applyBody,
+  answer: { status: 201, schema: s.appliedAnswer, description: 'The version stored (201), or the current one when the spec is unchanged (200)' },
+  run: async ({ caller, body }) => {
+    const saved = await caller.dags.save({ spec: body });
+    return { status: saved.created ? 201 : 200, body: saved };
+  },
+});
+
+export const triggerDag = endpoint({
+  method: 'POST',
+  path: '/dags/{id}/trigger',
+  operationId: 'triggerDag',
+  summary: 'Queue a manual run now; with an Idempotency-Key, a repeated request queues nothing and returns the first run',
+  role: 'operator',
+  params: s.dagIdPath,
+  body: s.triggerBody,
+  idempotent: true,
+  answer: { status: 201, schema: s.runRowSchema, description: 'The run queued (or, for a repeated key, the run the first request queued)' },
+  run: async ({ caller, params, body, idempotencyKey }) => ({
+    status: 201,
+    body: await caller.dags.trigger({ id: params.id as DagId, params: body.params, requestKey: idempotencyKey }),
+  }),
+});
+
+function pauseEndpoint(paused: boolean) {
+  const verb = paused ? 'pause' : 'resume';
+  return endpoint({
+    method: 'POST',
+    path: `/dags/{id}/${verb}`,
+    operationId: `${verb}Dag`,
+    summary: paused ? 'Stop scheduled runs of the DAG (running jobs go on)' : 'Restart scheduled runs of the DAG',
+    role: 'operator',
+    params: s.dagIdPath,
+    answer: { status: 200, schema: s.dagRowSchema, description: 'The DAG as it is now' },
+    run: async ({ caller, params }) => ({ status: 200, body: await caller.dags.setPaused({ id: params.id as DagId, paused }) }),
+  });
+}
+export const pauseDag = pauseEndpoint(true);
+export const resumeDag = pauseEndpoint(false);
+
+export const listRuns = endpoint({
+  method: 'GET',
+  path: '/runs',
+  operationId: 'listRuns',
+  summary: 'Runs of every DAG (or one) by scheduled time, filtered, a page at a time by keyset cursor',
+  role: 'viewer',
+  query: s.runListQuery,
+  answer: { status: 200, schema: s.runPageAnswer, description: 'A page of runs, with the cursors of the pages after and before it' },
+  run: async ({ caller, query }) => {
+    const { rows, next, previous } = await caller.runs.list(query);
+    return { status: 200, body: { rows, next, previous } };
+  },
+});
+
+export const getRun = endpoint({
+  method: 'GET',
+  path: '/runs/{id}',
+  operationId: 'getRun',
+  summary: 'One run with its jobs',
+  role: 'viewer',
+  params: s.runIdPath,
+  answer: { status: 200, schema: s.runAnswer, description: 'The run and its jobs' },
+  run: async ({ store, params }) => {
+    const runId = runIdFromUrl(params.id);
+    const [run, jobs] = await Promise.all([store.getRun(runId), store.listJobs(runId)]);
+    return { status: 200, body: { run, jobs } };
+  },
+});
+
+export const requestRunAction = endpoint({
+  method: 'POST',
+  path: '/runs/{id}/actions',
+  operationId: 'requestRunAction',
+  summary: "Ask for a run action (cancel, clear, retry from failure, mark); the shard's leader applies it",
+  role: 'operator',
+  params: s.runIdPath,
+  body: s.runActionBody,
+  idempotent: true,
+  answer: { status: 202, schema: s.runActionSchema, description: 'The stored request; poll /actions/{id} until it is applied' },
+  run: async ({ caller, params, body, idempotencyKey }) => ({
+    status: 202,
+    body: await caller.runActions.request({ runId: params.id, ...body, requestKey: idempotencyKey }),
+  }),
+});
+
+export const getRunAction = endpoint({
+  method: 'GET',
+  path: '/actions/{id}',
+  operationId: 'getRunAction',
+  summary: 'One run action: pending, or applied with what it changed',
+  role: 'viewer',
+  params: s.actionIdPath,
+  answer: { status: 200, schema: s.runActionSchema, description: 'The run action' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.runActions.get({ actionId: params.id }) }),
+});
+
+export const ENDPOINTS = [listDags, getDag, applyDag, triggerDag, pauseDag, resumeDag, listRuns, getRun, requestRunAction, getRunAction] as const;

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { jsonTextDepth, LIMITS, roleAtLeast, type Role } from '@fenceline/core';
+import { secretHash } from '@fenceline/db/people';
+import { readBodyWithin } from '../body-limit';
+import type { Context } from '../context';
+import { requestKeySchema } from '../request-key';
+import { appRouter } from '../routers/app';
+import { clientAddress, servedOverHttps } from '../session';
+import { consoleStore, type ConsoleStore } from '../store';
+import { answerForError, ApiRefusal, zodIssues } from './errors';
+
+/** The largest body the API reads: a DAG spec at its limit plus room for the rest. */
+export const MAX_API_BODY_BYTES = LIMITS.maxSpecBytes + 64 * 1024;
+
+/** Input nested deeper than this is refused from its text, before it is parsed, as the console's endpoint does. */
+const MAX_TEXT_DEPTH = 2 * LIMITS.maxJsonDepth;
+
+type Caller = ReturnType<typeof appRouter.createCaller>;
+
+export interface ApiCall<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The request's Idempotency-Key, checked as the console's request keys are; undefined when it sent none. */
+  idempotencyKey: string | undefined;
+  ctx: Context;
+  /** The console's own procedures, called as this caller, so the API checks and audits exactly what the console does. */
+  caller: Caller;
+  store: ConsoleStore;
+}
+
+export interface Endpoint<P, Q, B> {
+  method: 'GET' | 'POST';
+  /** The path as the OpenAPI document writes it, `{id}` for a path parameter. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** The least role that may call it: reads need a viewer, writes an operator. */
+  role: Role;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** Whether it takes an Idempotency-Key header. */
+  idempotent?: boolean;
+  /** The answer's schema and status, for the document. */
+  answer: { status: number; schema: z.ZodType; description: string };
+  run(call: ApiCall<P, Q, B>): Promise<{ status: number; body: unknown }>;
+}
+
+export type RouteHandler = (req: Request, context: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
+
+/** An API token as the console issues them; the API takes no session cookie, so no other site can make a browser call it. */
+const BEARER = /^Bearer\s+(flt_[A-Za-z0-9_-]{43})\s*$/;
+
+async function contextOf(req: Request): Promise<Context> {
+  const header = req.headers.get('authorization');
+  if (header === null) throw new ApiRefusal('UNAUTHORIZED', 'send an API token as Authorization: Bearer');
+  const match = BEARER.exec(header);
+  const principal = match ? await (await consoleStore()).apiTokenPrincipal({ secretHash: secretHash(match[1]!) }) : null;
+  if (principal === null) throw new ApiRefusal('UNAUTHORIZED', 'the API token is not valid: unknown, expired or revoked');
+  return {
+    principal,
+    role: principal.role,
+    sessionHash: null,
+    resHeaders: new Headers(),
+    secure: servedOverHttps(req),
+    source: clientAddress(req.headers),
+    userAgent: req.headers.get('user-agent'),
+  };
+}
+
+function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (schema === undefined) return undefined as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = zodIssues(result.error, where);
+  throw new ApiRefusal('INVALID_INPUT', issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
+}
+
+async function bodyOf(req: Request): Promise<unknown> {
+  const bytes = await readBodyWithin(req, MAX_API_BODY_BYTES);
+  if (bytes === null) throw new ApiRefusal('TOO_LARGE', `request body is over the limit of ${MAX_API_BODY_BYTES} bytes`);
+  if (bytes.byteLength === 0) return {};
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiRefusal('INVALID_INPUT', 'body: must be UTF-8 text', [{ field: 'body', message: 'must be UTF-8 text' }]);
+  }
+  if (jsonTextDepth(text) > MAX_TEXT_DEPTH) {
+    const message = `must not be nested more than ${LIMITS.maxJsonDepth} levels deep`;
+    throw new ApiRefusal('INVALID_INPUT', `body: ${message}`, [{ field: 'body', message }]);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiRefusal('INVALID_INPUT', 'body: must be JSON', [{ field: 'body', message: 'must be JSON' }]);
+  }
+}
+
+/**
+ * The route handler of one endpoint. In order: the caller's token and role (so a refused
+ * caller costs no body read), the body within its limit, every input against its schema,
+ * then the endpoint itself. Any refusal is answered in the one error shape (errors.ts).
+ */
+export function routeHandler<P, Q, B>(endpoint: Endpoint<P, Q, B>): RouteHandler {
+  return async (req, context) => {
+    try {
+      const ctx = await contextOf(req);
+      if (!roleAtLeast(ctx.role!, endpoint.role)) throw new ApiRefusal('FORBIDDEN', `this needs the ${endpoint.role} role; the token has ${ctx.role}`);
+      const raw = endpoint.body ? await bodyOf(req) : undefined;
+      const params = parse(endpoint.params, await context.params, 'path');
+      const query = parse(endpoint.query, Object.fromEntries(new URL(req.url).searchParams), 'query');
+      const body = parse(endpoint.body, raw, 'body');
+      const keyHeader = endpoint.idempotent ? req.headers.get('idempotency-key') : null;
+      const idempotencyKey = keyHeader === null ? undefined : parse(requestKeySchema, keyHeader, 'Idempotency-Key');
+      const store = await consoleStore();
+      const answer = await endpoint.run({ params, query, body, idempotencyKey, ctx, caller: appRouter.createCaller(ctx), store });
+      return Response.json(answer.body, { status: answer.status, headers: { 'cache-control': 'no-store' } });
+    } catch (err) {
+      return answerForError(err, endpoint.operationId);
+    }
+  };
+}

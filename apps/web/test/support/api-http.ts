@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import type { Role, UserName } from '@fenceline/core';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { hashPassword, newSecret, secretHash } from '@fenceline/db/people';
+import { serveRoute } from './serve-route';
+
+type Module = Record<string, unknown>;
+type Handler = (req: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
+
+/**
+ * The HTTP API's route files over real HTTP on a database of the test file's own, each
+ * served at the path its folder gives it under Next's App Router. It must be started before
+ * anything reads the console's settings, which it points at that database.
+ */
+export async function startApiHttp(): Promise<{ url: string; store: SqlStore; tokenFor: (role: Role) => Promise<string>; stop: () => Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `fenceline_api_${randomBytes(6).toString('hex')}`;
+  process.env.DATABASE_URL = await createDatabase(adminUrl, name);
+  const store = await openStore({ databaseUrl: process.env.DATABASE_URL, max: 2, applicationName: 'api-http-test' });
+  await store.initCluster(4);
+  const routes: [RegExp, string[], Module][] = [
+    [/^\/api\/v1\/dags$/, [], await import('../../src/app/api/v1/dags/route')],
+    [/^\/api\/v1\/dags\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/dags/[id]/route')],
+    [/^\/api\/v1\/dags\/([^/]+)\/trigger$/, ['id'], await import('../../src/app/api/v1/dags/[id]/trigger/route')],
+    [/^\/api\/v1\/dags\/([^/]+)\/pause$/, ['id'], await import('../../src/app/api/v1/dags/[id]/pause/route')],
+    [/^\/api\/v1\/dags\/([^/]+)\/resume$/, ['id'], await import('../../src/app/api/v1/dags/[id]/resume/route')],
+    [/^\/api\/v1\/runs$/, [], await import('../../src/app/api/v1/runs/route')],
+    [/^\/api\/v1\/runs\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/runs/[id]/route')],
+    [/^\/api\/v1\/runs\/([^/]+)\/actions$/, ['id'], await import('../../src/app/api/v1/runs/[id]/actions/route')],
+    [/^\/api\/v1\/actions\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/actions/[id]/route')],
+    [/^\/api\/v1\/openapi\.json$/, [], await import('../../src/app/api/v1/openapi.json/route')],
+  ];
+  const { consoleStore } = await import('../../src/server/store');
+  const server = await serveRoute(async (req) => {
+    const path = new URL(req.url).pathname;
+    for (const [pattern, names, module] of routes) {
+      const match = pattern.exec(path);
+      if (!match) continue;
+      const handler = module[req.method] as Handler | undefined;
+      // Next answers a method a route file does not export with 405.
+      if (handler === undefined) return new Response(null, { status: 405 });
+      const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(match[i + 1]!)]));
+      return handler(req, { params: Promise.resolve(params) });
+    }
+    return new Response(null, { status: 404 });
+  });
+  const password = await hashPassword('correct horse battery staple');
+  let users = 0;
+  return {
+    url: `${server.url}/api/v1`,
+    store,
+    /** A personal API token of a new user of that role. */
+    tokenFor: async (role) => {
+      const user = await store.createUser({ name: `${role}-${++users}` as UserName, role, passwordHash: password });
+      const secret = newSecret('flt');
+      await store.createApiToken({ userId: user.id, name: 'tests', role, secretHash: secretHash(secret), ttlMs: 3_600_000 });
+      return secret;
+    },
+    stop: async () => {
+      await server.close();
+      await store.close();
+      await (await consoleStore()).close();
+      await dropDatabase(adminUrl, name);
+    },
+  };
+}
