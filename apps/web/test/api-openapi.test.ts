@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiHttp } from './support/api-http';
+
+/**
+ * The HTTP API's OpenAPI document as it is served: its structure (OpenAPI 3.1, every
+ * operation answered, every $ref resolving, the bearer scheme), and a plain fetch client
+ * that knows the API only from the document triggers a run and cancels it.
+ */
+
+let api: Awaited<ReturnType<typeof startApiHttp>>;
+let doc: Record<string, unknown> & { paths: Record<string, Record<string, Operation>>; servers: { url: string }[] };
+
+interface Operation {
+  operationId: string;
+  parameters: { name: string; in: string; required: boolean }[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  api = await startApiHttp();
+  const res = await fetch(`${api.url}/openapi.json`);
+  expect(res.status).toBe(200);
+  doc = (await res.json()) as typeof doc;
+});
+afterAll(async () => {
+  await api?.stop();
+});
+
+/** Every value under `node`, with its JSON pointer. */
+function* walk(node: unknown, pointer = '#'): Generator<[string, unknown]> {
+  yield [pointer, node];
+  if (node !== null && typeof node === 'object') for (const [key, value] of Object.entries(node)) yield* walk(value, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+}
+
+function resolve(pointer: string): unknown {
+  let node: unknown = doc;
+  for (const part of pointer.slice(2).split('/')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+
+describe('the OpenAPI document', () => {
+  it('says OpenAPI 3.1 and offers bearer tokens as its security', () => {
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.components).toMatchObject({ securitySchemes: { bearerToken: { type: 'http', scheme: 'bearer' } } });
+    expect(doc.security).toEqual([{ bearerToken: [] }]);
+  });
+
+  it('lists every endpoint, each with an id, its parameters and its answers', () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+    expect(operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual(
+      [
+        'GET /actions/{id}',
+        'GET /dags',
+        'GET /dags/{id}',
+        'GET /runs',
+        'GET /runs/{id}',
+        'POST /dags',
+        'POST /dags/{id}/pause',
+        'POST /dags/{id}/resume',
+        'POST /dags/{id}/trigger',
+        'POST /runs/{id}/actions',
+      ].sort(),
+    );
+    for (const { path, method, op } of operations) {
+      expect(METHODS, path).toContain(method);
+      expect(op.operationId, path).toMatch(/^[a-zA-Z]+$/);
+      expect(Object.keys(op.responses).length, path).toBeGreaterThan(1);
+      expect(op.responses['401'], path).toBeDefined();
+      // Every {name} of a path is a required path parameter of its operation.
+      for (const name of [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]))
+        expect(
+          op.parameters.find((p) => p.in === 'path' && p.name === name && p.required),
+          `${path} ${name}`,
+        ).toBeDefined();
+    }
+    const trigger = doc.paths['/dags/{id}/trigger']!.post!;
+    expect(trigger.parameters.map((p) => `${p.in}:${p.name}`)).toContain('header:Idempotency-Key');
+    expect(trigger.requestBody).toBeDefined();
+    expect(doc.paths['/runs']!.get!.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(['dag', 'state', 'cursor', 'limit']));
+  });
+
+  it('has every $ref resolve to a schema in the document', () => {
+    const refs = [...walk(doc)].filter(([pointer]) => pointer.endsWith('/$ref')).map(([, value]) => value);
+    expect(refs.length).toBeGreaterThan(10);
+    for (const ref of refs) {
+      expect(typeof ref === 'string' && ref.startsWith('#/'), String(ref)).toBe(true);
+      expect(resolve(ref as string), String(ref)).toBeTypeOf('object');
+    }
+    const error = resolve('#/components/schemas/Error') as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(error.properties).sort()).toEqual(['code', 'issues', 'message']);
+    expect(error.required.sort()).toEqual(['code', 'message']);
+  });
+});
+
+describe('a client written from the document', () => {
+  /** Calls an operation by its id, finding its method and path in the document only. */
+  async function call(operationId: string, opts: { token: string; path?: Record<string, string>; body?: unknown; headers?: Record<string, string> }) {
+    const found = Object.entries(doc.paths)
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
+      .find((o) => o.op.operationId === operationId);
+    if (!found) throw new Error(`the document has no operation ${operationId}`);
+    const path = found.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(opts.path?.[name] ?? ''));
+    const base = new URL(doc.servers[0]!.url, api.url);
+    const res = await fetch(`${base.href.replace(/\/$/, '')}${path}`, {
+      method: found.method.toUpperCase(),
+      headers: { authorization: `Bearer ${opts.token}`, 'content-type': 'application/json', ...opts.headers },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+    const body = (await res.json()) as Record<string, unknown>;
+    // The document lists every status an operation answers with.
+    expect(Object.keys(found.op.responses), `${operationId} answered ${res.status}`).toContain(String(res.status));
+    return { status: res.status, body };
+  }
+
+  it('applies a DAG, triggers a run and cancels it', async () => {
+    const token = await api.tokenFor('operator');
+    const applied = await call('applyDag', { token, body: { id: 'from-the-document', tasks: [{ id: 'only', type: 'noop', config: {} }] } });
+    expect(applied.status).toBe(201);
+    const run = await call('triggerDag', { token, path: { id: 'from-the-document' }, body: {}, headers: { 'idempotency-key': 'doc-client-1' } });
+    expect(run.status).toBe(201);
+    expect(run.body).toMatchObject({ dagId: 'from-the-document', state: 'queued' });
+    const action = await call('requestRunAction', { token, path: { id: String(run.body.id) }, body: { kind: 'cancel', reason: 'written from the document' } });
+    expect(action.status).toBe(202);
+    expect(action.body).toMatchObject({ runId: run.body.id, kind: 'cancel', state: 'pending' });
+    const read = await call('getRunAction', { token, path: { id: String(action.body.id) } });
+    expect(read.body).toMatchObject({ id: action.body.id, kind: 'cancel' });
+    const refused = await call('getRun', { token, path: { id: 'not-a-run' } });
+    expect(refused.body.code).toBe('NOT_FOUND');
+  });
+});
