@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LIMITS, parseDagId } from '@fenceline/core';
+import { answerForError } from '../src/server/api/errors';
 import { startApiHttp } from './support/api-http';
 
 /**
@@ -200,11 +201,27 @@ describe('HTTP API: runs and run actions', () => {
 
   it('reads a run with its jobs, and answers NOT_FOUND for an id no run has', async () => {
     const runId = (await api.store.pageRuns({ dagId, limit: 1 })).rows[0]!.id;
+    // This test leads the DAG's shard itself and starts the run, as its leader would.
+    const lead = (await api.store.acquireShard({ shard: (await api.store.getDag(dagId)).shard, nodeId: 'api-test', ttlMs: 60_000 }))!.token;
+    const job = { state: 'ready' as const, maxAttempts: 1, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 };
+    await api.store.startRunsAcross([
+      {
+        token: lead,
+        items: [
+          {
+            runId,
+            jobs: [
+              { ...job, taskId: 'one' },
+              { ...job, taskId: 'two', state: 'waiting' as const },
+            ],
+          },
+        ],
+      },
+    ]);
     const answer = await send('GET', `/runs/${runId}`, { token: viewer });
     expect(answer.status).toBe(200);
-    expect((answer.body.run as { id: string }).id).toBe(runId);
-    // A run's jobs are made by its shard's leader when it starts; none runs here, so the answer has the store's list as it is.
-    expect(answer.body.jobs).toEqual(JSON.parse(JSON.stringify(await api.store.listJobs(runId))));
+    expect(answer.body.run).toMatchObject({ id: runId, dagId, state: 'running' });
+    expect((answer.body.jobs as { taskId: string; state: string }[]).map((j) => `${j.taskId}:${j.state}`).sort()).toEqual(['one:ready', 'two:waiting']);
     expect((await send('GET', '/runs/abc', { token: viewer })).status).toBe(404);
     expect((await send('GET', '/runs/999999', { token: viewer })).status).toBe(404);
   });
@@ -236,5 +253,21 @@ describe('HTTP API: runs and run actions', () => {
     expect(read.body).toMatchObject({ id: first.body.id, kind: 'cancel', runId });
     const audited = await api.store.listAudit({ action: 'run.action_requested', dagId });
     expect(audited[0]).toMatchObject({ actorKind: 'token', target: runId, details: { actionId: first.body.id, kind: 'cancel' } });
+  });
+});
+
+describe('HTTP API: unexpected failures', () => {
+  it('answers with an opaque id only, never the statement or the stack', async () => {
+    const failure = new Error('syntax error at or near "SELECT" in SELECT secret FROM users');
+    // The detail goes to the console's log, under the id the answer carries.
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const answer = answerForError(failure, 'listRuns');
+    const line = String(logged.mock.calls[0]?.[0]);
+    logged.mockRestore();
+    expect(answer.status).toBe(500);
+    const body = (await answer.json()) as Record<string, unknown>;
+    expect(body).toEqual({ code: 'INTERNAL', message: expect.stringMatching(/^internal error; id [0-9a-f]{16}$/) as unknown });
+    expect(line).toContain(String(body.message).slice(-16));
+    expect(line).toContain('SELECT secret');
   });
 });
