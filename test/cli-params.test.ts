@@ -63,7 +63,7 @@ describe('cli: trigger with params', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr.split('\n')).toEqual([
-      expect.stringMatching(/^INVALID_INPUT: invalid params: /),
+      expect.stringMatching(/^INVALID_INPUT: run params refused: /),
       '  params.colour: is not a parameter of this DAG',
       '  params.batch: must be an integer, got "lots"',
       '  params.region: must be one of "eu", "us"',

@@ -52,9 +52,21 @@ export function replaceAt(value: unknown, path: (string | number)[], replacement
 
 /**
  * What no answer may carry: the text of a statement or its parameters, a stack frame, or
- * the name of a JavaScript runtime failure.
+ * the name of a JavaScript runtime failure. A driver lists a statement's parameters on a
+ * line of their own (`\nparams: ...`, escaped in a JSON answer); a field named `params`
+ * in a refusal (`params: expected an object`) is not that.
  */
-const LEAKS = [/failed query/i, /params:/i, /\bselect\b[\s\S]*\bfrom\b/i, /\binsert into\b/i, /\bupdate \w+ set\b/i, /\n\s+at /, /Maximum call stack/i, /node_modules/, /\.ts:\d+/];
+const LEAKS = [
+  /failed query/i,
+  /(?:^|\n|\\n)params:/i,
+  /\bselect\b[\s\S]*\bfrom\b/i,
+  /\binsert into\b/i,
+  /\bupdate \w+ set\b/i,
+  /\n\s+at /,
+  /Maximum call stack/i,
+  /node_modules/,
+  /\.ts:\d+/,
+];
 
 export function leakIn(text: string): string | null {
   for (const pattern of LEAKS) if (pattern.test(text)) return `${pattern}: ${text.slice(0, 400)}`;

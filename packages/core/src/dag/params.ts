@@ -58,7 +58,7 @@ export function resolveRunParams(declared: Readonly<Record<string, ParamSpec>>, 
   }
   if (issues.length > 0) {
     const shown = issues.map((i) => `${i.field} ${i.message}`).join('; ');
-    throw new InvalidInputError(`invalid params: ${shown}`, { field: issues[0]!.field, issues });
+    throw new InvalidInputError(`run params refused: ${shown}`, { field: issues[0]!.field, issues });
   }
   return resolved;
 }
