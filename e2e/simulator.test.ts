@@ -84,7 +84,7 @@ describe('simulator', () => {
     const table = viewer.getByTestId('sim-invariants-0');
     assert.equal(await table.getAttribute('data-violations'), '0');
     const rows = table.locator('tbody tr');
-    assert.equal(await rows.count(), 9); // I1 to I9
+    assert.equal(await rows.count(), 10); // I1 to I10
     for (const row of await rows.all()) assert.equal(await row.getAttribute('data-violations'), '0');
 
     // The plots, each with labelled axes: running jobs (a line per DAG group), lease
