@@ -47,17 +47,19 @@ describe('cluster: scheduler nodes share the shards', () => {
     );
     const all = [...shared.get('scheduler-1')!, ...shared.get('scheduler-2')!].sort((a, b) => a - b);
     expect(all).toEqual(Array.from({ length: SHARDS }, (_, i) => i));
-    // Nodes write their events every half second or so.
+    // Nodes write their events in batches every half second or so, so one hand-off can be
+    // in the store before the next: wait until as many are logged as scheduler-2 took.
+    const taken = [...shared.get('scheduler-2')!].sort();
     const handedOff = await eventually(
       'scheduler-1 to log its hand-offs',
       async () => {
         const released = await f.store.listEvents({ type: 'leader:released', limit: 100 });
         const mine = released.filter((e) => e.nodeId === 'scheduler-1' && (e.data as { reason?: string }).reason === 'share');
-        return mine.length > 0 ? mine : null;
+        return mine.length >= taken.length ? mine : null;
       },
       10_000,
     );
-    expect(handedOff.map((e) => e.shard).sort()).toEqual([...shared.get('scheduler-2')!].sort());
+    expect(handedOff.map((e) => e.shard).sort()).toEqual(taken);
 
     // One DAG in every shard: each node runs the runs of the shards it now leads.
     const ids = Array.from({ length: SHARDS }, (_, shard) => dagIn(shard, 'shared'));
