@@ -107,6 +107,19 @@ export interface ClusterStore extends StoreTime {
   listWorkers(withinMs: number): Promise<WorkerRow[]>;
 }
 
+/** How a put is asked: with a request key, a repeated put returns the first answer. */
+export interface PutDagOptions {
+  requestKey?: string;
+}
+
+/** What a put stored: the version now current, whether this put created it, and whether a request key made it a repeat. */
+export interface PutDagAnswer {
+  dagId: string;
+  version: number;
+  created: boolean;
+  repeated?: boolean;
+}
+
 /**
  * The catalogue: DAG specs and their versions, pausing, and manual triggers. Operators
  * write it (console, CLI); every write is validated and tells the shard's leader.
@@ -115,8 +128,12 @@ export interface CatalogueStore extends StoreTime {
   /**
    * Validates and stores a spec. A spec equal to the current version changes nothing;
    * otherwise a new immutable version is created and becomes current. Throws InvalidDagError.
+   * With a `requestKey` (checked as checkRequestKey checks a trigger's), the answer is
+   * stored with the key for the DAG in the same write: a second put of the DAG with that
+   * key writes nothing, even when the DAG changed in between, and returns the first answer
+   * with `repeated: true`.
    */
-  putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }>;
+  putDag(spec: DagSpecInput, shardCount: number, options?: PutDagOptions): Promise<PutDagAnswer>;
   getDag(dagId: DagId): Promise<DagRow>;
   listDagVersions(dagId: DagId): Promise<DagVersionRow[]>;
   listDags(query: ListDagsQuery): Promise<{ rows: DagRow[]; total: number }>;

@@ -46,3 +46,22 @@ export const dagVersions = pgTable(
   },
   (t) => [primaryKey({ columns: [t.dagId, t.version] })],
 );
+
+/**
+ * The answer an apply with a request key gave, kept so the same request sent again (a
+ * client's retry after a lost answer) returns it and writes nothing. It is written in the
+ * put's own transaction, under the head row's lock, so a put and its key land together.
+ */
+export const dagRequestKeys = pgTable(
+  'dag_request_keys',
+  {
+    dagId: text('dag_id')
+      .notNull()
+      .references(() => dags.id, { onDelete: 'cascade' }),
+    requestKey: text('request_key').notNull(),
+    version: integer('version').notNull(),
+    created: boolean('created').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.dagId, t.requestKey] })],
+);

@@ -1,5 +1,5 @@
 import { clusterConfig, schedulerNodes, shardLeases } from './shards';
-import { dags, dagVersions } from './dags';
+import { dagRequestKeys, dags, dagVersions } from './dags';
 import { jobs, runs } from './runs';
 import { results } from './results';
 import { workerCredentials, workers } from './workers';
@@ -16,6 +16,7 @@ export {
   shardLeases,
   dags,
   dagVersions,
+  dagRequestKeys,
   jobs,
   runs,
   results,
@@ -38,6 +39,7 @@ export const schema = {
   shardLeases,
   dags,
   dagVersions,
+  dagRequestKeys,
   runs,
   jobs,
   results,

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import {
   NotFoundError,
   canonicalJson,
+  checkRequestKey,
   firstSlot,
   parseDagSpec,
   shardOf,
@@ -11,6 +12,8 @@ import {
   type DagSpecInput,
   type DagVersionRow,
   type ListDagsQuery,
+  type PutDagAnswer,
+  type PutDagOptions,
 } from '@fenceline/core';
 import { array, firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
@@ -34,10 +37,36 @@ function nextRunFor(spec: DagSpec, now: Date): Date | null {
  * clock only when the DAG is new or its schedule changed, so an edit of a task does not
  * move (or skip) the next slot.
  */
-export async function putDag(db: Db, input: DagSpecInput, shardCount: number): Promise<PutDagResult> {
-  // Throws InvalidDagError listing every issue, before anything is written.
+export async function putDag(db: Db, input: DagSpecInput, shardCount: number, options: PutDagOptions = {}): Promise<PutDagResult> {
+  // Both throw before anything is written: InvalidDagError listing every issue, InvalidInputError for the key.
   const spec = parseDagSpec(input);
-  return db.transaction(async (tx) => putParsedDag(tx, spec, await storeNow(tx), shardCount));
+  const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+  return db.transaction(async (tx) => {
+    if (key === null) return putParsedDag(tx, spec, await storeNow(tx), shardCount);
+    return putKeyedDag(tx, spec, key, await storeNow(tx), shardCount);
+  });
+}
+
+/**
+ * A put with a request key. The head row's lock serialises it with every other put of the
+ * DAG, so a key read under it is final: a key already held answers what it stored, and a
+ * new one is stored with the put's answer before the transaction commits. A DAG that does
+ * not exist yet holds no key; two first puts with one key meet at the head row's insert,
+ * and the one that loses takes the lock and finds the winner's key.
+ */
+async function putKeyedDag(tx: Executor, spec: DagSpec, key: string, now: Date, shardCount: number): Promise<PutDagResult> {
+  const held = async (): Promise<PutDagResult | null> => {
+    const row = await firstRow(tx, sql`select version, created from dag_request_keys where dag_id = ${spec.id} and request_key = ${key}`);
+    return row ? { dagId: spec.id, version: toNumber(row.version), created: row.created === true, repeated: true } : null;
+  };
+  if (await lockDag(tx, spec.id)) {
+    const earlier = await held();
+    if (earlier) return earlier;
+  }
+  const answer = await putParsedDag(tx, spec, now, shardCount, held);
+  if (answer.repeated) return answer;
+  await rows(tx, sql`insert into dag_request_keys (dag_id, request_key, version, created) values (${spec.id}, ${key}, ${answer.version}, ${answer.created})`);
+  return answer;
 }
 
 /**
@@ -58,7 +87,7 @@ export async function putDags(db: Db, inputs: DagSpecInput[], shardCount: number
   });
 }
 
-export type PutDagResult = { dagId: string; version: number; created: boolean };
+export type PutDagResult = PutDagAnswer;
 
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -68,8 +97,12 @@ async function storeNow(tx: Executor): Promise<Date> {
   return toDate((await firstRow(tx, sql`select now() as now`))?.now);
 }
 
-/** The body of a put, inside the caller's transaction, at store time `now`. */
-async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: number): Promise<PutDagResult> {
+/**
+ * The body of a put, inside the caller's transaction, at store time `now`. `afterLock`, when
+ * given, is asked once the head row of a DAG that already existed is locked, and its answer
+ * (a request key already held) ends the put.
+ */
+async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: number, afterLock?: () => Promise<PutDagResult | null>): Promise<PutDagResult> {
   let head = await lockDag(tx, spec.id);
   if (!head) {
     const shard = shardOf(spec.id, shardCount);
@@ -88,6 +121,8 @@ async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: 
     }
     head = await lockDag(tx, spec.id);
     if (!head) throw new Error(`DAG ${spec.id} vanished while it was being created`);
+    const earlier = afterLock ? await afterLock() : null;
+    if (earlier) return earlier;
   }
   if (specsEqual(head.spec, spec)) return { dagId: spec.id, version: head.version, created: false };
   const version = head.version + 1;

@@ -69,6 +69,8 @@ import type {
   RunActionRow,
   RunActionWrite,
   RunActionOutcome,
+  PutDagAnswer,
+  PutDagOptions,
 } from '@fenceline/core';
 import type { Db } from './db';
 import * as backfills from './backfills';
@@ -138,8 +140,8 @@ export class SqlStore implements Store {
   }
 
   // ---- CatalogueStore ----------------------------------------------------------------------
-  putDag(spec: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
-    return dags.putDag(this.db, spec, shardCount);
+  putDag(spec: DagSpecInput, shardCount: number, options?: PutDagOptions): Promise<PutDagAnswer> {
+    return dags.putDag(this.db, spec, shardCount, options);
   }
   /**
    * Several specs, all or none, in one transaction (what `fenceline apply` with many files

@@ -9,7 +9,10 @@ import {
   specsEqual,
   type CatalogueStore,
   type DagRow,
+  type DagSpec,
   type DagSpecInput,
+  type PutDagAnswer,
+  type PutDagOptions,
   type DagVersionRow,
   type ListDagsQuery,
   type RunRow,
@@ -22,8 +25,20 @@ import type { MemoryTables } from './memory-tables';
 export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBackfill' | 'getBackfill' | 'listBackfills' | 'cancelBackfill'> {
   constructor(private readonly tables: MemoryTables) {}
 
-  async putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
+  /** With a request key, a repeated put returns the answer kept for the key and writes nothing, as the SQL store's does. */
+  async putDag(input: DagSpecInput, shardCount: number, options: PutDagOptions = {}): Promise<PutDagAnswer> {
     const spec = parseDagSpec(input);
+    const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+    if (key === null) return this.put(spec, shardCount);
+    const kept = this.tables.dagRequestKeys.get(`${spec.id}\u0000${key}`);
+    if (kept) return { dagId: spec.id, ...kept, repeated: true };
+    const answer = this.put(spec, shardCount);
+    this.tables.dagRequestKeys.set(`${spec.id}\u0000${key}`, { version: answer.version, created: answer.created });
+    return answer;
+  }
+
+  /** Synchronous, so that a keyed put's check and its key are written with no other call between them. */
+  private put(spec: DagSpec, shardCount: number): PutDagAnswer {
     const now = this.tables.nowMs();
     const head = this.tables.dags.get(spec.id);
     if (!head) {

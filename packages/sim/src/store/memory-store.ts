@@ -14,6 +14,8 @@ import type {
   DagId,
   DagRow,
   DagSpecInput,
+  PutDagAnswer,
+  PutDagOptions,
   DagVersionRow,
   DeposedLeaderError,
   DueDag,
@@ -257,8 +259,8 @@ export class MemoryStore implements Store {
 
   // ---- CatalogueStore (memory-catalogue.ts) --------------------------------------------------
 
-  putDag(input: DagSpecInput, shardCount: number): Promise<{ dagId: string; version: number; created: boolean }> {
-    return this.catalogue.putDag(input, shardCount);
+  putDag(input: DagSpecInput, shardCount: number, options?: PutDagOptions): Promise<PutDagAnswer> {
+    return this.catalogue.putDag(input, shardCount, options);
   }
   getDag(dagId: DagId): Promise<DagRow> {
     return this.catalogue.getDag(dagId);

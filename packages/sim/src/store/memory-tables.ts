@@ -66,6 +66,8 @@ export class MemoryTables {
   readonly runKeys = new Map<string, string>();
   /** The unique index on (dag_id, request_key): a manual trigger's key, to its run id. */
   readonly requestKeys = new Map<string, string>();
+  /** The answers of puts made with a request key, by DAG id and key. */
+  readonly dagRequestKeys = new Map<string, { version: number; created: boolean }>();
   readonly activeRunsByShard = new Map<number, Set<string>>();
   readonly jobs = new Map<string, MemJob>();
   readonly leaseIndex = new Map<number, Heap<IndexEntry>>();

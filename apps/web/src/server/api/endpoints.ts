@@ -43,12 +43,14 @@ export const applyDag = endpoint({
   method: 'POST',
   path: '/dags',
   operationId: 'applyDag',
-  summary: 'Store a DAG spec: a changed spec becomes a new version, an unchanged one changes nothing',
+  summary:
+    'Store a DAG spec: a changed spec becomes a new version, an unchanged one changes nothing; with an Idempotency-Key, a repeated request stores nothing and returns the first answer',
   role: 'operator',
   body: s.applyBody,
+  idempotent: true,
   answer: { status: 201, schema: s.appliedAnswer, description: 'The version stored (201), or the current one when the spec is unchanged (200)' },
-  run: async ({ caller, body }) => {
-    const saved = await caller.dags.save({ spec: body });
+  run: async ({ caller, body, idempotencyKey }) => {
+    const saved = await caller.dags.save({ spec: body, requestKey: idempotencyKey });
     return { status: saved.created ? 201 : 200, body: saved };
   },
 });

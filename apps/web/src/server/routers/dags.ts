@@ -67,20 +67,26 @@ export const dagsRouter = router({
    * theirs. The editor shows an existing DAG's `paused` as its live state, so for a DAG that
    * exists `paused` pauses or resumes it rather than going into a version of its own: the
    * spec is stored with the current version's `paused`, and a toggle alone stores nothing.
+   *
+   * With a request key, a save the store has seen with that key already writes nothing (no
+   * version, no pause, no audit entry) and answers the version and `created` it stored the
+   * first time; its `paused` is null, since this request changed nothing.
    */
-  save: operatorProcedure.input(z.object({ spec: z.unknown() })).mutation(({ input, ctx }) =>
+  save: operatorProcedure.input(z.object({ spec: z.unknown(), requestKey: requestKeySchema.optional() })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const spec = input.spec as Parameters<typeof store.putDag>[0];
+      const keyed = input.requestKey === undefined ? undefined : { requestKey: input.requestKey };
       // An id no DAG can have names no current DAG; putDag refuses the spec with its issues.
       const id = typeof spec === 'object' && spec !== null && isDagId(spec.id) ? spec.id : null;
       const current = id === null ? null : await store.getDag(id).catch((err: unknown) => (isFencelineError(err) && err.code === 'NOT_FOUND' ? null : Promise.reject(err)));
       if (current === null) {
-        const created = await store.putDag(spec, await clusterShardCount());
-        await auditSaved(store, ctx, created);
+        const { repeated, ...created } = await store.putDag(spec, await clusterShardCount(), keyed);
+        if (!repeated) await auditSaved(store, ctx, created);
         return { ...created, paused: null };
       }
       const wantPaused = typeof spec.paused === 'boolean' ? spec.paused : current.paused;
-      const saved = await store.putDag({ ...spec, paused: current.spec.paused }, await clusterShardCount());
+      const { repeated, ...saved } = await store.putDag({ ...spec, paused: current.spec.paused }, await clusterShardCount(), keyed);
+      if (repeated) return { ...saved, paused: null };
       await auditSaved(store, ctx, saved);
       const paused = wantPaused === current.paused ? null : (await store.setPaused(current.id, wantPaused)).paused;
       if (paused !== null) await auditPaused(store, ctx, current.id, paused);

@@ -49,6 +49,40 @@ export function dagsContract(c: ContractContext): void {
       expect(read[0]!.spec).toEqual(dag.spec);
     });
 
+    it('putDag with a request key stores once: a repeat returns the first answer even after the DAG changed', async () => {
+      const { dagId } = dagIdInFreshShard('keyed-put');
+      // Two first puts with one key at once create the DAG once and answer alike.
+      const [first, racing] = await Promise.all([
+        c.store.putDag(spec(dagId, { description: 'one' }), SHARD_COUNT, { requestKey: 'apply-1' }),
+        c.store.putDag(spec(dagId, { description: 'one' }), SHARD_COUNT, { requestKey: 'apply-1' }),
+      ]);
+      expect(first).toMatchObject({ dagId, version: 1, created: true });
+      expect(racing).toMatchObject({ dagId, version: 1, created: true });
+      expect([first.repeated ?? false, racing.repeated ?? false].sort()).toEqual([false, true]);
+      // Another client's change lands in between; the retried request must not undo it.
+      expect(await c.store.putDag(spec(dagId, { description: 'two' }), SHARD_COUNT)).toEqual({ dagId, version: 2, created: true });
+      expect(await c.store.putDag(spec(dagId, { description: 'one' }), SHARD_COUNT, { requestKey: 'apply-1' })).toEqual({ dagId, version: 1, created: true, repeated: true });
+      expect((await c.store.getDag(dagId)).version).toBe(2);
+      expect(await c.store.listDagVersions(dagId)).toHaveLength(2);
+      // A new key is a new request: an unchanged spec stores nothing and says so, and that answer is kept too.
+      expect(await c.store.putDag(spec(dagId, { description: 'two' }), SHARD_COUNT, { requestKey: 'apply-2' })).toEqual({ dagId, version: 2, created: false });
+      await c.store.putDag(spec(dagId, { description: 'three' }), SHARD_COUNT);
+      expect(await c.store.putDag(spec(dagId, { description: 'two' }), SHARD_COUNT, { requestKey: 'apply-2' })).toEqual({ dagId, version: 2, created: false, repeated: true });
+      expect((await c.store.getDag(dagId)).version).toBe(3);
+      // The key is the DAG's own: the same key on another DAG is another request.
+      const other = dagIdInFreshShard('keyed-put-other').dagId;
+      expect(await c.store.putDag(spec(other), SHARD_COUNT, { requestKey: 'apply-1' })).toEqual({ dagId: other, version: 1, created: true });
+    });
+
+    it('putDag refuses a malformed request key, naming the field, and stores nothing', async () => {
+      const { dagId } = dagIdInFreshShard('bad-key-put');
+      for (const requestKey of ['', 'has space', 'x'.repeat(200), "'; drop table dags; --"]) {
+        const err = await refusedWith(c.store.putDag(spec(dagId), SHARD_COUNT, { requestKey }), 'INVALID_INPUT');
+        expect(err.message).toContain('requestKey');
+      }
+      await refusedWith(c.store.getDag(dagId), 'NOT_FOUND');
+    });
+
     it('concurrent puts of one DAG create consecutive versions', async () => {
       const { dagId } = dagIdInFreshShard('concurrent');
       await c.store.putDag(spec(dagId), SHARD_COUNT);
