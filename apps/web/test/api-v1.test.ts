@@ -101,6 +101,28 @@ describe('HTTP API: apply and read DAGs', () => {
     expect(fields(badLimit).sort()).toEqual(['colour', 'limit']);
     expect((await send('GET', '/dags/no%20such', { token: viewer })).body.code).toBe('NOT_FOUND');
   });
+
+  it('answers an apply repeated with its Idempotency-Key as the first time, storing nothing, even after a change in between', async () => {
+    const keyed = { ...spec, id: 'keyed-apply' };
+    const headers = { 'idempotency-key': 'ci-build-7' };
+    const bad = await send('POST', '/dags', { token: operator, body: keyed, headers: { 'idempotency-key': 'no spaces please' } });
+    expect(bad.status).toBe(400);
+    expect(fields(bad)).toEqual(['Idempotency-Key']);
+    expect((await send('GET', '/dags/keyed-apply', { token: viewer })).status).toBe(404);
+
+    const first = await send('POST', '/dags', { token: operator, body: keyed, headers });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ dagId: 'keyed-apply', version: 1, created: true });
+    // Someone else's change lands; the retried request must neither undo it nor audit again.
+    expect((await send('POST', '/dags', { token: operator, body: { ...keyed, description: 'edited' } })).body).toMatchObject({ version: 2, created: true });
+    const audits = await auditCount();
+    const again = await send('POST', '/dags', { token: operator, body: keyed, headers });
+    expect(again).toEqual(first);
+    const read = await send('GET', '/dags/keyed-apply', { token: viewer });
+    expect((read.body.dag as { version: number }).version).toBe(2);
+    expect(read.body.versions).toHaveLength(2);
+    expect(await auditCount()).toBe(audits);
+  });
 });
 
 describe('HTTP API: roles', () => {
