@@ -21,6 +21,8 @@ export interface ReadyJob<J extends string = string> {
   priority: number;
   /** When the job became ready (store time); older first among equal priorities. */
   readyAtMs: number;
+  /** What it needs of a worker (routing/offer.ts needKey); any worker of the pool when absent. */
+  need?: string;
 }
 
 export interface DispatchDag<J extends string = string> {
@@ -29,6 +31,8 @@ export interface DispatchDag<J extends string = string> {
   held: number;
   /** The DAG's own cap (fraction of the pool), overriding the cluster's. */
   capFraction?: number;
+  /** Higher is served first when several DAGs wait for the same slots (0 when absent). */
+  priority?: number;
   ready: ReadyJob<J>[];
 }
 
@@ -41,12 +45,16 @@ export interface FreeWorker<W extends string = string> {
    * and the round's salt); otherwise the planner derives the same key from `tieSalt`.
    */
   tie?: number;
+  /** The jobs it may run (routing/offer.ts offerKey); any job of the pool when absent. */
+  offer?: string;
 }
 
 export interface DispatchGrant<J extends string = string, W extends string = string> {
   jobId: J;
   workerId: W;
   dagId: string;
+  /** Granted beyond the DAG's cap, from idle capacity the pool lends. */
+  lent?: boolean;
 }
 
 export interface CappedDag {
@@ -80,6 +88,16 @@ export interface DispatchInput<J extends string = string, W extends string = str
    * and between rounds.
    */
   tieSalt?: number;
+  /** Whether a worker offering `offer` may run a job needing `need` (every worker fits every job when absent). */
+  fits?: (need: string, offer: string) => boolean;
+  /**
+   * Lending: a DAG at its cap may be granted more while the pool keeps more than this many
+   * free slots (the reserve, never lent, so another DAG's newly ready job starts at once).
+   * No lending when absent.
+   */
+  lendReserve?: number;
+  /** Free slots of the whole pool as this node sees it (the `workers` listed may be fewer); the sum of `workers` when absent. */
+  poolFree?: number;
 }
 
 /**
@@ -163,16 +181,16 @@ interface HeapWorker<W extends string> {
 class WorkerHeap<W extends string> {
   private readonly heap: Heap<HeapWorker<W>>;
 
-  constructor(workers: readonly FreeWorker<W>[], tieSalt: number | undefined) {
-    const items: HeapWorker<W>[] = [];
-    for (const w of workers) {
-      if (w.free >= 1) items.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
-    }
+  constructor(items: HeapWorker<W>[]) {
     this.heap = new Heap(workerBefore, items);
   }
 
   get size(): number {
     return this.heap.size;
+  }
+
+  peek(): HeapWorker<W> | undefined {
+    return this.heap.peek();
   }
 
   /** Takes one slot from the worker with the most free slots. */
@@ -187,43 +205,132 @@ class WorkerHeap<W extends string> {
 }
 
 /**
+ * The free slots of one dispatch, filed by what the workers offer: one heap per offer, so
+ * a job is given the most free worker among those that may run it. A fleet that offers
+ * one thing (most of them) is one heap, as before routing existed.
+ */
+class OfferHeaps<W extends string> {
+  private readonly heaps = new Map<string, WorkerHeap<W>>();
+  /** Per need, the heaps whose offer fits it (computed once per need and dispatch). */
+  private readonly fitting = new Map<string, WorkerHeap<W>[]>();
+
+  constructor(
+    workers: readonly FreeWorker<W>[],
+    tieSalt: number | undefined,
+    private readonly fits: ((need: string, offer: string) => boolean) | undefined,
+  ) {
+    const byOffer = new Map<string, HeapWorker<W>[]>();
+    for (const w of workers) {
+      if (!(w.free >= 1)) continue;
+      const key = w.offer ?? '';
+      let list = byOffer.get(key);
+      if (!list) byOffer.set(key, (list = []));
+      list.push({ workerId: w.workerId, free: Math.floor(w.free), tie: w.tie ?? (tieSalt === undefined ? 0 : tieKey(workerTag(w.workerId), tieSalt)) });
+    }
+    for (const [key, items] of byOffer) this.heaps.set(key, new WorkerHeap(items));
+  }
+
+  private heapsFor(need: string | undefined): WorkerHeap<W>[] {
+    const key = need ?? '';
+    let list = this.fitting.get(key);
+    if (!list) {
+      const fits = this.fits;
+      list = need === undefined || !fits ? [...this.heaps.values()] : [...this.heaps].filter(([offer]) => fits(need, offer)).map(([, heap]) => heap);
+      this.fitting.set(key, list);
+    }
+    return list;
+  }
+
+  /** Whether some worker with a free slot may run a job of this need. */
+  canPlace(need: string | undefined): boolean {
+    return this.heapsFor(need).some((h) => h.size > 0);
+  }
+
+  /** One slot of the most free worker that may run a job of this need, or undefined if none is left. */
+  take(need: string | undefined): W | undefined {
+    let best: WorkerHeap<W> | undefined;
+    for (const heap of this.heapsFor(need)) {
+      const top = heap.peek();
+      if (top === undefined) continue;
+      const bestTop = best?.peek();
+      if (bestTop === undefined || workerBefore(top, bestTop)) best = heap;
+    }
+    return best?.take();
+  }
+}
+
+/**
+ * The DAGs in tiers of equal priority, highest first, each tier in the rotation's order:
+ * a tier is served round-robin, and a lower tier only gets what the higher ones leave.
+ */
+function priorityTiers(dags: readonly DispatchDag[], start: number): number[][] {
+  const n = dags.length;
+  const tiers = new Map<number, number[]>();
+  for (let k = 0; k < n; k++) {
+    const i = (start + k) % n;
+    const p = dags[i]!.priority ?? 0;
+    let tier = tiers.get(p);
+    if (!tier) tiers.set(p, (tier = []));
+    tier.push(i);
+  }
+  return [...tiers].sort((a, b) => b[0] - a[0]).map(([, tier]) => tier);
+}
+
+/**
  * Plans one dispatch: round-robin over the DAGs, one job per DAG per round, starting at
- * `rotation % dags.length`, until free slots or grantable jobs run out. A DAG gets at
- * most cap - held grants. Pure and O(total ready jobs + grants * log(workers)).
+ * `rotation % dags.length`, until free slots or grantable jobs run out; DAGs of a higher
+ * priority are served before any of a lower one. A DAG gets at most cap - held grants;
+ * with `lendReserve` set, DAGs at their cap then borrow further slots, in the same order,
+ * while the pool keeps more than the reserve free. A job goes only to a worker whose offer fits
+ * its need. Pure and O(total ready jobs + grants * (log(workers) + offers)).
  */
 export function planDispatch<J extends string = string, W extends string = string>(input: DispatchInput<J, W>): DispatchPlan<J, W> {
   const { dags, poolSlots, workers, capFraction } = input;
-  const pool = new WorkerHeap(workers, input.tieSalt === undefined ? undefined : Math.floor(input.tieSalt) | 0);
+  const pool = new OfferHeaps(workers, input.tieSalt === undefined ? undefined : Math.floor(input.tieSalt) | 0, input.fits);
   let freeSlots = 0;
   for (const w of workers) if (w.free >= 1) freeSlots += Math.floor(w.free);
+  const lending = input.lendReserve !== undefined;
+  // Slots that may be lent: the pool's free slots above its reserve (none without lending).
+  let lendable = lending ? Math.max(0, Math.floor(input.poolFree ?? freeSlots) - Math.max(0, Math.floor(input.lendReserve!))) : 0;
 
-  // Per DAG, the jobs it may be granted this time, best first.
+  // Per DAG, the jobs it may be granted this time, best first, among those some free worker can run.
   const caps = dags.map((dag) => capFor(poolSlots, dag.capFraction ?? capFraction));
-  const queues = dags.map((dag, i) => topReady(dag.ready, Math.min(Math.max(0, caps[i]! - dag.held), freeSlots)));
+  const queues = dags.map((dag, i) => {
+    const placeable = input.fits ? dag.ready.filter((j) => pool.canPlace(j.need)) : dag.ready;
+    const room = Math.max(0, caps[i]! - dag.held) + (lending ? lendable : 0);
+    return topReady(placeable, Math.min(room, freeSlots));
+  });
   const granted = new Array<number>(dags.length).fill(0);
+  const next = new Array<number>(dags.length).fill(0);
 
   const grants: DispatchGrant<J, W>[] = [];
   const n = dags.length;
   if (n > 0 && freeSlots > 0) {
-    const rotation = Math.floor(input.rotation ?? 0);
-    const start = ((rotation % n) + n) % n;
-    // Indices of DAGs with grantable jobs left, in this dispatch's rotated order.
-    let active: number[] = [];
-    for (let k = 0; k < n; k++) {
-      const i = (start + k) % n;
-      if (queues[i]!.length > 0) active.push(i);
-    }
-    while (active.length > 0 && pool.size > 0) {
-      const still: number[] = [];
-      for (const i of active) {
-        const workerId = pool.take();
-        if (workerId === undefined) break;
-        const job = queues[i]![granted[i]!]!;
-        granted[i]!++;
-        grants.push({ jobId: job.jobId, workerId, dagId: dags[i]!.dagId });
-        if (granted[i]! < queues[i]!.length) still.push(i);
+    const tiers = priorityTiers(dags, ((Math.floor(input.rotation ?? 0) % n) + n) % n);
+    // Round-robin per tier and phase: first within the caps, then (when lending) beyond them.
+    for (const [lend, tier] of (lending ? [false, true] : [false]).flatMap((l) => tiers.map((t) => [l, t] as const))) {
+      let active = tier.filter((i) => next[i]! < queues[i]!.length);
+      while (active.length > 0 && freeSlots > 0) {
+        const still: number[] = [];
+        for (const i of active) {
+          if (freeSlots === 0 || (lend && lendable === 0)) break;
+          const dag = dags[i]!;
+          const underCap = dag.held + granted[i]! < caps[i]!;
+          if (lend ? underCap : !underCap) continue;
+          const job = queues[i]![next[i]!++]!;
+          const workerId = pool.take(job.need);
+          if (workerId !== undefined) {
+            granted[i]!++;
+            freeSlots--;
+            // Every grant uses a free slot of the pool, so it leaves one fewer to lend.
+            lendable = Math.max(0, lendable - 1);
+            grants.push(lend ? { jobId: job.jobId, workerId, dagId: dag.dagId, lent: true } : { jobId: job.jobId, workerId, dagId: dag.dagId });
+          }
+          if (next[i]! < queues[i]!.length) still.push(i);
+        }
+        if (lend && lendable === 0) break;
+        active = still;
       }
-      active = still;
     }
   }
 
