@@ -1,11 +1,14 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { workerIdProblem, type WorkerId } from '@fenceline/core';
+import { LABEL_CHARACTERS, LABEL_PATTERN, MAX_LABELS, POOL_CHARACTERS, POOL_PATTERN, workerIdProblem, type WorkerId } from '@fenceline/core';
 import type { ShellPolicy } from './handlers/shell';
 
 export interface WorkerConfig {
   workerId: WorkerId;
   slots: number;
+  /** The pool it serves and its labels (its job types follow from shell and the tasks module). */
+  pool: string;
+  labels: string[];
   schedulerUrls: string[];
   token: string;
   shell: ShellPolicy;
@@ -33,9 +36,19 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const workerId = env.FENCELINE_WORKER_ID || `${pool}-${hostname()}-${randomUUID().slice(0, 8)}`;
   const idProblem = workerIdProblem(workerId);
   if (idProblem !== null) throw new Error(`FENCELINE_WORKER_ID ${idProblem}, got "${workerId}"`);
+  const servedPool = env.FENCELINE_WORKER_POOL || 'default';
+  if (!POOL_PATTERN.test(servedPool)) throw new Error(`FENCELINE_WORKER_POOL ${POOL_CHARACTERS}, got "${servedPool}"`);
+  const labels = (env.FENCELINE_WORKER_LABELS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const label of labels) if (!LABEL_PATTERN.test(label)) throw new Error(`FENCELINE_WORKER_LABELS: "${label}" ${LABEL_CHARACTERS}`);
+  if (labels.length > MAX_LABELS) throw new Error(`FENCELINE_WORKER_LABELS may hold at most ${MAX_LABELS} labels, got ${labels.length}`);
   return {
     workerId: workerId as WorkerId,
     slots,
+    pool: servedPool,
+    labels,
     schedulerUrls: urls,
     token,
     shell: {

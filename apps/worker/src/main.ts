@@ -14,7 +14,14 @@ async function main(): Promise<void> {
   if (config.tasksModule) await import(pathToFileURL(resolve(config.tasksModule)).href);
   const worker = new Worker({ ...config, log });
   await worker.start();
-  log('info', 'worker started', { slots: config.slots, schedulers: config.schedulerUrls, shell: config.shell.allowed, tasks: registeredTaskNames() });
+  log('info', 'worker started', {
+    slots: config.slots,
+    pool: config.pool,
+    labels: config.labels,
+    schedulers: config.schedulerUrls,
+    shell: config.shell.allowed,
+    tasks: registeredTaskNames(),
+  });
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;

@@ -39,6 +39,8 @@ export class Worker {
     this.core = new WorkerCore({
       workerId: opts.workerId,
       slots: opts.slots,
+      // Nodes route to it only the jobs of its pool, with its labels, of the types it runs.
+      offer: { pool: opts.pool, labels: opts.labels, types: this.jobTypes() },
       clock: { nowMs: () => Date.now() },
       timers: {
         after: (delayMs, fn) => {

@@ -13,4 +13,11 @@ describe('worker settings', () => {
     expect(readWorkerConfig({ ...BASE, FENCELINE_WORKER_ID: 'host.example:7@pool_2' }).workerId).toBe('host.example:7@pool_2');
     expect(readWorkerConfig(BASE).workerId).toMatch(/^worker-.+-[0-9a-f]{8}$/);
   });
+
+  it('reads the pool and labels it serves, and refuses bad ones naming the setting', () => {
+    expect(readWorkerConfig(BASE)).toMatchObject({ pool: 'default', labels: [] });
+    expect(readWorkerConfig({ ...BASE, FENCELINE_WORKER_POOL: 'gpu', FENCELINE_WORKER_LABELS: 'cuda, region=eu' })).toMatchObject({ pool: 'gpu', labels: ['cuda', 'region=eu'] });
+    expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_POOL: 'GPU pool' })).toThrow('FENCELINE_WORKER_POOL must be lower-case');
+    expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_LABELS: 'ok,bad label' })).toThrow('FENCELINE_WORKER_LABELS: "bad label" must be name or name=value');
+  });
 });

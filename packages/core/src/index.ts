@@ -26,6 +26,7 @@ export * from './run/trigger-rules';
 export * from './run/run-page';
 export * from './run/log-chunks';
 export * from './fairshare/plan';
+export * from './routing/offer';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { NAME_CHARACTERS, NAME_PATTERN, type DagId } from './ids';
 import { DEFAULTS, LIMITS } from './limits';
 import { TRIGGER_RULES } from './run/trigger-rules';
+import { labelsSchema, poolNameSchema } from './routing/offer';
 
 /**
  * The DAG spec as an author writes it (JSON or YAML). Parsing fills defaults; the
@@ -79,6 +80,10 @@ export const taskSchema = z.object({
   priority: z.number().int().min(-1000).max(1000).default(0),
   /** When the task may run, given how its dependencies ended (run/trigger-rules.ts); all_success when absent. */
   trigger: z.enum(TRIGGER_RULES).optional(),
+  /** The worker pool that runs it (routing/offer.ts); the default pool when absent. */
+  pool: poolNameSchema.optional(),
+  /** Labels its worker must have, each `name` or `name=value`. */
+  labels: labelsSchema.optional(),
 });
 
 /**
@@ -149,6 +154,8 @@ export const dagSpecSchema = z.object({
   maxActiveRuns: z.number().int().min(1).max(LIMITS.maxMaxActiveRuns).default(DEFAULTS.maxActiveRuns),
   /** Overrides the cluster's fair-share cap for this DAG (fraction of the pool). */
   capFraction: z.number().gt(0).max(1).optional(),
+  /** Higher is served first when DAGs wait for the same free slots (fairshare/plan.ts); 0 when absent. */
+  priority: z.number().int().min(-1000).max(1000).optional(),
   paused: z.boolean().default(false),
   /**
    * The parameters a run takes: a manual trigger may set them, scheduled runs use the

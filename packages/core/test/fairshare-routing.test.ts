@@ -3,7 +3,12 @@ import { planDispatch, type FreeWorker, type ReadyJob } from '../src/fairshare/p
 import { needKey, needOf, offerFits, offerKey, unmetNeed, workerOfferSchema, type JobNeed, type WorkerOffer } from '../src/routing/offer';
 
 function jobs(prefix: string, count: number, need?: JobNeed): ReadyJob[] {
-  return Array.from({ length: count }, (_, i) => ({ jobId: `${prefix}-${String(i).padStart(5, '0')}`, priority: 0, readyAtMs: 1_000 + i, ...(need ? { need: needKey(need) } : {}) }));
+  return Array.from({ length: count }, (_, i) => ({
+    jobId: `${prefix}-${String(i).padStart(5, '0')}`,
+    priority: 0,
+    readyAtMs: 1_000 + i,
+    ...(need ? { need: needKey(need) } : {}),
+  }));
 }
 
 function fleet(prefix: string, count: number, free: number, offer?: WorkerOffer): FreeWorker[] {
@@ -77,13 +82,29 @@ describe('lending', () => {
   });
 
   it('lends nothing once the free slots are down to the reserve, and still serves a DAG under its cap from it', () => {
-    const plan = planDispatch({ dags: [{ dagId: 'fan', held: 80, ready: jobs('f', 500) }, { dagId: 'other', held: 0, ready: jobs('o', 3) }], poolSlots: 100, workers: fleet('w', 10, 1), capFraction: 0.3, lendReserve: 10 });
+    const plan = planDispatch({
+      dags: [
+        { dagId: 'fan', held: 80, ready: jobs('f', 500) },
+        { dagId: 'other', held: 0, ready: jobs('o', 3) },
+      ],
+      poolSlots: 100,
+      workers: fleet('w', 10, 1),
+      capFraction: 0.3,
+      lendReserve: 10,
+    });
     expect(plan.grants.filter((g) => g.dagId === 'fan')).toEqual([]);
     expect(plan.grants.filter((g) => g.dagId === 'other')).toHaveLength(3);
   });
 
   it('counts the whole pool free, not only the workers listed, against the reserve', () => {
-    const plan = planDispatch({ dags: [{ dagId: 'fan', held: 30, ready: jobs('f', 500) }], poolSlots: 100, workers: fleet('w', 5, 1), capFraction: 0.3, lendReserve: 10, poolFree: 12 });
+    const plan = planDispatch({
+      dags: [{ dagId: 'fan', held: 30, ready: jobs('f', 500) }],
+      poolSlots: 100,
+      workers: fleet('w', 5, 1),
+      capFraction: 0.3,
+      lendReserve: 10,
+      poolFree: 12,
+    });
     expect(plan.grants).toHaveLength(2);
     expect(plan.grants.every((g) => g.lent)).toBe(true);
   });
@@ -95,7 +116,15 @@ describe('lending', () => {
     ];
     const plan = planDispatch({ dags, poolSlots: 100, workers: fleet('w', 15, 1), capFraction: 0.3, lendReserve: 10, poolFree: 15 });
     expect(plan.grants.map((g) => g.dagId)).toEqual(['high', 'high', 'high', 'high', 'high']);
-    const scarce = planDispatch({ dags: [{ dagId: 'low', held: 0, ready: jobs('l', 5) }, { dagId: 'high', held: 0, ready: jobs('h', 5), priority: 1 }], poolSlots: 10, workers: fleet('w', 1, 1), capFraction: 1 });
+    const scarce = planDispatch({
+      dags: [
+        { dagId: 'low', held: 0, ready: jobs('l', 5) },
+        { dagId: 'high', held: 0, ready: jobs('h', 5), priority: 1 },
+      ],
+      poolSlots: 10,
+      workers: fleet('w', 1, 1),
+      capFraction: 1,
+    });
     expect(scarce.grants.map((g) => g.dagId)).toEqual(['high']);
   });
 });

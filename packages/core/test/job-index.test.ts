@@ -17,6 +17,8 @@ function job(id: string, dagId: string, state: JobState, over: Partial<MemJob> =
     fence: 0,
     holder: null,
     leasedAtMs: 0,
+    pool: 'default',
+    need: '',
     ...over,
   };
 }
@@ -124,5 +126,22 @@ describe('JobIndex', () => {
     index.add(job('1', 'a', 'ready'));
     expect(() => index.add(job('1', 'a', 'leased'))).toThrow(/job 1 is indexed once/);
     expect([index.readyCount(), index.leasedCount()]).toEqual([1, 0]);
+  });
+
+  it('counts a DAG per pool, so each pool caps it on its own', () => {
+    const index = new JobIndex();
+    index.add(job('1', 'a', 'leased'));
+    index.add(job('2', 'a', 'ready'));
+    index.add(job('3', 'a', 'ready', { pool: 'gpu', need: 'g' }));
+    const capOne = (): number => 1;
+    const view = index.dispatchView(0, capOne);
+    expect(view.map((d) => [d.pool, d.held, d.ready.map((r) => [r.jobId, r.need])])).toEqual([['gpu', 0, [['3', 'g']]]]);
+    expect(index.dispatchView(0).map((d) => [d.pool, d.held])).toEqual([
+      ['default', 1],
+      ['gpu', 0],
+    ]);
+    expect(index.cappedDags(capOne)).toBe(1);
+    index.setState(index.get('3')!, 'leased');
+    expect(index.heldByDag()).toEqual(new Map([['a', 2]]));
   });
 });

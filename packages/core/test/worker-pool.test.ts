@@ -75,9 +75,9 @@ describe('WorkerPool', () => {
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
     void pool.wait({ workerId: asWorkerId('a'), slots: 4, freeSlots: 1, waitMs: 25_000 }, () => undefined);
     pool.touch(asWorkerId('b'), 4);
-    expect(pool.waiting()).toEqual([{ workerId: 'a', free: 1 }]);
+    expect(pool.waiting().map(({ workerId, free }) => ({ workerId, free }))).toEqual([{ workerId: 'a', free: 1 }]);
     expect(pool.credit('a', 10)).toBe(true);
-    expect(pool.waiting()).toEqual([{ workerId: 'a', free: 4 }]);
+    expect(pool.waiting().map(({ workerId, free }) => ({ workerId, free }))).toEqual([{ workerId: 'a', free: 4 }]);
     expect(pool.credit('b', 1)).toBe(false);
     expect(pool.settle('a', 0, [job('j0')])).toBe(true);
     expect(pool.waiting()).toEqual([]);
@@ -89,7 +89,7 @@ describe('WorkerPool', () => {
     const first = pool.wait({ workerId: asWorkerId('a'), slots: 8, freeSlots: 6, waitMs: 25_000 }, () => undefined);
     // Round 1 plans 4 of the 6 free slots; round 2, planned while round 1 is out, sees 2.
     pool.reserve('a', 4);
-    expect(pool.waiting()).toEqual([{ workerId: 'a', free: 2 }]);
+    expect(pool.waiting().map(({ workerId, free }) => ({ workerId, free }))).toEqual([{ workerId: 'a', free: 2 }]);
     pool.reserve('a', 2);
     expect(pool.waiting()).toEqual([]);
     // Round 2's grant comes back first and answers the poll; round 1's leases arrive after.

@@ -9,6 +9,7 @@ import {
   jobOutputSchema,
   workerIdSchema as workerId,
   workerMetaSchema,
+  workerOfferSchema,
 } from '@fenceline/core';
 import { actAs, router, sessionKey, workerProcedure, publicProcedure } from './trpc';
 import { newSessionSecret } from './worker-credentials';
@@ -35,11 +36,18 @@ export const workerRouter = router({
   // A worker process registers with every node under one session: it may bring its own
   // secret (the worker sends the same one to each node), or take the one answered here.
   register: workerProcedure
-    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), meta: workerMetaSchema.default({}), session: session.optional() }))
+    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), offer: workerOfferSchema.optional(), meta: workerMetaSchema.default({}), session: session.optional() }))
     .mutation(async ({ ctx, input }) => {
       const secret = input.session ?? newSessionSecret();
       const workerId = actAs(ctx, input.workerId);
-      const answer = await ctx.node.register({ workerId, slots: input.slots, meta: input.meta, session: sessionKey(secret), credentialId: ctx.caller!.credentialId });
+      const answer = await ctx.node.register({
+        workerId,
+        slots: input.slots,
+        ...(input.offer ? { offer: input.offer } : {}),
+        meta: input.meta,
+        session: sessionKey(secret),
+        credentialId: ctx.caller!.credentialId,
+      });
       return { ...answer, session: secret };
     }),
 
@@ -51,6 +59,7 @@ export const workerRouter = router({
         slots: z.number().int().min(1).max(10_000),
         free: z.number().int().min(0).max(10_000),
         waitMs: z.number().int().min(0).max(120_000).optional(),
+        offer: workerOfferSchema.optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -67,7 +76,7 @@ export const workerRouter = router({
       const workerId = actAs(ctx, input.workerId);
       try {
         const jobs = await ctx.node.poll(
-          { workerId, session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs },
+          { workerId, session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs, ...(input.offer ? { offer: input.offer } : {}) },
           { onCancel: (fn) => (cancel = fn) },
         );
         // Leases granted in the moment the worker hung up would reach nobody: they go back

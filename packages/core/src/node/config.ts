@@ -12,6 +12,12 @@ export interface NodeConfig {
   leaseTtlMs: number;
   renewIntervalMs: number;
   capFraction: number;
+  /**
+   * Lending: a DAG at its cap may borrow idle slots of its pool while more than this
+   * fraction of the pool's slots stays free (the reserve, never lent). Null: no lending,
+   * the cap is strict.
+   */
+  lendReserveFraction: number | null;
   /** The longest a worker's poll is held open before it is answered empty. */
   pollWaitMs: number;
   /** A worker silent for longer than this leaves the pool. */
@@ -55,6 +61,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   leaseTtlMs: DEFAULTS.leaseTtlMs,
   renewIntervalMs: DEFAULTS.renewIntervalMs,
   capFraction: DEFAULTS.capFraction,
+  lendReserveFraction: null,
   pollWaitMs: 25_000,
   workerLiveWindowMs: 60_000,
   workerHeartbeatIntervalMs: 15_000,
@@ -107,6 +114,8 @@ export function checkNodeConfig(config: NodeConfig): NodeConfig {
     if (!Number.isInteger(value) || value < 0) problems.push(`${field} must be a whole number of at least 0, got ${value}`);
   }
   if (!(config.capFraction > 0 && config.capFraction <= 1)) problems.push(`capFraction must be in (0, 1], got ${config.capFraction}`);
+  const reserve = config.lendReserveFraction;
+  if (reserve !== null && !(reserve >= 0 && reserve < 1)) problems.push(`lendReserveFraction must be null or in [0, 1), got ${reserve}`);
   if (!(config.renewIntervalMs < config.leaseTtlMs)) {
     problems.push(`renewIntervalMs (${config.renewIntervalMs}) must be shorter than leaseTtlMs (${config.leaseTtlMs})`);
   }

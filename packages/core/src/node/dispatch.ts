@@ -7,6 +7,7 @@ import type { NodeContext } from './node-context';
 import { RELEASE_REASONS } from './revocation';
 import type { ShardLeader } from './shard-leader';
 import type { Assignment } from './worker-pool';
+import { keysFit } from '../routing/offer';
 
 /** What dispatch needs from the rest of the node. */
 export interface DispatchDeps {
@@ -128,38 +129,67 @@ export class Dispatcher {
       return null;
     }
     if (!c.pool.hasWaiters()) return null;
-    const poolSlots = c.pool.poolSlots();
-    const capOf = (fraction: number | undefined): number => capFor(poolSlots, fraction ?? c.config.capFraction);
-    const { dags, dagShard } = this.views(nowMs, capOf);
+    const capOf = (fraction: number | undefined, pool: string): number => capFor(c.pool.poolSlots(pool), fraction ?? c.config.capFraction);
+    const lendReserve = c.config.lendReserveFraction;
+    // A node that lends needs the DAGs at their cap too: they are the ones that borrow.
+    const { byPool, dagShard } = this.views(nowMs, lendReserve === null ? capOf : undefined);
     const cappedBefore = this.d.loadedLeaders().reduce((n, l) => n + l.cappedDags(capOf), 0);
     c.metrics.set('dags_capped', cappedBefore);
-    if (dags.length === 0) return null;
+    if (byPool.size === 0) return null;
     const rotation = this.rotation++;
     // Ties between equally free workers go differently on each node and in each round, so
     // the nodes do not all pick the same idle workers (each double fill is a hand-back).
     const tieSalt = (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0;
-    // The round can grant at most this many jobs, so it needs at most this many workers:
-    // the pool picks them in the planner's own order without listing the whole fleet.
-    let grantable = 0;
-    for (const d of dags) grantable += Math.min(d.ready.length, Math.max(0, capOf(d.capFraction) - d.held));
-    const workers = c.pool.bestWaiting(grantable, tieSalt);
-    if (workers.length === 0) return null;
-    const plan = planDispatch({ dags, poolSlots, workers, capFraction: c.config.capFraction, rotation, tieSalt });
+    const offers = c.pool.waitingOffers();
+    const plan: DispatchPlan<JobId, WorkerId> = { grants: [], capped: [] };
+    // Each pool is planned on its own: its cap is a fraction of its own live slots, and
+    // only its own workers may be granted its jobs.
+    for (const [pool, dags] of byPool) {
+      const poolSlots = c.pool.poolSlots(pool);
+      const poolFree = c.pool.freeIn(pool);
+      const reserve = lendReserve === null ? undefined : Math.ceil(lendReserve * poolSlots - 1e-9);
+      // The round can grant at most this many jobs, so it needs at most this many workers
+      // of each offer: the pool picks them in the planner's own order without listing the
+      // whole fleet.
+      let grantable = 0;
+      for (const d of dags) grantable += reserve === undefined ? Math.min(d.ready.length, Math.max(0, capOf(d.capFraction, pool) - d.held)) : d.ready.length;
+      grantable = Math.min(grantable, poolFree);
+      const workers = offers.filter((o) => o.offer.pool === pool).flatMap((o) => c.pool.bestWaiting(grantable, tieSalt, o.key));
+      if (workers.length === 0) continue;
+      const part = planDispatch({
+        dags,
+        poolSlots,
+        workers,
+        capFraction: c.config.capFraction,
+        rotation,
+        tieSalt,
+        fits: keysFit,
+        ...(reserve === undefined ? {} : { lendReserve: reserve, poolFree }),
+      });
+      plan.grants.push(...part.grants);
+      plan.capped.push(...part.capped);
+    }
     c.metrics.set('dags_capped', cappedBefore + plan.capped.length);
+    c.metrics.inc('leases_lent_total', plan.grants.filter((g) => g.lent).length);
     return plan.grants.length === 0 ? null : { plan, dagShard };
   }
 
-  /** Every leader's fair-share view, and which leader owns each DAG in it. */
-  private views(nowMs: number, capOf: (fraction: number | undefined) => number): { dags: DispatchDag<JobId>[]; dagShard: Map<string, ShardLeader> } {
+  /** Every leader's fair-share view, per pool, and which leader owns each DAG in it. */
+  private views(
+    nowMs: number,
+    capOf: ((fraction: number | undefined, pool: string) => number) | undefined,
+  ): { byPool: Map<string, DispatchDag<JobId>[]>; dagShard: Map<string, ShardLeader> } {
     const dagShard = new Map<string, ShardLeader>();
-    const dags: DispatchDag<JobId>[] = [];
+    const byPool = new Map<string, DispatchDag<JobId>[]>();
     for (const leader of this.d.loadedLeaders()) {
       for (const view of leader.dispatchView(nowMs, capOf)) {
         dagShard.set(view.dagId, leader);
-        dags.push(view);
+        let list = byPool.get(view.pool);
+        if (!list) byPool.set(view.pool, (list = []));
+        list.push(view);
       }
     }
-    return { dags, dagShard };
+    return { byPool, dagShard };
   }
 
   /** The plan's grants per leader, and how many each worker was planned. */

@@ -2,6 +2,7 @@ import { assert } from '../assert';
 import type { DagId, JobId, RunId, WorkerId } from '../ids';
 import type { JobState } from '../model';
 import type { DispatchDag, ReadyJob } from '../fairshare/plan';
+import { DEFAULT_POOL } from '../routing/offer';
 
 /** A job of an active run, as the leader keeps it in memory. */
 export interface MemJob {
@@ -16,6 +17,26 @@ export interface MemJob {
   fence: number;
   holder: WorkerId | null;
   leasedAtMs: number;
+  /** The pool its task runs in (routing/offer.ts): its DAG's fair share is counted per pool. */
+  pool: string;
+  /** needKey of its task: which workers may run it. */
+  need: string;
+}
+
+/** A DAG's jobs of one pool: the unit the fair-share cap counts. */
+interface Share<T> {
+  dagId: string;
+  pool: string;
+  jobs: T;
+}
+
+function shareKey(job: MemJob): string {
+  return job.pool === DEFAULT_POOL ? job.dagId : `${job.dagId}\u0000${job.pool}`;
+}
+
+/** A DAG's view for dispatch: its ready jobs and held leases in one pool. */
+export interface PoolDispatchDag<J extends string> extends DispatchDag<J> {
+  pool: string;
 }
 
 /**
@@ -26,12 +47,14 @@ export interface MemJob {
  */
 export class JobIndex {
   private readonly jobs = new Map<string, MemJob>();
-  private readonly ready = new Map<string, Map<string, MemJob>>();
+  /** Ready jobs per DAG and pool (shareKey). */
+  private readonly ready = new Map<string, Share<Map<string, MemJob>>>();
   /** Ready jobs that may still be in their retry backoff: the only ones a wake-up is for. */
   private readonly backingOff = new Set<MemJob>();
-  /** Jobs leased right now, per DAG: the fair-share count, kept as sets so it cannot drift. */
-  private readonly leased = new Map<string, Set<string>>();
+  /** Jobs leased right now, per DAG and pool: the fair-share count, kept as sets so it cannot drift. */
+  private readonly leased = new Map<string, Share<Set<string>>>();
   private readonly capFraction = new Map<string, number | undefined>();
+  private readonly priority = new Map<string, number>();
 
   get(jobId: string): MemJob | undefined {
     return this.jobs.get(jobId);
@@ -60,16 +83,18 @@ export class JobIndex {
   /** The one place a job changes state. */
   setState(job: MemJob, state: JobState): void {
     if (job.state === 'leased') {
-      const set = this.leased.get(job.dagId);
-      set?.delete(job.id);
-      if (set?.size === 0) this.leased.delete(job.dagId);
+      const key = shareKey(job);
+      const share = this.leased.get(key);
+      share?.jobs.delete(job.id);
+      if (share?.jobs.size === 0) this.leased.delete(key);
     }
     if (job.state === 'ready') this.dropReady(job);
     job.state = state;
     if (state === 'leased') {
-      let set = this.leased.get(job.dagId);
-      if (!set) this.leased.set(job.dagId, (set = new Set()));
-      set.add(job.id);
+      const key = shareKey(job);
+      let share = this.leased.get(key);
+      if (!share) this.leased.set(key, (share = { dagId: job.dagId, pool: job.pool, jobs: new Set() }));
+      share.jobs.add(job.id);
     }
     if (state === 'ready') this.addReady(job);
   }
@@ -81,14 +106,17 @@ export class JobIndex {
     if (nextAttemptAtMs > 0) this.backingOff.add(job);
   }
 
-  /** The DAG's share of the pool, as its latest running version says. */
-  setCapFraction(dagId: string, capFraction: number | undefined): void {
+  /** The DAG's share of the pool and its priority, as its latest running version says. */
+  setCapFraction(dagId: string, capFraction: number | undefined, priority = 0): void {
     this.capFraction.set(dagId, capFraction);
+    if (priority === 0) this.priority.delete(dagId);
+    else this.priority.set(dagId, priority);
   }
 
   /** A DAG with no active run left has no job here either: what is kept per DAG goes. */
   forgetDag(dagId: string): void {
     this.capFraction.delete(dagId);
+    this.priority.delete(dagId);
   }
 
   /** Jobs believed leased since before `cutoffMs`, in the order they were indexed. */
@@ -98,24 +126,31 @@ export class JobIndex {
     return stale;
   }
 
-  /** The fair-share view of the shard: ready jobs past their backoff and held leases per DAG. */
-  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag<JobId>[] {
-    const out: DispatchDag<JobId>[] = [];
-    for (const [dagId, jobs] of this.ready) {
-      // A DAG already at its cap can be granted nothing; skip copying its ready jobs.
-      if (capOf && this.held(dagId) >= capOf(this.capFraction.get(dagId))) continue;
+  /**
+   * The fair-share view of the shard: per DAG and pool, ready jobs past their backoff and
+   * held leases. With `capOf`, a DAG already at its cap in a pool is left out (it can be
+   * granted nothing there, so its ready jobs are not copied); a node that lends idle slots
+   * passes none.
+   */
+  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined, pool: string) => number): PoolDispatchDag<JobId>[] {
+    const out: PoolDispatchDag<JobId>[] = [];
+    for (const [key, share] of this.ready) {
+      const { dagId, pool } = share;
+      const held = this.held(key);
+      if (capOf && held >= capOf(this.capFraction.get(dagId), pool)) continue;
       const ready: ReadyJob<JobId>[] = [];
-      for (const job of jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs });
+      for (const job of share.jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs, need: job.need });
       if (ready.length === 0) continue;
-      out.push({ dagId, held: this.held(dagId), capFraction: this.capFraction.get(dagId), ready });
+      const priority = this.priority.get(dagId);
+      out.push({ dagId, pool, held, capFraction: this.capFraction.get(dagId), ...(priority === undefined ? {} : { priority }), ready });
     }
     return out;
   }
 
-  /** DAGs with ready jobs that hold their whole cap: they wait for fair share, not for workers. */
-  cappedDags(capOf: (capFraction: number | undefined) => number): number {
+  /** DAGs (counted once per pool) with ready jobs that hold their whole cap: they wait for fair share, not for workers. */
+  cappedDags(capOf: (capFraction: number | undefined, pool: string) => number): number {
     let n = 0;
-    for (const dagId of this.ready.keys()) if (this.held(dagId) >= capOf(this.capFraction.get(dagId))) n++;
+    for (const [key, share] of this.ready) if (this.held(key) >= capOf(this.capFraction.get(share.dagId), share.pool)) n++;
     return n;
   }
 
@@ -131,38 +166,43 @@ export class JobIndex {
     return min;
   }
 
+  /** Leases held per DAG, over all its pools. */
   heldByDag(): Map<string, number> {
-    return new Map([...this.leased].map(([dagId, jobs]) => [dagId, jobs.size]));
+    const out = new Map<string, number>();
+    for (const share of this.leased.values()) out.set(share.dagId, (out.get(share.dagId) ?? 0) + share.jobs.size);
+    return out;
   }
 
   readyCount(): number {
     let n = 0;
-    for (const m of this.ready.values()) n += m.size;
+    for (const share of this.ready.values()) n += share.jobs.size;
     return n;
   }
 
   leasedCount(): number {
     let n = 0;
-    for (const v of this.leased.values()) n += v.size;
+    for (const share of this.leased.values()) n += share.jobs.size;
     return n;
   }
 
-  private held(dagId: string): number {
-    return this.leased.get(dagId)?.size ?? 0;
+  private held(key: string): number {
+    return this.leased.get(key)?.jobs.size ?? 0;
   }
 
   private addReady(job: MemJob): void {
-    let m = this.ready.get(job.dagId);
-    if (!m) this.ready.set(job.dagId, (m = new Map()));
-    m.set(job.id, job);
+    const key = shareKey(job);
+    let share = this.ready.get(key);
+    if (!share) this.ready.set(key, (share = { dagId: job.dagId, pool: job.pool, jobs: new Map() }));
+    share.jobs.set(job.id, job);
     if (job.nextAttemptAtMs > 0) this.backingOff.add(job);
   }
 
   private dropReady(job: MemJob): void {
     this.backingOff.delete(job);
-    const m = this.ready.get(job.dagId);
-    if (!m) return;
-    m.delete(job.id);
-    if (m.size === 0) this.ready.delete(job.dagId);
+    const key = shareKey(job);
+    const share = this.ready.get(key);
+    if (!share) return;
+    share.jobs.delete(job.id);
+    if (share.jobs.size === 0) this.ready.delete(key);
   }
 }

@@ -5,6 +5,7 @@ import type { JobRow, JobState, RunRow } from '../model';
 import type { DagSpec } from '../spec';
 import type { Grant, GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
 import { RunMachine } from '../run/machine';
+import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
 import { JobIndex, type MemJob } from './job-index';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
@@ -114,11 +115,12 @@ export class LeaderState {
     let active = this.runsByDag.get(row.dagId);
     if (!active) this.runsByDag.set(row.dagId, (active = new Set()));
     active.add(row.id);
-    this.index.setCapFraction(row.dagId, spec.capFraction);
+    this.index.setCapFraction(row.dagId, spec.capFraction, spec.priority);
     const nowMs = this.deps.clock.nowMs();
+    const routes = routesOf(spec);
     for (const j of jobs) {
       run.jobIdByTask.set(j.taskId, j.id);
-      this.index.add(memJob(j, nowMs));
+      this.index.add(memJob(j, nowMs, routes.get(j.taskId) ?? DEFAULT_ROUTE));
     }
     return run;
   }
@@ -158,8 +160,32 @@ export class LeaderState {
   }
 }
 
-function memJob(j: JobRow, nowMs: number): MemJob {
+interface Route {
+  pool: string;
+  need: string;
+}
+
+const DEFAULT_ROUTE: Route = { pool: DEFAULT_POOL, need: needKey(needOf({ type: 'noop' })) };
+
+/** Each task's pool and need key, computed once per spec (a spec is immutable once stored). */
+const routeCache = new WeakMap<DagSpec, Map<string, Route>>();
+function routesOf(spec: DagSpec): Map<string, Route> {
+  let routes = routeCache.get(spec);
+  if (!routes) {
+    routes = new Map();
+    for (const task of spec.tasks) {
+      const need = needOf(task);
+      routes.set(task.id, { pool: need.pool, need: needKey(need) });
+    }
+    routeCache.set(spec, routes);
+  }
+  return routes;
+}
+
+function memJob(j: JobRow, nowMs: number, route: Route): MemJob {
   return {
+    pool: route.pool,
+    need: route.need,
     id: j.id,
     runId: j.runId,
     dagId: j.dagId,

@@ -6,9 +6,8 @@ import type { BackfillRow, JobRow, RunRow } from '../model';
 import type { DueDag, Grant, GrantedLease, LeaderStore, LeaderToken, SweptJob } from '../store';
 import { graphIndexOf } from '../dag/graph';
 import { unlessUnavailable } from '../unavailable';
-import type { DispatchDag } from '../fairshare/plan';
 import { BackfillSteps } from './backfill-steps';
-import type { MemJob } from './job-index';
+import type { MemJob, PoolDispatchDag } from './job-index';
 import { LeaderState, type LeaderDeps, type MemRun } from './leader-state';
 import { LeaderSync, type EndedRow } from './leader-sync';
 import { RunFinish } from './run-finish';
@@ -140,12 +139,12 @@ export class ShardLeader {
   // ---- dispatch ----------------------------------------------------------------
 
   /** The fair-share view of this shard: ready jobs and held leases per DAG. */
-  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined) => number): DispatchDag<JobId>[] {
+  dispatchView(nowMs: number, capOf?: (capFraction: number | undefined, pool: string) => number): PoolDispatchDag<JobId>[] {
     return this.s.index.dispatchView(nowMs, capOf);
   }
 
   /** DAGs with ready jobs that hold their whole cap: they wait for fair share, not for workers. */
-  cappedDags(capOf: (capFraction: number | undefined) => number): number {
+  cappedDags(capOf: (capFraction: number | undefined, pool: string) => number): number {
     return this.s.index.cappedDags(capOf);
   }
 

@@ -3,6 +3,7 @@ import type { DagId, JobId, RunId, WorkerId } from '../ids';
 import type { Timers, Clock } from '../clock';
 import { Heap } from '../heap';
 import { tieKey, type FreeWorker } from '../fairshare/plan';
+import { DEFAULT_OFFER, offerKey, type WorkerOffer } from '../routing/offer';
 
 /** A job handed to a worker, with everything it needs to run and fence its writes. */
 /** A worker's long poll: who it is, its slots, how many of them are free, and how long it waits. */
@@ -11,6 +12,8 @@ export interface PollRequest {
   slots: number;
   freeSlots: number;
   waitMs: number;
+  /** What it can run; a poll without one keeps what the worker offered before (the default offer at first). */
+  offer?: WorkerOffer;
 }
 
 export interface Assignment {
@@ -53,6 +56,9 @@ interface Waiter {
 interface KnownWorker {
   id: WorkerId;
   slots: number;
+  offer: WorkerOffer;
+  /** offerKey(offer): the file it waits in, and the pool its slots count towards is offer.pool. */
+  offerKey: string;
   lastSeenMs: number;
   waiter: Waiter | null;
   /** Free slots promised to dispatch rounds whose grant statement is still out. */
@@ -98,16 +104,19 @@ export class WorkerPool {
   /** Workers with an open poll, so a dispatch round does not walk the whole fleet. */
   private readonly waiters = new Set<KnownWorker>();
   /**
-   * Waiting workers filed by their free slots not yet promised to a round, so a round
-   * takes the G workers it can use without looking at the others (see bestWaiting).
+   * Waiting workers filed by what they offer and then by their free slots not yet promised
+   * to a round, so a round takes the G workers of an offer it can use without looking at
+   * the others (see bestWaiting).
    */
-  private readonly byFree = new Map<number, KnownWorker[]>();
+  private readonly byOffer = new Map<string, { offer: WorkerOffer; byFree: Map<number, KnownWorker[]> }>();
   /**
    * Slots of live workers, kept up to date as workers are seen and as they fall silent,
    * because every dispatch round reads it: recounting ten thousand workers each time (or
    * each second of a simulated day) would cost more than the round.
    */
   private liveSlots = 0;
+  /** The same, per pool: each pool's fair-share cap is a fraction of its own live slots. */
+  private readonly liveSlotsByPool = new Map<string, number>();
   /** Each counted worker once, by when it was last seen: the next one that may fall silent on top. */
   private readonly liveness = new Heap<LivenessCheck>((a, b) => a.seenMs < b.seenMs);
 
@@ -136,7 +145,7 @@ export class WorkerPool {
     worker.lastSeenMs = this.clock.nowMs();
     if (!worker.counted) {
       worker.counted = true;
-      this.liveSlots += worker.slots;
+      this.countLive(worker.offer.pool, worker.slots);
     }
     if (!worker.checked) {
       worker.checked = true;
@@ -144,17 +153,45 @@ export class WorkerPool {
     }
   }
 
-  /** Registers or refreshes a worker without waiting (on register and on every request). */
-  touch(workerId: WorkerId, slots: number): void {
+  /** Adds `n` (or takes it away, negative) to the live slots of a pool and of the fleet. */
+  private countLive(pool: string, n: number): void {
+    this.liveSlots += n;
+    const left = (this.liveSlotsByPool.get(pool) ?? 0) + n;
+    if (left === 0) this.liveSlotsByPool.delete(pool);
+    else this.liveSlotsByPool.set(pool, left);
+  }
+
+  /**
+   * Registers or refreshes a worker without waiting (on register and on every request).
+   * An offer, when given, replaces the one it made before; its slots move to the new pool.
+   */
+  touch(workerId: WorkerId, slots: number, offer?: WorkerOffer): void {
     const known = this.workers.get(workerId);
     if (known) {
-      if (known.counted) this.liveSlots += slots - known.slots;
+      const key = offer ? offerKey(offer) : known.offerKey;
+      if (known.counted) {
+        this.countLive(known.offer.pool, -known.slots);
+        this.countLive(offer?.pool ?? known.offer.pool, slots);
+      }
       known.slots = slots;
+      if (offer && key !== known.offerKey) {
+        // Out of the old offer's file before the key changes, into the new one after.
+        const waiter = known.waiter;
+        known.waiter = null;
+        this.file(known);
+        known.offer = offer;
+        known.offerKey = key;
+        known.waiter = waiter;
+        this.file(known);
+      }
       this.markSeen(known);
     } else {
+      const given = offer ?? DEFAULT_OFFER;
       const worker: KnownWorker = {
         id: workerId,
         slots,
+        offer: given,
+        offerKey: offerKey(given),
         lastSeenMs: 0,
         waiter: null,
         reserved: 0,
@@ -176,7 +213,7 @@ export class WorkerPool {
    */
   wait(poll: PollRequest, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     const { workerId, slots, freeSlots: free, waitMs } = poll;
-    this.touch(workerId, slots);
+    this.touch(workerId, slots, poll.offer);
     const worker = this.workers.get(workerId)!;
     this.answer(worker, []);
     // Leases granted for an earlier poll of this worker go out at once, whatever its free
@@ -221,9 +258,24 @@ export class WorkerPool {
     const out: FreeWorker<WorkerId>[] = [];
     for (const w of this.waiters) {
       const free = (w.waiter?.free ?? 0) - w.reserved;
-      if (free > 0) out.push({ workerId: w.id, free });
+      if (free > 0) out.push({ workerId: w.id, free, offer: w.offerKey });
     }
     return out;
+  }
+
+  /** The offers of the workers waiting right now, by key, with their pools. */
+  waitingOffers(): { key: string; offer: WorkerOffer }[] {
+    return [...this.byOffer].map(([key, { offer }]) => ({ key, offer }));
+  }
+
+  /** Free slots not yet promised to a round, of every worker of `pool` waiting here. */
+  freeIn(pool: string): number {
+    let n = 0;
+    for (const { offer, byFree } of this.byOffer.values()) {
+      if (offer.pool !== pool) continue;
+      for (const [free, file] of byFree) n += free * file.length;
+    }
+    return n;
   }
 
   /**
@@ -237,15 +289,16 @@ export class WorkerPool {
    * last), so the plan is the one the whole list would give, and a round costs O(G) plus
    * the number of distinct free counts, however many workers wait.
    */
-  bestWaiting(limit: number, salt: number): FreeWorker<WorkerId>[] {
+  bestWaiting(limit: number, salt: number, offer: string = offerKey(DEFAULT_OFFER)): FreeWorker<WorkerId>[] {
     const out: FreeWorker<WorkerId>[] = [];
-    if (limit <= 0) return out;
-    const counts = [...this.byFree.keys()].sort((a, b) => b - a);
+    const byFree = this.byOffer.get(offer)?.byFree;
+    if (limit <= 0 || !byFree) return out;
+    const counts = [...byFree.keys()].sort((a, b) => b - a);
     for (const free of counts) {
-      const file = this.byFree.get(free)!;
+      const file = byFree.get(free)!;
       const n = file.length;
       const start = tieKey(free, salt) % n;
-      for (let rank = 0; rank < n && out.length < limit; rank++) out.push({ workerId: file[(start + rank) % n]!.id, free, tie: rank });
+      for (let rank = 0; rank < n && out.length < limit; rank++) out.push({ workerId: file[(start + rank) % n]!.id, free, tie: rank, offer });
       if (out.length >= limit) break;
     }
     return out;
@@ -256,18 +309,22 @@ export class WorkerPool {
     const free = worker.waiter && this.workers.get(worker.id) === worker ? Math.max(0, worker.waiter.free - worker.reserved) : 0;
     if (free === worker.filedFree) return;
     if (worker.filedFree > 0) {
-      const file = this.byFree.get(worker.filedFree)!;
+      const files = this.byOffer.get(worker.offerKey)!;
+      const file = files.byFree.get(worker.filedFree)!;
       const last = file.pop()!;
       if (last !== worker) {
         file[worker.filedAt] = last;
         last.filedAt = worker.filedAt;
       }
-      if (file.length === 0) this.byFree.delete(worker.filedFree);
+      if (file.length === 0) files.byFree.delete(worker.filedFree);
+      if (files.byFree.size === 0) this.byOffer.delete(worker.offerKey);
     }
     worker.filedFree = free;
     if (free > 0) {
-      let file = this.byFree.get(free);
-      if (!file) this.byFree.set(free, (file = []));
+      let files = this.byOffer.get(worker.offerKey);
+      if (!files) this.byOffer.set(worker.offerKey, (files = { offer: worker.offer, byFree: new Map() }));
+      let file = files.byFree.get(free);
+      if (!file) files.byFree.set(free, (file = []));
       worker.filedAt = file.length;
       file.push(worker);
     }
@@ -337,23 +394,23 @@ export class WorkerPool {
     return this.workers.get(workerId)?.waiter != null;
   }
 
-  live(): { id: WorkerId; slots: number; lastSeenMs: number; waiting: boolean }[] {
+  live(): { id: WorkerId; slots: number; lastSeenMs: number; waiting: boolean; offer: WorkerOffer }[] {
     const cutoff = this.clock.nowMs() - this.liveWindowMs;
     const out = [];
     for (const w of this.workers.values()) {
       // A worker blocked in a poll is live even if its poll started long ago.
-      if (w.waiter || w.lastSeenMs >= cutoff) out.push({ id: w.id, slots: w.slots, lastSeenMs: w.lastSeenMs, waiting: w.waiter != null });
+      if (w.waiter || w.lastSeenMs >= cutoff) out.push({ id: w.id, slots: w.slots, lastSeenMs: w.lastSeenMs, waiting: w.waiter != null, offer: w.offer });
     }
     return out;
   }
 
   /**
-   * Slots of live workers: the pool the fair-share cap is a fraction of. Only workers whose
+   * Slots of live workers (of one pool, or of all): what the fair-share cap is a fraction of. Only workers whose
    * last sighting has left the live window are looked at: one seen since goes back on the
    * heap under its new time, one waiting in a poll stays live (answering the poll sees it
    * again), and the rest leave the count.
    */
-  poolSlots(): number {
+  poolSlots(pool?: string): number {
     const cutoff = this.clock.nowMs() - this.liveWindowMs;
     for (let top = this.liveness.peek(); top && top.seenMs < cutoff; top = this.liveness.peek()) {
       this.liveness.pop();
@@ -365,10 +422,10 @@ export class WorkerPool {
         this.liveness.push({ worker, seenMs: worker.lastSeenMs });
       } else if (!worker.waiter && worker.counted) {
         worker.counted = false;
-        this.liveSlots -= worker.slots;
+        this.countLive(worker.offer.pool, -worker.slots);
       }
     }
-    return this.liveSlots;
+    return pool === undefined ? this.liveSlots : (this.liveSlotsByPool.get(pool) ?? 0);
   }
 
   /** Drops workers silent for longer than the live window; returns their ids. */
@@ -379,7 +436,7 @@ export class WorkerPool {
       if (!w.waiter && w.lastSeenMs < cutoff && w.outbox.length === 0) {
         this.workers.delete(w.id);
         gone.push(w.id);
-        if (w.counted) this.liveSlots -= w.slots;
+        if (w.counted) this.countLive(w.offer.pool, -w.slots);
         w.counted = false;
       }
     }

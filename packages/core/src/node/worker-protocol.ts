@@ -9,6 +9,7 @@ import { releaseReason, type ReleaseCause } from './revocation';
 import { answerFor, isFencedRefusal, reasonOf, refusalReason, workerRefusal } from './refusals';
 import type { ShardLeader } from './shard-leader';
 import type { PollItem, PollRequest } from './worker-pool';
+import type { WorkerOffer } from '../routing/offer';
 
 /** What the worker protocol needs from the rest of the node. */
 export interface ProtocolDeps {
@@ -28,6 +29,8 @@ export interface WorkerSessionRef {
 
 export interface RegisterInput extends WorkerSessionRef {
   slots: number;
+  /** What it can run; the default offer when absent. */
+  offer?: WorkerOffer;
   meta?: Record<string, unknown>;
   /** The credential the worker authenticated with; null in development mode. */
   credentialId: string | null;
@@ -73,10 +76,17 @@ export class WorkerProtocol {
     const { c } = this;
     const { workerId, slots } = input;
     if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`, { field: 'slots' });
-    c.pool.touch(workerId, slots);
+    c.pool.touch(workerId, slots, input.offer);
     c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots, credentialId: input.credentialId } });
     return c.store
-      .registerWorker({ id: workerId, slots, nodeId: c.nodeId, meta: input.meta ?? {}, session: input.session, credentialId: input.credentialId })
+      .registerWorker({
+        id: workerId,
+        slots,
+        nodeId: c.nodeId,
+        meta: input.offer ? { ...input.meta, offer: input.offer } : (input.meta ?? {}),
+        session: input.session,
+        credentialId: input.credentialId,
+      })
       .then(() => this.sessions.set(workerId, input.session))
       .then(() => ({ nodeId: c.nodeId, leaseTtlMs: c.config.leaseTtlMs, renewIntervalMs: c.config.renewIntervalMs, pollWaitMs: c.config.pollWaitMs }));
   }
@@ -90,7 +100,7 @@ export class WorkerProtocol {
     await this.checkSession(poll.workerId, poll.session);
     const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);
     // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
-    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs };
+    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs, ...(poll.offer ? { offer: poll.offer } : {}) };
     return c.pool.wait(request, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
   }
 

@@ -32,7 +32,10 @@ export const workerOfferSchema = z.object({
   pool: poolNameSchema.default(DEFAULT_POOL),
   labels: labelsSchema.default([]),
   /** Job types it runs; `shell` only if shell is allowed on it. */
-  types: z.array(z.string().min(1).max(128)).max(1_000).default([...ALWAYS_RUN_TYPES]),
+  types: z
+    .array(z.string().min(1).max(128))
+    .max(1_000)
+    .default([...ALWAYS_RUN_TYPES]),
 });
 export type WorkerOffer = z.output<typeof workerOfferSchema>;
 
@@ -82,4 +85,25 @@ export function unmetNeed(need: JobNeed, offers: readonly WorkerOffer[]): string
   if (labelled.length === 0) return `no live worker in pool \`${need.pool}\` has labels ${need.labels.join(', ')}`;
   const what = need.labels.length > 0 ? `in pool \`${need.pool}\` with labels ${need.labels.join(', ')}` : `in pool \`${need.pool}\``;
   return need.type === 'shell' ? `no live worker ${what} allows shell` : `no live worker ${what} runs type \`${need.type}\``;
+}
+
+const keyFitCache = new Map<string, boolean>();
+
+/**
+ * offerFits over the keys the planner carries (needKey, offerKey), remembered: a dispatch
+ * asks it once per distinct need and offer, and a fleet has few of either.
+ */
+export function keysFit(need: string, offer: string): boolean {
+  const both = `${need}\u0001${offer}`;
+  let fit = keyFitCache.get(both);
+  if (fit === undefined) {
+    const [needPool, type, needLabels] = need.split('\u0000');
+    const [offerPool, types, offerLabels] = offer.split('\u0000');
+    const has = (list: string | undefined, item: string): boolean => (list ?? '').split(',').includes(item);
+    fit = needPool === offerPool && has(types, type ?? '') && (needLabels ? needLabels.split(',').every((l) => has(offerLabels, l)) : true);
+    // Keys are few; the bound only guards a fleet whose offers keep changing.
+    if (keyFitCache.size > 10_000) keyFitCache.clear();
+    keyFitCache.set(both, fit);
+  }
+  return fit;
 }

@@ -3,6 +3,7 @@ import type { JobId, WorkerId } from '../ids';
 import type { Assignment, PollItem } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome, UpstreamOutput } from '../store';
+import type { WorkerOffer } from '../routing/offer';
 
 /**
  * What the worker core needs from the wire: the scheduler's worker protocol, one call per
@@ -13,9 +14,10 @@ import type { RenewOutcome, UpstreamOutput } from '../store';
 export interface WorkerTransport {
   /** The scheduler nodes, numbered 0..nodeCount-1; a job's writes go first to the node that delivered it. */
   readonly nodeCount: number;
-  register(node: number, req: { workerId: WorkerId; slots: number }): Promise<LeaseTiming>;
+  /** `offer` says what the worker can run; a node routes to it only jobs the offer covers. */
+  register(node: number, req: { workerId: WorkerId; slots: number; offer?: WorkerOffer }): Promise<LeaseTiming>;
   /** A long poll, open until the node hands this worker jobs or answers empty after `waitMs`. */
-  poll(node: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll;
+  poll(node: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number; offer?: WorkerOffer }): OpenPoll;
   /** Renews leases; a lease's `log` is the job's lines since its last renewal, appended to its streamed log if the renewal lands. */
   renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]>;
   /** Many successful results in one call, each fenced and answered on its own, in order. */

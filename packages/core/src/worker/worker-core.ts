@@ -1,3 +1,4 @@
+import type { WorkerOffer } from '../routing/offer';
 import { FencelineError, LeaseLostError } from '../errors';
 import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
@@ -79,6 +80,11 @@ export class WorkerCore {
     return Math.max(0, this.deps.slots - (this.running.size - this.finishing));
   }
 
+  /** The offer field of a register or poll: left out for a worker that makes the default offer. */
+  private offerField(): { offer?: WorkerOffer } {
+    return this.deps.offer ? { offer: this.deps.offer } : {};
+  }
+
   /** Jobs in the slots, their results being written included. */
   get busy(): number {
     return this.running.size;
@@ -158,7 +164,7 @@ export class WorkerCore {
   private async registerWith(i: number): Promise<void> {
     for (let attempt = 0; !this.stopping; attempt++) {
       try {
-        this.renewals.timing = await this.deps.transport.register(i, { workerId: this.deps.workerId, slots: this.deps.slots });
+        this.renewals.timing = await this.deps.transport.register(i, { workerId: this.deps.workerId, slots: this.deps.slots, ...this.offerField() });
         return;
       } catch (err) {
         if (err instanceof FencelineError) throw err;
@@ -178,7 +184,7 @@ export class WorkerCore {
         await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
         continue;
       }
-      const poll = this.deps.transport.poll(i, { workerId: this.deps.workerId, slots: this.deps.slots, free: this.free, waitMs: this.deps.pollWaitMs });
+      const poll = this.deps.transport.poll(i, { workerId: this.deps.workerId, slots: this.deps.slots, free: this.free, waitMs: this.deps.pollWaitMs, ...this.offerField() });
       this.polls.set(i, poll);
       try {
         const jobs = await poll.answer;

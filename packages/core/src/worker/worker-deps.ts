@@ -1,6 +1,7 @@
 import type { Clock, Timers } from '../clock';
 import type { WorkerId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
+import type { WorkerOffer } from '../routing/offer';
 import type { JobExecutor, WorkerLog, WorkerStats, WorkerTransport } from './protocol';
 import type { RenewalAgent } from './renewals';
 import type { BatchLimits } from './result-batch';
@@ -9,6 +10,8 @@ import type { BatchLimits } from './result-batch';
 export interface WorkerCoreDeps {
   workerId: WorkerId;
   slots: number;
+  /** What it can run (pool, labels, job types), sent on register and on every poll; the default offer when absent. */
+  offer?: WorkerOffer;
   clock: Clock;
   timers: Timers;
   transport: WorkerTransport;

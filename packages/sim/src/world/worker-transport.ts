@@ -9,6 +9,7 @@ import {
   type WorkerId,
   type WorkerTransport,
   type UpstreamOutput,
+  type WorkerOffer,
 } from '@fenceline/core';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, holdOver, LinkError, type CallLabels, type Link } from './link';
@@ -77,14 +78,21 @@ export class SimWorkerTransport implements WorkerTransport {
     return this.o.hosts.length;
   }
 
-  register(i: number, req: { workerId: WorkerId; slots: number }) {
-    return this.call(i, this.labels[i]!.register, (node) => node.register({ workerId: req.workerId, slots: req.slots, session: this.o.session, credentialId: null }));
+  register(i: number, req: { workerId: WorkerId; slots: number; offer?: WorkerOffer }) {
+    return this.call(i, this.labels[i]!.register, (node) =>
+      node.register({ workerId: req.workerId, slots: req.slots, ...(req.offer ? { offer: req.offer } : {}), session: this.o.session, credentialId: null }),
+    );
   }
 
-  poll(i: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number }): OpenPoll {
+  poll(i: number, req: { workerId: WorkerId; slots: number; free: number; waitMs: number; offer?: WorkerOffer }): OpenPoll {
     const host = this.o.hosts[i]!;
     const held = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: req.waitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
-      onNode(host, (node) => node.poll({ workerId: req.workerId, session: this.o.session, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS }, hangUp)),
+      onNode(host, (node) =>
+        node.poll(
+          { workerId: req.workerId, session: this.o.session, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS, ...(req.offer ? { offer: req.offer } : {}) },
+          hangUp,
+        ),
+      ),
     );
     return {
       answer: held.promise,

@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDagId, parseWorkerId, SchedulerNode, workerOfferSchema, type Assignment, type PollItem, type Timers, type WorkerOffer } from '@fenceline/core';
+import { MemoryStore } from '../src/store/memory-store';
+
+const timers: Timers = {
+  after(delayMs, fn) {
+    const t = setTimeout(fn, delayMs);
+    return () => clearTimeout(t);
+  },
+};
+
+const nodes: SchedulerNode[] = [];
+afterEach(async () => {
+  for (const node of nodes.splice(0)) await node.stop();
+});
+
+async function leadingNode(config: { lendReserveFraction?: number | null; capFraction?: number } = {}) {
+  const store = new MemoryStore({ nowMs: () => Date.now() });
+  await store.initCluster(1);
+  const node = new SchedulerNode({
+    nodeId: 'n1',
+    store,
+    clock: { nowMs: () => Date.now() },
+    timers,
+    config: { shardCount: 1, tickIntervalMs: 20, shardLeaseTtlMs: 2_000, shardRenewIntervalMs: 500, reconcileIntervalMs: 60_000, ...config },
+  });
+  nodes.push(node);
+  await node.start();
+  return { store, node };
+}
+
+/** A worker identity making `offer`, registered with the node; `poll` waits up to waitMs for leases. */
+async function worker(node: SchedulerNode, id: string, offer: Partial<WorkerOffer>, slots = 4) {
+  const ref = { workerId: parseWorkerId(id), session: `${id}-session` };
+  const full = workerOfferSchema.parse(offer);
+  await node.register({ ...ref, slots, offer: full, credentialId: null });
+  return (free: number, waitMs = 300): Promise<PollItem[]> => node.poll({ ...ref, slots, freeSlots: free, waitMs, offer: full });
+}
+
+const leases = (items: PollItem[]): Assignment[] => items.filter((i): i is Assignment => !('revoked' in i));
+
+describe('routing jobs to the workers that can run them', () => {
+  it('a job of a pool no live worker serves waits, and runs once a worker of that pool polls', async () => {
+    const { store, node } = await leadingNode();
+    const plain = await worker(node, 'plain-1', {});
+    await store.putDag({ id: 'train', tasks: [{ id: 'fit', type: 'noop', pool: 'gpu', labels: ['cuda'] }] }, 1);
+    await store.triggerRun(parseDagId('train'));
+    // Polls of a worker of the default pool get nothing, however often they come.
+    for (let i = 0; i < 3; i++) expect(await plain(4)).toEqual([]);
+    const [job] = (await store.listRuns({ dagId: parseDagId('train') })).map((r) => r.id);
+    expect((await store.listJobs(job!)).map((j) => j.state)).toEqual(['ready']);
+    // A GPU worker without the label gets nothing either; one with it gets the job.
+    const unlabelled = await worker(node, 'gpu-1', { pool: 'gpu' });
+    expect(await unlabelled(4)).toEqual([]);
+    const labelled = await worker(node, 'gpu-2', { pool: 'gpu', labels: ['cuda', 'region=eu'] });
+    const got = leases(await labelled(4, 2_000));
+    expect(got.map((a) => a.taskId)).toEqual(['fit']);
+  });
+
+  it('a shell job never reaches a worker without shell', async () => {
+    const { store, node } = await leadingNode();
+    const noShell = await worker(node, 'safe-1', {});
+    await store.putDag(
+      {
+        id: 'mixed',
+        tasks: [
+          { id: 'sh', type: 'shell', config: { command: 'true' } },
+          { id: 'nap', type: 'noop' },
+        ],
+      },
+      1,
+    );
+    await store.triggerRun(parseDagId('mixed'));
+    const first = leases(await noShell(4, 2_000));
+    expect(first.map((a) => a.taskId)).toEqual(['nap']);
+    expect(await noShell(3)).toEqual([]);
+    const shelly = await worker(node, 'shell-1', { types: ['noop', 'sleep', 'http', 'shell'] });
+    expect(leases(await shelly(4, 2_000)).map((a) => a.taskId)).toEqual(['sh']);
+  });
+
+  it('lends slots beyond the cap while the pool keeps its reserve free', async () => {
+    const strict = await leadingNode({ capFraction: 0.25 });
+    const fleetStrict = await worker(strict.node, 'w-strict', {}, 20);
+    await strict.store.putDag({ id: 'wide', tasks: Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 1);
+    await strict.store.triggerRun(parseDagId('wide'));
+    expect(leases(await fleetStrict(20, 2_000))).toHaveLength(5);
+
+    const lending = await leadingNode({ capFraction: 0.25, lendReserveFraction: 0.2 });
+    const fleetLending = await worker(lending.node, 'w-lend', {}, 20);
+    await lending.store.putDag({ id: 'wide', tasks: Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 1);
+    await lending.store.triggerRun(parseDagId('wide'));
+    // 20 slots, a reserve of 4: 16 go to the one DAG, 11 of them lent.
+    expect(leases(await fleetLending(20, 2_000))).toHaveLength(16);
+  });
+});
