@@ -17,6 +17,7 @@ import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
+import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
 import { paramIssueLines, triggerParams } from './cli-params';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
@@ -83,17 +84,10 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return apply(store, positional(args));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
-      console.table(
-        rows.map((d) => ({
-          id: d.id,
-          version: d.version,
-          schedule: describeSchedule(d.spec.schedule),
-          nextRunAt: d.paused ? 'paused' : fmt(d.nextRunAt),
-          paused: d.paused,
-          shard: d.shard,
-        })),
+      printDags(
+        rows.map((d) => ({ ...d, schedule: d.spec.schedule })),
+        total,
       );
-      console.log(`${rows.length} of ${total} DAGs`);
       return 0;
     }
     case 'runs': {
@@ -108,19 +102,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
         limit: Number(flag(args, '--limit') ?? 20),
         cursor: flag(args, '--cursor'),
       });
-      console.table(
-        page.rows.map((r) => ({
-          id: r.id,
-          dag: r.dagId,
-          version: r.dagVersion,
-          state: r.state,
-          trigger: r.trigger,
-          scheduledAt: fmt(r.scheduledAt),
-          startedAt: fmt(r.startedAt),
-          endedAt: fmt(r.endedAt),
-        })),
-      );
-      if (page.next) console.log(`next page: --cursor ${page.next}`);
+      printRuns(page.rows, page.next);
       return 0;
     }
     case 'trigger': {
@@ -130,8 +112,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
       const run = await store.triggerRun(dagId, { params });
       await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id, params: run.params } });
-      console.log(`run ${run.id} of ${run.dagId} queued (version ${run.dagVersion})`);
-      for (const [name, value] of Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))) console.log(`  ${name} = ${JSON.stringify(value)}`);
+      printTriggered(run);
       return 0;
     }
     case 'pause':
@@ -140,31 +121,16 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const before = await store.getDag(dagId);
       const dag = await store.setPaused(dagId, command === 'pause');
       if (before.paused !== dag.paused) await cliAudit(store, { action: dag.paused ? 'dag.paused' : 'dag.resumed', dagId: dag.id });
-      console.log(`${dag.id} ${dag.paused ? 'paused' : 'resumed'}; next run ${fmt(dag.nextRunAt)}`);
+      printPaused(dag);
       return 0;
     }
     case 'jobs': {
       const runId = parseRunId(need(positional(args)[0], 'run id'), 'RUN_ID');
       const run = await store.getRun(runId);
       const jobs = await store.listJobs(runId);
-      console.log(`run ${run.id} of ${run.dagId}@${run.dagVersion}: ${run.state}`);
-      if (Object.keys(run.params).length > 0) console.log(`params: ${JSON.stringify(Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))))}`);
       const rows = [];
-      for (const j of jobs) {
-        const result = await store.getResult(j.id);
-        rows.push({
-          job: j.id,
-          task: j.taskId,
-          state: j.state,
-          attempt: `${j.attempt}/${j.maxAttempts}`,
-          fence: j.fence,
-          holder: j.holder ?? '-',
-          leaseExpiresAt: fmt(j.leaseExpiresAt),
-          result: result ? `${result.outcome} @fence ${result.fence}` : '-',
-          error: j.lastError ?? '',
-        });
-      }
-      console.table(rows);
+      for (const j of jobs) rows.push({ ...j, result: await store.getResult(j.id) });
+      printJobs(run, rows);
       return 0;
     }
     case 'shards': {
@@ -197,12 +163,7 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
   if (files.length === 0) throw new UsageError('apply needs at least one file');
   const { specs, problems } = await readSpecFiles(files);
   if (problems.length > 0) {
-    for (const problem of problems) {
-      console.error(`${problem.file}: ${problem.message}`);
-      for (const issue of problem.issues) console.error(`  - ${issue.path || '(spec)'}: ${issue.message}`);
-    }
-    const bad = new Set(problems.map((p) => p.file)).size;
-    console.error(`nothing stored: ${bad} of ${files.length} ${files.length === 1 ? 'file has' : 'files have'} problems`);
+    printSpecProblems(problems, files.length);
     return 1;
   }
   const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
@@ -222,16 +183,8 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
   for (const res of results) {
     if (res.created) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
   }
-  results.forEach((res, i) => {
-    console.log(`${specs[i]!.file}: ${res.dagId} ${res.created ? `version ${res.version} stored` : `unchanged (version ${res.version})`}`);
-  });
+  results.forEach((res, i) => printApplied(specs[i]!.file, res));
   return 0;
-}
-
-function describeSchedule(s: { kind: string; cron?: string; timezone?: string; everyMs?: number }): string {
-  if (s.kind === 'cron') return `cron "${s.cron}" ${s.timezone}`;
-  if (s.kind === 'interval') return `every ${s.everyMs} ms`;
-  return 'manual';
 }
 
 /**
