@@ -19,6 +19,7 @@ import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people'
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
 import { paramIssueLines, triggerParams } from './cli-params';
+import { connectionOf, overHttp } from './cli-http';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
@@ -46,15 +47,27 @@ ${PEOPLE_HELP}
 ${WORKER_TOKEN_HELP}
   help                             this text
 
-The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json).
-Exit codes: 0 ok, 1 refused (the message names the reason), 2 usage error.`;
+Options:
+  --url URL                        talk to the console's HTTP API at URL (such as http://127.0.0.1:7480) instead of the store;
+                                   FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
+                                   cancel, clear, retry and mark; any other command needs the database and exits 2
+  --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
+  --idempotency-key KEY            on apply and trigger over --url: a repeated request with the same KEY (1 to 100 letters,
+                                   digits, _ or -) stores nothing and prints the first answer
+
+The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json); with --url
+(or FENCELINE_URL) the CLI needs neither and goes through the HTTP API as the token's owner.
+Exit codes: 0 ok, 1 refused (the message names the reason) or the API cannot be reached, 2 usage error or a
+command not available over --url.`;
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const { url, token, args } = connectionOf(argv);
+  const [command, ...rest] = args;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
     console.log(HELP);
     return command ? 0 : 2;
   }
+  if (url !== undefined) return overHttp(url, token, command, rest);
   const databaseUrl = process.env.DATABASE_URL ?? (await readClusterFile())?.databaseUrl;
   if (!databaseUrl) {
     console.error('No store: set DATABASE_URL, or start the embedded cluster with `npm start` first.');
