@@ -80,7 +80,10 @@ export const jobRowSchema = z.looseObject({
   state: z.string(),
   attempt: z.number().int(),
   fence: z.number().int(),
-  result: z.object({ outcome: z.enum(['succeeded', 'failed']), fence: z.number().int() }).nullable().describe('The accepted result, if any'),
+  result: z
+    .object({ outcome: z.enum(['succeeded', 'failed']), fence: z.number().int() })
+    .nullable()
+    .describe('The accepted result, if any'),
 });
 export const runAnswer = z.object({ run: runRowSchema, jobs: z.array(jobRowSchema) });
 export const runActionSchema = z.looseObject({

@@ -107,8 +107,8 @@ export default function ReferencePage() {
       />
       <Card title="Authentication">
         <p data-testid="reference-auth">
-          Every endpoint but the OpenAPI document needs <code>Authorization: Bearer flt_...</code> ({ref.auth.scheme} scheme). {ref.auth.description}. The API takes no
-          session cookie. Each operation below names the lowest role its token needs.
+          Every endpoint but the OpenAPI document needs <code>Authorization: Bearer flt_...</code> ({ref.auth.scheme} scheme). {ref.auth.description}. The API takes no session
+          cookie. Each operation below names the lowest role its token needs.
         </p>
       </Card>
       <Card title="Errors">
