@@ -32,7 +32,14 @@ function flags(args: string[], name: string): string[] {
 export function actionRequestOf(command: string, args: string[]): RunActionRequest {
   const runId = parseRunId(need(positional(args)[0], 'RUN_ID'), 'RUN_ID');
   const taskIds = flags(args, '--task');
-  const base = { runId, taskIds, downstream: hasFlag(args, '--downstream'), reason: flag(args, '--reason') ?? null, requestedBy: `cli:${osUser()}` };
+  const base = {
+    runId,
+    taskIds,
+    downstream: hasFlag(args, '--downstream'),
+    reason: flag(args, '--reason') ?? null,
+    requestedBy: `cli:${osUser()}`,
+    requestKey: flag(args, '--idempotency-key'),
+  };
   switch (command) {
     case 'cancel':
       return { ...base, kind: 'cancel' };

@@ -29,11 +29,12 @@ const HELP = `fenceline: operate a fenceline cluster
 Usage: npm run fenceline -- <command> [args]
 
 Commands:
-  apply <file.json|file.yaml>...   validate every file, then store them all or none (a changed spec becomes a new version)
+  apply <file.json|file.yaml>... [--idempotency-key K]
+                                   validate every file, then store them all or none (a changed spec becomes a new version)
   dags [--search TEXT] [--limit N] list DAGs with schedule, next run and version
   runs [DAG] [--state S] [--trigger T] [--from ISO] [--to ISO] [--oldest] [--limit N] [--cursor C]
                                    runs by scheduled time, newest first, a page at a time
-  trigger <DAG> [--param NAME=VALUE]... [--params JSON]
+  trigger <DAG> [--param NAME=VALUE]... [--params JSON] [--idempotency-key K]
                                    queue a manual run now, with values for the DAG's declared params
                                    (each VALUE read as the param's type; the rest take their defaults)
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
@@ -52,8 +53,9 @@ Options:
                                    FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
                                    cancel, clear, retry and mark; any other command needs the database and exits 2
   --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
-  --idempotency-key KEY            on apply and trigger over --url: a repeated request with the same KEY (1 to 100 letters,
-                                   digits, _ or -) stores nothing and prints the first answer
+  --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
+                                   (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as
+                                   the Idempotency-Key header over --url (against the store, apply takes it with one file)
 
 The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json); with --url
 (or FENCELINE_URL) the CLI needs neither and goes through the HTTP API as the token's owner.
@@ -94,7 +96,7 @@ type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
     case 'apply':
-      return apply(store, positional(args));
+      return apply(store, positional(args), flag(args, '--idempotency-key'));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
       printDags(
@@ -123,7 +125,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const wantsParams = args.includes('--param') || args.includes('--params');
       // The declared types turn each --param's text into a value; a DAG without params needs no read.
       const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
-      const run = await store.triggerRun(dagId, { params });
+      const run = await store.triggerRun(dagId, { params, requestKey: flag(args, '--idempotency-key') });
       await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id, params: run.params } });
       printTriggered(run);
       return 0;
@@ -172,8 +174,10 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
  * Reads and validates every file before storing any, then stores them all in one
  * transaction: a bad file anywhere in the list leaves the store as it was.
  */
-async function apply(store: CliStore, files: string[]): Promise<number> {
+async function apply(store: CliStore, files: string[], requestKey: string | undefined): Promise<number> {
   if (files.length === 0) throw new UsageError('apply needs at least one file');
+  // The store keeps a request key with one DAG's put, and a many-file apply is one transaction of many puts.
+  if (requestKey !== undefined && files.length > 1) throw new UsageError('--idempotency-key: apply against the store takes one file with a key');
   const { specs, problems } = await readSpecFiles(files);
   if (problems.length > 0) {
     printSpecProblems(problems, files.length);
@@ -182,10 +186,13 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
   const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
   let results;
   try {
-    results = await store.putDags(
-      specs.map((s) => s.spec),
-      shardCount,
-    );
+    results =
+      requestKey === undefined
+        ? await store.putDags(
+            specs.map((s) => s.spec),
+            shardCount,
+          )
+        : [await store.putDag(specs[0]!.spec, shardCount, { requestKey })];
   } catch (err) {
     if (err instanceof FencelineError) throw err;
     // The driver's error quotes the statement; the reason underneath is what an operator can act on.

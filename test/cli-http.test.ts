@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseRunId } from '@fenceline/core';
 import { Cluster, REPO_ROOT } from '../scripts/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
+import { runCli } from './support/cli-process';
 import { eventually, FAST_ENV } from './support/cluster-fixture';
 
 /**
@@ -135,6 +136,14 @@ describe('the CLI over the HTTP API', () => {
     expect((await api.store.getRun(parseRunId(match![1]!))).params).toEqual({ batch: 7 });
   });
 
+  it('shares the key with the store path: the same key against the store returns the run the API queued', async () => {
+    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    const out = await runCli(process.env.DATABASE_URL!, 'trigger', dagId, '--idempotency-key', 'nightly-7');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(new RegExp(`^run ${run!.id} of cli-http queued`));
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(1);
+  });
+
   it('prints a refused trigger with the code, message and each bad field, and queues nothing', async () => {
     const out = await asOperator('trigger', dagId, '--params', '{"batch": "lots"}');
     expect(out.code).toBe(1);
@@ -205,6 +214,15 @@ describe('the CLI over the HTTP API', () => {
       expect(out.code, command.join(' ')).toBe(2);
       expect(out.stderr.trim()).toBe(`${command[0]} needs the database (DATABASE_URL) and is not available over --url`);
     }
+  });
+
+  it('needs a token and an http address with --url, as usage errors', async () => {
+    const noToken = await cli(['dags', '--url', api.url]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/^--url needs an API token: --token TOKEN or FENCELINE_TOKEN/);
+    const badUrl = await cli(['dags', '--url', 'ftp://example', '--token', operator]);
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/^--url: must be an http:\/\/ or https:\/\/ address/);
   });
 
   it('says in one line that an unreachable API cannot be reached', async () => {
