@@ -184,7 +184,7 @@ async function apply(store: CliStore, files: string[], requestKey: string | unde
     return 1;
   }
   const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
-  let results;
+  let results: { dagId: string; version: number; created: boolean; repeated?: boolean }[];
   try {
     results =
       requestKey === undefined
@@ -201,7 +201,8 @@ async function apply(store: CliStore, files: string[], requestKey: string | unde
     return 1;
   }
   for (const res of results) {
-    if (res.created) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
+    // A repeated key answers what the first apply stored, which that apply already audited.
+    if (res.created && res.repeated !== true) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
   }
   results.forEach((res, i) => printApplied(specs[i]!.file, res));
   return 0;
