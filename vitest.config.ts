@@ -17,6 +17,8 @@ export default defineConfig({
         test: { name: 'web', include: ['apps/web/test/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
+        // The CLI's HTTP tests serve the console's API route files, which import through '@'.
+        resolve: { alias: { '@': fileURLToPath(new URL('./apps/web/src', import.meta.url)) } },
         test: {
           name: 'cluster',
           include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'],

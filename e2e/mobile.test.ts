@@ -134,6 +134,7 @@ const PAGES: PhonePage[] = [
   { name: 'workers', path: () => '/workers', ready: 'worker-worker-1', shell: true, goTo: { testId: 'nav-dags', path: '/dags' } },
   { name: 'fair share', path: () => '/fair-share', ready: 'share-table', shell: true, goTo: { testId: 'nav-editor', path: '/editor' } },
   { name: 'simulator', path: () => '/simulator', ready: 'sim-run', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
+  { name: 'API reference', path: () => '/reference', ready: 'op-triggerDag', shell: true, goTo: { testId: 'nav-runs', path: '/runs' } },
   { name: 'missing DAG', path: () => '/dags/no-such-dag', ready: 'not-found', shell: true, goTo: { testId: 'nav-workers', path: '/workers' } },
   { name: 'not-found', path: () => '/no-such-page', ready: 'page-not-found', shell: false },
 ];

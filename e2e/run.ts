@@ -30,6 +30,7 @@ const DEFAULT_FILES = [
   'run-actions.test.ts',
   'backfill.test.ts',
   'runs-list.test.ts',
+  'api-reference.test.ts',
 ];
 
 async function main(): Promise<number> {

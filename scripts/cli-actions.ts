@@ -28,10 +28,18 @@ function flags(args: string[], name: string): string[] {
   return out;
 }
 
-function requestOf(command: string, args: string[]): RunActionRequest {
+/** The request a `cancel`, `clear`, `retry` or `mark` command line asks for. */
+export function actionRequestOf(command: string, args: string[]): RunActionRequest {
   const runId = parseRunId(need(positional(args)[0], 'RUN_ID'), 'RUN_ID');
   const taskIds = flags(args, '--task');
-  const base = { runId, taskIds, downstream: hasFlag(args, '--downstream'), reason: flag(args, '--reason') ?? null, requestedBy: `cli:${osUser()}` };
+  const base = {
+    runId,
+    taskIds,
+    downstream: hasFlag(args, '--downstream'),
+    reason: flag(args, '--reason') ?? null,
+    requestedBy: `cli:${osUser()}`,
+    requestKey: flag(args, '--idempotency-key'),
+  };
   switch (command) {
     case 'cancel':
       return { ...base, kind: 'cancel' };
@@ -65,7 +73,7 @@ export async function runActionCommand(store: ActionCliStore, command: string, a
     for (const a of actions) console.log(describeAction(a));
     return 0;
   }
-  const req = requestOf(command, args);
+  const req = actionRequestOf(command, args);
   const action = await store.requestRunAction(req);
   await cliAudit(store, {
     action: 'run.action_requested',
@@ -73,7 +81,16 @@ export async function runActionCommand(store: ActionCliStore, command: string, a
     target: action.runId,
     details: { actionId: action.id, kind: action.kind, taskIds: action.taskIds, downstream: action.downstream, reason: action.reason },
   });
-  if (hasFlag(args, '--no-wait')) {
+  return reportAction(action, (id) => store.getRunAction(id), hasFlag(args, '--no-wait'));
+}
+
+/**
+ * Prints a stored action once the shard's leader has applied it (or at once with
+ * --no-wait), reading it again with `get` until then; the store and the HTTP API read it
+ * their own way, and both print the same lines.
+ */
+export async function reportAction(action: RunActionRow, get: (id: RunActionRow['id']) => Promise<RunActionRow>, noWait: boolean): Promise<number> {
+  if (noWait) {
     console.log(`${describeAction(action)}`);
     return 0;
   }
@@ -81,7 +98,7 @@ export async function runActionCommand(store: ActionCliStore, command: string, a
   let current = action;
   while (current.state === 'pending' && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    current = await store.getRunAction(action.id);
+    current = await get(action.id);
   }
   if (current.state === 'pending') {
     console.log(`${describeAction(current)}: no leader of shard ${current.shard} applied it within ${WAIT_MS / 1000} s; it stays stored and the shard's next leader applies it`);

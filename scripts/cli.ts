@@ -17,7 +17,9 @@ import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
+import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
 import { paramIssueLines, triggerParams } from './cli-params';
+import { connectionOf, overHttp } from './cli-http';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
@@ -27,11 +29,12 @@ const HELP = `fenceline: operate a fenceline cluster
 Usage: npm run fenceline -- <command> [args]
 
 Commands:
-  apply <file.json|file.yaml>...   validate every file, then store them all or none (a changed spec becomes a new version)
+  apply <file.json|file.yaml>... [--idempotency-key K]
+                                   validate every file, then store them all or none (a changed spec becomes a new version)
   dags [--search TEXT] [--limit N] list DAGs with schedule, next run and version
   runs [DAG] [--state S] [--trigger T] [--from ISO] [--to ISO] [--oldest] [--limit N] [--cursor C]
                                    runs by scheduled time, newest first, a page at a time
-  trigger <DAG> [--param NAME=VALUE]... [--params JSON]
+  trigger <DAG> [--param NAME=VALUE]... [--params JSON] [--idempotency-key K]
                                    queue a manual run now, with values for the DAG's declared params
                                    (each VALUE read as the param's type; the rest take their defaults)
   pause <DAG> | resume <DAG>       stop / restart scheduled runs of a DAG
@@ -45,15 +48,28 @@ ${PEOPLE_HELP}
 ${WORKER_TOKEN_HELP}
   help                             this text
 
-The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json).
-Exit codes: 0 ok, 1 refused (the message names the reason), 2 usage error.`;
+Options:
+  --url URL                        talk to the console's HTTP API at URL (such as http://127.0.0.1:7480) instead of the store;
+                                   FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
+                                   cancel, clear, retry and mark; any other command needs the database and exits 2
+  --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
+  --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
+                                   (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as
+                                   the Idempotency-Key header over --url (against the store, apply takes it with one file)
+
+The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json); with --url
+(or FENCELINE_URL) the CLI needs neither and goes through the HTTP API as the token's owner.
+Exit codes: 0 ok, 1 refused (the message names the reason) or the API cannot be reached, 2 usage error or a
+command not available over --url.`;
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const { url, token, args } = connectionOf(argv);
+  const [command, ...rest] = args;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
     console.log(HELP);
     return command ? 0 : 2;
   }
+  if (url !== undefined) return overHttp(url, token, command, rest);
   const databaseUrl = process.env.DATABASE_URL ?? (await readClusterFile())?.databaseUrl;
   if (!databaseUrl) {
     console.error('No store: set DATABASE_URL, or start the embedded cluster with `npm start` first.');
@@ -80,20 +96,13 @@ type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
     case 'apply':
-      return apply(store, positional(args));
+      return apply(store, positional(args), flag(args, '--idempotency-key'));
     case 'dags': {
       const { rows, total } = await store.listDags({ search: flag(args, '--search'), limit: Number(flag(args, '--limit') ?? 50) });
-      console.table(
-        rows.map((d) => ({
-          id: d.id,
-          version: d.version,
-          schedule: describeSchedule(d.spec.schedule),
-          nextRunAt: d.paused ? 'paused' : fmt(d.nextRunAt),
-          paused: d.paused,
-          shard: d.shard,
-        })),
+      printDags(
+        rows.map((d) => ({ ...d, schedule: d.spec.schedule })),
+        total,
       );
-      console.log(`${rows.length} of ${total} DAGs`);
       return 0;
     }
     case 'runs': {
@@ -108,19 +117,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
         limit: Number(flag(args, '--limit') ?? 20),
         cursor: flag(args, '--cursor'),
       });
-      console.table(
-        page.rows.map((r) => ({
-          id: r.id,
-          dag: r.dagId,
-          version: r.dagVersion,
-          state: r.state,
-          trigger: r.trigger,
-          scheduledAt: fmt(r.scheduledAt),
-          startedAt: fmt(r.startedAt),
-          endedAt: fmt(r.endedAt),
-        })),
-      );
-      if (page.next) console.log(`next page: --cursor ${page.next}`);
+      printRuns(page.rows, page.next);
       return 0;
     }
     case 'trigger': {
@@ -128,10 +125,9 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const wantsParams = args.includes('--param') || args.includes('--params');
       // The declared types turn each --param's text into a value; a DAG without params needs no read.
       const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
-      const run = await store.triggerRun(dagId, { params });
+      const run = await store.triggerRun(dagId, { params, requestKey: flag(args, '--idempotency-key') });
       await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id, params: run.params } });
-      console.log(`run ${run.id} of ${run.dagId} queued (version ${run.dagVersion})`);
-      for (const [name, value] of Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))) console.log(`  ${name} = ${JSON.stringify(value)}`);
+      printTriggered(run);
       return 0;
     }
     case 'pause':
@@ -140,31 +136,16 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const before = await store.getDag(dagId);
       const dag = await store.setPaused(dagId, command === 'pause');
       if (before.paused !== dag.paused) await cliAudit(store, { action: dag.paused ? 'dag.paused' : 'dag.resumed', dagId: dag.id });
-      console.log(`${dag.id} ${dag.paused ? 'paused' : 'resumed'}; next run ${fmt(dag.nextRunAt)}`);
+      printPaused(dag);
       return 0;
     }
     case 'jobs': {
       const runId = parseRunId(need(positional(args)[0], 'run id'), 'RUN_ID');
       const run = await store.getRun(runId);
       const jobs = await store.listJobs(runId);
-      console.log(`run ${run.id} of ${run.dagId}@${run.dagVersion}: ${run.state}`);
-      if (Object.keys(run.params).length > 0) console.log(`params: ${JSON.stringify(Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => (a < b ? -1 : 1))))}`);
       const rows = [];
-      for (const j of jobs) {
-        const result = await store.getResult(j.id);
-        rows.push({
-          job: j.id,
-          task: j.taskId,
-          state: j.state,
-          attempt: `${j.attempt}/${j.maxAttempts}`,
-          fence: j.fence,
-          holder: j.holder ?? '-',
-          leaseExpiresAt: fmt(j.leaseExpiresAt),
-          result: result ? `${result.outcome} @fence ${result.fence}` : '-',
-          error: j.lastError ?? '',
-        });
-      }
-      console.table(rows);
+      for (const j of jobs) rows.push({ ...j, result: await store.getResult(j.id) });
+      printJobs(run, rows);
       return 0;
     }
     case 'shards': {
@@ -193,25 +174,25 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
  * Reads and validates every file before storing any, then stores them all in one
  * transaction: a bad file anywhere in the list leaves the store as it was.
  */
-async function apply(store: CliStore, files: string[]): Promise<number> {
+async function apply(store: CliStore, files: string[], requestKey: string | undefined): Promise<number> {
   if (files.length === 0) throw new UsageError('apply needs at least one file');
+  // The store keeps a request key with one DAG's put, and a many-file apply is one transaction of many puts.
+  if (requestKey !== undefined && files.length > 1) throw new UsageError('--idempotency-key: apply against the store takes one file with a key');
   const { specs, problems } = await readSpecFiles(files);
   if (problems.length > 0) {
-    for (const problem of problems) {
-      console.error(`${problem.file}: ${problem.message}`);
-      for (const issue of problem.issues) console.error(`  - ${issue.path || '(spec)'}: ${issue.message}`);
-    }
-    const bad = new Set(problems.map((p) => p.file)).size;
-    console.error(`nothing stored: ${bad} of ${files.length} ${files.length === 1 ? 'file has' : 'files have'} problems`);
+    printSpecProblems(problems, files.length);
     return 1;
   }
   const { shardCount } = await store.initCluster(DEFAULTS.shardCount);
-  let results;
+  let results: { dagId: string; version: number; created: boolean; repeated?: boolean }[];
   try {
-    results = await store.putDags(
-      specs.map((s) => s.spec),
-      shardCount,
-    );
+    results =
+      requestKey === undefined
+        ? await store.putDags(
+            specs.map((s) => s.spec),
+            shardCount,
+          )
+        : [await store.putDag(specs[0]!.spec, shardCount, { requestKey })];
   } catch (err) {
     if (err instanceof FencelineError) throw err;
     // The driver's error quotes the statement; the reason underneath is what an operator can act on.
@@ -220,18 +201,11 @@ async function apply(store: CliStore, files: string[]): Promise<number> {
     return 1;
   }
   for (const res of results) {
-    if (res.created) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
+    // A repeated key answers what the first apply stored, which that apply already audited.
+    if (res.created && res.repeated !== true) await cliAudit(store, { action: 'dag.applied', dagId: res.dagId, details: { version: res.version } });
   }
-  results.forEach((res, i) => {
-    console.log(`${specs[i]!.file}: ${res.dagId} ${res.created ? `version ${res.version} stored` : `unchanged (version ${res.version})`}`);
-  });
+  results.forEach((res, i) => printApplied(specs[i]!.file, res));
   return 0;
-}
-
-function describeSchedule(s: { kind: string; cron?: string; timezone?: string; everyMs?: number }): string {
-  if (s.kind === 'cron') return `cron "${s.cron}" ${s.timezone}`;
-  if (s.kind === 'interval') return `every ${s.everyMs} ms`;
-  return 'manual';
 }
 
 /**

@@ -19,6 +19,7 @@ const NAV = [
   { href: '/simulator', label: 'Simulator', icon: '⚗' },
   { href: '/audit', label: 'Audit', icon: '☰' },
   { href: '/tokens', label: 'Tokens', icon: '⚷' },
+  { href: '/reference', label: 'API reference', icon: '⌘' },
 ];
 
 /** Pages only an admin is shown (the server refuses their procedures to anyone else). */

@@ -105,14 +105,20 @@ export const getRun = endpoint({
   method: 'GET',
   path: '/runs/{id}',
   operationId: 'getRun',
-  summary: 'One run with its jobs',
+  summary: "One run with its jobs, each with its accepted result's outcome and fence",
   role: 'viewer',
   params: s.runIdPath,
   answer: { status: 200, schema: s.runAnswer, description: 'The run and its jobs' },
   run: async ({ store, params }) => {
     const runId = runIdFromUrl(params.id);
     const [run, jobs] = await Promise.all([store.getRun(runId), store.listJobs(runId)]);
-    return { status: 200, body: { run, jobs } };
+    // Only the outcome and fence of each result: its output and logs have their own reads, and may be large.
+    const results = await Promise.all(jobs.map((j) => store.getResult(j.id)));
+    const withResults = jobs.map((j, i) => {
+      const r = results[i];
+      return { ...j, result: r ? { outcome: r.outcome, fence: r.fence } : null };
+    });
+    return { status: 200, body: { run, jobs: withResults } };
   },
 });
 

@@ -74,7 +74,17 @@ export const runRowSchema = z.looseObject({
   params: z.record(z.string(), z.unknown()),
 });
 export const runPageAnswer = z.object({ rows: z.array(runRowSchema), next: z.string().nullable(), previous: z.string().nullable() });
-export const jobRowSchema = z.looseObject({ id: z.string(), taskId: z.string(), state: z.string(), attempt: z.number().int(), fence: z.number().int() });
+export const jobRowSchema = z.looseObject({
+  id: z.string(),
+  taskId: z.string(),
+  state: z.string(),
+  attempt: z.number().int(),
+  fence: z.number().int(),
+  result: z
+    .object({ outcome: z.enum(['succeeded', 'failed']), fence: z.number().int() })
+    .nullable()
+    .describe('The accepted result, if any'),
+});
 export const runAnswer = z.object({ run: runRowSchema, jobs: z.array(jobRowSchema) });
 export const runActionSchema = z.looseObject({
   id: z.string(),

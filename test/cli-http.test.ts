@@ -1,0 +1,235 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDagId, parseRunId } from '@fenceline/core';
+import { Cluster, REPO_ROOT } from '../scripts/cluster';
+import { startApiHttp } from '../apps/web/test/support/api-http';
+import { runCli } from './support/cli-process';
+import { eventually, FAST_ENV } from './support/cluster-fixture';
+
+/**
+ * The real CLI process over the console's real HTTP API (--url, --token), with no
+ * DATABASE_URL in its environment: what it stores and queues is read back from the store,
+ * a scheduler node applies its run actions, and each refusal is printed with the API's
+ * code and message and the CLI's exit code.
+ */
+
+const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const CLI = join(REPO_ROOT, 'scripts/cli.ts');
+
+let api: Awaited<ReturnType<typeof startApiHttp>>;
+let cluster: Cluster;
+let operator: string;
+let viewer: string;
+let dir: string;
+const dagId = parseDagId('cli-http');
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI as an operator on a machine with only an API token: no DATABASE_URL and no cluster file. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
+  const { DATABASE_URL: _none, ...rest } = process.env;
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...rest, FENCELINE_DATA_DIR: join(dir, 'no-data'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  return { code, stdout, stderr };
+}
+
+const asOperator = (...args: string[]) => cli(['--url', api.url, '--token', operator, ...args]);
+
+/** A port nothing listens on: one the system just gave out and that was closed again. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Nothing of how the CLI or the server is built reaches the terminal. */
+function expectNoStack(out: Outcome): void {
+  expect(out.stderr).not.toMatch(/\n\s+at .*[:(]|node_modules|\.ts:\d+|SELECT|INSERT/);
+}
+
+beforeAll(async () => {
+  api = await startApiHttp();
+  operator = await api.tokenFor('operator');
+  viewer = await api.tokenFor('viewer');
+  dir = await mkdtemp(join(tmpdir(), 'fenceline-cli-http-'));
+  // One scheduler and no worker: runs start, their jobs wait, and run actions are applied by the shard's leader.
+  cluster = new Cluster({
+    databaseUrl: process.env.DATABASE_URL!,
+    workerToken: randomBytes(18).toString('base64url'),
+    basePort: 19400 + Math.floor(Math.random() * 500),
+    schedulers: 1,
+    workers: 0,
+    output: 'quiet',
+    env: FAST_ENV,
+  });
+  await cluster.start();
+  await writeFile(
+    join(dir, 'cli-http.json'),
+    JSON.stringify({
+      id: dagId,
+      params: { batch: { type: 'integer', default: 1 } },
+      tasks: [
+        { id: 'one', type: 'noop', config: {} },
+        { id: 'two', type: 'noop', config: {}, dependsOn: ['one'] },
+      ],
+    }),
+  );
+});
+
+afterAll(async () => {
+  await cluster?.stop(5000);
+  await api?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the CLI over the HTTP API', () => {
+  it('applies a spec file, then finds it unchanged, and lists it', async () => {
+    const file = join(dir, 'cli-http.json');
+    const first = await asOperator('apply', file, '--idempotency-key', 'apply-1');
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim()).toBe(`${file}: cli-http version 1 stored`);
+    expect((await api.store.getDag(dagId)).version).toBe(1);
+    const again = await asOperator('apply', file);
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toBe(`${file}: cli-http unchanged (version 1)`);
+    const dags = await asOperator('dags');
+    expect(dags.code).toBe(0);
+    expect(dags.stdout).toContain('cli-http');
+    expect(dags.stdout).toContain('1 of 1 DAGs');
+  });
+
+  it('triggers with params, and a repeated trigger with the same key queues no second run', async () => {
+    const first = await asOperator('trigger', dagId, '--param', 'batch=7', '--idempotency-key', 'nightly-7');
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const match = /^run (\d+) of cli-http queued \(version 1\)\n {2}batch = 7\n$/.exec(first.stdout);
+    expect(match, first.stdout).not.toBeNull();
+    const again = await asOperator('trigger', dagId, '--param', 'batch=7', '--idempotency-key', 'nightly-7');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
+    const runs = await api.store.pageRuns({ dagId, limit: 50 });
+    expect(runs.rows.map((r) => r.id)).toEqual([match![1]]);
+    expect((await api.store.getRun(parseRunId(match![1]!))).params).toEqual({ batch: 7 });
+  });
+
+  it('shares the key with the store path: the same key against the store returns the run the API queued', async () => {
+    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    const out = await runCli(process.env.DATABASE_URL!, 'trigger', dagId, '--idempotency-key', 'nightly-7');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(new RegExp(`^run ${run!.id} of cli-http queued`));
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(1);
+  });
+
+  it('prints a refused trigger with the code, message and each bad field, and queues nothing', async () => {
+    const out = await asOperator('trigger', dagId, '--params', '{"batch": "lots"}');
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/^INVALID_INPUT: .*params\.batch/);
+    expect(out.stderr).toContain('\n  params.batch: must be an integer');
+    expectNoStack(out);
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(1);
+  });
+
+  it('lists runs with filters, and names a bad filter', async () => {
+    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    const out = await asOperator('runs', dagId, '--trigger', 'manual', '--limit', '5');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(run!.id);
+    expect(out.stdout).toContain('manual');
+    const none = await asOperator('runs', dagId, '--trigger', 'schedule');
+    expect(none.code).toBe(0);
+    expect(none.stdout).not.toContain(run!.id);
+    const bad = await asOperator('runs', '--state', 'sleeping');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^INVALID_INPUT: .*state/);
+    expect(bad.stderr).toMatch(/\n  (query\.)?state: /);
+  });
+
+  it('cancels a run, waits for its leader to apply it, and shows its jobs', async () => {
+    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    await eventually('the run started by the scheduler', async () => (await api.store.listJobs(parseRunId(run!.id))).length > 0, 30_000);
+    const out = await asOperator('cancel', run!.id, '--reason', 'not needed');
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^action \d+ \(cancel\) by .*: applied at .*; run is cancelled\n$/);
+    expect((await api.store.getRun(parseRunId(run!.id))).state).toBe('cancelled');
+    const jobs = await asOperator('jobs', run!.id);
+    expect(jobs.code).toBe(0);
+    expect(jobs.stdout).toContain(`run ${run!.id} of cli-http@1: cancelled`);
+    expect(jobs.stdout).toContain('params: {"batch":7}');
+    expect(jobs.stdout).toMatch(/'one' .*'cancelled'/);
+  });
+
+  it('refuses a bad token with UNAUTHORIZED and exit 1', async () => {
+    const out = await cli(['--url', api.url, '--token', `flt_${'x'.repeat(43)}`, 'dags']);
+    expect(out.code).toBe(1);
+    expect(out.stderr.trim()).toBe('UNAUTHORIZED: the API token is not valid: unknown, expired or revoked');
+    expect(out.stdout).toBe('');
+  });
+
+  it("refuses a viewer's token a write with FORBIDDEN, and lets it read", async () => {
+    const before = (await api.store.pageRuns({ dagId, limit: 50 })).rows.length;
+    const write = await cli(['trigger', dagId, '--url', api.url, '--token', viewer]);
+    expect(write.code).toBe(1);
+    expect(write.stderr.trim()).toBe('FORBIDDEN: this needs the operator role; the token has viewer');
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows.length).toBe(before);
+    const read = await cli(['runs', dagId], { FENCELINE_URL: api.url, FENCELINE_TOKEN: viewer });
+    expect(read.code).toBe(0);
+  });
+
+  it('takes --token over FENCELINE_TOKEN', async () => {
+    const out = await cli(['pause', dagId, '--token', operator], { FENCELINE_URL: api.url, FENCELINE_TOKEN: viewer });
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^cli-http paused; next run -\n$/);
+    expect((await api.store.getDag(dagId)).paused).toBe(true);
+  });
+
+  it('exits 2 for a command the API does not cover, saying it needs the database', async () => {
+    for (const command of [['shards'], ['workers'], ['user', 'list'], ['backfill', 'list']]) {
+      const out = await asOperator(...command);
+      expect(out.code, command.join(' ')).toBe(2);
+      expect(out.stderr.trim()).toBe(`${command[0]} needs the database (DATABASE_URL) and is not available over --url`);
+    }
+  });
+
+  it('needs a token and an http address with --url, as usage errors', async () => {
+    const noToken = await cli(['dags', '--url', api.url]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/^--url needs an API token: --token TOKEN or FENCELINE_TOKEN/);
+    const badUrl = await cli(['dags', '--url', 'ftp://example', '--token', operator]);
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/^--url: must be an http:\/\/ or https:\/\/ address/);
+  });
+
+  it('says in one line that an unreachable API cannot be reached', async () => {
+    const port = await closedPort();
+    const out = await cli(['dags', '--url', `http://127.0.0.1:${port}`, '--token', operator]);
+    expect(out.code).toBe(1);
+    expect(out.stderr.trim()).toBe(`cannot reach the fenceline API at http://127.0.0.1:${port}/api/v1: ECONNREFUSED`);
+    expectNoStack(out);
+  });
+});
