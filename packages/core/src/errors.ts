@@ -89,7 +89,9 @@ export class TooLargeError extends FencelineError {
  * - `retry-backoff`: retryBackoffMaxMs below retryBackoffMs;
  * - `config`: a built-in task type's config fails its schema;
  * - `bad-timezone`: an unknown schedule time zone;
- * - `bad-cron`: a cron expression that does not parse, or never matches.
+ * - `bad-cron`: a cron expression that does not parse, or never matches;
+ * - `resource-limit`: a task consumes a resource limit that does not exist, or more units
+ *   than the limit has (checked by the store at apply time, against the limits it holds).
  */
 export const DAG_ISSUE_KINDS = [
   'shape',
@@ -106,6 +108,7 @@ export const DAG_ISSUE_KINDS = [
   'config',
   'bad-timezone',
   'bad-cron',
+  'resource-limit',
 ] as const;
 
 export type DagIssueKind = (typeof DAG_ISSUE_KINDS)[number];

@@ -27,6 +27,7 @@ export * from './run/run-page';
 export * from './run/log-chunks';
 export * from './fairshare/plan';
 export * from './routing/offer';
+export * from './resources/limits';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';

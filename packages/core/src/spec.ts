@@ -3,6 +3,7 @@ import { NAME_CHARACTERS, NAME_PATTERN, type DagId } from './ids';
 import { DEFAULTS, LIMITS } from './limits';
 import { TRIGGER_RULES } from './run/trigger-rules';
 import { labelsSchema, poolNameSchema } from './routing/offer';
+import { taskResourcesSchema } from './resources/limits';
 
 /**
  * The DAG spec as an author writes it (JSON or YAML). Parsing fills defaults; the
@@ -84,6 +85,8 @@ export const taskSchema = z.object({
   pool: poolNameSchema.optional(),
   /** Labels its worker must have, each `name` or `name=value`. */
   labels: labelsSchema.optional(),
+  /** Units of named resource limits it holds while it runs (resources/limits.ts). */
+  resources: taskResourcesSchema.optional(),
 });
 
 /**

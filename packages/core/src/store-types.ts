@@ -87,11 +87,19 @@ export interface NewJob {
   retryBackoffMs: number;
   retryBackoffMaxMs: number;
   timeoutMs: number;
+  /** Units of resource limits the job holds while leased; none when absent. */
+  resources?: Record<string, number>;
 }
 
 export interface Grant {
   jobId: JobId;
   workerId: WorkerId;
+  /**
+   * Whether the job consumes resource limits. The store grants such a job only on the path
+   * that locks the limits and checks its units fit; a grant without the flag never leases a
+   * limited job, so a wrong flag can cost a round, never a limit.
+   */
+  limited?: boolean;
 }
 
 export interface GrantedLease {

@@ -3,6 +3,7 @@ import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { BackfillRequest } from './backfill/plan';
 import type { DagSpecInput } from './spec';
+import type { ResourceLimitRow } from './resources/limits';
 import type { AuditStore, PeopleStore } from './people-store';
 import type {
   LeaderToken,
@@ -395,12 +396,40 @@ export interface NoticeStore {
  * uses: a ShardLeader with LeaderStore, a SchedulerNode with NodeStore, and so on.
  */
 export interface Store
-  extends ClusterStore, CatalogueStore, RunActionStore, RunReadStore, LeaderStore, WorkerProtocolStore, WorkerCredentialStore, EventStore, NoticeStore, PeopleStore, AuditStore {
+  extends
+    ClusterStore,
+    CatalogueStore,
+    RunActionStore,
+    RunReadStore,
+    LeaderStore,
+    WorkerProtocolStore,
+    WorkerCredentialStore,
+    EventStore,
+    NoticeStore,
+    PeopleStore,
+    AuditStore,
+    ResourceLimitStore {
   close(): Promise<void>;
 }
 
+/**
+ * Named resource limits (resources/limits.ts): operators set and delete them, the console
+ * shows their use, and a node reads their use to plan within what is free (the store
+ * itself refuses a grant whose units do not fit, whatever a node planned).
+ */
+export interface ResourceLimitStore {
+  /** Creates or changes a limit; a capacity below 1 is refused (INVALID_INPUT, field capacity). */
+  setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow>;
+  /** Deletes a limit; false if there was none. Jobs that consume it can no longer be granted until it exists again. */
+  deleteResourceLimit(name: string): Promise<boolean>;
+  /** Every limit by name, with the units live leases hold and the ready jobs that consume it. */
+  listResourceLimits(): Promise<ResourceLimitRow[]>;
+  /** Every limit's capacity and the units live leases hold, without the waiting count: what a node plans with. */
+  resourceUse(): Promise<{ name: string; capacity: number; used: number }[]>;
+}
+
 /** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
-export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore {
+export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, Pick<ResourceLimitStore, 'resourceUse'> {
   /** A queued run a notice named without its facts (older senders). */
   getRun(runId: RunId): Promise<RunRow>;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDagSpec, validateDag } from '../src/dag/validate';
 import { DAG_ISSUE_KINDS, errorFromJSON, InvalidDagError, type DagIssue, type DagIssueKind } from '../src/errors';
 import { LIMITS } from '../src/limits';
+import { resourceProblems } from '../src/resources/limits';
 
 // Clients branch on an issue's kind, never on its message: the console's editor draws the
 // edges of a `cycle` issue on the canvas. Each case is a spec with one known problem.
@@ -41,8 +42,21 @@ describe('validation issue kinds', () => {
     });
   }
 
-  it('has a case for every kind but more-cycles, which has its own', () => {
-    expect(new Set([...cases.map(([kind]) => kind), 'more-cycles'])).toEqual(new Set(DAG_ISSUE_KINDS));
+  it('has a case for every kind but more-cycles, which has its own, and resource-limit, which the store checks', () => {
+    expect(new Set([...cases.map(([kind]) => kind), 'more-cycles', 'resource-limit'])).toEqual(new Set(DAG_ISSUE_KINDS));
+  });
+
+  it('marks resource-limit on the task that asks for more than a limit has, or for one that does not exist', () => {
+    const spec = parseDagSpec({ id: 'd', tasks: [task('a', [], { resources: { warehouse: 3 } }), task('b', [], { resources: { gpu: 1 } })] });
+    const issues = resourceProblems(spec, new Map([['warehouse', 2]]));
+    expect(issues.map((i) => `${i.kind} ${i.path}`)).toEqual(['resource-limit tasks.0.resources.warehouse', 'resource-limit tasks.1.resources.gpu']);
+    expect(issuesOf({ id: 'd', tasks: [task('a', [], { resources: { warehouse: 0 } })] }).map((i) => `${i.kind} ${i.path}`)).toEqual(['shape tasks.0.resources.warehouse']);
+  });
+
+  it('refuses a pool or label of the wrong syntax as a shape issue on its field', () => {
+    expect(kindsOf({ id: 'd', tasks: [task('a', [], { pool: 'GPU pool' })] })).toEqual(['shape tasks.0.pool']);
+    expect(kindsOf({ id: 'd', tasks: [task('a', [], { labels: ['ok', 'region=EU'] })] })).toEqual(['shape tasks.0.labels.1']);
+    expect(kindsOf({ id: 'd', priority: 1.5, tasks: [task('a')] })).toEqual(['shape priority']);
   });
 
   it('marks each limit as limit: tasks, dependencies, spec bytes', () => {

@@ -23,6 +23,8 @@ export interface ReadyJob<J extends string = string> {
   readyAtMs: number;
   /** What it needs of a worker (routing/offer.ts needKey); any worker of the pool when absent. */
   need?: string;
+  /** Units of resource limits it holds once granted; none when absent. */
+  resources?: Record<string, number>;
 }
 
 export interface DispatchDag<J extends string = string> {
@@ -98,6 +100,20 @@ export interface DispatchInput<J extends string = string, W extends string = str
   lendReserve?: number;
   /** Free slots of the whole pool as this node sees it (the `workers` listed may be fewer); the sum of `workers` when absent. */
   poolFree?: number;
+  /**
+   * Units free per resource limit, taken from as jobs are granted (the caller may share one
+   * map between the plans of several pools). A job whose units do not fit is left ready,
+   * and so is one naming a limit missing here. No job consumes anything when absent.
+   */
+  limitsFree?: Map<string, number>;
+}
+
+/** Whether a job's units fit in what is free (always, for a job that consumes none). */
+function unitsFit(job: ReadyJob, free: Map<string, number> | undefined): boolean {
+  if (!job.resources) return true;
+  if (!free) return false;
+  for (const [name, units] of Object.entries(job.resources)) if ((free.get(name) ?? 0) < units) return false;
+  return true;
 }
 
 /**
@@ -296,7 +312,8 @@ export function planDispatch<J extends string = string, W extends string = strin
   // Per DAG, the jobs it may be granted this time, best first, among those some free worker can run.
   const caps = dags.map((dag) => capFor(poolSlots, dag.capFraction ?? capFraction));
   const queues = dags.map((dag, i) => {
-    const placeable = input.fits ? dag.ready.filter((j) => pool.canPlace(j.need)) : dag.ready;
+    // Jobs no free worker may run, or whose units are not free, would only take a place in the queue.
+    const placeable = input.fits || input.limitsFree ? dag.ready.filter((j) => pool.canPlace(j.need) && unitsFit(j, input.limitsFree)) : dag.ready;
     const room = Math.max(0, caps[i]! - dag.held) + (lending ? lendable : 0);
     return topReady(placeable, Math.min(room, freeSlots));
   });
@@ -318,8 +335,9 @@ export function planDispatch<J extends string = string, W extends string = strin
           const underCap = dag.held + granted[i]! < caps[i]!;
           if (lend ? underCap : !underCap) continue;
           const job = queues[i]![next[i]!++]!;
-          const workerId = pool.take(job.need);
+          const workerId = unitsFit(job, input.limitsFree) ? pool.take(job.need) : undefined;
           if (workerId !== undefined) {
+            if (job.resources) for (const [name, units] of Object.entries(job.resources)) input.limitsFree!.set(name, input.limitsFree!.get(name)! - units);
             granted[i]!++;
             freeSlots--;
             // Every grant uses a free slot of the pool, so it leaves one fewer to lend.

@@ -89,7 +89,11 @@ export class Dispatcher {
 
   private async dispatchRound(): Promise<void> {
     const { c } = this;
-    const plan = this.planRound();
+    // Units of resource limits are shared by every node, so their use is read from the store,
+    // and only for a round that has a limited job to plan; the store refuses a grant that
+    // would overflow whatever this read said.
+    const limitsFree = this.d.loadedLeaders().some((l) => l.hasLimitedReady()) ? await this.limitsFree() : undefined;
+    const plan = this.planRound(limitsFree);
     if (!plan) return;
     const { byLeader, planned } = this.groupGrants(plan.plan, plan.dagShard);
     for (const [workerId, n] of planned) c.pool.reserve(workerId, n);
@@ -117,7 +121,12 @@ export class Dispatcher {
   }
 
   /** The round's fair-share plan, or null when it has nothing to grant. */
-  private planRound(): { plan: DispatchPlan<JobId, WorkerId>; dagShard: Map<string, ShardLeader> } | null {
+  private async limitsFree(): Promise<Map<string, number>> {
+    const use = await this.c.store.resourceUse();
+    return new Map(use.map((l) => [l.name, Math.max(0, l.capacity - l.used)]));
+  }
+
+  private planRound(limitsFree?: Map<string, number>): { plan: DispatchPlan<JobId, WorkerId>; dagShard: Map<string, ShardLeader> } | null {
     const { c } = this;
     // Backoffs were set by the store's clock, so they are compared with it.
     const nowMs = this.d.storeNowMs();
@@ -165,6 +174,7 @@ export class Dispatcher {
         tieSalt,
         fits: keysFit,
         ...(reserve === undefined ? {} : { lendReserve: reserve, poolFree }),
+        ...(limitsFree ? { limitsFree } : {}),
       });
       plan.grants.push(...part.grants);
       plan.capped.push(...part.capped);

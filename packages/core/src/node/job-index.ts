@@ -21,6 +21,8 @@ export interface MemJob {
   pool: string;
   /** needKey of its task: which workers may run it. */
   need: string;
+  /** Units of resource limits its lease holds (resources/limits.ts); none when absent. */
+  resources?: Record<string, number>;
 }
 
 /** A DAG's jobs of one pool: the unit the fair-share cap counts. */
@@ -55,6 +57,8 @@ export class JobIndex {
   private readonly leased = new Map<string, Share<Set<string>>>();
   private readonly capFraction = new Map<string, number | undefined>();
   private readonly priority = new Map<string, number>();
+  /** Ready jobs that consume resource limits, counted as they enter and leave the ready queues. */
+  private limitedReady = 0;
 
   get(jobId: string): MemJob | undefined {
     return this.jobs.get(jobId);
@@ -139,7 +143,9 @@ export class JobIndex {
       const held = this.held(key);
       if (capOf && held >= capOf(this.capFraction.get(dagId), pool)) continue;
       const ready: ReadyJob<JobId>[] = [];
-      for (const job of share.jobs.values()) if (job.nextAttemptAtMs <= nowMs) ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs, need: job.need });
+      for (const job of share.jobs.values())
+        if (job.nextAttemptAtMs <= nowMs)
+          ready.push({ jobId: job.id, priority: job.priority, readyAtMs: job.readyAtMs, need: job.need, ...(job.resources ? { resources: job.resources } : {}) });
       if (ready.length === 0) continue;
       const priority = this.priority.get(dagId);
       out.push({ dagId, pool, held, capFraction: this.capFraction.get(dagId), ...(priority === undefined ? {} : { priority }), ready });
@@ -173,6 +179,11 @@ export class JobIndex {
     return out;
   }
 
+  /** Whether a ready job consumes a resource limit (a dispatch round then reads the limits' use). */
+  hasLimitedReady(): boolean {
+    return this.limitedReady > 0;
+  }
+
   readyCount(): number {
     let n = 0;
     for (const share of this.ready.values()) n += share.jobs.size;
@@ -194,6 +205,7 @@ export class JobIndex {
     let share = this.ready.get(key);
     if (!share) this.ready.set(key, (share = { dagId: job.dagId, pool: job.pool, jobs: new Map() }));
     share.jobs.set(job.id, job);
+    if (job.resources) this.limitedReady++;
     if (job.nextAttemptAtMs > 0) this.backingOff.add(job);
   }
 
@@ -202,7 +214,7 @@ export class JobIndex {
     const key = shareKey(job);
     const share = this.ready.get(key);
     if (!share) return;
-    share.jobs.delete(job.id);
+    if (share.jobs.delete(job.id) && job.resources) this.limitedReady--;
     if (share.jobs.size === 0) this.ready.delete(key);
   }
 }

@@ -163,6 +163,7 @@ export class LeaderState {
 interface Route {
   pool: string;
   need: string;
+  resources?: Record<string, number>;
 }
 
 const DEFAULT_ROUTE: Route = { pool: DEFAULT_POOL, need: needKey(needOf({ type: 'noop' })) };
@@ -175,7 +176,8 @@ function routesOf(spec: DagSpec): Map<string, Route> {
     routes = new Map();
     for (const task of spec.tasks) {
       const need = needOf(task);
-      routes.set(task.id, { pool: need.pool, need: needKey(need) });
+      const resources = task.resources && Object.keys(task.resources).length > 0 ? task.resources : undefined;
+      routes.set(task.id, { pool: need.pool, need: needKey(need), ...(resources ? { resources } : {}) });
     }
     routeCache.set(spec, routes);
   }
@@ -186,6 +188,7 @@ function memJob(j: JobRow, nowMs: number, route: Route): MemJob {
   return {
     pool: route.pool,
     need: route.need,
+    ...(route.resources ? { resources: route.resources } : {}),
     id: j.id,
     runId: j.runId,
     dagId: j.dagId,

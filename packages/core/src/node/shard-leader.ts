@@ -157,6 +157,10 @@ export class ShardLeader {
     return this.s.index.heldByDag();
   }
 
+  hasLimitedReady(): boolean {
+    return this.s.index.hasLimitedReady();
+  }
+
   readyCount(): number {
     return this.s.index.readyCount();
   }
@@ -215,7 +219,8 @@ export class ShardLeader {
     const takenIds = new Set(taken.map((t) => t.id));
     let granted: GrantedLease[];
     try {
-      const toGrant = grants.filter((g) => takenIds.has(g.jobId));
+      // A job that consumes resource limits is flagged, so the store grants it under the limits' lock.
+      const toGrant = grants.filter((g) => takenIds.has(g.jobId)).map((g) => (s.index.get(g.jobId)?.resources ? { ...g, limited: true } : g));
       const grantLeases = s.deps.grantLeases ?? ((token, list, ttl) => grantAlone(s.deps.store, token, list, ttl));
       granted = (await s.guard(() => grantLeases(this.token, toGrant, ttlMs))) ?? [];
     } catch (err) {

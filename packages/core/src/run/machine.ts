@@ -22,6 +22,7 @@ export function initialJobs(spec: DagSpec): NewJob[] {
       retryBackoffMs: task.retryBackoffMs,
       retryBackoffMaxMs: task.retryBackoffMaxMs,
       timeoutMs: task.timeoutMs,
+      ...(task.resources && Object.keys(task.resources).length > 0 ? { resources: task.resources } : {}),
     };
   });
 }

@@ -8,6 +8,7 @@ import { credentialsContract } from './store-contract/credentials';
 import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
+import { resourcesContract } from './store-contract/resources';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
@@ -60,6 +61,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     });
 
     leaseContract(c);
+    resourcesContract(c);
     workerWritesContract(c);
     upstreamOutputsContract(c);
     badBytesContract(c);

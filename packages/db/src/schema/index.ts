@@ -9,6 +9,7 @@ import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
 import { runActions } from './actions';
 import { backfills } from './backfills';
+import { resourceHolds, resourceLimits } from './resources';
 
 export {
   clusterConfig,
@@ -30,6 +31,8 @@ export {
   auditLog,
   runActions,
   backfills,
+  resourceLimits,
+  resourceHolds,
 };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
@@ -53,4 +56,6 @@ export const schema = {
   auditLog,
   runActions,
   backfills,
+  resourceLimits,
+  resourceHolds,
 };

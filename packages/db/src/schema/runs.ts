@@ -106,6 +106,12 @@ export const jobs = pgTable(
     lostLeases: integer('lost_leases').notNull().default(0),
     endedAt: ts('ended_at'),
     lastError: text('last_error'),
+    /**
+     * Units of resource limits the job holds while leased (schema/resources.ts), copied from
+     * its task when the run starts; null for a job that consumes none (most), which the
+     * grant statement leases without touching the limits.
+     */
+    resources: jsonb('resources'),
   },
   (t) => [
     unique('jobs_run_task_key').on(t.runId, t.taskId),
@@ -117,6 +123,10 @@ export const jobs = pgTable(
     index('jobs_leased_holder_idx')
       .on(t.holder)
       .where(sql`${t.state} = 'leased'`),
+    // The console's "who waits for a resource limit" reads only these few rows.
+    index('jobs_ready_limited_idx')
+      .on(t.shard)
+      .where(sql`${t.state} = 'ready' and ${t.resources} is not null`),
     check('jobs_state_check', sql`${t.state} in ('waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')`),
     check('jobs_attempt_check', sql`${t.attempt} >= 0 and ${t.maxAttempts} >= 1`),
     // A live lease always names its holder and its expiry.

@@ -17,6 +17,7 @@ import {
 } from '@fenceline/core';
 import { array, firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
+import { checkSpecResources } from './resources';
 import { dagFromRow, dagVersionFromRow, toDate, toNumber } from './rows';
 
 /** The current version's spec joined to the head row: what every DagRow read selects. */
@@ -103,6 +104,7 @@ async function storeNow(tx: Executor): Promise<Date> {
  * (a request key already held) ends the put.
  */
 async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: number, afterLock?: () => Promise<PutDagResult | null>): Promise<PutDagResult> {
+  await checkSpecResources(tx, spec);
   let head = await lockDag(tx, spec.id);
   if (!head) {
     const shard = shardOf(spec.id, shardCount);

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { LIMITS, storableLog } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core';
-import { array, msInterval, rows, type Executor, type RawRow } from './db';
+import { array, msInterval, rows, type Db, type Executor, type RawRow } from './db';
+import { lockLimits } from './resources';
 import { BACKOFF_INTERVAL, fenceStates, refusal, sessionHolds } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
@@ -36,8 +37,49 @@ function grantedFromRow(r: RawRow): GrantedLease {
  * same whatever the size of the jobs table, and the update carries each job's grant from
  * `locked` rather than searching the grant list per row.
  */
-export async function grantLeasesMany(db: Executor, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
+export async function grantLeasesMany(db: Db, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
   if (items.length === 0) return [];
+  // Jobs that consume resource limits are granted only under the limits' lock; a round
+  // with none of them (nearly every round) is the one statement it always was.
+  if (!items.some((i) => i.grants.some((g) => g.limited === true))) return grantStatement(db, items, ttlMs, false);
+  return db.transaction(async (tx) => {
+    await lockLimits(tx);
+    return grantStatement(tx, items, ttlMs, true);
+  });
+}
+
+/** The holds of the leases just granted, under their new fence (a job's earlier hold is replaced). */
+const HOLDS = sql`,
+        holds as (
+          insert into resource_holds (job_id, name, fence, units)
+          select w.id, k.name, w.fence, k.units::int from w cross join lateral jsonb_each_text(w.resources) as k(name, units) where w.resources is not null
+          on conflict (job_id, name) do update set fence = excluded.fence, units = excluded.units
+        )`;
+
+/**
+ * Jobs of `locked` that may not be granted for their resource limits: every (job, limit) a
+ * grant asks for, with the units asked by this grant and the grants before it in the batch
+ * for that limit (so the batch's grants never add up past a capacity), against the units
+ * live leases hold. A job is refused if any of its limits is missing or would overflow. The
+ * running sum counts grants that are refused for another limit too, so a batch may grant
+ * fewer than would fit, never more.
+ */
+const OVER_LIMIT = sql`,
+        asked as (
+          select l.id, l.ord, k.name, k.units::int as units from locked l cross join lateral jsonb_each_text(l.resources) as k(name, units)
+          where l.resources is not null
+        ),
+        held as (
+          select h.name, sum(h.units)::bigint as used from resource_holds h join jobs j on j.id = h.job_id and j.state = 'leased' and j.fence = h.fence group by h.name
+        ),
+        upto as (select a.id, a.name, sum(a.units) over (partition by a.name order by a.ord, a.id) as units from asked a),
+        over_limit as (
+          select distinct u.id from upto u left join resource_limits rl on rl.name = u.name left join held h on h.name = u.name
+          where rl.capacity is null or coalesce(h.used, 0) + u.units > rl.capacity
+        )`;
+
+/** The grant statement itself (see grantLeasesMany); with `limited`, inside the limits' lock, so it may grant limited jobs. */
+async function grantStatement(db: Executor, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number, limited: boolean): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
   const tokens = items.map((i) => i.token);
   const flat = items.flatMap((item, g) => item.grants.filter((x) => isId(x.jobId)).map((x) => ({ ...x, g: g + 1 })));
   const result = await rows(
@@ -66,19 +108,20 @@ export async function grantLeasesMany(db: Executor, items: { token: LeaderToken;
         -- A lease is granted to the worker's current session (rule 5). A worker that never
         -- registered has none: its lease can be written only by the node itself.
         locked as materialized (
-          select j.id, g.worker_id, g.ord, wk.session from g join jobs j on j.id = g.job_id
+          select j.id, g.worker_id, g.ord, wk.session, j.resources from g join jobs j on j.id = g.job_id
           left join workers wk on wk.id = g.worker_id
           where j.shard = g.shard and j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now())
+          ${limited ? sql`` : sql`and j.resources is null`}
           order by j.id
           for update of j
-        ),
+        )${limited ? OVER_LIMIT : sql``},
         w as (
           update jobs j set state = 'leased', fence = j.fence + 1, attempt = j.attempt + 1, holder = l.worker_id, holder_session = l.session,
             lease_expires_at = now() + ${msInterval(ttlMs)}, leased_at = now(), renewed_at = null, next_attempt_at = null
           from locked l
-          where j.id = l.id
-          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.leased_at, j.lease_expires_at, l.ord
-        )
+          where j.id = l.id ${limited ? sql`and l.id not in (select id from over_limit)` : sql``}
+          returning j.id, j.shard, j.run_id, j.dag_id, j.task_id, j.holder, j.fence, j.attempt, j.leased_at, j.lease_expires_at, l.ord, j.resources
+        )${limited ? HOLDS : sql``}
         ${selectWithLeadMany()} order by w.ord`,
   );
   const byShard = new Map<number, GrantedLease[]>();

@@ -41,6 +41,7 @@ function jobsPayload<K extends 'run_id' | 'dag_id'>(key: K, lists: { key: string
         retry_backoff_ms: j.retryBackoffMs,
         retry_backoff_max_ms: j.retryBackoffMaxMs,
         timeout_ms: j.timeoutMs,
+        resources: j.resources ?? null,
       })),
     ),
   );
@@ -54,11 +55,11 @@ function jobsPayload<K extends 'run_id' | 'dag_id'>(key: K, lists: { key: string
 function insertJobs(runs: SQL, payload: string, key: 'run_id' | 'dag_id', where: SQL = sql``): SQL {
   const keyColumn = key === 'run_id' ? sql`run_id bigint` : sql`dag_id text`;
   const match = key === 'run_id' ? sql`t.run_id = r.id` : sql`t.dag_id = r.dag_id`;
-  return sql`insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at)
+  return sql`insert into jobs (run_id, dag_id, shard, task_id, state, max_attempts, priority, retry_backoff_ms, retry_backoff_max_ms, timeout_ms, ready_at, resources)
           select r.id, r.dag_id, r.shard, t.task_id, t.state, t.max_attempts, t.priority, t.retry_backoff_ms, t.retry_backoff_max_ms, t.timeout_ms,
-            case when t.state = 'ready' then now() end
+            case when t.state = 'ready' then now() end, t.resources::jsonb
           from ${runs} r join json_to_recordset(${payload}::json) as t(${keyColumn}, task_id text, state text, max_attempts int, priority int,
-            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int) on ${match}
+            retry_backoff_ms int, retry_backoff_max_ms int, timeout_ms int, resources json) on ${match}
           ${where}
           returning *`;
 }

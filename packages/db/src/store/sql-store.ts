@@ -1,5 +1,6 @@
 import type {
   BackfillAdvance,
+  ResourceLimitRow,
   BackfillId,
   BackfillRequest,
   BackfillRow,
@@ -81,6 +82,7 @@ import * as jobWrites from './job-writes';
 import * as jobs from './jobs';
 import * as leases from './leases';
 import * as notices from './notices';
+import * as resources from './resources';
 import * as runs from './runs';
 import * as runActions from './run-actions';
 import { pageRuns } from './run-pages';
@@ -137,6 +139,20 @@ export class SqlStore implements Store {
   }
   listWorkers(withinMs: number): Promise<WorkerRow[]> {
     return workers.listWorkers(this.db, withinMs);
+  }
+
+  // ---- ResourceLimitStore -------------------------------------------------------------------
+  setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow> {
+    return resources.setResourceLimit(this.db, input);
+  }
+  deleteResourceLimit(name: string): Promise<boolean> {
+    return resources.deleteResourceLimit(this.db, name);
+  }
+  listResourceLimits(): Promise<ResourceLimitRow[]> {
+    return resources.listResourceLimits(this.db);
+  }
+  resourceUse(): Promise<{ name: string; capacity: number; used: number }[]> {
+    return resources.resourceUse(this.db);
   }
 
   // ---- CatalogueStore ----------------------------------------------------------------------

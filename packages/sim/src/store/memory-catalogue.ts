@@ -3,6 +3,7 @@ import {
   checkRequestKey,
   firstSlot,
   NotFoundError,
+  assertResourcesFit,
   parseDagSpec,
   resolveRunParams,
   shardOf,
@@ -39,6 +40,8 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
 
   /** Synchronous, so that a keyed put's check and its key are written with no other call between them. */
   private put(spec: DagSpec, shardCount: number): PutDagAnswer {
+    // A task that consumes a limit that does not exist, or more than it has, could never run.
+    if (spec.tasks.some((t) => t.resources)) assertResourcesFit(spec, new Map([...this.tables.resourceLimits].map(([name, l]) => [name, l.capacity])));
     const now = this.tables.nowMs();
     const head = this.tables.dags.get(spec.id);
     if (!head) {

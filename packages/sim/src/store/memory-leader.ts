@@ -248,6 +248,7 @@ export class MemoryLeader {
         lostLeases: 0,
         endedAtMs: null,
         lastError: null,
+        resources: j.resources ?? null,
       };
       this.tables.jobs.set(job.id, job);
       run.jobIds.push(job.id);

@@ -1,6 +1,7 @@
 import { DeposedLeaderError, LIMITS, type Grant, type GrantedLease, type LeaderToken, type SweptJob, type WorkerId } from '@fenceline/core';
 import { date, dateOrNull, isId, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
+import { LimitCheck, type MemoryResources } from './memory-resources';
 
 /**
  * A leader's side of job leases, in memory: granting (rule 1: one step that raises the
@@ -8,15 +9,20 @@ import type { MemoryTables } from './memory-tables';
  * fence again).
  */
 export class MemoryLeases {
-  constructor(private readonly tables: MemoryTables) {}
+  constructor(
+    private readonly tables: MemoryTables,
+    private readonly resources: MemoryResources,
+  ) {}
 
   async grantLeasesMany(items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
     const out: (GrantedLease[] | DeposedLeaderError)[] = [];
+    // Limited jobs are granted only on the path that checks their units, one check for the whole batch.
+    const limits = items.some((i) => i.grants.some((g) => g.limited === true)) ? new LimitCheck(this.tables, this.resources) : null;
     // Each item is one shard's grant, in order. Each is awaited, as it always was, so the
     // order of microtasks, and with it every simulator trace, stays as it was.
     for (const { token, grants } of items) {
       try {
-        out.push(await this.grantIn(token, grants, ttlMs));
+        out.push(await this.grantIn(token, grants, ttlMs, limits));
       } catch (err) {
         if (err instanceof DeposedLeaderError) out.push(err);
         else throw err;
@@ -26,7 +32,7 @@ export class MemoryLeases {
   }
 
   /** One leader's grants (see grantLeasesMany). */
-  private async grantIn(token: LeaderToken, grants: Grant[], ttlMs: number): Promise<GrantedLease[]> {
+  private async grantIn(token: LeaderToken, grants: Grant[], ttlMs: number, limits: LimitCheck | null): Promise<GrantedLease[]> {
     const valid = grants.filter((g) => isId(g.jobId));
     if (valid.length === 0) return [];
     const now = this.tables.nowMs();
@@ -39,9 +45,12 @@ export class MemoryLeases {
       seen.add(g.jobId);
       const job = this.tables.jobs.get(g.jobId);
       if (!job || job.shard !== token.shard || !this.tables.rules.grantable(job, now)) continue;
+      if (job.resources && (!limits || !limits.admits(job))) continue;
       // A lease is granted to the worker's current session (none if it never registered).
       const session = this.tables.workerTable.session(g.workerId);
-      out.push(this.lease(job, g.workerId, session, ttlMs, now, token));
+      const lease = this.lease(job, g.workerId, session, ttlMs, now, token);
+      limits?.hold(job, lease.fence);
+      out.push(lease);
     }
     return out;
   }

@@ -44,6 +44,8 @@ export interface MemJob {
   lostLeases: number;
   endedAtMs: number | null;
   lastError: string | null;
+  /** Units of resource limits it holds while leased (jobs.resources); null for none. */
+  resources: Record<string, number> | null;
 }
 
 export interface MemRun {

@@ -71,6 +71,7 @@ import type {
   RunActionRequest,
   RunActionRow,
   RunActionWrite,
+  ResourceLimitRow,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
 import { MemoryBackfills } from './memory-backfills';
@@ -82,6 +83,7 @@ import { MemoryLeader } from './memory-leader';
 import { MemoryLeases } from './memory-leases';
 import { MemoryPeople } from './memory-people';
 import { MemoryReads } from './memory-reads';
+import { MemoryResources } from './memory-resources';
 import { MemoryRunActions } from './memory-run-actions';
 import { date, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryTables } from './memory-tables';
@@ -133,6 +135,7 @@ export class MemoryStore implements Store {
   private readonly credentials: MemoryCredentials;
   private readonly actions: MemoryRunActions;
   private readonly backfills: MemoryBackfills;
+  private readonly resources: MemoryResources;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -152,7 +155,8 @@ export class MemoryStore implements Store {
     this.catalogue = new MemoryCatalogue(this.tables);
     this.reads = new MemoryReads(this.tables);
     this.leader = new MemoryLeader(this.tables);
-    this.leases = new MemoryLeases(this.tables);
+    this.resources = new MemoryResources(this.tables);
+    this.leases = new MemoryLeases(this.tables, this.resources);
     this.workerWrites = new MemoryWorkerWrites(this.tables);
     this.people = new MemoryPeople(options.nowMs);
     this.audit = new MemoryAudit(options.nowMs);
@@ -255,6 +259,19 @@ export class MemoryStore implements Store {
   }
   listWorkers(withinMs: number): Promise<WorkerRow[]> {
     return this.cluster.listWorkers(withinMs);
+  }
+
+  setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow> {
+    return this.resources.setResourceLimit(input);
+  }
+  deleteResourceLimit(name: string): Promise<boolean> {
+    return this.resources.deleteResourceLimit(name);
+  }
+  listResourceLimits(): Promise<ResourceLimitRow[]> {
+    return this.resources.listResourceLimits();
+  }
+  resourceUse(): Promise<{ name: string; capacity: number; used: number }[]> {
+    return this.resources.resourceUse();
   }
 
   // ---- CatalogueStore (memory-catalogue.ts) --------------------------------------------------

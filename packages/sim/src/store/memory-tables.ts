@@ -68,6 +68,10 @@ export class MemoryTables {
   readonly requestKeys = new Map<string, string>();
   /** The answers of puts made with a request key, by DAG id and key. */
   readonly dagRequestKeys = new Map<string, { version: number; created: boolean }>();
+  /** resource_limits: capacity and last change per limit name. */
+  readonly resourceLimits = new Map<string, { capacity: number; updatedAtMs: number }>();
+  /** resource_holds: per job, the units of each limit its lease under `fence` holds. */
+  readonly resourceHolds = new Map<string, { fence: number; units: Record<string, number> }>();
   readonly activeRunsByShard = new Map<number, Set<string>>();
   readonly jobs = new Map<string, MemJob>();
   readonly leaseIndex = new Map<number, Heap<IndexEntry>>();
