@@ -92,4 +92,32 @@ describe('routing jobs to the workers that can run them', () => {
     // 20 slots, a reserve of 4: 16 go to the one DAG, 11 of them lent.
     expect(leases(await fleetLending(20, 2_000))).toHaveLength(16);
   });
+
+  it('never runs more jobs of a resource limit at once than it has units, across DAGs', async () => {
+    const { store, node } = await leadingNode();
+    await store.setResourceLimit({ name: 'warehouse', capacity: 2 });
+    const fleet = await worker(node, 'big-1', {}, 10);
+    for (const id of ['etl-a', 'etl-b']) {
+      await store.putDag({ id, tasks: [...[0, 1, 2].map((i) => ({ id: `load${i}`, type: 'noop', resources: { warehouse: 1 } })), { id: 'free', type: 'noop' }] }, 1);
+      await store.triggerRun(parseDagId(id));
+    }
+    // Eight ready jobs, ten free slots: the two unlimited ones and two limited ones run.
+    const first = leases(await fleet(10, 2_000));
+    const waitedFor = async (free: number): Promise<Assignment[]> => {
+      const out: Assignment[] = [];
+      for (let i = 0; i < 5 && out.length === 0; i++) out.push(...leases(await fleet(free, 300)));
+      return out;
+    };
+    first.push(...(await waitedFor(10 - first.length)));
+    expect(first.filter((a) => a.taskId === 'free')).toHaveLength(2);
+    const limited = first.filter((a) => a.taskId !== 'free');
+    expect(limited).toHaveLength(2);
+    expect((await store.listResourceLimits())[0]).toMatchObject({ name: 'warehouse', used: 2, waiting: 4 });
+    expect(await fleet(6, 300)).toEqual([]);
+    // One result frees one unit, and exactly one more limited job is leased.
+    await node.complete({ workerId: parseWorkerId('big-1'), session: 'big-1-session', jobId: limited[0]!.jobId, fence: limited[0]!.fence });
+    const next = await waitedFor(7);
+    expect(next).toHaveLength(1);
+    expect((await store.listResourceLimits())[0]).toMatchObject({ used: 2, waiting: 3 });
+  });
 });
