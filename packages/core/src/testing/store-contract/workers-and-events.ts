@@ -21,6 +21,16 @@ export function workersAndEventsContract(c: ContractContext): void {
       expect(recent.map((w) => [w.id, w.nodeId])).toEqual([[a, 'n2']]);
     });
 
+    it("keeps a worker's offer (pool, labels, types) with its registration, the latest one winning", async () => {
+      const id = parseWorkerId(unique('worker'));
+      const offer = { pool: 'gpu', labels: ['cuda', 'region=eu'], types: ['noop', 'sleep', 'http', 'train'] };
+      await c.store.registerWorker({ id, slots: 2, nodeId: 'n1', meta: { pid: 1, offer }, session: `session-of-${id}`, credentialId: null });
+      expect((await c.store.listWorkers(LONG_TTL_MS)).find((w) => w.id === id)?.meta).toEqual({ pid: 1, offer });
+      const moved = { ...offer, pool: 'default', labels: [] };
+      await c.store.registerWorker({ id, slots: 2, nodeId: 'n2', meta: { pid: 2, offer: moved }, session: `session-of-${id}-2`, credentialId: null });
+      expect((await c.store.listWorkers(LONG_TTL_MS)).find((w) => w.id === id)?.meta).toEqual({ pid: 2, offer: moved });
+    });
+
     it('a heartbeat that skips recently seen workers writes only the stale ones', async () => {
       const fresh = unique('worker');
       const stale = unique('worker');
