@@ -140,8 +140,17 @@ export class Dispatcher {
     if (!c.pool.hasWaiters()) return null;
     const capOf = (fraction: number | undefined, pool: string): number => capFor(c.pool.poolSlots(pool), fraction ?? c.config.capFraction);
     const lendReserve = c.config.lendReserveFraction;
-    // A node that lends needs the DAGs at their cap too: they are the ones that borrow.
-    const { byPool, dagShard } = this.views(nowMs, lendReserve === null ? capOf : undefined);
+    // A DAG at its cap can be granted nothing in a pool that has no slot to lend, so its
+    // ready jobs are not copied there; where the pool can lend, it is the one that borrows.
+    const reserveOf = (pool: string): number => Math.ceil((lendReserve ?? 0) * c.pool.poolSlots(pool) - 1e-9);
+    const canLend = new Map<string, boolean>();
+    const lends = (pool: string): boolean => {
+      let yes = canLend.get(pool);
+      if (yes === undefined) canLend.set(pool, (yes = lendReserve !== null && c.pool.freeIn(pool) > reserveOf(pool)));
+      return yes;
+    };
+    const skipAt = (fraction: number | undefined, pool: string): number => (lends(pool) ? Infinity : capOf(fraction, pool));
+    const { byPool, dagShard } = this.views(nowMs, skipAt);
     const cappedBefore = this.d.loadedLeaders().reduce((n, l) => n + l.cappedDags(capOf), 0);
     c.metrics.set('dags_capped', cappedBefore);
     if (byPool.size === 0) return null;
@@ -156,7 +165,7 @@ export class Dispatcher {
     for (const [pool, dags] of byPool) {
       const poolSlots = c.pool.poolSlots(pool);
       const poolFree = c.pool.freeIn(pool);
-      const reserve = lendReserve === null ? undefined : Math.ceil(lendReserve * poolSlots - 1e-9);
+      const reserve = lendReserve === null ? undefined : reserveOf(pool);
       // The round can grant at most this many jobs, so it needs at most this many workers
       // of each offer: the pool picks them in the planner's own order without listing the
       // whole fleet.
