@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planDispatch, type FreeWorker, type ReadyJob } from '../src/fairshare/plan';
-import { needKey, needOf, offerFits, offerKey, unmetNeed, workerOfferSchema, type JobNeed, type WorkerOffer } from '../src/routing/offer';
+import { keysFit, needKey, needOf, offerFits, offerKey, unmetNeed, workerOfferSchema, type JobNeed, type WorkerOffer } from '../src/routing/offer';
 
 function jobs(prefix: string, count: number, need?: JobNeed): ReadyJob[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -36,6 +36,14 @@ describe('routing', () => {
     expect(offerFits(gpuEu, needOf({ type: 'noop', labels: ['region=eu'] }))).toBe(true);
     expect(offerFits(gpuEu, needOf({ type: 'noop', labels: ['region=us'] }))).toBe(false);
     expect(offerFits(gpuEu, needOf({ type: 'noop', pool: 'gpu' }))).toBe(false);
+  });
+
+  it('fits over keys exactly as over the offers, whatever characters a type holds', () => {
+    const odd = offer({ types: ['a,b', 'noop'] });
+    expect(keysFit(needKey(needOf({ type: 'a' })), offerKey(odd))).toBe(false);
+    expect(keysFit(needKey(needOf({ type: 'a,b' })), offerKey(odd))).toBe(true);
+    expect(keysFit(needKey(needOf({ type: 'noop', labels: ['gpu'] })), offerKey(gpuEu))).toBe(true);
+    expect(keysFit(needKey(needOf({ type: 'noop', labels: ['gpu'], pool: 'x' })), offerKey(gpuEu))).toBe(false);
   });
 
   it('says which part of a need no live worker covers', () => {

@@ -57,12 +57,13 @@ export function needOf(task: { type: string; pool?: string; labels?: readonly st
 
 /** A key two needs share exactly when they are the same need. */
 export function needKey(need: JobNeed): string {
-  return `${need.pool}\u0000${need.type}\u0000${need.labels.join(',')}`;
+  // JSON, so that no character a type or label may hold can make two keys meet.
+  return JSON.stringify([need.pool, need.type, need.labels]);
 }
 
 /** A key two offers share exactly when they serve the same jobs. */
 export function offerKey(offer: WorkerOffer): string {
-  return `${offer.pool}\u0000${[...new Set(offer.types)].sort().join(',')}\u0000${[...new Set(offer.labels)].sort().join(',')}`;
+  return JSON.stringify([offer.pool, [...new Set(offer.types)].sort(), [...new Set(offer.labels)].sort()]);
 }
 
 /** Whether a worker making `offer` may be leased a job that needs `need`. */
@@ -97,10 +98,9 @@ export function keysFit(need: string, offer: string): boolean {
   const both = `${need}\u0001${offer}`;
   let fit = keyFitCache.get(both);
   if (fit === undefined) {
-    const [needPool, type, needLabels] = need.split('\u0000');
-    const [offerPool, types, offerLabels] = offer.split('\u0000');
-    const has = (list: string | undefined, item: string): boolean => (list ?? '').split(',').includes(item);
-    fit = needPool === offerPool && has(types, type ?? '') && (needLabels ? needLabels.split(',').every((l) => has(offerLabels, l)) : true);
+    const [pool, type, labels] = JSON.parse(need) as [string, string, string[]];
+    const [offerPool, types, offerLabels] = JSON.parse(offer) as [string, string[], string[]];
+    fit = offerFits({ pool: offerPool, types, labels: offerLabels }, { pool, type, labels });
     // Keys are few; the bound only guards a fleet whose offers keep changing.
     if (keyFitCache.size > 10_000) keyFitCache.clear();
     keyFitCache.set(both, fit);
