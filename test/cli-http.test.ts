@@ -1,15 +1,13 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseRunId } from '@fenceline/core';
-import { Cluster, REPO_ROOT } from '../scripts/cluster';
+import { Cluster } from '../scripts/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
-import { runCli } from './support/cli-process';
+import { runCli, spawnCli, type CliOutcome } from './support/cli-process';
 import { eventually, FAST_ENV } from './support/cluster-fixture';
 
 /**
@@ -19,9 +17,6 @@ import { eventually, FAST_ENV } from './support/cluster-fixture';
  * code and message and the CLI's exit code.
  */
 
-const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO_ROOT, 'scripts/cli.ts');
-
 let api: Awaited<ReturnType<typeof startApiHttp>>;
 let cluster: Cluster;
 let operator: string;
@@ -29,29 +24,10 @@ let viewer: string;
 let dir: string;
 const dagId = parseDagId('cli-http');
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** The CLI as an operator on a machine with only an API token: no DATABASE_URL and no cluster file. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliOutcome> {
   const { DATABASE_URL: _none, ...rest } = process.env;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...rest, FENCELINE_DATA_DIR: join(dir, 'no-data'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  return { code, stdout, stderr };
+  return spawnCli({ ...rest, FENCELINE_DATA_DIR: join(dir, 'no-data'), ...env }, args);
 }
 
 const asOperator = (...args: string[]) => cli(['--url', api.url, '--token', operator, ...args]);
@@ -66,7 +42,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** Nothing of how the CLI or the server is built reaches the terminal. */
-function expectNoStack(out: Outcome): void {
+function expectNoStack(out: CliOutcome): void {
   expect(out.stderr).not.toMatch(/\n\s+at .*[:(]|node_modules|\.ts:\d+|SELECT|INSERT/);
 }
 

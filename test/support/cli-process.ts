@@ -6,13 +6,15 @@ import { REPO_ROOT } from '../../scripts/cluster';
 const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const CLI = join(REPO_ROOT, 'scripts/cli.ts');
 
-/** Runs the real `fenceline` CLI process against `databaseUrl`, as an operator would. */
-export async function runCli(databaseUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export interface CliOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `fenceline` CLI process with exactly this environment, and collects what it printed. */
+export async function spawnCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliOutcome> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -22,4 +24,9 @@ export async function runCli(databaseUrl: string, ...args: string[]): Promise<{ 
     child.on('close', resolve);
   });
   return { code, stdout, stderr };
+}
+
+/** Runs the real `fenceline` CLI process against `databaseUrl`, as an operator would. */
+export function runCli(databaseUrl: string, ...args: string[]): Promise<CliOutcome> {
+  return spawnCli({ ...process.env, DATABASE_URL: databaseUrl }, args);
 }
