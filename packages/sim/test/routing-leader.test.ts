@@ -1,33 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, SchedulerNode, workerOfferSchema, type Assignment, type PollItem, type Timers, type WorkerOffer } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
-
-const timers: Timers = {
-  after(delayMs, fn) {
-    const t = setTimeout(fn, delayMs);
-    return () => clearTimeout(t);
-  },
-};
-
-const nodes: SchedulerNode[] = [];
-afterEach(async () => {
-  for (const node of nodes.splice(0)) await node.stop();
-});
-
-async function leadingNode(config: { lendReserveFraction?: number | null; capFraction?: number } = {}) {
-  const store = new MemoryStore({ nowMs: () => Date.now() });
-  await store.initCluster(1);
-  const node = new SchedulerNode({
-    nodeId: 'n1',
-    store,
-    clock: { nowMs: () => Date.now() },
-    timers,
-    config: { shardCount: 1, tickIntervalMs: 20, shardLeaseTtlMs: 2_000, shardRenewIntervalMs: 500, reconcileIntervalMs: 60_000, ...config },
-  });
-  nodes.push(node);
-  await node.start();
-  return { store, node };
-}
+import { describe, expect, it } from 'vitest';
+import { parseDagId, parseWorkerId, workerOfferSchema, type Assignment, type PollItem, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
+import { leadingNode } from './leading-node';
 
 /** A worker identity making `offer`, registered with the node; `poll` waits up to waitMs for leases. */
 async function worker(node: SchedulerNode, id: string, offer: Partial<WorkerOffer>, slots = 4) {

@@ -1,13 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, SchedulerNode, type PollItem, type RunId, type Timers } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
-
-const timers: Timers = {
-  after(delayMs, fn) {
-    const t = setTimeout(fn, delayMs);
-    return () => clearTimeout(t);
-  },
-};
+import { describe, expect, it } from 'vitest';
+import { parseDagId, parseWorkerId, type PollItem, type RunId } from '@fenceline/core';
+import { leadingNode } from './leading-node';
 
 async function until<T>(what: string, check: () => Promise<T | null | false> | T | null | false, withinMs = 10_000): Promise<T> {
   const deadline = Date.now() + withinMs;
@@ -19,24 +12,9 @@ async function until<T>(what: string, check: () => Promise<T | null | false> | T
   }
 }
 
-const nodes: SchedulerNode[] = [];
-afterEach(async () => {
-  for (const node of nodes.splice(0)) await node.stop();
-});
-
 /** A node leading the one shard of a memory store, and a worker identity registered with it that runs nothing by itself. */
 async function nodeAndWorker() {
-  const store = new MemoryStore({ nowMs: () => Date.now() });
-  await store.initCluster(1);
-  const node = new SchedulerNode({
-    nodeId: 'n1',
-    store,
-    clock: { nowMs: () => Date.now() },
-    timers,
-    config: { shardCount: 1, tickIntervalMs: 20, shardLeaseTtlMs: 2_000, shardRenewIntervalMs: 500, reconcileIntervalMs: 60_000 },
-  });
-  nodes.push(node);
-  await node.start();
+  const { store, node } = await leadingNode();
   const worker = { workerId: parseWorkerId('w1'), session: 'w1-session' };
   await node.register({ ...worker, slots: 4, credentialId: null });
   const poll = (free: number): Promise<PollItem[]> => node.poll({ ...worker, slots: 4, freeSlots: free, waitMs: 2_000 });
