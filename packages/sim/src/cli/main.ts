@@ -144,7 +144,12 @@ function failure(r: RunReport): string {
   const v = r.violations[0];
   const lines = [`FAILED ${r.scenario}/${r.variant}: ${r.outcome}`];
   if (v) lines.push(`  ${v.invariant} (${v.kind}) at ${new Date(v.atMs).toISOString()}: ${v.message}`);
-  if (r.violationCounts) lines.push(`  violations: ${Object.entries(r.violationCounts).map(([id, n]) => `${id} ${n}`).join(', ')}`);
+  if (r.violationCounts)
+    lines.push(
+      `  violations: ${Object.entries(r.violationCounts)
+        .map(([id, n]) => `${id} ${n}`)
+        .join(', ')}`,
+    );
   if (r.crash) lines.push(`  crash: ${r.crash.split('\n').slice(0, 6).join('\n  ')}`);
   if (r.traceTail.length > 0) lines.push('  last events:', ...r.traceTail.slice(-25).map((l) => `    ${l}`));
   lines.push(`  replay: ${r.replay}`, `  --seed ${r.seed}`);
@@ -166,7 +171,14 @@ async function main(): Promise<void> {
       lastDraw = now;
       process.stderr.write(tty ? `\r${progressBar(p, wallStart)}\u001b[K` : `${progressBar(p, wallStart)}\n`);
     },
-    { seed: args.seed, runs: args.runs, scale: args.scale, variants: args.variants, dagReplay: args.replay === true ? true : args.replay ? { dagId: args.replay } : undefined, keepGoing: args.keepGoing },
+    {
+      seed: args.seed,
+      runs: args.runs,
+      scale: args.scale,
+      variants: args.variants,
+      dagReplay: args.replay === true ? true : args.replay ? { dagId: args.replay } : undefined,
+      keepGoing: args.keepGoing,
+    },
   );
   if (tty) process.stderr.write('\n');
   process.stdout.write(`${summary(report)}\n`);
