@@ -6,7 +6,7 @@ import { ARTIFACTS, VIEWER, screenshot, signedInPage, startHarness, until, type 
 /**
  * The simulator page in real Chromium: knobs that keep what is typed, a small fan-out run in
  * a Web Worker with its plots and replay, an unfinished long run, and a comparison of the
- * cap on and off under faults. It writes nothing to the store, so a viewer runs it.
+ * cap, no cap and lending under faults. It writes nothing to the store, so a viewer runs it.
  */
 
 let h: Harness;
@@ -84,7 +84,8 @@ describe('simulator', () => {
     const table = viewer.getByTestId('sim-invariants-0');
     assert.equal(await table.getAttribute('data-violations'), '0');
     const rows = table.locator('tbody tr');
-    assert.equal(await rows.count(), 10); // I1 to I10
+    assert.equal(await rows.count(), 11); // I1 to I11
+    assert.match((await viewer.getByTestId('sim-invariant-0-I11').textContent()) ?? '', /reserve/);
     for (const row of await rows.all()) assert.equal(await row.getAttribute('data-violations'), '0');
 
     // The plots, each with labelled axes: running jobs (a line per DAG group), lease
@@ -202,7 +203,8 @@ describe('simulator', () => {
     assert.equal(await viewer.getByTestId('sim-running-chart-0').locator('polyline').count(), 1, 'no line for other DAGs');
     await screenshot(viewer, '12-simulator-unfinished');
 
-    // Compare runs the cap on and off side by side, with faults that expire leases and move
+    // Compare runs the fanout scenario's three variants side by side (the cap, no cap, and
+    // the cap lending idle slots above a reserve), with faults that expire leases and move
     // shard leaders: each side has its own replay and plots, and every plot shares one scale.
     await typeInto('workers', '50');
     await typeInto('fanoutTasks', '50');
@@ -211,10 +213,10 @@ describe('simulator', () => {
     await typeInto('leaderCrash', '0.05');
     await viewer.getByTestId('sim-compare').click();
     await until(
-      'both sides of the comparison to finish',
+      'every side of the comparison to finish',
       async () => {
-        // The second side exists only once the page has started the comparison.
-        const states = await Promise.all([0, 1].map((i) => viewer.getByTestId(`sim-side-${i}`).getAttribute('data-state', { timeout: 1_000 })));
+        // The later sides exist only once the page has started the comparison.
+        const states = await Promise.all([0, 1, 2].map((i) => viewer.getByTestId(`sim-side-${i}`).getAttribute('data-state', { timeout: 1_000 })));
         return states.every((s) => s === 'done');
       },
       120_000,
@@ -233,9 +235,14 @@ describe('simulator', () => {
     }
     assert.match((await viewer.getByTestId('sim-side-0').locator('h2').first().textContent()) ?? '', /^Simulation A: cap 30%/);
     assert.match((await viewer.getByTestId('sim-side-1').locator('h2').first().textContent()) ?? '', /^Simulation B: cap off/);
+    assert.match((await viewer.getByTestId('sim-side-2').locator('h2').first().textContent()) ?? '', /^Simulation C: cap 30% lending, reserve 5%/);
+    // Only the lending side shows lent leases: the fan-out borrowed slots beyond its cap of 15.
+    assert.equal(await viewer.getByTestId('sim-lent-0').count(), 0);
+    assert.equal(await viewer.getByTestId('sim-lent-1').count(), 0);
+    assert.ok(Number(await viewer.getByTestId('sim-lent-2').getAttribute('data-lent')) > 0, 'the lending side lent slots');
     for (const chart of ['running', 'expiry', 'latency']) {
-      const tops = await Promise.all([0, 1].map((i) => viewer.getByTestId(`sim-${chart}-chart-${i}`).getAttribute('data-y-max')));
-      assert.equal(tops[0], tops[1], `the ${chart} plots share a y scale`);
+      const tops = await Promise.all([0, 1, 2].map((i) => viewer.getByTestId(`sim-${chart}-chart-${i}`).getAttribute('data-y-max')));
+      assert.ok(tops[0] === tops[1] && tops[1] === tops[2], `the ${chart} plots share a y scale`);
     }
     await screenshot(viewer, '12-simulator-compare');
     await viewer.context().close();

@@ -9,7 +9,7 @@ import { ForgetfulFenceStore } from './broken-stores';
 
 describe('Scenario: fanout', () => {
   it('with the 30% cap the fan-out takes about 17 minutes and every other DAG starts within the minute; without it, about 5', async () => {
-    const report = await runScenario(SCENARIOS.fanout!, undefined, { scale: 0.05 });
+    const report = await runScenario(SCENARIOS.fanout!, undefined, { scale: 0.05, variants: ['cap-30', 'no-cap'] });
     const cap = report.runs.find((r) => r.variant === 'cap-30')!;
     const open = report.runs.find((r) => r.variant === 'no-cap')!;
     expect(report.outcome).toBe('ok');
@@ -26,6 +26,26 @@ describe('Scenario: fanout', () => {
     expect(open.figures.fanout99PercentDoneMin).toBeLessThan(7);
     expect(open.figures.fanoutMakespanMin as number).toBeLessThan(cap.figures.fanoutMakespanMin as number);
     expect(open.figures.otherStartLatencyMaxS as number).toBeGreaterThan(cap.figures.otherStartLatencyMaxS as number);
+  });
+
+  it('with lending the fan-out borrows idle slots beyond its cap, and I11 catches results in flight', async () => {
+    const report = await runScenario(SCENARIOS.fanout!, undefined, { scale: 0.05, variants: ['cap-30', 'lend'], keepGoing: true });
+    const cap = report.runs.find((r) => r.variant === 'cap-30')!;
+    const lend = report.runs.find((r) => r.variant === 'lend')!;
+    expect(cap.outcome).toBe('ok');
+    expect(lend.figures.peakLentLeases as number).toBeGreaterThan(0);
+    expect(lend.figures.fanoutPeakLeases as number).toBeGreaterThan(cap.figures.fanoutPeakLeases as number);
+    expect(lend.figures.fanoutMakespanMin as number).toBeLessThan(cap.figures.fanoutMakespanMin as number);
+    // The reserve is a share of the pool, so at a twentieth of the size it is 2 slots and the
+    // other DAGs wait for some of their starts (about a minute at p99; at full size, 30 slots
+    // keep their p99 at 0 s, see the README's figures), but every one of them starts.
+    expect(lend.figures.otherJobsStarted).toBe(cap.figures.otherJobsStarted);
+    // Known issue 7 of the README: a worker polls again with its slot free as soon as its
+    // job ends, before the node's batched result lands and ends the lease in the store, so
+    // a node may lend the last slot above the reserve that the store still counts as held.
+    // Only I11 fails, and never through a race between nodes that the checker could excuse.
+    for (const v of lend.violations) expect(v.invariant).toBe('I11');
+    expect(Object.keys(lend.violationCounts ?? {})).toEqual(lend.violations.length > 0 ? ['I11'] : []);
   });
 });
 

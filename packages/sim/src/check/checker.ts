@@ -2,7 +2,7 @@ import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
 
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10';
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10' | 'I11';
 
 export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text: string }> = {
   I1: { kind: 'safety', text: 'at most one live lease per job at any instant of store time' },
@@ -10,7 +10,7 @@ export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text
   I3: { kind: 'safety', text: 'no write carrying a fence other than the current one lands; one holder per lease' },
   I4: { kind: 'safety', text: 'one run per (dag, scheduled_at)' },
   I5: { kind: 'liveness', text: 'every due slot of an enabled DAG gets its run within one failover bound' },
-  I6: { kind: 'safety', text: 'no DAG holds more than its cap of the pool' },
+  I6: { kind: 'safety', text: 'no DAG holds more than its cap of the pool (with lending on, above it only through I11)' },
   I7: { kind: 'liveness', text: 'when faults stop, every job reaches a terminal state' },
   I8: { kind: 'safety', text: 'no write of a deposed leader (older epoch) lands' },
   I9: { kind: 'safety', text: 'every write the store acknowledged survives, through its own failover too' },
@@ -18,6 +18,7 @@ export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text
     kind: 'safety',
     text: "an operator's action holds: no result lands on a job after it was cancelled or marked, and a cleared job's next lease has a fence above every earlier one",
   },
+  I11: { kind: 'safety', text: "no DAG holds slots of the reserve through lending: a grant above its DAG's cap leaves at least the reserve free" },
 };
 
 export interface Violation {
@@ -32,6 +33,27 @@ interface LeaseShadow {
   holder: string | null;
   expiresAtMs: number;
   leased: boolean;
+}
+
+/** I11: one lease grant as it landed, kept for a minute so a shortfall can be traced to the grants that caused it. */
+interface RecentGrant {
+  atMs: number;
+  nodeId: string;
+  jobId: string;
+  fence: number;
+}
+
+/** I11: a lent grant that left less than the reserve free only because another node's grants landed after it was planned. */
+export interface LendRace {
+  atMs: number;
+  dagId: string;
+  nodeId: string;
+  /** When the grant's statement left its node, at or after the round planned it. */
+  sentAtMs: number;
+  free: number;
+  reserve: number;
+  /** The other nodes' grants that landed after `sentAtMs` and still hold a slot. */
+  laterGrants: number;
 }
 
 interface ShardShadow {
@@ -52,6 +74,13 @@ export interface CheckerOptions {
   /** I6: the cap each DAG is held to, and the pool it is a fraction of (slots of every worker that exists). */
   capFraction: number;
   poolSlots: () => number;
+  /**
+   * I11: lending's reserve as a fraction of the pool (null: no lending, and I6 holds every
+   * DAG to its cap), and each worker's slots, so that a worker holding more leases than it
+   * has slots (a double fill about to be handed back) counts only up to them.
+   */
+  lendReserveFraction?: number | null;
+  workerSlots?: number;
   /** I5 is not judged while no scheduler can work (all crashed, paused or cut off); deadlines move past it. */
   schedulersImpaired: () => boolean;
 }
@@ -72,7 +101,23 @@ export class Checker {
   private readonly dagCaps = new Map<string, number | undefined>();
   private readonly schedules = new Map<string, { schedule: Schedule; paused: boolean; nextSlotMs: number | null }>();
   private readonly watches = new Heap<SlotWatch>((a, b) => (a.deadlineMs !== b.deadlineMs ? a.deadlineMs < b.deadlineMs : a.dagId < b.dagId));
-  readonly counts = { writes: 0, grants: 0, resultWrites: 0, revocations: 0, peakCapUse: 0 };
+  readonly counts = { writes: 0, grants: 0, resultWrites: 0, revocations: 0, peakCapUse: 0, lentGrants: 0, peakLent: 0, lendRaces: 0 };
+  /** I11: the first lend races seen (all are counted in `counts.lendRaces`). */
+  readonly lendRaces: LendRace[] = [];
+  /**
+   * I11: when the store call being applied left its node; the world sets it around each
+   * grant statement, so the checker knows the latest instant the grant's round was planned.
+   */
+  landing: { sentAtMs: number } | null = null;
+  /** I11: leases each worker holds, the slots they fill (up to each worker's slots), workers down, leases above caps. */
+  private readonly workerHeld = new Map<string, number>();
+  private filledSlots = 0;
+  private readonly down = new Set<string>();
+  private lentNow = 0;
+  private readonly recentGrants: RecentGrant[] = [];
+  private recentStart = 0;
+  /** Violations per invariant, all of them (the list above keeps the first hundred). */
+  readonly violationCounts: Partial<Record<InvariantId, number>> = {};
   /** Called on the first violation (the simulation stops there). */
   onViolation: ((v: Violation) => void) | null = null;
 
@@ -188,12 +233,19 @@ export class Checker {
           this.fail('I1', w.atMs, `job ${w.jobId} leased to ${w.workerId} (fence ${w.fence}) while ${s.holder} still holds a live lease (fence ${s.fence}) until ${s.expiresAtMs}`);
         }
         if (w.fence <= (s?.fence ?? 0)) this.fail('I2', w.atMs, `job ${w.jobId} leased under fence ${w.fence}, not above the previous fence ${s?.fence ?? 0}`);
-        if (s?.leased) this.bumpHeld(w.dagId, -1);
+        if (s?.leased) {
+          this.bumpHeld(w.dagId, -1);
+          this.bumpWorker(s.holder, -1);
+        }
         this.leases.set(w.jobId, { fence: w.fence, holder: w.workerId, expiresAtMs: w.expiresAtMs, leased: true });
         const held = this.bumpHeld(w.dagId, +1);
+        this.bumpWorker(w.workerId, +1);
         const cap = capFor(this.options.poolSlots(), this.dagCaps.get(w.dagId) ?? this.options.capFraction);
         if (cap > 0) this.counts.peakCapUse = Math.max(this.counts.peakCapUse, held / cap);
-        if (held > cap) this.fail('I6', w.atMs, `DAG ${w.dagId} holds ${held} leases, over its cap of ${cap} (pool ${this.options.poolSlots()} slots)`);
+        if (this.lending) {
+          this.rememberGrant(w.atMs, w.token.nodeId, w.jobId, w.fence);
+          if (held > cap) this.checkLent(w.atMs, w.dagId, w.token.nodeId, held, cap);
+        } else if (held > cap) this.fail('I6', w.atMs, `DAG ${w.dagId} holds ${held} leases, over its cap of ${cap} (pool ${this.options.poolSlots()} slots)`);
         break;
       }
       case 'job:renewed':
@@ -207,7 +259,10 @@ export class Checker {
         if (w.op === 'job:released') this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, 'hand-back');
         else if (s?.leased && s.expiresAtMs > w.atMs) this.fail('I1', w.atMs, `job ${w.jobId} swept while its lease of ${s.holder} is live until ${s.expiresAtMs}`);
         if (newFence <= (s?.fence ?? 0)) this.fail('I2', w.atMs, `job ${w.jobId} revoked (${w.op}) but its fence stayed at ${newFence} (was ${s?.fence ?? 0})`);
-        if (s?.leased) this.bumpHeld(w.dagId, -1);
+        if (s?.leased) {
+          this.bumpHeld(w.dagId, -1);
+          this.bumpWorker(s.holder, -1);
+        }
         this.leases.set(w.jobId, { fence: newFence, holder: null, expiresAtMs: 0, leased: false });
         break;
       }
@@ -216,6 +271,7 @@ export class Checker {
         if (s?.leased) {
           this.counts.revocations++;
           this.bumpHeld(w.dagId, -1);
+          this.bumpWorker(s.holder, -1);
         }
         if ((w.from === 'leased' || w.to === 'waiting') && w.fence <= w.fenceBefore) {
           this.fail('I2', w.atMs, `job ${w.jobId} moved ${w.from} -> ${w.to} by an operator but its fence stayed at ${w.fence} (was ${w.fenceBefore})`);
@@ -240,6 +296,7 @@ export class Checker {
         this.acceptedWorkerWrite(w.jobId, w.workerId, w.fence, w.atMs, w.op);
         if (s?.leased) {
           this.bumpHeld(w.dagId, -1);
+          this.bumpWorker(s.holder, -1);
           s.leased = false;
         }
         break;
@@ -322,14 +379,106 @@ export class Checker {
   }
 
   private bumpHeld(dagId: string, delta: number): number {
-    const n = (this.held.get(dagId) ?? 0) + delta;
+    const before = this.held.get(dagId) ?? 0;
+    const n = before + delta;
     if (n <= 0) this.held.delete(dagId);
     else this.held.set(dagId, n);
+    if (this.lending) {
+      // Leases above a DAG's cap are lent ones: their sum over DAGs is what the pool lends now.
+      const cap = capFor(this.options.poolSlots(), this.dagCaps.get(dagId) ?? this.options.capFraction);
+      this.lentNow += Math.max(0, n - cap) - Math.max(0, before - cap);
+      if (n > cap && delta > 0) this.counts.lentGrants++;
+      this.counts.peakLent = Math.max(this.counts.peakLent, this.lentNow);
+    }
     return Math.max(0, n);
+  }
+
+  private get lending(): boolean {
+    return this.options.lendReserveFraction !== undefined && this.options.lendReserveFraction !== null;
+  }
+
+  /** I11: the reserve, as the nodes compute it, from the pool I6 takes the cap of. */
+  get reserve(): number {
+    return this.lending ? Math.ceil(this.options.lendReserveFraction! * this.options.poolSlots() - 1e-9) : 0;
+  }
+
+  /** I11: free slots of the workers that are up: their slots less the leases they hold, each worker's counted only up to its slots. */
+  freeSlots(): number {
+    const slots = this.options.workerSlots ?? 1;
+    let free = this.options.poolSlots() - this.filledSlots;
+    // A worker that is down offers no slot, whatever it holds until its leases are swept.
+    for (const id of this.down) free -= slots - Math.min(slots, this.workerHeld.get(id) ?? 0);
+    return free;
+  }
+
+  /** Tells the checker a worker's process crashed or came back: a crashed worker's slots are not free. */
+  workerUp(workerId: string, up: boolean): void {
+    if (up) this.down.delete(workerId);
+    else this.down.add(workerId);
+  }
+
+  private bumpWorker(workerId: string | null, delta: number): void {
+    if (workerId === null) return;
+    const slots = this.options.workerSlots ?? 1;
+    const before = this.workerHeld.get(workerId) ?? 0;
+    const n = Math.max(0, before + delta);
+    if (n === 0) this.workerHeld.delete(workerId);
+    else this.workerHeld.set(workerId, n);
+    this.filledSlots += Math.min(slots, n) - Math.min(slots, before);
+  }
+
+  private rememberGrant(atMs: number, nodeId: string, jobId: string, fence: number): void {
+    this.recentGrants.push({ atMs, nodeId, jobId, fence });
+    // A grant's statement is at most a store timeout old when it lands; a minute is ample.
+    while (this.recentStart < this.recentGrants.length && this.recentGrants[this.recentStart]!.atMs < atMs - 60_000) this.recentStart++;
+    if (this.recentStart > 4096 && this.recentStart * 2 > this.recentGrants.length) {
+      this.recentGrants.splice(0, this.recentStart);
+      this.recentStart = 0;
+    }
+  }
+
+  /**
+   * I11, for a grant that leaves its DAG above its cap: the pool must keep at least the
+   * reserve free after it. A shortfall is excused only when it is precisely the race
+   * between nodes: the grant's statement left its node (so its round was planned) before
+   * other nodes' grants landed, and those grants, still holding their slots, account for
+   * the whole shortfall. Anything else fails.
+   */
+  private checkLent(atMs: number, dagId: string, nodeId: string, held: number, cap: number): void {
+    const reserve = this.reserve;
+    const free = this.freeSlots();
+    if (free >= reserve) return;
+    const sentAtMs = this.landing?.sentAtMs;
+    let later = 0;
+    if (sentAtMs !== undefined) {
+      const slots = this.options.workerSlots ?? 1;
+      for (let i = this.recentGrants.length - 1; i >= this.recentStart; i--) {
+        const g = this.recentGrants[i]!;
+        if (g.atMs <= sentAtMs) break;
+        if (g.nodeId === nodeId) continue;
+        const s = this.leases.get(g.jobId);
+        // Only a grant still held by a worker that is up, and not over its slots, took a free slot.
+        if (!s?.leased || s.fence !== g.fence || s.holder === null || this.down.has(s.holder) || (this.workerHeld.get(s.holder) ?? 0) > slots) continue;
+        later++;
+      }
+    }
+    if (sentAtMs !== undefined && free + later >= reserve) {
+      this.counts.lendRaces++;
+      if (this.lendRaces.length < 20) this.lendRaces.push({ atMs, dagId, nodeId, sentAtMs, free, reserve, laterGrants: later });
+      return;
+    }
+    this.fail(
+      'I11',
+      atMs,
+      `DAG ${dagId} holds ${held} leases, ${held - cap} above its cap of ${cap}, through a grant by ${nodeId}${sentAtMs === undefined ? '' : ` sent at ${sentAtMs}`} that left ${free} slots free, below the reserve of ${reserve} (${later} grants of other nodes landed after it was sent)`,
+    );
   }
 
   private fail(invariant: InvariantId, atMs: number, message: string): void {
     const v: Violation = { invariant, kind: INVARIANTS[invariant].kind, atMs, message };
+    this.violationCounts[invariant] = (this.violationCounts[invariant] ?? 0) + 1;
+    // A run that keeps going past its violations keeps the first hundred of them and counts the rest.
+    if (this.violations.length >= 100) return;
     this.violations.push(v);
     if (this.violations.length === 1) this.onViolation?.(v);
   }

@@ -7,7 +7,7 @@ import { SCENARIOS } from '../scenarios';
 
 /**
  * npm run sim -- <scenario|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME]
- *                 [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--quiet]
+ *                 [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--keep-going] [--quiet]
  *
  * --replay adds to the JSON report a replay of one DAG's jobs over virtual time (the
  * fan-out DAG by default; --replay-dag names another), as the console's Replay panel draws it.
@@ -28,12 +28,13 @@ interface Args {
   html?: string;
   replay?: true | string;
   quiet: boolean;
+  keepGoing?: boolean;
 }
 
 function usage(message?: string): never {
   if (message) process.stderr.write(`${message}\n`);
   process.stderr.write(
-    `usage: npm run sim -- <${Object.keys(SCENARIOS).join('|')}|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME] [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--quiet]\n`,
+    `usage: npm run sim -- <${Object.keys(SCENARIOS).join('|')}|file.json> [--seed N] [--runs K] [--scale F] [--variant NAME] [--json out.json] [--html out.html] [--replay | --replay-dag DAG] [--keep-going] [--quiet]\n`,
   );
   process.exit(EXIT.usage);
 }
@@ -61,6 +62,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--replay') args.replay = true;
     else if (a === '--replay-dag') args.replay = value();
     else if (a === '--quiet') args.quiet = true;
+    else if (a === '--keep-going') args.keepGoing = true;
     else if (a === '--help' || a === '-h') usage();
     else if (a.startsWith('--')) usage(`unknown option ${a}`);
     else if (!args.scenario) args.scenario = a;
@@ -142,6 +144,12 @@ function failure(r: RunReport): string {
   const v = r.violations[0];
   const lines = [`FAILED ${r.scenario}/${r.variant}: ${r.outcome}`];
   if (v) lines.push(`  ${v.invariant} (${v.kind}) at ${new Date(v.atMs).toISOString()}: ${v.message}`);
+  if (r.violationCounts)
+    lines.push(
+      `  violations: ${Object.entries(r.violationCounts)
+        .map(([id, n]) => `${id} ${n}`)
+        .join(', ')}`,
+    );
   if (r.crash) lines.push(`  crash: ${r.crash.split('\n').slice(0, 6).join('\n  ')}`);
   if (r.traceTail.length > 0) lines.push('  last events:', ...r.traceTail.slice(-25).map((l) => `    ${l}`));
   lines.push(`  replay: ${r.replay}`, `  --seed ${r.seed}`);
@@ -163,7 +171,14 @@ async function main(): Promise<void> {
       lastDraw = now;
       process.stderr.write(tty ? `\r${progressBar(p, wallStart)}\u001b[K` : `${progressBar(p, wallStart)}\n`);
     },
-    { seed: args.seed, runs: args.runs, scale: args.scale, variants: args.variants, dagReplay: args.replay === true ? true : args.replay ? { dagId: args.replay } : undefined },
+    {
+      seed: args.seed,
+      runs: args.runs,
+      scale: args.scale,
+      variants: args.variants,
+      dagReplay: args.replay === true ? true : args.replay ? { dagId: args.replay } : undefined,
+      keepGoing: args.keepGoing,
+    },
   );
   if (tty) process.stderr.write('\n');
   process.stdout.write(`${summary(report)}\n`);

@@ -29,8 +29,27 @@ export function headline(config: ScenarioConfig, r: WorldResult): Figures {
         jobsSucceeded: r.metrics.totals.jobsSucceeded,
         leasesExpired: r.metrics.totals.leasesExpired,
         refusedWrites: r.metrics.totals.refusedWrites,
+        ...lendFigures(config, r),
       };
   }
+}
+
+/**
+ * Lending's figures, from the checker's shadow of the store: the leases held above their
+ * DAG's cap at the peak, the grants that went above a cap, and the lent grants that fell
+ * short of the reserve only through the race between nodes (I11). Absent without lending,
+ * so the reports of strict-cap runs read as they did.
+ */
+function lendFigures(config: ScenarioConfig, r: WorldResult): Figures {
+  const fraction = config.cluster.lendReserveFraction ?? config.cluster.node?.lendReserveFraction ?? null;
+  if (fraction === null) return {};
+  return {
+    lendReserveFraction: fraction,
+    lendReserveSlots: r.checker.reserve,
+    peakLentLeases: r.checker.counts.peakLent,
+    lentGrants: r.checker.counts.lentGrants,
+    lendRaces: r.checker.counts.lendRaces,
+  };
 }
 
 function fanout(config: ScenarioConfig, r: WorldResult): Figures {
@@ -60,6 +79,7 @@ function fanout(config: ScenarioConfig, r: WorldResult): Figures {
     ...shareDoneMin(0.5),
     ...shareDoneMin(0.99),
     fanoutPeakLeases: r.metrics.peakLeasedByGroup(group),
+    ...lendFigures(config, r),
     otherStartLatencyP50s: seconds(other.p50),
     otherStartLatencyP99s: seconds(other.p99),
     otherStartLatencyMaxS: seconds(other.max),

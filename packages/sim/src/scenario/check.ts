@@ -33,6 +33,10 @@ export function checkScenario(c: ScenarioConfig): void {
   int('cluster.nodes', c.cluster?.nodes, 1);
   int('cluster.shardCount', c.cluster?.shardCount, 1);
   num('cluster.capFraction', c.cluster?.capFraction, 0, 1, true);
+  const reserve = c.cluster?.lendReserveFraction;
+  // The reserve is a share of the pool kept free; all of it (1) would lend nothing at all.
+  if (reserve !== undefined && reserve !== null && !(typeof reserve === 'number' && Number.isFinite(reserve) && reserve >= 0 && reserve < 1))
+    at('cluster.lendReserveFraction', 'null or a number in [0, 1)', reserve);
   int('workers.count', c.workers?.count, 0);
   int('workers.slots', c.workers?.slots, 1);
   num('workers.pollWaitMs', c.workers?.pollWaitMs, 0, Infinity, true);

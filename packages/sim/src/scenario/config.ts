@@ -106,6 +106,12 @@ export interface ScenarioConfig {
     shardCount: number;
     /** The fair-share cap; 1 turns it off. */
     capFraction: number;
+    /**
+     * Lending: a DAG at its cap may borrow idle slots while more than this fraction of the
+     * pool stays free (the reserve, never lent). Null or absent: the cap is strict. Passed
+     * to every scheduler node as its `lendReserveFraction`.
+     */
+    lendReserveFraction?: number | null;
     node?: Partial<NodeConfig>;
   };
   workers: {

@@ -69,6 +69,11 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   world.faults = { ...world.faults, storeFailover: pick(rng.between(0, 0.01), 3_000, 30_000) };
   // Drawn after that, for the same reason: an operator cancelling and clearing runs.
   world.operator = { tickMs: 60_000, cancel: rng.between(0, 0.2), clear: rng.between(0, 0.2) };
+  // Drawn last of all, for the same reason: half the worlds lend idle slots beyond the cap,
+  // keeping a reserve of none, a tenth or a quarter of the pool (I11 judges every lent grant).
+  const lend = rng.between(0, 1) < 0.5;
+  const reserve = rng.pick([0, 0.1, 0.25]);
+  world.cluster = { ...world.cluster, lendReserveFraction: lend ? reserve : null };
   fitFanoutsUnderCap(world);
   return world;
 }

@@ -1,4 +1,4 @@
-import type { Violation } from '../check/checker';
+import type { InvariantId, Violation } from '../check/checker';
 import { distribution, type Distribution, type LeaderChange, type Sample } from '../report/metrics';
 import { headline, type Figures } from '../report/headline';
 import { ReplayRecorder, type DagReplay, type ReplayOptions } from '../report/replay';
@@ -18,6 +18,8 @@ export interface RunReport {
   scale: number;
   outcome: Outcome;
   violations: Violation[];
+  /** With keepGoing: every violation per invariant (`violations` keeps the first hundred). */
+  violationCounts?: Partial<Record<InvariantId, number>>;
   crash: string | null;
   /** The events just before the run stopped, for a failing run. */
   traceTail: string[];
@@ -74,6 +76,8 @@ export interface RunScenarioOptions {
   makeStore?: WorldOptions['makeStore'];
   /** Also record a replay of one DAG (report/replay.ts); recording only observes, so the trace hash is unchanged. */
   dagReplay?: boolean | ReplayOptions;
+  /** Runs each world to its end past its violations (all counted, the run still fails), to measure a failing run's figures. */
+  keepGoing?: boolean;
 }
 
 const SEVERITY: Outcome[] = ['ok', 'liveness', 'safety', 'crash'];
@@ -103,6 +107,7 @@ export async function runScenario(file: ScenarioFile | ScenarioConfig, onProgres
       const world = await runWorld(config, {
         makeStore: recorder ? recorder.wrap(options.makeStore) : options.makeStore,
         onProgress: (p) => onProgress?.({ ...p, scenario: base.name, variant: variant.name, seed, run: runIndex, runs: total }),
+        ...(options.keepGoing ? { keepGoing: true } : {}),
       });
       const wallMs = performance.now() - started;
       const toDist = (m: Map<string, number[]>): Record<string, Distribution> => Object.fromEntries([...m].map(([g, v]) => [g, distribution(v)]));
@@ -113,6 +118,7 @@ export async function runScenario(file: ScenarioFile | ScenarioConfig, onProgres
         scale: config.scale,
         outcome: world.outcome,
         violations: world.violations,
+        ...(options.keepGoing ? { violationCounts: world.violationCounts } : {}),
         crash: world.crash,
         traceTail: world.outcome === 'ok' ? [] : world.traceTail,
         traceHash: world.traceHash,

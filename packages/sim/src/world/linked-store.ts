@@ -16,6 +16,12 @@ export function linkedStore<S extends NoticeStore>(
   onCall?: (method: string) => void,
   /** Told of every answer the caller received: what the store acknowledged to it. */
   onReply?: (method: string, value: unknown) => void,
+  /**
+   * Told, around the store applying each call, when that call left the caller (and, with
+   * null, when it is done), so an observer of the store's writes knows how old the
+   * caller's view behind each write was.
+   */
+  onApply?: (method: string, sentAtMs: number | null) => void,
 ): S {
   // One wrapper per method, made on first use: the node calls the same few methods
   // millions of times, and a fresh wrapper (and label) per call is garbage.
@@ -53,7 +59,20 @@ export function linkedStore<S extends NoticeStore>(
     const labels = callLabels(`${caller.id}>store.${prop}`, storeUnavailable);
     return (...args: unknown[]) => {
       onCall?.(prop);
-      const call = callOver(link, caller, null, labels, timeoutMs, () => method.apply(target, args));
+      const apply = (): Promise<unknown> => method.apply(target, args);
+      let op = apply;
+      if (onApply) {
+        const sentAtMs = link.sim.nowMs;
+        op = () => {
+          onApply(prop, sentAtMs);
+          try {
+            return apply();
+          } finally {
+            onApply(prop, null);
+          }
+        };
+      }
+      const call = callOver(link, caller, null, labels, timeoutMs, op);
       return onReply ? call.then((value) => (onReply(prop, value), value)) : call;
     };
   }

@@ -17,6 +17,8 @@ export interface SchedulerHostOptions {
   onStoreCall?: (method: string) => void;
   /** Every store answer the node received, for the checker's record of what was acknowledged. */
   onStoreReply?: (method: string, value: unknown) => void;
+  /** Around the store applying each of the node's calls: when it left the node (null once applied). */
+  onStoreApply?: (method: string, sentAtMs: number | null) => void;
   /** How long a supervisor waits before starting a node whose start failed. */
   restartDelayMs: number;
 }
@@ -58,7 +60,7 @@ export class SchedulerHost {
     const incarnation = this.process.incarnation;
     const node = new SchedulerNode({
       nodeId: o.nodeId,
-      store: linkedStore(o.store, o.link, this.process, o.storeTimeoutMs, o.onStoreCall, o.onStoreReply),
+      store: linkedStore(o.store, o.link, this.process, o.storeTimeoutMs, o.onStoreCall, o.onStoreReply, o.onStoreApply),
       clock: this.process.clock,
       timers: this.process.timers,
       config: { ...o.config },

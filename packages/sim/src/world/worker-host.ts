@@ -12,6 +12,8 @@ export class WorkerHost {
     readonly id: string,
     private readonly make: (process: SimProcess) => Omit<SimWorkerOptions, 'process'>,
     onError: (err: unknown) => void,
+    /** Told when the process crashes (false) and comes back (true). */
+    private readonly onUp?: (up: boolean) => void,
   ) {
     this.process = new SimProcess(sim, id);
     this.process.onError = onError;
@@ -28,10 +30,12 @@ export class WorkerHost {
     this.worker?.stop();
     this.worker = null;
     this.process.crash();
+    this.onUp?.(false);
   }
 
   restart(): void {
     this.process.restart();
+    this.onUp?.(true);
     this.start();
   }
 }

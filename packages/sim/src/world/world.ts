@@ -1,5 +1,5 @@
 import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, parseDagId, parseWorkerId, type Assignment, type DagSpecInput } from '@fenceline/core';
-import { Checker, type Violation } from '../check/checker';
+import { Checker, type InvariantId, type Violation } from '../check/checker';
 import { Rng } from '../engine/random';
 import { Simulation } from '../engine/simulation';
 import { Metrics } from '../report/metrics';
@@ -28,6 +28,8 @@ export interface WorldOptions {
   /** Builds the store; tests pass a deliberately broken subclass here. */
   makeStore?: (options: MemoryStoreOptions) => MemoryStore;
   onProgress?: (p: Progress) => void;
+  /** Runs on past violations (each is still recorded, and the run still fails), to measure a failing run's figures. */
+  keepGoing?: boolean;
 }
 
 /** Notes kept while a scenario's story unfolds (a leader crash, a worker pause). */
@@ -39,6 +41,7 @@ export interface StoryNotes {
 export interface WorldResult {
   outcome: Outcome;
   violations: Violation[];
+  violationCounts: Partial<Record<InvariantId, number>>;
   crash: string | null;
   traceHash: string;
   traceTail: string[];
@@ -77,14 +80,22 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const workerCount = scaledCount(config.workers.count, config.scale);
   const poolSlots = workerCount * config.workers.slots;
   const hosts: SchedulerHost[] = [];
+  // Lending is set for the cluster (or, as any node setting, under cluster.node).
+  const lendReserveFraction = config.cluster.lendReserveFraction ?? config.cluster.node?.lendReserveFraction ?? null;
   const checker = new Checker({
     failoverBoundMs: config.failoverBoundMs,
     capFraction: config.cluster.capFraction,
     poolSlots: () => poolSlots,
+    lendReserveFraction,
+    workerSlots: config.workers.slots,
     schedulersImpaired: () => !hosts.some((h) => h.healthy),
   });
   let crash: string | null = null;
-  checker.onViolation = (v) => sim.stop(`${v.invariant} violated`);
+  // A run stops at its first violation, unless asked to keep going so that the figures of a
+  // failing run can still be measured to the end (the run fails all the same).
+  checker.onViolation = (v) => {
+    if (!options.keepGoing) sim.stop(`${v.invariant} violated`);
+  };
   const writeHooks: ((w: StoreWrite) => void)[] = [];
   store.observe((w: StoreWrite) => {
     sim.trace.addRecord(w, describe);
@@ -138,7 +149,13 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const netRng = rng.fork('net');
   // The workers' polls are held open until answered (see holdOver in link.ts): the nodes
   // wait that long, and the workers play out the production wait's cycle themselves.
-  const nodeConfig = { ...config.cluster.node, shardCount, capFraction: config.cluster.capFraction, pollWaitMs: HELD_POLL_WAIT_MS };
+  const nodeConfig = {
+    ...config.cluster.node,
+    shardCount,
+    capFraction: config.cluster.capFraction,
+    lendReserveFraction,
+    pollWaitMs: HELD_POLL_WAIT_MS,
+  };
   for (let i = 0; i < config.cluster.nodes; i++) {
     const nodeId = `node-${i}`;
     const link = new Link(sim, `${nodeId}~store`, netRng.fork(nodeId), { latencyMs: config.network.storeLatencyMs, jitterMs: config.network.storeJitterMs });
@@ -157,6 +174,14 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
         onError: (where, err, host) => onNodeError(where, err, host.nodeId),
         onStoreCall: (m) => metrics.storeCall(m),
         onStoreReply: (m, value) => checker.acknowledged(m, value),
+        // Only I11 needs to know how old a grant's plan is, so only a lending world pays for it.
+        ...(lendReserveFraction === null
+          ? {}
+          : {
+              onStoreApply: (m: string, sentAtMs: number | null) => {
+                if (m === 'grantLeasesMany') checker.landing = sentAtMs === null ? null : { sentAtMs };
+              },
+            }),
         restartDelayMs: 5_000,
       }),
     );
@@ -217,6 +242,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           renewalAgent: agent,
         }),
         (err) => onNodeError('worker', err, id),
+        (up) => checker.workerUp(id, up),
       ),
     );
   }
@@ -264,6 +290,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const result: WorldResult = {
     outcome: crash ? 'crash' : first ? first.kind : 'ok',
     violations: checker.violations,
+    violationCounts: { ...checker.violationCounts },
     crash,
     traceHash: sim.trace.hash(),
     traceTail: sim.trace.tail(),

@@ -13,6 +13,9 @@ export interface FanoutFigures {
   halfDoneMin?: number;
   p99DoneMin?: number;
   peakLeases?: number;
+  /** With lending: the most leases held above their DAG's cap at one time, and the reserve in slots. */
+  peakLent?: number;
+  reserveSlots?: number;
   otherJobsStarted: number;
   otherP99S?: number;
   otherMaxS?: number;
@@ -37,6 +40,8 @@ export function fanoutFigures(f: Figures): FanoutFigures {
     halfDoneMin: num(f, 'fanout50PercentDoneMin'),
     p99DoneMin: num(f, 'fanout99PercentDoneMin'),
     peakLeases: num(f, 'fanoutPeakLeases'),
+    peakLent: num(f, 'peakLentLeases'),
+    reserveSlots: num(f, 'lendReserveSlots'),
     otherJobsStarted: num(f, 'otherJobsStarted') ?? 0,
     otherP99S: num(f, 'otherStartLatencyP99s'),
     otherMaxS: num(f, 'otherStartLatencyMaxS'),

@@ -76,6 +76,7 @@ export function KnobCard({
           <span>Cap off</span>
           <input type="checkbox" checked={form.capOff} data-testid="sim-knob-cap-off" onChange={(e) => onChange({ ...form, capOff: e.target.checked })} />
         </label>
+        {field('lendReserve')}
         {field('fanoutTasks')}
         {field('otherDags')}
         {field('seed')}

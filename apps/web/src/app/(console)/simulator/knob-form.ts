@@ -6,7 +6,8 @@ import type { Knobs } from './knobs';
  * into 15 and ".5" into 1); the text is parsed and checked when a run is asked for, and
  * the page shows each field's problem beside it meanwhile.
  */
-export type KnobField = keyof Knobs;
+// Which side lends is set by Compare, not typed.
+export type KnobField = Exclude<keyof Knobs, 'lending'>;
 
 export interface KnobForm {
   text: Record<KnobField, string>;
@@ -25,6 +26,8 @@ export interface KnobRule {
 export const KNOB_RULES: Record<KnobField, KnobRule> = {
   workers: { label: 'Workers', kind: 'count', min: 1, max: 5_000 },
   capPercent: { label: 'Cap % of pool', kind: 'count', min: 1, max: 100 },
+  // The reserve the lending side keeps free, as a fraction of the pool; all of it would lend nothing.
+  lendReserve: { label: 'Lending reserve', kind: 'probability', min: 0, max: 0.99 },
   fanoutTasks: { label: 'Fan-out jobs', kind: 'count', min: 1, max: 5_000 },
   otherDags: { label: 'Other DAGs', kind: 'count', min: 0, max: 1_000 },
   seed: { label: 'Seed', kind: 'count', min: 1, max: 1_000_000 },

@@ -10,6 +10,13 @@ export interface Knobs {
   workers: number;
   /** The per-DAG cap as a percentage of the pool; null runs without a cap. */
   capPercent: number | null;
+  /**
+   * Lending's reserve as a fraction of the pool: the share of slots a DAG at its cap may
+   * not borrow. Compare's third side runs with it; Run and the other sides keep the cap strict.
+   */
+  lendReserve: number;
+  /** Set on the side that lends: a DAG at its cap borrows idle slots above the reserve. */
+  lending?: boolean;
   fanoutTasks: number;
   otherDags: number;
   /** Probability per ten-second fault tick that each kind of fault starts somewhere. */
@@ -28,6 +35,7 @@ export interface Knobs {
 export const DEFAULT_KNOBS: Knobs = {
   workers: 200,
   capPercent: 30,
+  lendReserve: 0.05,
   fanoutTasks: 200,
   otherDags: 20,
   workerPause: 0,

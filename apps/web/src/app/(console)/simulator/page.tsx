@@ -10,7 +10,8 @@ import { scalesOf, type ScaledRun } from './report-scales';
 import { SideView, type Side } from './side-view';
 
 function capLabel(k: Knobs): string {
-  return k.capPercent === null ? 'cap off' : `cap ${k.capPercent}%`;
+  if (k.capPercent === null) return 'cap off';
+  return k.lending ? `cap ${k.capPercent}% lending, reserve ${Math.round(k.lendReserve * 1000) / 10}%` : `cap ${k.capPercent}%`;
 }
 
 /** The notice for Run's knobs, and a word on Compare when its cap-on side needs a longer window than Run. */
@@ -105,11 +106,15 @@ export default function SimulatorPage() {
     if (!parsed.ok) return refuse('compare');
     const capOn = parsed.knobs;
     const capOff: Knobs = { ...capOn, capPercent: null };
-    // Both sides run on one clock, so their plots share the x axis.
+    // The fanout scenario's third variant: the same cap, with idle slots lent above the reserve.
+    const lend: Knobs = { ...capOn, lending: true };
+    // Every side runs on one clock, so their plots share the x axis. Lending finishes no
+    // later than the strict cap, so the cap-on side's healed phase covers it.
     const livenessMs = sharedLivenessMs([planLiveness(capOn), planLiveness(capOff)]);
     start([
       { name: 'Simulation A', label: capLabel(capOn), knobs: capOn, livenessMs },
       { name: 'Simulation B', label: capLabel(capOff), knobs: capOff, livenessMs },
+      { name: 'Simulation C', label: capLabel(lend), knobs: lend, livenessMs },
     ]);
   };
 
@@ -140,7 +145,7 @@ export default function SimulatorPage() {
               Run
             </button>
             <button disabled={running} data-testid="sim-compare" onClick={compare}>
-              Compare cap on / off
+              Compare cap, no cap, lending
             </button>
             {running ? (
               <button
@@ -158,7 +163,7 @@ export default function SimulatorPage() {
       />
       <KnobCard form={form} errors={errors} onChange={setForm} livenessMs={livenessMs} notice={notice} refusal={refusal} />
       {sides.length === 0 ? (
-        <Empty>Set the knobs and press Run, or Compare to run the same world with the cap on and off side by side.</Empty>
+        <Empty>Set the knobs and press Run, or Compare to run the same world with the cap, without it, and with the cap lending idle slots, side by side.</Empty>
       ) : (
         <div className={sides.length > 1 ? 'grid-2' : ''}>
           {sides.map((s, i) => (

@@ -36,7 +36,16 @@ export function RunStats({ report: r, knobs, index, compact }: { report: SimRunR
       <Stat
         label="Fan-out peak leases"
         value={value(ff.peakLeases === undefined ? '—' : ff.peakLeases.toLocaleString('en-US'))}
-        hint={cap !== undefined ? `cap ${cap} of ${pool} slots` : `no cap, ${pool} slots`}
+        hint={
+          <>
+            {cap !== undefined ? `cap ${cap} of ${pool} slots` : `no cap, ${pool} slots`}
+            {ff.peakLent !== undefined ? (
+              <span data-testid={`sim-lent-${index}`} data-lent={ff.peakLent}>
+                ; {ff.peakLent.toLocaleString('en-US')} lent at the peak, reserve {ff.reserveSlots ?? 0}
+              </span>
+            ) : null}
+          </>
+        }
         testId={`sim-peak-${index}`}
       />
       <Stat

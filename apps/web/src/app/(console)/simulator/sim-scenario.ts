@@ -23,7 +23,7 @@ export function scenarioFor(label: string, k: Knobs, livenessMs: number): Scenar
     ...base,
     seed: k.seed,
     livenessMs,
-    cluster: { ...base.cluster, capFraction: k.capPercent === null ? 1 : k.capPercent / 100 },
+    cluster: { ...base.cluster, capFraction: k.capPercent === null ? 1 : k.capPercent / 100, lendReserveFraction: k.lending ? k.lendReserve : null },
     workers: { ...base.workers, count: k.workers },
     load: [
       { ...fanout!, tasks: k.fanoutTasks },
@@ -38,8 +38,8 @@ export function scenarioFor(label: string, k: Knobs, livenessMs: number): Scenar
       ...(k.leaderCrash > 0 ? { leaderCrash: rate(k.leaderCrash, 5_000, 60_000) } : {}),
       ...(k.linkCut > 0 ? { linkCut: rate(k.linkCut, 2_000, 30_000) } : {}),
     },
-    // One variant named after the configuration, in place of the file's cap-on/cap-off
-    // pair: the page runs each side of a comparison in its own worker.
+    // One variant named after the configuration, in place of the file's three (cap, no
+    // cap, lending): the page runs each side of a comparison in its own worker.
     variants: [{ name: label, overrides: {} }],
   };
 }

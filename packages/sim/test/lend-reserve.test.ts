@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { Checker } from '../src/check/checker';
+import type { StoreWrite } from '../src/store/records';
+
+/**
+ * I11 judged on hand-made store records: ten one-slot workers, a 30% cap (3 leases) and a
+ * reserve of 20% (2 slots), so a DAG may borrow up to 5 more slots while 2 stay free.
+ */
+function checker(lendReserveFraction: number | null): Checker {
+  const c = new Checker({ failoverBoundMs: 60_000, capFraction: 0.3, poolSlots: () => 10, lendReserveFraction, workerSlots: 1, schedulersImpaired: () => false });
+  for (const [shard, nodeId] of [
+    [0, 'node-0'],
+    [1, 'node-1'],
+  ] as const)
+    c.observe({ op: 'shard:acquired', atMs: 0, shard, nodeId, epoch: 1, expiresAtMs: 1e12 });
+  c.registerDag('big', { kind: 'manual' }, undefined, null);
+  c.registerDag('small', { kind: 'manual' }, undefined, null);
+  return c;
+}
+
+let job = 0;
+function grant(dagId: string, workerId: string, atMs: number, shard = 0): StoreWrite {
+  return { op: 'job:granted', atMs, jobId: `j${job++}`, dagId, workerId, fence: 1, expiresAtMs: atMs + 90_000, token: { shard, nodeId: `node-${shard}`, epoch: 1 } };
+}
+
+describe('I11: no DAG holds slots of the reserve through lending', () => {
+  it('lets a DAG borrow above its cap down to the reserve, counts the lent leases, and fails the grant that takes a reserve slot', () => {
+    const c = checker(0.2);
+    for (let w = 0; w < 8; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
+    expect(c.violations).toEqual([]);
+    expect(c.counts.peakLent).toBe(5);
+    expect(c.counts.lentGrants).toBe(5);
+    c.observe(grant('big', 'w-8', 2_000));
+    expect(c.violations.map((v) => v.invariant)).toEqual(['I11']);
+    expect(c.violations[0]!.message).toMatch(/left 1 slots free, below the reserve of 2/);
+  });
+
+  it('counts a worker holding two leases in one slot only once, and a crashed worker offers no slot', () => {
+    const c = checker(0.2);
+    for (let w = 0; w < 6; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
+    // A double fill of w-0: it holds two leases in its one slot, so 4 slots stay free.
+    c.observe(grant('big', 'w-0', 1_100));
+    expect(c.freeSlots()).toBe(4);
+    expect(c.violations).toEqual([]);
+    // w-9 crashes: its slot is not free, so one more lent grant leaves 2 (the reserve), the next 1.
+    c.workerUp('w-9', false);
+    c.observe(grant('big', 'w-6', 1_200));
+    expect(c.violations).toEqual([]);
+    c.observe(grant('big', 'w-7', 1_300));
+    expect(c.violations.map((v) => v.invariant)).toEqual(['I11']);
+  });
+
+  it('counts a shortfall as a race between nodes only when the other node granted after the lent grant was sent', () => {
+    const c = checker(0.2);
+    for (let w = 0; w < 7; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
+    // node-1 grants a small DAG's job at 1,500; node-0's lent grant, sent at 1,400, lands at 1,600.
+    c.observe(grant('small', 'w-7', 1_500, 1));
+    c.landing = { sentAtMs: 1_400 };
+    c.observe(grant('big', 'w-8', 1_600));
+    c.landing = null;
+    expect(c.violations).toEqual([]);
+    expect(c.counts.lendRaces).toBe(1);
+    expect(c.lendRaces[0]).toMatchObject({ nodeId: 'node-0', sentAtMs: 1_400, free: 1, reserve: 2, laterGrants: 1 });
+    // Sent after node-1's grant landed: node-0 could have seen it, so the shortfall fails.
+    const d = checker(0.2);
+    for (let w = 0; w < 7; w++) d.observe(grant('big', `w-${w}`, 1_000 + w));
+    d.observe(grant('small', 'w-7', 1_500, 1));
+    d.landing = { sentAtMs: 1_550 };
+    d.observe(grant('big', 'w-8', 1_600));
+    expect(d.violations.map((v) => v.invariant)).toEqual(['I11']);
+  });
+
+  it('without lending, I6 holds every DAG to its cap as before', () => {
+    const c = checker(null);
+    for (let w = 0; w < 4; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
+    expect(c.violations.map((v) => v.invariant)).toEqual(['I6']);
+    expect(c.counts.peakLent).toBe(0);
+  });
+});
