@@ -139,8 +139,8 @@ async function runOverHttp(api: ApiClient, command: string, args: string[]): Pro
   }
 }
 
-/** Commands that exist but read or change what only the store holds (shards, workers, people, credentials, backfills, a run's action list). */
-const KNOWN_DATABASE_COMMANDS = new Set(['shards', 'workers', 'backfill', 'actions', 'user', 'sessions', 'api-token', 'worker-token']);
+/** Commands that exist but read or change what only the store holds (shards, workers, people, credentials, backfills, a run's action list, resource limits). */
+const KNOWN_DATABASE_COMMANDS = new Set(['shards', 'workers', 'backfill', 'actions', 'user', 'sessions', 'api-token', 'worker-token', 'limit']);
 
 /**
  * Reads and validates every file before sending any, as the store path does. The API
