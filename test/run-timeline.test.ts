@@ -105,4 +105,38 @@ describe('cluster: the run timeline', () => {
     const reportReady = intervalsOf(report, 'ready')[0]!;
     expect(ms(reportReady.to)).toBe(ms(report.job.leasedAt));
   });
+
+  it('says why a ready job waits when no live worker offers its pool, labels or type, or its limit is taken', async () => {
+    await f.store.setResourceLimit({ name: 'timeline-slot', capacity: 1 });
+    const spec = {
+      id: 'timeline-unrouted',
+      tasks: [
+        { id: 'on-gpu', type: 'noop', config: {}, pool: 'gpu' },
+        { id: 'in-eu', type: 'noop', config: {}, labels: ['region=eu'] },
+        // Both sleep, so whichever is leased first still holds the one unit while the other is read.
+        { id: 'holder', type: 'sleep', config: { durationMs: 20_000 }, resources: { 'timeline-slot': 1 } },
+        { id: 'second', type: 'sleep', config: { durationMs: 20_000 }, resources: { 'timeline-slot': 1 } },
+      ],
+    };
+    await f.store.putDag(spec as Parameters<typeof f.store.putDag>[0], SHARDS);
+    const run = await f.store.triggerRun(parseDagId(spec.id));
+    const reasons = await eventually(
+      'the unroutable jobs to wait, ready, with their reasons',
+      async () => {
+        const timeline = await runTimeline(f.store.db, run.id, { capFraction: 1, liveWindowMs: 15_000 });
+        const byTask = new Map(timeline.jobs.map((j) => [j.job.taskId, j]));
+        const gpu = byTask.get('on-gpu')!;
+        const eu = byTask.get('in-eu')!;
+        const limited = [byTask.get('holder')!, byTask.get('second')!];
+        const waiting = limited.find((j) => j.job.state === 'ready');
+        const leased = limited.find((j) => j.job.state === 'leased');
+        if (gpu.job.state !== 'ready' || eu.job.state !== 'ready' || !waiting || !leased) return null;
+        return { gpu: gpu.waitingReason, eu: eu.waitingReason, limited: waiting.waitingReason };
+      },
+      30_000,
+    );
+    expect(reasons.gpu).toBe('waiting for a worker: no live worker in pool `gpu`');
+    expect(reasons.eu).toBe('waiting for a worker: no live worker in pool `default` has labels region=eu');
+    expect(reasons.limited).toBe('waiting for a resource limit: limit `timeline-slot` has 0 of 1 units free, the task needs 1');
+  });
 });
