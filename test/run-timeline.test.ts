@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow, JobRow } from '@fenceline/core';
-import { runTimeline, type JobTimeline, type TimelineInterval } from '@fenceline/db/console';
+import { fairShare, runTimeline, workersSnapshot, type JobTimeline, type TimelineInterval } from '@fenceline/db/console';
 import { eventually, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
 import { parseDagId } from '@fenceline/core';
 
@@ -138,5 +138,24 @@ describe('cluster: the run timeline', () => {
     expect(reasons.gpu).toBe('waiting for a worker: no live worker in pool `gpu`');
     expect(reasons.eu).toBe('waiting for a worker: no live worker in pool `default` has labels region=eu');
     expect(reasons.limited).toBe('waiting for a resource limit: limit `timeline-slot` has 0 of 1 units free, the task needs 1');
+
+    // The Fair share page counts the same jobs per DAG and pool, and the Workers page shows the pool of each live worker.
+    const share = await fairShare(f.store.db, { capFraction: 1, liveWindowMs: 15_000 });
+    const rows = share.dags.filter((d) => d.dagId === spec.id).map((d) => [d.pool, d.held, d.ready, d.lent]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ['gpu', 0, 1, 0],
+        ['default', 1, 2, 0],
+      ]),
+    );
+    expect(share.pools.map((p) => [p.pool, p.liveWorkers])).toEqual([
+      ['default', 2],
+      ['gpu', 0],
+    ]);
+    const workers = await workersSnapshot(f.store.db, { liveWindowMs: 15_000, recentMs: 60_000 });
+    expect(workers.workers.filter((w) => w.live).map((w) => [w.offer.pool, w.offerReported])).toEqual([
+      ['default', true],
+      ['default', true],
+    ]);
   });
 });

@@ -78,7 +78,7 @@ export async function fairShare(db: ConsoleDb, opts: { capFraction: number; live
         from running r join jobs j on j.run_id = r.id
         left join task_pools p on p.dag_id = r.dag_id and p.version = r.dag_version and p.task_id = j.task_id
         where j.state in ('leased', 'ready', 'waiting')
-        group by j.dag_id, coalesce(p.pool, ${DEFAULT_POOL})
+        group by 1, 2
         order by count(*) filter (where j.state = 'leased') desc, j.dag_id, 2
         limit ${opts.limit ?? 200}`,
   );
