@@ -125,7 +125,8 @@ export class Cluster {
     });
   }
 
-  startWorker(i: number): ManagedProcess {
+  /** Starts worker i+1; `env` adds to or overrides its environment (a pool, labels, shell allowed). */
+  startWorker(i: number, env: Record<string, string> = {}): ManagedProcess {
     return this.spawn({
       name: `worker-${i + 1}`,
       kind: 'worker',
@@ -136,6 +137,7 @@ export class Cluster {
         FENCELINE_SCHEDULER_URLS: this.schedulerUrls().join(','),
         ...(this.opts.shutdownGraceMs !== undefined ? { FENCELINE_SHUTDOWN_GRACE_MS: String(this.opts.shutdownGraceMs) } : {}),
         ...(this.opts.tasksModule ? { FENCELINE_TASKS_MODULE: this.opts.tasksModule } : {}),
+        ...env,
       },
     });
   }
