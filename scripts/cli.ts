@@ -54,7 +54,7 @@ ${WORKER_TOKEN_HELP}
 Options:
   --url URL                        talk to the console's HTTP API at URL (such as http://127.0.0.1:7480) instead of the store;
                                    FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
-                                   cancel, clear, retry and mark; any other command needs the database and exits 2
+                                   cancel, clear, retry, mark and limit; any other command needs the database and exits 2
   --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
   --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
                                    (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as

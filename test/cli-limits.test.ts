@@ -111,10 +111,4 @@ describe('fenceline limit', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('NOT_FOUND: limit "api-quota" does not exist\n');
   });
-
-  it('says over --url that limit needs the database, exit 2', async () => {
-    const over = await cli({}, '--url', 'http://127.0.0.1:9', '--token', 'flt_x', 'limit', 'list');
-    expect(over.code).toBe(2);
-    expect(over.stderr).toBe('limit needs the database (DATABASE_URL) and is not available over --url\n');
-  });
 });
