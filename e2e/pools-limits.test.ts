@@ -131,4 +131,39 @@ describe('pools and limits', () => {
     );
     assert.equal(granted.workerId, gpuWorker);
   });
+
+  test('the editor warns of a pool, labels or limit no live worker or limit serves, and still lets the draft be saved', async () => {
+    await page.goto(`${h.consoleUrl}/editor`);
+    await page.getByTestId('palette-pool-gpu').waitFor();
+    await page.getByTestId('dag-id').fill('e2e-routed');
+    await page.getByTestId('palette-noop').click();
+    await page.getByTestId('task-pool').fill('tpu');
+    const warnings = page.getByTestId('routing-warnings');
+    await until('a warning for the pool nobody serves', async () => /no live worker in pool `tpu`/.test((await warnings.textContent().catch(() => '')) ?? ''), 10_000);
+    await page.getByTestId('validation-ok').waitFor();
+    assert.equal(await page.getByTestId('save-dag').isDisabled(), false, 'a warning never blocks a save');
+
+    await page.getByTestId('task-pool').fill('gpu');
+    await page.getByTestId('task-labels').fill('region=us');
+    await until(
+      'a warning for the missing label',
+      async () => /no live worker in pool `gpu` has labels region=us/.test((await warnings.textContent().catch(() => '')) ?? ''),
+      10_000,
+    );
+    await page.getByTestId('task-labels').fill('region=eu');
+    await until('no warning once a live worker fits', async () => (await page.getByTestId('routing-warning').count()) === 0, 10_000);
+
+    await page.getByTestId('task-resources').fill('warehouse=5');
+    await until('a warning for a limit too small', async () => /limit `warehouse` has only 1 units/.test((await warnings.textContent().catch(() => '')) ?? ''), 10_000);
+    await page.getByTestId('task-resources').fill('warehouse=1');
+    await until('no warning once the units fit', async () => (await page.getByTestId('routing-warning').count()) === 0, 10_000);
+    await screenshot(page, '43-editor-routing');
+    await page.getByTestId('save-dag').click();
+    await page.getByTestId('save-result').waitFor();
+    const saved = await until('the saved DAG', async () => (await h.store.getDag(parseDagId('e2e-routed')).catch(() => null)) ?? null, 10_000);
+    assert.deepEqual(
+      saved.spec.tasks.map((t) => [t.pool, t.labels, t.resources]),
+      [['gpu', ['region=eu'], { warehouse: 1 }]],
+    );
+  });
 });
