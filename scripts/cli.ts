@@ -14,6 +14,7 @@ import {
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
+import { offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { LIMIT_HELP, limitCommand } from './cli-limits';
@@ -43,7 +44,7 @@ Commands:
 ${BACKFILL_HELP}
   jobs <RUN_ID>                    a run's params and jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
-  workers                          live workers and the leases they hold
+  workers                          live workers with pool, labels and the leases they hold
 ${ACTION_HELP}
 ${LIMIT_HELP}
 ${PEOPLE_HELP}
@@ -159,7 +160,21 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     case 'workers': {
       const workers = await store.listWorkers(5 * 60_000);
       const leased = await store.listLeasedJobs();
-      console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
+      console.table(
+        workers.map((w) => {
+          // An older worker sent no offer: it is in the default pool, as the schedulers treat it.
+          const { offer } = offerOfMeta(w.meta);
+          return {
+            id: w.id,
+            pool: offer.pool,
+            labels: offer.labels.join(',') || '-',
+            slots: w.slots,
+            leases: leased.filter((j) => j.holder === w.id).length,
+            lastSeen: fmt(w.lastSeen),
+            node: w.nodeId ?? '-',
+          };
+        }),
+      );
       return 0;
     }
     case 'backfill':

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkerId } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { REPO_ROOT } from '../scripts/cluster';
 import { ADMIN_URL } from './support/cluster-fixture';
@@ -110,5 +111,22 @@ describe('fenceline limit', () => {
     const again = await limit('delete', 'api-quota');
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('NOT_FOUND: limit "api-quota" does not exist\n');
+  });
+
+  it('lists live workers with their pool and labels, an older worker that sent no offer in the default pool', async () => {
+    await store.registerWorker({
+      id: 'gpu-1' as WorkerId,
+      slots: 2,
+      nodeId: null,
+      meta: { offer: { pool: 'gpu', labels: ['region=eu'], types: ['noop'] } },
+      session: 's1',
+      credentialId: null,
+    });
+    await store.registerWorker({ id: 'old-1' as WorkerId, slots: 4, nodeId: null, meta: { jobTypes: ['noop'] }, session: 's2', credentialId: null });
+    const listed = await cli({}, 'workers');
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.split('\n');
+    expect(lines.find((l) => l.includes("'gpu-1'"))).toMatch(/'gpu-1'\s*│\s*'gpu'\s*│\s*'region=eu'\s*│\s*2/);
+    expect(lines.find((l) => l.includes("'old-1'"))).toMatch(/'old-1'\s*│\s*'default'\s*│\s*'-'\s*│\s*4/);
   });
 });
