@@ -31,6 +31,7 @@ const DEFAULT_FILES = [
   'backfill.test.ts',
   'runs-list.test.ts',
   'api-reference.test.ts',
+  'pools-limits.test.ts',
 ];
 
 async function main(): Promise<number> {

@@ -65,7 +65,7 @@ export class ApiClient {
     return this.request('POST', path, opts);
   }
 
-  async request(method: 'GET' | 'POST', path: string, opts: RequestOptions): Promise<unknown> {
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, opts: RequestOptions): Promise<unknown> {
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(opts.query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };

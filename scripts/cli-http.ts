@@ -3,6 +3,7 @@ import { actionRequestOf, ACTION_COMMANDS, reportAction } from './cli-actions';
 import { flag, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { ApiClient, ApiError, ApiUnreachable } from './cli-http-client';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered, type DagLine, type JobLine } from './cli-output';
+import { limitRequest, printLimitDeleted, printLimits, printLimitSet } from './cli-limits';
 import { paramIssueLines, triggerParams } from './cli-params';
 import { readSpecFiles } from './spec-files';
 
@@ -15,7 +16,7 @@ import { readSpecFiles } from './spec-files';
  */
 
 /** The commands the API covers; every other one needs the store. */
-export const HTTP_COMMANDS = new Set(['apply', 'dags', 'runs', 'trigger', 'pause', 'resume', 'jobs', 'cancel', 'clear', 'retry', 'mark']);
+export const HTTP_COMMANDS = new Set(['apply', 'dags', 'runs', 'trigger', 'pause', 'resume', 'jobs', 'cancel', 'clear', 'retry', 'mark', 'limit']);
 
 /** Thrown for a command the API does not cover: the CLI says so in one line and exits 2. */
 export class NeedsDatabase extends Error {
@@ -130,12 +131,37 @@ async function runOverHttp(api: ApiClient, command: string, args: string[]): Pro
       printJobs(run, jobs);
       return 0;
     }
+    case 'limit':
+      return limitOverHttp(api, args);
     default: {
       const req = actionRequestOf(command, args);
       const body = { kind: req.kind, taskIds: req.taskIds, downstream: req.downstream, reason: req.reason };
       const action = (await api.post(`/runs/${req.runId}/actions`, { body, idempotencyKey })) as RunActionRow;
       return reportAction(action, async (id) => (await api.get(`/actions/${id}`)) as RunActionRow, hasFlag(args, '--no-wait'));
     }
+  }
+}
+
+type LimitAnswer = { name: string; capacity: number; used: number; waiting: number };
+const limitPath = (name: string) => `/limits/${encodeURIComponent(name)}`;
+
+/** The `limit` commands over the API: the same checks and lines as against the store; the API audits each change. */
+async function limitOverHttp(api: ApiClient, args: string[]): Promise<number> {
+  const req = limitRequest(args);
+  const list = async () => ((await api.get('/limits')) as { limits: LimitAnswer[] }).limits;
+  switch (req.sub) {
+    case 'set': {
+      const before = (await list()).find((l) => l.name === req.name);
+      printLimitSet((await api.request('PUT', limitPath(req.name), { body: { capacity: req.capacity } })) as LimitAnswer, before?.capacity);
+      return 0;
+    }
+    case 'list':
+      printLimits(await list());
+      return 0;
+    case 'delete':
+      await api.request('DELETE', limitPath(req.name), {});
+      printLimitDeleted(req.name);
+      return 0;
   }
 }
 

@@ -7,14 +7,17 @@ import {
   type CatalogueStore,
   type ClusterStore,
   type PeopleStore,
+  type ResourceLimitStore,
   type RunActionStore,
   type RunReadStore,
   type RunRow,
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
+import { offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
+import { LIMIT_HELP, limitCommand } from './cli-limits';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
@@ -41,8 +44,9 @@ Commands:
 ${BACKFILL_HELP}
   jobs <RUN_ID>                    a run's params and jobs with attempt, fence, holder and result
   shards                           shard leaders, epochs and lease expiry
-  workers                          live workers and the leases they hold
+  workers                          live workers with pool, labels and the leases they hold
 ${ACTION_HELP}
+${LIMIT_HELP}
 ${PEOPLE_HELP}
 
 ${WORKER_TOKEN_HELP}
@@ -51,7 +55,7 @@ ${WORKER_TOKEN_HELP}
 Options:
   --url URL                        talk to the console's HTTP API at URL (such as http://127.0.0.1:7480) instead of the store;
                                    FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
-                                   cancel, clear, retry and mark; any other command needs the database and exits 2
+                                   cancel, clear, retry, mark and limit; any other command needs the database and exits 2
   --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
   --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
                                    (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as
@@ -90,8 +94,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, and storing many specs at once. */
-type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
+/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, resource limits, and storing many specs at once. */
+type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & ResourceLimitStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -156,11 +160,27 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     case 'workers': {
       const workers = await store.listWorkers(5 * 60_000);
       const leased = await store.listLeasedJobs();
-      console.table(workers.map((w) => ({ id: w.id, slots: w.slots, leases: leased.filter((j) => j.holder === w.id).length, lastSeen: fmt(w.lastSeen), node: w.nodeId ?? '-' })));
+      console.table(
+        workers.map((w) => {
+          // An older worker sent no offer: it is in the default pool, as the schedulers treat it.
+          const { offer } = offerOfMeta(w.meta);
+          return {
+            id: w.id,
+            pool: offer.pool,
+            labels: offer.labels.join(',') || '-',
+            slots: w.slots,
+            leases: leased.filter((j) => j.holder === w.id).length,
+            lastSeen: fmt(w.lastSeen),
+            node: w.nodeId ?? '-',
+          };
+        }),
+      );
       return 0;
     }
     case 'backfill':
       return backfillCommand(store, args);
+    case 'limit':
+      return limitCommand(store, args);
     case 'worker-token':
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:

@@ -184,6 +184,36 @@ describe('the CLI over the HTTP API', () => {
     expect((await api.store.getDag(dagId)).paused).toBe(true);
   });
 
+  it('sets, lists and deletes a resource limit through the API, audited as the token owner; a viewer is refused', async () => {
+    const made = await asOperator('limit', 'set', 'http-warehouse', '2');
+    expect(made.stderr).toBe('');
+    expect(made.code).toBe(0);
+    expect(made.stdout).toBe('limit http-warehouse: capacity 2 (created), 0 used, 0 waiting\n');
+    expect((await asOperator('limit', 'set', 'http-warehouse', '3')).stdout).toBe('limit http-warehouse: capacity 3 (was 2), 0 used, 0 waiting\n');
+    const listed = await cli(['--url', api.url, '--token', viewer, 'limit', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/'http-warehouse'\s*│\s*3\s*│\s*0\s*│\s*0/);
+    const refused = await cli(['--url', api.url, '--token', viewer, 'limit', 'set', 'http-warehouse', '9']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^FORBIDDEN: this needs the operator role/);
+    const zero = await asOperator('limit', 'set', 'http-warehouse', '0');
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toMatch(/^INVALID_INPUT: capacity must be at least 1/);
+    expectNoStack(zero);
+    expect((await api.store.listResourceLimits()).find((l) => l.name === 'http-warehouse')?.capacity).toBe(3);
+    const gone = await asOperator('limit', 'delete', 'http-warehouse');
+    expect(gone.stdout).toBe('limit http-warehouse deleted\n');
+    const again = await asOperator('limit', 'delete', 'http-warehouse');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('NOT_FOUND: limit "http-warehouse" does not exist\n');
+    const entries = (await api.store.listAudit({ limit: 10 })).filter((e) => e.target === 'http-warehouse');
+    expect(entries.map((e) => [e.action, e.actorKind])).toEqual([
+      ['limit.deleted', 'token'],
+      ['limit.set', 'token'],
+      ['limit.set', 'token'],
+    ]);
+  });
+
   it('exits 2 for a command the API does not cover, saying it needs the database', async () => {
     for (const command of [['shards'], ['workers'], ['user', 'list'], ['backfill', 'list']]) {
       const out = await asOperator(...command);

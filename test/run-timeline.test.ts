@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow, JobRow } from '@fenceline/core';
-import { runTimeline, type JobTimeline, type TimelineInterval } from '@fenceline/db/console';
+import { fairShare, runTimeline, workersSnapshot, type JobTimeline, type TimelineInterval } from '@fenceline/db/console';
 import { eventually, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
 import { parseDagId } from '@fenceline/core';
 
@@ -104,5 +104,58 @@ describe('cluster: the run timeline', () => {
     expect(ms(report.job.readyAt)).toBeGreaterThanOrEqual(ms(flaky.endedAt));
     const reportReady = intervalsOf(report, 'ready')[0]!;
     expect(ms(reportReady.to)).toBe(ms(report.job.leasedAt));
+  });
+
+  it('says why a ready job waits when no live worker offers its pool, labels or type, or its limit is taken', async () => {
+    await f.store.setResourceLimit({ name: 'timeline-slot', capacity: 1 });
+    const spec = {
+      id: 'timeline-unrouted',
+      tasks: [
+        { id: 'on-gpu', type: 'noop', config: {}, pool: 'gpu' },
+        { id: 'in-eu', type: 'noop', config: {}, labels: ['region=eu'] },
+        // Both sleep, so whichever is leased first still holds the one unit while the other is read.
+        { id: 'holder', type: 'sleep', config: { durationMs: 20_000 }, resources: { 'timeline-slot': 1 } },
+        { id: 'second', type: 'sleep', config: { durationMs: 20_000 }, resources: { 'timeline-slot': 1 } },
+      ],
+    };
+    await f.store.putDag(spec as Parameters<typeof f.store.putDag>[0], SHARDS);
+    const run = await f.store.triggerRun(parseDagId(spec.id));
+    const reasons = await eventually(
+      'the unroutable jobs to wait, ready, with their reasons',
+      async () => {
+        const timeline = await runTimeline(f.store.db, run.id, { capFraction: 1, liveWindowMs: 15_000 });
+        const byTask = new Map(timeline.jobs.map((j) => [j.job.taskId, j]));
+        const gpu = byTask.get('on-gpu')!;
+        const eu = byTask.get('in-eu')!;
+        const limited = [byTask.get('holder')!, byTask.get('second')!];
+        const waiting = limited.find((j) => j.job.state === 'ready');
+        const leased = limited.find((j) => j.job.state === 'leased');
+        if (gpu.job.state !== 'ready' || eu.job.state !== 'ready' || !waiting || !leased) return null;
+        return { gpu: gpu.waitingReason, eu: eu.waitingReason, limited: waiting.waitingReason };
+      },
+      30_000,
+    );
+    expect(reasons.gpu).toBe('waiting for a worker: no live worker in pool `gpu`');
+    expect(reasons.eu).toBe('waiting for a worker: no live worker in pool `default` has labels region=eu');
+    expect(reasons.limited).toBe('waiting for a resource limit: limit `timeline-slot` has 0 of 1 units free, the task needs 1');
+
+    // The Fair share page counts the same jobs per DAG and pool, and the Workers page shows the pool of each live worker.
+    const share = await fairShare(f.store.db, { capFraction: 1, liveWindowMs: 15_000 });
+    const rows = share.dags.filter((d) => d.dagId === spec.id).map((d) => [d.pool, d.held, d.ready, d.lent]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ['gpu', 0, 1, 0],
+        ['default', 1, 2, 0],
+      ]),
+    );
+    expect(share.pools.map((p) => [p.pool, p.liveWorkers])).toEqual([
+      ['default', 2],
+      ['gpu', 0],
+    ]);
+    const workers = await workersSnapshot(f.store.db, { liveWindowMs: 15_000, recentMs: 60_000 });
+    expect(workers.workers.filter((w) => w.live).map((w) => [w.offer.pool, w.offerReported])).toEqual([
+      ['default', true],
+      ['default', true],
+    ]);
   });
 });

@@ -65,6 +65,9 @@ describe('the OpenAPI document', () => {
         'POST /dags/{id}/resume',
         'POST /dags/{id}/trigger',
         'POST /runs/{id}/actions',
+        'GET /limits',
+        'PUT /limits/{name}',
+        'DELETE /limits/{name}',
       ].sort(),
     );
     for (const { path, method, op } of operations) {
@@ -132,5 +135,30 @@ describe('a client written from the document', () => {
     expect(read.body).toMatchObject({ id: action.body.id, kind: 'cancel' });
     const refused = await call('getRun', { token, path: { id: 'not-a-run' } });
     expect(refused.body.code).toBe('NOT_FOUND');
+  });
+
+  it('sets, lists and deletes a resource limit as an operator; a viewer lists but may not set; bad input names the field', async () => {
+    const operator = await api.tokenFor('operator');
+    const viewer = await api.tokenFor('viewer');
+    const set = await call('setLimit', { token: operator, path: { name: 'doc-warehouse' }, body: { capacity: 3 } });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ name: 'doc-warehouse', capacity: 3, used: 0, waiting: 0 });
+    const listed = await call('listLimits', { token: viewer });
+    expect(listed.status).toBe(200);
+    expect(listed.body.limits).toEqual([expect.objectContaining({ name: 'doc-warehouse', capacity: 3, waiters: [] })]);
+    const forbidden = await call('setLimit', { token: viewer, path: { name: 'doc-warehouse' }, body: { capacity: 9 } });
+    expect(forbidden.status).toBe(403);
+    const zero = await call('setLimit', { token: operator, path: { name: 'doc-warehouse' }, body: { capacity: 0 } });
+    expect(zero.status).toBe(400);
+    expect(zero.body).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(String(zero.body.message)).toMatch(/capacity must be at least 1/);
+    const badName = await call('setLimit', { token: operator, path: { name: 'Bad Name' }, body: { capacity: 1 } });
+    expect(badName.status).toBe(400);
+    expect(String(badName.body.message)).toMatch(/^name must be lower-case letters/);
+    expect((await api.store.listResourceLimits()).map((l) => [l.name, l.capacity])).toEqual([['doc-warehouse', 3]]);
+    const deleted = await call('deleteLimit', { token: operator, path: { name: 'doc-warehouse' } });
+    expect(deleted).toMatchObject({ status: 200, body: { name: 'doc-warehouse', deleted: true } });
+    expect((await call('deleteLimit', { token: operator, path: { name: 'doc-warehouse' } })).status).toBe(404);
+    expect(await api.store.listResourceLimits()).toEqual([]);
   });
 });

@@ -76,6 +76,29 @@ describe('what the console records in the audit log', () => {
     expect(await consoleHttp.store.getBackfill(parseBackfillId(id))).toMatchObject({ state: 'cancelled', requestedBy: 'olga' });
   });
 
+  it('records a limit set, changed and deleted, and no refused change, whose error names the field', async () => {
+    expect((await mutate('limits.set', { name: 'warehouse', capacity: 2 })).status).toBe(200);
+    expect((await mutate('limits.set', { name: 'warehouse', capacity: 4 })).status).toBe(200);
+    // Refused: a capacity below 1, a fraction, a bad name, a limit that does not exist.
+    const zero = await mutate('limits.set', { name: 'warehouse', capacity: 0 });
+    expect(zero.status).toBe(400);
+    expect(zero.error?.message).toContain('INVALID_INPUT: capacity must be at least 1');
+    expect((await mutate('limits.set', { name: 'warehouse', capacity: 1.5 })).status).toBe(400);
+    const badName = await mutate('limits.set', { name: 'Ware House', capacity: 1 });
+    expect(badName.status).toBe(400);
+    expect(badName.error?.message).toContain('INVALID_INPUT: name must be lower-case letters');
+    expect((await mutate('limits.delete', { name: 'missing' })).status).toBe(404);
+    expect((await consoleHttp.store.listResourceLimits()).map((l) => [l.name, l.capacity])).toEqual([['warehouse', 4]]);
+    expect((await mutate('limits.delete', { name: 'warehouse' })).status).toBe(200);
+    expect(await consoleHttp.store.listResourceLimits()).toEqual([]);
+    const entries = (await consoleHttp.store.listAudit({ actor: 'olga', limit: 3 })).map((e) => [e.action, e.target, e.details]);
+    expect(entries).toEqual([
+      ['limit.deleted', 'warehouse', { capacity: 4 }],
+      ['limit.set', 'warehouse', { capacity: 4, previous: 2 }],
+      ['limit.set', 'warehouse', { capacity: 2, previous: null }],
+    ]);
+  });
+
   it('shows the log to a signed-in caller, filtered, and has no procedure that changes an entry', async () => {
     const listed = await callProcedure(consoleHttp.url, 'audit.list', { input: { action: 'dag.paused', dagId: 'audited' }, headers: { cookie } });
     expect((listed.data as { action: string }[]).map((e) => e.action)).toEqual(['dag.paused']);

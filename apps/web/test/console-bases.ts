@@ -15,6 +15,8 @@ export const CONSOLE_BASES: Record<string, unknown> = {
   'tokens.revoke': { tokenId: '1' },
   'audit.list': { actor: 'sweep-user', action: 'dag.saved', dagId: 'sweep', beforeId: '10', limit: 10 },
   'cluster.fairShare': { windowMs: 600_000 },
+  'limits.set': { name: 'sweep-limit', capacity: 2 },
+  'limits.delete': { name: 'sweep-limit' },
   'dags.list': { search: 'sweep', sort: 'id', direction: 'asc', limit: 50, offset: 0 },
   'dags.get': { id: 'sweep' },
   'dags.versions': { id: 'sweep' },

@@ -104,6 +104,8 @@ export const AUDIT_ACTIONS = [
   'token.revoked',
   'worker_token.created',
   'worker_token.revoked',
+  'limit.set',
+  'limit.deleted',
   'signin.refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

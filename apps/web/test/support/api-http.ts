@@ -28,6 +28,8 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
     [/^\/api\/v1\/runs\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/runs/[id]/route')],
     [/^\/api\/v1\/runs\/([^/]+)\/actions$/, ['id'], await import('../../src/app/api/v1/runs/[id]/actions/route')],
     [/^\/api\/v1\/actions\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/actions/[id]/route')],
+    [/^\/api\/v1\/limits$/, [], await import('../../src/app/api/v1/limits/route')],
+    [/^\/api\/v1\/limits\/([^/]+)$/, ['name'], await import('../../src/app/api/v1/limits/[name]/route')],
     [/^\/api\/v1\/openapi\.json$/, [], await import('../../src/app/api/v1/openapi.json/route')],
   ];
   const { consoleStore } = await import('../../src/server/store');

@@ -1,15 +1,23 @@
 import { sql } from 'drizzle-orm';
+import { DEFAULT_POOL } from '@fenceline/core';
 import { capOf, poolSnapshot, type PoolSnapshot } from './pool';
+import { liveOffers } from './routing';
 import { num, numOrNull, query, type ConsoleDb } from './sql';
 
 export interface DagShare {
   dagId: string;
-  /** Leases the DAG holds now, across its running runs. */
+  /** The worker pool these jobs run in: the cap is a fraction of this pool's live slots, per DAG and pool. */
+  pool: string;
+  /** Leases the DAG holds now in this pool, across its running runs. */
   held: number;
+  /** Of those, the ones beyond its cap: borrowed from idle slots the pool lends (scheduler lending on). */
+  lent: number;
   /** The DAG's own cap fraction when its spec sets one, else the cluster's. */
   capFraction: number;
   capOverridden: boolean;
   cap: number;
+  /** Live slots of this pool, what the cap is a fraction of. */
+  poolSlots: number;
   /** Ready jobs whose backoff has passed. */
   ready: number;
   /** Of those, the ones that wait only because the DAG is at its cap. */
@@ -20,55 +28,93 @@ export interface DagShare {
   waitingOnDeps: number;
 }
 
+/** One pool's live slots and the cap a DAG without its own capFraction gets in it. */
+export interface PoolShare {
+  pool: string;
+  liveWorkers: number;
+  slots: number;
+  cap: number;
+}
+
 export interface FairShareSnapshot extends PoolSnapshot {
   capFraction: number;
-  /** The cap a DAG without its own capFraction gets in this pool. */
+  /** The cap a DAG without its own capFraction gets in the default pool. */
   cap: number;
+  /** Every pool with a live worker or work in flight, the default pool first. */
+  pools: PoolShare[];
+  /** One row per DAG and pool with work in flight. */
   dags: DagShare[];
 }
 
 /**
- * Per DAG with work in flight: leases held against the cap of the current pool, and why its
- * ready jobs wait. Only jobs of running runs are read, found through the runs' state index,
- * so the cost follows the work in flight and not the size of the job history.
+ * Per DAG and pool with work in flight: leases held against the cap of that pool, those lent
+ * beyond it, and why its ready jobs wait. Only jobs of running runs are read, found through
+ * the runs' state index, so the cost follows the work in flight and not the size of the job
+ * history. A job's pool is its task's in the run's version of the spec; the tasks that name
+ * a pool are few, so they are read once per running version and joined by hash.
  */
 export async function fairShare(db: ConsoleDb, opts: { capFraction: number; liveWindowMs: number; limit?: number }): Promise<FairShareSnapshot> {
   const pool = await poolSnapshot(db, opts.liveWindowMs);
+  const { pools: livePools } = await liveOffers(db, opts.liveWindowMs);
   const shards = Array.from({ length: Math.max(pool.shardCount, 1) }, (_, i) => i);
   const result = await query(
     db,
-    sql`select j.dag_id,
+    sql`with running as (
+          select id, dag_id, dag_version from runs where shard = any(${sql.param(shards)}::int[]) and state = 'running'
+        ),
+        task_pools as (
+          select v.dag_id, v.version, x->>'id' as task_id, x->>'pool' as pool
+          from (select distinct dag_id, dag_version from running) rv
+          join dag_versions v on v.dag_id = rv.dag_id and v.version = rv.dag_version
+          cross join jsonb_array_elements(v.spec->'tasks') as x
+          where x ? 'pool'
+        )
+        select j.dag_id, coalesce(p.pool, ${DEFAULT_POOL}) as pool,
           count(*) filter (where j.state = 'leased') as held,
           count(*) filter (where j.state = 'ready' and (j.next_attempt_at is null or j.next_attempt_at <= now())) as ready,
           count(*) filter (where j.state = 'ready' and j.next_attempt_at > now()) as backoff,
           count(*) filter (where j.state = 'waiting') as waiting,
           (select (v.spec->>'capFraction')::float8 from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version where d.id = j.dag_id) as cap_fraction
-        from runs r join jobs j on j.run_id = r.id
-        where r.shard = any(${sql.param(shards)}::int[]) and r.state = 'running'
-          and j.state in ('leased', 'ready', 'waiting')
-        group by j.dag_id
-        order by count(*) filter (where j.state = 'leased') desc, j.dag_id
+        from running r join jobs j on j.run_id = r.id
+        left join task_pools p on p.dag_id = r.dag_id and p.version = r.dag_version and p.task_id = j.task_id
+        where j.state in ('leased', 'ready', 'waiting')
+        group by 1, 2
+        order by count(*) filter (where j.state = 'leased') desc, j.dag_id, 2
         limit ${opts.limit ?? 200}`,
   );
+  const slotsOf = new Map(livePools.map((p) => [p.pool, p.slots]));
   const dags = result.map((r): DagShare => {
     const own = numOrNull(r.cap_fraction);
     const capFraction = own ?? opts.capFraction;
-    const cap = capOf(pool.poolSlots, capFraction);
+    const poolName = String(r.pool);
+    const poolSlots = slotsOf.get(poolName) ?? 0;
+    const cap = capOf(poolSlots, capFraction);
     const held = num(r.held);
     const ready = num(r.ready);
     return {
       dagId: String(r.dag_id),
+      pool: poolName,
       held,
+      // A pool with no live slot has no cap to lend beyond; its leases are ending, not borrowed.
+      lent: cap > 0 ? Math.max(0, held - cap) : 0,
       capFraction,
       capOverridden: own !== null,
       cap,
+      poolSlots,
       ready,
       waitingOnCap: held >= cap ? ready : 0,
       inBackoff: num(r.backoff),
       waitingOnDeps: num(r.waiting),
     };
   });
-  return { ...pool, capFraction: opts.capFraction, cap: capOf(pool.poolSlots, opts.capFraction), dags };
+  const poolNames = [...new Set([...livePools.map((p) => p.pool), ...dags.map((d) => d.pool)])];
+  const pools = poolNames
+    .map((name): PoolShare => {
+      const live = livePools.find((p) => p.pool === name);
+      return { pool: name, liveWorkers: live?.liveWorkers ?? 0, slots: live?.slots ?? 0, cap: capOf(live?.slots ?? 0, opts.capFraction) };
+    })
+    .sort((a, b) => (a.pool === DEFAULT_POOL ? -1 : b.pool === DEFAULT_POOL ? 1 : a.pool.localeCompare(b.pool)));
+  return { ...pool, capFraction: opts.capFraction, cap: capOf(slotsOf.get(DEFAULT_POOL) ?? 0, opts.capFraction), pools, dags };
 }
 
 export interface ShareHistory {

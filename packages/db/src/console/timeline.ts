@@ -1,9 +1,11 @@
 import { sql } from 'drizzle-orm';
-import type { DagSpec, JobId, JobRow, RunId, RunRow, WorkerId } from '@fenceline/core';
+import { DEFAULT_POOL, needOf, unmetNeed, type DagSpec, type JobId, type JobRow, type RunId, type RunRow, type WorkerId } from '@fenceline/core';
 import { getDagVersion } from '../store/dags';
 import { listJobs } from '../store/jobs';
+import { resourceUse } from '../store/resources';
 import { getRun } from '../store/runs';
 import { capOf, poolSnapshot } from './pool';
+import { liveOffers } from './routing';
 import { date, dateOrNull, jobIdOrNull, num, numOrNull, query, strOrNull, workerIdOrNull, type ConsoleDb } from './sql';
 
 /** One lease of a job, from its grant to whatever ended it. */
@@ -84,7 +86,7 @@ function readyAgain(outcome: string, data: Record<string, unknown>): boolean {
  */
 export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFraction: number; liveWindowMs: number }): Promise<RunTimeline> {
   const run = await getRun(db, runId);
-  const [version, jobs, events, pool] = await Promise.all([
+  const [version, jobs, events, pool, live, limits] = await Promise.all([
     getDagVersion(db, run.dagId, run.dagVersion),
     listJobs(db, runId),
     // Renewal events carry the job but not the run (the renewing node may not lead it), so they are found by job.
@@ -96,11 +98,29 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
           order by at, id limit 50000`,
     ),
     poolSnapshot(db, opts.liveWindowMs),
+    liveOffers(db, opts.liveWindowMs),
+    resourceUse(db),
   ]);
   const spec = version.spec;
-  const [heldRow] = await query(db, sql`select count(*) as n from jobs where state = 'leased' and dag_id = ${run.dagId}`);
-  const held = num(heldRow?.n);
-  const cap = capOf(pool.poolSlots, spec.capFraction ?? opts.capFraction);
+  // The cap is per DAG and pool: the DAG's leases are counted per pool of their task (as this run's version names it).
+  const poolOfTask = new Map(spec.tasks.map((t) => [t.id, t.pool ?? DEFAULT_POOL]));
+  const heldRows = await query(db, sql`select task_id, count(*) as n from jobs where state = 'leased' and dag_id = ${run.dagId} group by task_id`);
+  const heldIn = new Map<string, number>();
+  for (const r of heldRows) {
+    const p = poolOfTask.get(String(r.task_id)) ?? DEFAULT_POOL;
+    heldIn.set(p, (heldIn.get(p) ?? 0) + num(r.n));
+  }
+  const slotsIn = new Map(live.pools.map((p) => [p.pool, p.slots]));
+  // Busy slots per pool: the leases held by each pool's live workers.
+  const byHolder = await query(db, sql`select holder, count(*) as n from jobs where state = 'leased' group by holder`);
+  const poolOfWorker = new Map(live.offers.map((o) => [String(o.workerId), o.offer.pool]));
+  const leasedIn = new Map<string, number>();
+  for (const r of byHolder) {
+    const p = poolOfWorker.get(String(r.holder));
+    if (p !== undefined) leasedIn.set(p, (leasedIn.get(p) ?? 0) + num(r.n));
+  }
+  const offers = live.offers.map((o) => o.offer);
+  const limitUse = new Map(limits.map((l) => [l.name, l]));
   const byTask = new Map(jobs.map((j) => [j.taskId, j]));
   const eventsByJob = new Map<string, typeof events>();
   for (const e of events) {
@@ -169,7 +189,9 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
       reReady.push(false);
     }
     useRowTimes(job, attempts, reReady);
-    const dependsOn = spec.tasks.find((t) => t.id === job.taskId)?.dependsOn ?? [];
+    const task = spec.tasks.find((t) => t.id === job.taskId);
+    const taskPool = task?.pool ?? DEFAULT_POOL;
+    const dependsOn = task?.dependsOn ?? [];
     const upstreamEnds = dependsOn.map((d) => byTask.get(d)?.endedAt?.getTime() ?? 0);
     const upstreamEnd = upstreamEnds.length > 0 ? new Date(Math.max(...upstreamEnds)) : runStart;
     return {
@@ -178,11 +200,14 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
       intervals: intervalsOf(job, attempts, reReady, { runStart, upstreamEnd, now: pool.now }),
       waitingReason: whyWaiting(job, dependsOn, byTask, {
         now: pool.now,
-        held,
-        cap,
-        pool: pool.poolSlots,
-        leased: pool.leasedJobs,
+        held: heldIn.get(taskPool) ?? 0,
+        cap: capOf(slotsIn.get(taskPool) ?? 0, spec.capFraction ?? opts.capFraction),
+        pool: slotsIn.get(taskPool) ?? 0,
+        poolName: taskPool,
+        leased: leasedIn.get(taskPool) ?? 0,
         capFraction: spec.capFraction ?? opts.capFraction,
+        unmet: task ? unmetNeed(needOf(task), offers) : null,
+        short: task ? shortLimits(task.resources ?? {}, limitUse) : null,
       }),
       dependsOn,
     };
@@ -243,11 +268,21 @@ function intervalsOf(job: JobRow, attempts: Attempt[], reReady: boolean[], t: { 
   return out;
 }
 
+/** The limits a task consumes that have too few free units for it now, in the words the run page shows; null when all fit. */
+function shortLimits(resources: Record<string, number>, use: Map<string, { capacity: number; used: number }>): string | null {
+  const short = Object.entries(resources).flatMap(([name, units]) => {
+    const l = use.get(name);
+    if (l === undefined) return [`limit \`${name}\` does not exist`];
+    return l.capacity - l.used < units ? [`limit \`${name}\` has ${Math.max(0, l.capacity - l.used)} of ${l.capacity} units free, the task needs ${units}`] : [];
+  });
+  return short.length > 0 ? short.join('; ') : null;
+}
+
 function whyWaiting(
   job: JobRow,
   dependsOn: string[],
   byTask: Map<string, JobRow>,
-  f: { now: Date; held: number; cap: number; pool: number; leased: number; capFraction: number },
+  f: { now: Date; held: number; cap: number; pool: number; poolName: string; leased: number; capFraction: number; unmet: string | null; short: string | null },
 ): string | null {
   if (job.state === 'waiting') {
     const open = dependsOn.filter((d) => byTask.get(d)?.state !== 'succeeded');
@@ -255,10 +290,13 @@ function whyWaiting(
   }
   if (job.state !== 'ready') return null;
   if (job.nextAttemptAt && job.nextAttemptAt > f.now) return `retry backoff until ${job.nextAttemptAt.toISOString()} (attempt ${job.attempt} failed)`;
-  if (f.pool === 0) return 'no free worker: no live worker is in the pool';
+  // No live worker can take it at all: said first, since neither the cap nor a free slot would help.
+  if (f.unmet !== null) return `waiting for a worker: ${f.unmet}`;
+  if (f.pool === 0) return `no free worker: no live worker is in pool \`${f.poolName}\``;
+  if (f.short !== null) return `waiting for a resource limit: ${f.short}`;
   if (f.held >= f.cap) {
-    return `cap reached: the DAG holds ${f.held} leases; its cap is ${f.cap} = floor(${Math.round(f.capFraction * 1000) / 10}% x ${f.pool} pool slots)`;
+    return `cap reached: the DAG holds ${f.held} leases in pool \`${f.poolName}\`; its cap is ${f.cap} = floor(${Math.round(f.capFraction * 1000) / 10}% x ${f.pool} pool slots)`;
   }
-  if (f.leased >= f.pool) return `no free worker: ${f.leased} of ${f.pool} pool slots are busy`;
+  if (f.leased >= f.pool) return `no free worker: ${f.leased} of ${f.pool} slots of pool \`${f.poolName}\` are busy`;
   return `ready since ${job.readyAt?.toISOString() ?? '?'}; a free slot exists, so the leader grants it on its next dispatch`;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { DagId, JobId, RunId, WorkerId } from '@fenceline/core';
+import type { DagId, JobId, RunId, WorkerId, WorkerOffer } from '@fenceline/core';
+import { offerOfMeta } from './routing';
 import { dagIdOf, dagIdOrNull, date, dateOrNull, jobIdOf, jobIdOrNull, num, query, runIdOf, runIdOrNull, strOrNull, workerIdOf, workerIdOrNull, type ConsoleDb } from './sql';
 
 export interface WorkerLease {
@@ -20,6 +21,10 @@ export interface WorkerView {
   startedAt: Date;
   lastSeen: Date;
   live: boolean;
+  /** Its pool, labels and job types, as it said when it registered (the defaults for an older worker). */
+  offer: WorkerOffer;
+  /** False when the worker sent no offer (an older worker), so the console can say its pool is assumed. */
+  offerReported: boolean;
   leases: WorkerLease[];
 }
 
@@ -49,7 +54,7 @@ export async function workersSnapshot(db: ConsoleDb, opts: { liveWindowMs: numbe
   const [nowRow] = await query(db, sql`select now() as now`);
   const workerRows = await query(
     db,
-    sql`select id, slots, node_id, started_at, last_seen,
+    sql`select id, slots, node_id, started_at, last_seen, meta,
           last_seen >= now() - ${opts.liveWindowMs}::float8 * interval '1 millisecond' as live
         from workers where last_seen >= now() - ${opts.recentMs}::float8 * interval '1 millisecond'
         order by id limit 2000`,
@@ -82,15 +87,20 @@ export async function workersSnapshot(db: ConsoleDb, opts: { liveWindowMs: numbe
   );
   return {
     now: date(nowRow?.now),
-    workers: workerRows.map((r) => ({
-      id: workerIdOf(r.id),
-      slots: num(r.slots),
-      nodeId: strOrNull(r.node_id),
-      startedAt: date(r.started_at),
-      lastSeen: date(r.last_seen),
-      live: r.live === true,
-      leases: byHolder.get(String(r.id)) ?? [],
-    })),
+    workers: workerRows.map((r) => {
+      const { offer, reported } = offerOfMeta(r.meta);
+      return {
+        id: workerIdOf(r.id),
+        slots: num(r.slots),
+        nodeId: strOrNull(r.node_id),
+        startedAt: date(r.started_at),
+        lastSeen: date(r.last_seen),
+        live: r.live === true,
+        offer,
+        offerReported: reported,
+        leases: byHolder.get(String(r.id)) ?? [],
+      };
+    }),
     revoked: revokedRows.map((r) => ({
       at: date(r.at),
       type: String(r.type),

@@ -149,4 +149,51 @@ export const getRunAction = endpoint({
   run: async ({ caller, params }) => ({ status: 200, body: await caller.runActions.get({ actionId: params.id }) }),
 });
 
-export const ENDPOINTS = [listDags, getDag, applyDag, triggerDag, pauseDag, resumeDag, listRuns, getRun, requestRunAction, getRunAction] as const;
+export const listLimits = endpoint({
+  method: 'GET',
+  path: '/limits',
+  operationId: 'listLimits',
+  summary: 'Every resource limit with its capacity, the units live leases hold, and the ready jobs waiting for it',
+  role: 'viewer',
+  answer: { status: 200, schema: s.limitListAnswer, description: 'The limits, by name' },
+  run: async ({ caller }) => ({ status: 200, body: await caller.limits.list() }),
+});
+
+export const setLimit = endpoint({
+  method: 'PUT',
+  path: '/limits/{name}',
+  operationId: 'setLimit',
+  summary: 'Create a resource limit or change its capacity',
+  role: 'operator',
+  params: s.limitNamePath,
+  body: s.limitBody,
+  answer: { status: 200, schema: s.limitRowSchema, description: 'The limit as it is now, with its use' },
+  run: async ({ caller, params, body }) => ({ status: 200, body: await caller.limits.set({ name: params.name, capacity: body.capacity }) }),
+});
+
+export const deleteLimit = endpoint({
+  method: 'DELETE',
+  path: '/limits/{name}',
+  operationId: 'deleteLimit',
+  summary: 'Delete a resource limit; jobs that consume it wait until it exists again',
+  role: 'operator',
+  params: s.limitNamePath,
+  answer: { status: 200, schema: s.limitDeletedAnswer, description: 'The limit was deleted' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.limits.delete({ name: params.name }) }),
+});
+
+export const ENDPOINTS = [
+  listDags,
+  getDag,
+  applyDag,
+  triggerDag,
+  pauseDag,
+  resumeDag,
+  listRuns,
+  getRun,
+  requestRunAction,
+  getRunAction,
+  listLimits,
+  setLimit,
+  deleteLimit,
+] as const;

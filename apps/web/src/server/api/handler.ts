@@ -30,7 +30,7 @@ export interface ApiCall<P, Q, B> {
 }
 
 export interface Endpoint<P, Q, B> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** The path as the OpenAPI document writes it, `{id}` for a path parameter. */
   path: string;
   operationId: string;

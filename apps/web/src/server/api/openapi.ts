@@ -73,7 +73,7 @@ export function openApiDocument(): JsonSchema {
     const operation: JsonSchema = { operationId: e.operationId, summary: e.summary, description: `Needs the ${e.role} role or above.`, parameters, responses };
     if (e.body) {
       schemas[`${name}Body`] = jsonSchema(e.body, 'input');
-      operation.requestBody = { required: e.operationId === 'applyDag', content: { 'application/json': { schema: ref(`${name}Body`) } } };
+      operation.requestBody = { required: e.operationId === 'applyDag' || e.method === 'PUT', content: { 'application/json': { schema: ref(`${name}Body`) } } };
     }
     paths[e.path] ??= {};
     paths[e.path]![e.method.toLowerCase()] = operation;

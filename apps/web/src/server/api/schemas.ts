@@ -96,3 +96,27 @@ export const runActionSchema = z.looseObject({
   state: z.enum(['pending', 'applied']),
   result: z.looseObject({}).nullable(),
 });
+
+/** A limit's name as the path gives it; the store checks it and names the field `name` when it is not one. */
+export const limitNamePath = z.object({ name: z.string().min(1).max(200).describe('The resource limit name') });
+export const limitBody = z.strictObject({
+  capacity: z.number().describe('Units jobs of every DAG may hold at once: a whole number, at least 1'),
+});
+export const limitRowSchema = z.looseObject({
+  name: z.string(),
+  capacity: z.number().int(),
+  used: z.number().int().describe('Units held by live leases'),
+  waiting: z.number().int().describe('Ready jobs that consume it and hold no lease yet'),
+  updatedAt: instant,
+});
+export const limitListAnswer = z.object({
+  limits: z.array(
+    limitRowSchema.extend({
+      waiters: z
+        .array(z.looseObject({ jobId: z.string(), runId: z.string(), dagId: z.string(), taskId: z.string(), units: z.number().int() }))
+        .describe('The oldest ready jobs waiting for it, at most waitersShown'),
+    }),
+  ),
+  waitersShown: z.number().int(),
+});
+export const limitDeletedAnswer = z.object({ name: z.string(), deleted: z.literal(true) });

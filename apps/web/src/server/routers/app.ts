@@ -4,6 +4,7 @@ import { authRouter } from './auth';
 import { backfillsRouter } from './backfills';
 import { clusterRouter } from './cluster';
 import { dagsRouter } from './dags';
+import { limitsRouter } from './limits';
 import { runsRouter } from './runs';
 import { runActionsRouter } from './run-actions';
 import { tokensRouter } from './tokens';
@@ -19,6 +20,7 @@ export const appRouter = router({
   tokens: tokensRouter,
   audit: auditRouter,
   backfills: backfillsRouter,
+  limits: limitsRouter,
 });
 
 export type AppRouter = typeof appRouter;

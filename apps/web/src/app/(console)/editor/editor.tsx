@@ -1,14 +1,17 @@
 'use client';
 
 import { useSearchParams } from 'next/navigation';
+import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { validateDag } from '@fenceline/core';
+import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { Canvas } from './canvas';
 import { EditorHeader } from './editor-header';
 import { cycleEdges, problemTasks } from './issues';
 import { JsonMirror } from './json-mirror';
 import { Palette } from './palette';
+import { routingWarnings } from './routing-warnings';
 import { SaveResult } from './save-result';
 import { SidePanel } from './side-panel';
 import { useSpecImport } from './spec-file';
@@ -47,6 +50,10 @@ export function Editor() {
   const validation = useMemo(() => validateDag(spec), [spec]);
   const issues = useMemo(() => (validation.ok ? [] : validation.issues), [validation]);
   const problems = useMemo(() => ({ tasks: problemTasks(issues), edges: cycleEdges(issues) }), [issues]);
+  const trpc = useTRPC();
+  const offers = useQuery(trpc.cluster.offers.queryOptions(undefined, { refetchInterval: 10_000 }));
+  const limits = useQuery(trpc.limits.list.queryOptions(undefined, { refetchInterval: 10_000 }));
+  const warnings = useMemo(() => routingWarnings(spec, { offers: offers.data?.offers, limits: limits.data?.limits }), [spec, offers.data, limits.data]);
   const save = useSave(spec, validation.ok, stored.saved);
   const importer = useSpecImport(canvas.layoutSpec);
   useShortcuts({ save: save.request, undo: history.undo, redo: history.redo, layout: canvas.layout });
@@ -67,7 +74,7 @@ export function Editor() {
       <ErrorBox error={stored.existing.error} what={`Loading ${editing}`} />
       <SaveResult save={save} />
       <div className="editor">
-        <Palette addTask={canvas.addTask} />
+        <Palette addTask={canvas.addTask} pools={offers.data?.pools} />
         <Canvas
           history={history}
           selection={selection}
@@ -78,10 +85,10 @@ export function Editor() {
           onEdgesChange={canvas.onEdgesChange}
           onConnect={canvas.onConnect}
         />
-        <SidePanel history={history} selection={selection} issues={issues} />
+        <SidePanel history={history} selection={selection} issues={issues} warnings={warnings} pools={offers.data?.pools} limits={limits.data?.limits} />
       </div>
       <div className="editor-bottom">
-        <ValidationCard validation={validation} />
+        <ValidationCard validation={validation} warnings={warnings} />
         <JsonMirror spec={spec} setSpec={setSpec} />
       </div>
     </div>

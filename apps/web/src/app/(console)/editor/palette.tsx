@@ -1,6 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import type { PoolSummary } from '@fenceline/db/console';
 import { useTRPC } from '@/client/trpc';
 import { PALETTE } from './draft';
 import { PaletteAvailability } from './palette-availability';
@@ -26,8 +27,25 @@ function Shortcuts() {
   );
 }
 
-/** The job types to add as tasks, by a click or a drag onto the canvas, with the editor's shortcuts beneath. */
-export function Palette({ addTask }: { addTask: AddTask }) {
+/** The pools live workers serve, with their labels: what a task's pool and labels may ask for today. */
+function LivePools({ pools }: { pools: PoolSummary[] | undefined }) {
+  if (!pools) return null;
+  return (
+    <div className="small muted" data-testid="palette-pools">
+      <h3>Live pools</h3>
+      {pools.length === 0 ? <div>no live worker at the moment</div> : null}
+      {pools.map((p) => (
+        <div key={p.pool} data-testid={`palette-pool-${p.pool}`}>
+          <code>{p.pool}</code>: {p.liveWorkers} {p.liveWorkers === 1 ? 'worker' : 'workers'}, {p.slots} slots
+          {p.labels.length > 0 ? `; labels ${p.labels.join(', ')}` : ''}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The job types to add as tasks, by a click or a drag onto the canvas, the live pools, and the editor's shortcuts beneath. */
+export function Palette({ addTask, pools }: { addTask: AddTask; pools?: PoolSummary[] | undefined }) {
   const trpc = useTRPC();
   const jobTypes = useQuery(trpc.dags.jobTypes.queryOptions(undefined, { refetchInterval: 10_000 }));
   return (
@@ -48,6 +66,7 @@ export function Palette({ addTask }: { addTask: AddTask }) {
           <PaletteAvailability type={p.type} types={jobTypes.data} />
         </button>
       ))}
+      <LivePools pools={pools} />
       <Shortcuts />
     </aside>
   );

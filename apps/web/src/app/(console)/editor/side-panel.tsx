@@ -1,9 +1,11 @@
 'use client';
 
 import type { DagIssue } from '@fenceline/core';
+import type { PoolSummary } from '@fenceline/db/console';
 import { DagPanel } from './dag-panel';
 import { removeTasks, renameTask, type DraftSpec, type DraftTask } from './draft';
 import { dagIssues, taskIssues } from './issues';
+import type { RoutingWarning } from './routing-warnings';
 import { TaskPanel } from './task-panel';
 import type { EditorHistory } from './use-history';
 import { usePanelKeys, type PanelKeys } from './use-panel-keys';
@@ -13,10 +15,15 @@ interface SidePanelProps {
   history: EditorHistory;
   selection: Selection;
   issues: DagIssue[];
+  /** Pools, labels and limits no live worker or limit would serve; shown, never blocking. */
+  warnings: RoutingWarning[];
+  /** Live pools with their labels and types, to suggest in the task's fields. */
+  pools: PoolSummary[] | undefined;
+  limits: { name: string }[] | undefined;
 }
 
 /** The selected task's panel, with the edits it makes to the draft. */
-function SelectedTask({ history, selection, issues, task, panelKeys }: SidePanelProps & { task: DraftTask; panelKeys: PanelKeys }) {
+function SelectedTask({ history, selection, issues, warnings, pools, limits, task, panelKeys }: SidePanelProps & { task: DraftTask; panelKeys: PanelKeys }) {
   const { spec, setSpec } = history;
   const index = spec.tasks.indexOf(task);
   return (
@@ -26,6 +33,9 @@ function SelectedTask({ history, selection, issues, task, panelKeys }: SidePanel
       index={index}
       allIds={spec.tasks.map((t) => t.id)}
       issues={taskIssues(issues, index, task.id)}
+      warnings={warnings.filter((w) => w.index === index)}
+      pools={pools}
+      limits={limits}
       onChange={(next) => setSpec({ ...spec, tasks: spec.tasks.map((t) => (t.id === task.id ? next : t)) })}
       onRename={(to) => {
         panelKeys.rename(task.id, to);

@@ -2,7 +2,10 @@
 
 import { useEffect, useState } from 'react';
 import { TRIGGER_RULES, type DagIssue } from '@fenceline/core';
+import type { PoolSummary } from '@fenceline/db/console';
 import type { DraftTask } from './draft';
+import { labelsOf, labelsText, parseResources, resourcesText, withField } from './task-fields';
+import type { RoutingWarning } from './routing-warnings';
 
 const BUILTIN = ['noop', 'sleep', 'shell', 'http'];
 
@@ -33,6 +36,9 @@ export function TaskPanel({
   index,
   allIds,
   issues,
+  warnings,
+  pools,
+  limits,
   onChange,
   onRename,
   onDelete,
@@ -41,6 +47,9 @@ export function TaskPanel({
   index: number;
   allIds: string[];
   issues: DagIssue[];
+  warnings: RoutingWarning[];
+  pools: PoolSummary[] | undefined;
+  limits: { name: string }[] | undefined;
   onChange: (next: DraftTask) => void;
   onRename: (to: string) => void;
   onDelete: () => void;
@@ -51,6 +60,17 @@ export function TaskPanel({
   useEffect(() => setId(task.id), [task.id]);
   const [configText, setConfigText] = useState(() => JSON.stringify(task.config, null, 2));
   const [configError, setConfigError] = useState<string | null>(null);
+  // Labels and resources are edited as text and kept while typed; the draft takes what they parse to.
+  const [labels, setLabels] = useState(() => labelsText(task.labels));
+  const [resources, setResources] = useState(() => resourcesText(task.resources));
+  const [resourcesError, setResourcesError] = useState<string | null>(null);
+  // A change from outside the field (undo, the JSON view) is taken over; the field's own edits, which already read as the task's value, keep what is typed.
+  useEffect(() => setLabels((typed) => (labelsText(labelsOf(typed)) === labelsText(task.labels) ? typed : labelsText(task.labels))), [task.labels]);
+  useEffect(
+    () => setResources((typed) => (resourcesText(parseResources(typed).value) === resourcesText(task.resources) ? typed : resourcesText(task.resources))),
+    [task.resources],
+  );
+  const poolLabels = [...new Set((pools ?? []).filter((p) => p.pool === (typeof task.pool === 'string' ? task.pool : 'default')).flatMap((p) => p.labels))];
   const at = `tasks.${index}`;
   const renameError = id !== task.id && allIds.includes(id) ? `another task is already called "${id}"` : null;
   const commitRename = () => {
@@ -95,12 +115,67 @@ export function TaskPanel({
         <span>Type</span>
         <input data-testid="task-type" list="job-types" value={task.type} onChange={(e) => onChange({ ...task, type: e.target.value })} />
         <datalist id="job-types">
-          {BUILTIN.map((t) => (
+          {[...new Set([...BUILTIN, ...(pools ?? []).flatMap((p) => p.types)])].map((t) => (
             <option key={t} value={t} />
           ))}
         </datalist>
         <IssueList issues={issues} field={(p) => p === `${at}.type`} />
       </label>
+      <label className="field">
+        <span>Pool</span>
+        <input
+          data-testid="task-pool"
+          list="live-pools"
+          value={typeof task.pool === 'string' ? task.pool : ''}
+          placeholder="default"
+          onChange={(e) => onChange(withField(task, 'pool', e.target.value.trim() === '' ? undefined : e.target.value.trim()))}
+        />
+        <datalist id="live-pools">
+          {(pools ?? []).map((p) => (
+            <option key={p.pool} value={p.pool}>
+              {p.liveWorkers} live, {p.slots} slots
+            </option>
+          ))}
+        </datalist>
+        <IssueList issues={issues} field={(p) => p === `${at}.pool`} />
+      </label>
+      <label className="field">
+        <span>Labels its worker needs (comma-separated{poolLabels.length > 0 ? `; live in this pool: ${poolLabels.join(', ')}` : ''})</span>
+        <input
+          data-testid="task-labels"
+          value={labels}
+          placeholder="gpu, region=eu"
+          onChange={(e) => {
+            setLabels(e.target.value);
+            const list = labelsOf(e.target.value);
+            onChange(withField(task, 'labels', list));
+          }}
+        />
+        <IssueList issues={issues} field={(p) => p.startsWith(`${at}.labels`)} />
+      </label>
+      <label className="field">
+        <span>Resources (limit=units, comma-separated{limits && limits.length > 0 ? `; limits: ${limits.map((l) => l.name).join(', ')}` : ''})</span>
+        <input
+          data-testid="task-resources"
+          value={resources}
+          placeholder="warehouse=1"
+          onChange={(e) => {
+            setResources(e.target.value);
+            const parsed = parseResources(e.target.value);
+            setResourcesError(parsed.error);
+            if (parsed.error === null) onChange(withField(task, 'resources', parsed.value));
+          }}
+        />
+        {resourcesError ? <div className="inline-error">{resourcesError}</div> : null}
+        <IssueList issues={issues} field={(p) => p.startsWith(`${at}.resources`)} />
+      </label>
+      {warnings.length > 0 ? (
+        <ul className="field-issues warn-text" data-testid="task-warnings">
+          {warnings.map((w, k) => (
+            <li key={k}>{w.message}</li>
+          ))}
+        </ul>
+      ) : null}
       <label className="field">
         <span>Config (JSON{BUILTIN.includes(task.type) ? `, checked against the ${task.type} schema` : ''})</span>
         <textarea

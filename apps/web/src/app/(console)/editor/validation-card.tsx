@@ -1,9 +1,10 @@
 'use client';
 
 import type { DagValidation } from '@fenceline/core';
+import type { RoutingWarning } from './routing-warnings';
 
-/** Every issue the store's validator finds in the draft, or that it passes. */
-export function ValidationCard({ validation }: { validation: DagValidation }) {
+/** Every issue the store's validator finds in the draft, or that it passes, and what live workers would not serve. */
+export function ValidationCard({ validation, warnings }: { validation: DagValidation; warnings: RoutingWarning[] }) {
   const issues = validation.ok ? [] : validation.issues;
   return (
     <section className="card">
@@ -30,6 +31,15 @@ export function ValidationCard({ validation }: { validation: DagValidation }) {
       ) : (
         <div className="muted">The spec passes every check the store makes on save.</div>
       )}
+      {warnings.length > 0 ? (
+        <ul className="issues warnings" data-testid="routing-warnings">
+          {warnings.map((w, k) => (
+            <li key={k} className="warn-text" data-testid="routing-warning">
+              <code>tasks.{w.index}</code> {w.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </section>
   );
 }

@@ -40,6 +40,38 @@ export default function WorkersPage() {
       <ErrorBox error={q.error} what="Reading workers" />
       {w ? (
         <>
+          <Card title="Pools, live workers">
+            {w.pools.length === 0 ? (
+              <Empty>No live worker: every job waits, ready, until one serves its pool.</Empty>
+            ) : (
+              <div className="table-scroll">
+                <table className="table compact" data-testid="pools">
+                  <thead>
+                    <tr>
+                      <th>Pool</th>
+                      <th className="num">Live workers</th>
+                      <th className="num">Slots</th>
+                      <th>Labels</th>
+                      <th>Job types</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {w.pools.map((p) => (
+                      <tr key={p.pool} data-testid={`pool-${p.pool}`} data-workers={p.liveWorkers} data-slots={p.slots}>
+                        <td>
+                          <code>{p.pool}</code>
+                        </td>
+                        <td className="num">{p.liveWorkers}</td>
+                        <td className="num">{p.slots}</td>
+                        <td className="small">{p.labels.length > 0 ? p.labels.join(', ') : <span className="muted">none</span>}</td>
+                        <td className="small">{p.types.length > 0 ? p.types.join(', ') : <span className="muted">not reported</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </Card>
           <div className="worker-grid">
             {w.workers.length === 0 ? <Empty>No worker has been seen in the last hour.</Empty> : null}
             {w.workers.map((worker) => (
@@ -53,6 +85,17 @@ export default function WorkersPage() {
                 }
               >
                 <div className="kv small">
+                  <span>Pool</span>
+                  <span data-testid={`worker-pool-${worker.id}`}>
+                    <code>{worker.offer.pool}</code>
+                    {worker.offerReported ? null : <span className="muted"> (assumed: this worker sent no offer)</span>}
+                  </span>
+                  <span>Labels</span>
+                  <span data-testid={`worker-labels-${worker.id}`}>{worker.offer.labels.length > 0 ? worker.offer.labels.join(', ') : <span className="muted">none</span>}</span>
+                  <span>Job types</span>
+                  <span data-testid={`worker-types-${worker.id}`}>
+                    {worker.offer.types.length > 0 ? worker.offer.types.join(', ') : <span className="muted">not reported</span>}
+                  </span>
                   <span>Slots</span>
                   <span>
                     {worker.leases.length} / {worker.slots} busy <Meter value={worker.leases.length} max={worker.slots} />

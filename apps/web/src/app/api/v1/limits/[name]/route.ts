@@ -1,0 +1,7 @@
+import { deleteLimit, setLimit } from '@/server/api/endpoints';
+
+// Every answer reflects the store now; nothing here may be cached or prerendered.
+export const dynamic = 'force-dynamic';
+
+export const PUT = setLimit.handler;
+export const DELETE = deleteLimit.handler;
