@@ -316,6 +316,8 @@ export class ShardLeader {
       return;
     }
     await this.applyEnd(run, job, row.state);
+    // A job the store moved to failed is out of attempts (a retryable failure comes back ready).
+    if (row.state === 'failed') s.deps.notifications?.taskFailed(this.token, { id: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId });
     await this.finish.maybeFinish(run);
     s.deps.kick();
   }
