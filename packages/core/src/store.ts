@@ -477,11 +477,13 @@ export interface NotificationLeaderStore {
    * Claims up to `limit` pending notifications of the shard whose next attempt is due by
    * the store's clock and whose channel still exists: claimed_epoch = the token's epoch
    * and next_attempt_at moved NOTIFY_LIMITS.claimMs on, so a delivery in flight is not
-   * claimed again until a crashed leader's claim runs out. Oldest due first.
+   * claimed again by the same leader. A claim of an earlier epoch counts as due at once:
+   * that leader was deposed, and its delivery may never be recorded. In id order.
    */
   dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]>;
   /**
-   * Records a delivery of a pending notification of the shard: delivered; or failed,
+   * Records a delivery of a pending notification of the shard: delivered (claimed_epoch the
+   * token's); or failed, the claim ended (claimed_epoch null),
    * attempts + 1 and due again after notificationBackoffMs(attempts), or dead once
    * attempts reach NOTIFY_LIMITS.maxAttempts. A notification no longer pending (delivered
    * or dead) is never changed again: null then, as for one that does not exist.

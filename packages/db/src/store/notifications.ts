@@ -160,7 +160,8 @@ export async function dueNotifications(db: Executor, token: LeaderToken, limit: 
     sql`with ${leadCte(token)},
         c as (
           select n.id from notifications n join notification_channels ch on ch.id = n.channel_id
-          where n.shard = (select shard from lead) and n.state = 'pending' and n.next_attempt_at <= now()
+          where n.shard = (select shard from lead) and n.state = 'pending'
+            and (n.next_attempt_at <= now() or n.claimed_epoch < ${token.epoch})
           order by n.next_attempt_at, n.id limit ${bounded}
           for update of n skip locked
         ),
@@ -185,7 +186,8 @@ export async function recordDelivery(db: Executor, token: LeaderToken, notificat
   if (!isId(notificationId)) return null;
   const delivered = o.kind === 'delivered';
   const error = o.kind === 'failed' ? o.error : null;
-  // The backoff after the (attempts + 1)-th failure is notificationBackoffMs(attempts + 1),
+  // A failure ends the claim (claimed_epoch null), so only the backoff decides when the
+  // notification is due again. The backoff after the (attempts + 1)-th failure is notificationBackoffMs(attempts + 1),
   // computed here on the store's clock: 5 s doubling per earlier attempt, at most 10 minutes.
   const result = await rows(
     db,
@@ -196,7 +198,7 @@ export async function recordDelivery(db: Executor, token: LeaderToken, notificat
             state = case when ${delivered} then 'delivered' when n.attempts + 1 >= ${NOTIFY_LIMITS.maxAttempts} then 'dead' else 'pending' end,
             delivered_at = case when ${delivered} then now() else null end,
             last_error = case when ${delivered} then n.last_error else ${error}::text end,
-            claimed_epoch = ${token.epoch},
+            claimed_epoch = case when ${delivered} then ${token.epoch}::bigint else null end,
             next_attempt_at = case when ${delivered} then n.next_attempt_at
               else now() + least(${NOTIFY_LIMITS.baseBackoffMs}::float8 * power(2, least(n.attempts, 30)), ${NOTIFY_LIMITS.maxBackoffMs}::float8) * interval '1 millisecond' end
           from lead

@@ -152,7 +152,13 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'dueNotifications');
     const bounded = Math.max(1, Math.min(Math.floor(limit), NOTIFY_LIMITS.maxDueLimit));
     const due = [...this.notifications.values()]
-      .filter((n) => n.shard === token.shard && n.state === 'pending' && n.nextAttemptAtMs <= now && this.channels.has(n.channelId))
+      .filter(
+        (n) =>
+          n.shard === token.shard &&
+          n.state === 'pending' &&
+          (n.nextAttemptAtMs <= now || (n.claimedEpoch !== null && n.claimedEpoch < token.epoch)) &&
+          this.channels.has(n.channelId),
+      )
       .sort((a, b) => a.nextAttemptAtMs - b.nextAttemptAtMs || a.num - b.num)
       .slice(0, bounded);
     for (const n of due) {
@@ -174,7 +180,8 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     const n = this.notifications.get(notificationId);
     if (!n || n.shard !== token.shard || n.state !== 'pending') return null;
     n.attempts += 1;
-    n.claimedEpoch = token.epoch;
+    // A failure ends the claim, so only the backoff decides when it is due again.
+    n.claimedEpoch = o.kind === 'delivered' ? token.epoch : null;
     if (o.kind === 'delivered') {
       n.state = 'delivered';
       n.deliveredAtMs = now;

@@ -101,6 +101,7 @@ export function notificationsContract(c: ContractContext): void {
     it('refuses a deposed leader’s enqueue, claim and record, writing nothing', async () => {
       const { token, dagId } = await ruled();
       const [queued] = await c.store.enqueueNotifications(token, [failedRun(dagId)]);
+      expect((await c.store.dueNotifications(token, 10)).map((n) => n.id)).toEqual([queued!.id]);
       await c.store.releaseShard(token);
       const next = await c.store.acquireShard({ shard: token.shard, nodeId: unique('node'), ttlMs: LONG_TTL_MS });
       expect(next!.token.epoch).toBe(token.epoch + 1);
@@ -110,8 +111,9 @@ export function notificationsContract(c: ContractContext): void {
       await refusedWith(c.store.recordDelivery(token, queued!.id, { kind: 'delivered' }), 'DEPOSED_LEADER');
       const all = await c.store.listNotifications({ limit: 1000 });
       expect(all.some((n) => n.dedupeKey.includes(`:${late.subject}:`))).toBe(false);
-      expect(all.find((n) => n.id === queued!.id)).toMatchObject({ state: 'pending', attempts: 0 });
-      // The new leader claims it under its own epoch.
+      expect(all.find((n) => n.id === queued!.id)).toMatchObject({ state: 'pending', attempts: 0, claimedEpoch: token.epoch });
+      // The new leader claims it at once, under its own epoch: the deposed leader's claim
+      // protects a delivery that will never be recorded.
       const due = await c.store.dueNotifications(next!.token, 10);
       expect(due.map((n) => n.id)).toEqual([queued!.id]);
       expect(due[0]).toMatchObject({ claimedEpoch: next!.token.epoch, channel: { kind: 'webhook', url: 'http://127.0.0.1:9/hook', secret: 'shh' } });
@@ -127,7 +129,8 @@ export function notificationsContract(c: ContractContext): void {
 
       const now = (await c.store.now()).getTime();
       const failed = await c.store.recordDelivery(token, a!.id, { kind: 'failed', error: 'HTTP 500' });
-      expect(failed).toMatchObject({ state: 'pending', attempts: 1, lastError: 'HTTP 500' });
+      expect(failed).toMatchObject({ state: 'pending', attempts: 1, lastError: 'HTTP 500', claimedEpoch: null });
+      expect(await c.store.dueNotifications(token, 10)).toEqual([]);
       expect(failed!.nextAttemptAt.getTime() - now).toBeGreaterThanOrEqual(notificationBackoffMs(1) - 50);
       expect(failed!.nextAttemptAt.getTime() - now).toBeLessThan(notificationBackoffMs(1) + 5_000);
       const again = await c.store.recordDelivery(token, a!.id, { kind: 'failed', error: 'HTTP 502' });
