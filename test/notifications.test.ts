@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseRunId, type DagSpecInput, type NotificationRow } from '@fenceline/core';
+import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
@@ -131,8 +132,24 @@ describe('notifications: a real cluster delivering to a local receiver', () => {
         [taskKey, 'delivered', 1],
       ].sort(),
     );
+
+    // The DAG's next run succeeds: that is a recovery, told once; the run after it is not.
+    const recoveredRule = await f.store.createNotificationRule({ channelId: hook.id, dagId, event: 'run_recovered' });
+    await f.store.putDag({ id: dagId, tasks: [{ id: 'boom', type: 'noop' }] }, SHARDS);
+    const succeeded = async () => {
+      const next = await f.store.triggerRun(parseDagId(dagId));
+      await eventually('the run to succeed', async () => (await f.store.getRun(parseRunId(next.id))).state === 'succeeded', 30_000);
+      return next.id;
+    };
+    const recoveredId = await succeeded();
+    const recoveredKey = `run_recovered:${recoveredId}:${recoveredRule.id}`;
+    await eventually('the recovery delivered', async () => receiver.of(recoveredKey).length > 0, 20_000);
+    expect(receiver.of(recoveredKey)[0]).toMatchObject({ event: 'run_recovered', signatureOk: true, body: { data: { runId: recoveredId, state: 'succeeded' } } });
+    const quietId = await succeeded();
+    await sleep(2_000);
+    expect(receiver.received.some((r) => r.body.dagId === dagId && (r.body.data as { runId?: string }).runId === quietId)).toBe(false);
     await f.store.deleteNotificationChannel(slack.id);
-  }, 90_000);
+  }, 120_000);
 
   it('retries a delivery the receiver refused with a 500, after its backoff', async () => {
     const channel = await f.store.createNotificationChannel({ name: 'flaky-hook', kind: 'webhook', url: `${receiver.url}/flaky`, secret: SECRET });
