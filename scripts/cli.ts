@@ -5,6 +5,7 @@ import {
   parseRunId,
   type AuditStore,
   type CatalogueStore,
+  type NotificationStore,
   type ClusterStore,
   type PeopleStore,
   type RunActionStore,
@@ -15,6 +16,7 @@ import {
 import { openStore, type SqlStore } from '@fenceline/db';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
+import { NOTIFY_HELP, notifyCommand } from './cli-notify';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
@@ -43,6 +45,7 @@ ${BACKFILL_HELP}
   shards                           shard leaders, epochs and lease expiry
   workers                          live workers and the leases they hold
 ${ACTION_HELP}
+${NOTIFY_HELP}
 ${PEOPLE_HELP}
 
 ${WORKER_TOKEN_HELP}
@@ -91,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, and storing many specs at once. */
-type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & Pick<SqlStore, 'putDags'>;
+type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & NotificationStore & Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -161,6 +164,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     }
     case 'backfill':
       return backfillCommand(store, args);
+    case 'notify':
+      return notifyCommand(store, args);
     case 'worker-token':
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:

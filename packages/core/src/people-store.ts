@@ -105,6 +105,10 @@ export const AUDIT_ACTIONS = [
   'worker_token.created',
   'worker_token.revoked',
   'signin.refused',
+  'notify.channel_created',
+  'notify.channel_deleted',
+  'notify.rule_created',
+  'notify.rule_deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
