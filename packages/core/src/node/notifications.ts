@@ -1,5 +1,6 @@
+import type { Clock } from '../clock';
 import { DeposedLeaderError } from '../errors';
-import type { DueNotification, NotificationEventItem } from '../notify/notifications';
+import { notificationBackoffMs, type DueNotification, type NotificationEventItem } from '../notify/notifications';
 import type { LeaderToken, NotificationLeaderStore } from '../store';
 import { isStoreUnavailable } from '../unavailable';
 
@@ -31,6 +32,7 @@ export interface LeaderNotifications {
 export interface NotifierDeps {
   store: NotificationLeaderStore;
   io: NotifyIo;
+  clock: Clock;
   /** The tokens of the shards this node leads and has loaded. */
   tokens: () => LeaderToken[];
   metric: (key: string, by?: number) => void;
@@ -39,6 +41,12 @@ export interface NotifierDeps {
 
 /** Notifications claimed per shard per pass; a pass delivers them concurrently. */
 const DUE_PER_PASS = 20;
+/**
+ * How long a shard with nothing due goes unasked. Only the shard's leader queues its
+ * notifications and records their failures, so it knows when the next one is due; this
+ * bounds what it cannot know (a predecessor's backoffs, a difference of clocks).
+ */
+const IDLE_RECHECK_MS = 30_000;
 
 /**
  * Turns a leader's run and job ends into notifications, and delivers the due ones of the
@@ -49,7 +57,19 @@ const DUE_PER_PASS = 20;
  * same idempotency key for the receiver to drop the repeat).
  */
 export class Notifier implements LeaderNotifications {
+  /**
+   * Per shard and epoch, when to ask the store next (node clock). A leader that is new here
+   * has no entry and asks at once, for what its predecessors left; without this every
+   * shard would cost a statement a tick while nothing is pending.
+   */
+  private readonly wakeAtMs = new Map<string, number>();
+
   constructor(private readonly deps: NotifierDeps) {}
+
+  private wake(token: LeaderToken, atMs: number): void {
+    const key = `${token.shard}:${token.epoch}`;
+    this.wakeAtMs.set(key, Math.min(this.wakeAtMs.get(key) ?? atMs, atMs));
+  }
 
   runEnded(token: LeaderToken, run: { id: string; dagId: string; scheduledAt: Date }, state: 'succeeded' | 'failed' | 'cancelled'): void {
     const payload = { runId: run.id, dagId: run.dagId, scheduledAt: run.scheduledAt.toISOString(), state };
@@ -72,16 +92,23 @@ export class Notifier implements LeaderNotifications {
   private queue(token: LeaderToken, items: NotificationEventItem[]): void {
     void this.deps.store
       .enqueueNotifications(token, items)
-      .then((created) => this.deps.metric('notifications_queued_total', created.length))
+      .then((created) => {
+        this.deps.metric('notifications_queued_total', created.length);
+        if (created.length > 0) this.wake(token, 0);
+      })
       .catch((err: unknown) => this.failed('notify:enqueue', token, err));
   }
 
   /** One pass: claims and delivers the due notifications of every shard this node leads. */
   async deliverDue(): Promise<void> {
-    await Promise.all(this.deps.tokens().map((token) => this.deliverShard(token)));
+    const tokens = this.deps.tokens();
+    const nowMs = this.deps.clock.nowMs();
+    const current = new Set(tokens.map((t) => `${t.shard}:${t.epoch}`));
+    for (const key of this.wakeAtMs.keys()) if (!current.has(key)) this.wakeAtMs.delete(key);
+    await Promise.all(tokens.filter((t) => (this.wakeAtMs.get(`${t.shard}:${t.epoch}`) ?? 0) <= nowMs).map((token) => this.deliverShard(token, nowMs)));
   }
 
-  private async deliverShard(token: LeaderToken): Promise<void> {
+  private async deliverShard(token: LeaderToken, nowMs: number): Promise<void> {
     let due: DueNotification[];
     try {
       due = await this.deps.store.dueNotifications(token, DUE_PER_PASS);
@@ -89,6 +116,8 @@ export class Notifier implements LeaderNotifications {
       this.failed('notify:due', token, err);
       return;
     }
+    // A full claim may have left more behind: ask again on the next pass.
+    this.wakeAtMs.set(`${token.shard}:${token.epoch}`, due.length >= DUE_PER_PASS ? 0 : nowMs + IDLE_RECHECK_MS);
     await Promise.all(due.map((n) => this.deliverOne(token, n)));
   }
 
@@ -104,6 +133,7 @@ export class Notifier implements LeaderNotifications {
     }
     try {
       const recorded = await this.deps.store.recordDelivery(token, n.id, outcome);
+      if (recorded?.state === 'pending') this.wake(token, this.deps.clock.nowMs() + notificationBackoffMs(recorded.attempts));
       if (recorded)
         this.deps.metric(recorded.state === 'delivered' ? 'notifications_delivered_total' : recorded.state === 'dead' ? 'notifications_dead_total' : 'notifications_failed_total');
     } catch (err) {

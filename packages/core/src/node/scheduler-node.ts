@@ -83,6 +83,7 @@ export class SchedulerNode {
       ? new Notifier({
           store: this.store,
           io: deps.notify,
+          clock: this.clock,
           tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
           metric: (key, by) => this.metrics.inc(key, by),
           onError: (where, err) => this.error(where, err),
