@@ -489,6 +489,13 @@ export interface NotificationLeaderStore {
    * or dead) is never changed again: null then, as for one that does not exist.
    */
   recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null>;
+  /**
+   * Queues run_failed for the shard's runs that failed within NOTIFY_LIMITS.catchUpMs, for
+   * the rules that existed when each ended, as enqueueNotifications would have: a new leader
+   * calls it, since its predecessor may have finished a run and died before queueing.
+   * Returns the notifications it created (none for one queued already).
+   */
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]>;
   /** The state of the DAG's latest ended run scheduled before this run (what a recovery is judged by); null if none. */
   previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null>;
 }

@@ -50,6 +50,21 @@ describe('Notifier', () => {
     expect(t.sent).toHaveLength(1);
   });
 
+  it('queues on load what a predecessor finished as failed and died before queueing', async () => {
+    const t = await setup();
+    await t.store.putDag({ id: 'd', tasks: [{ id: 'a', type: 'noop' }] }, 1);
+    const run = await t.store.triggerRun('d' as never);
+    // The predecessor's finish landed; it died before telling the notifier.
+    await t.store.finishRunsAcross([{ token: t.token, items: [{ runId: run.id, state: 'failed' }] }]);
+    t.advance(1);
+    t.notifier.loaded(t.token);
+    t.notifier.loaded(t.token);
+    await t.settle();
+    await t.notifier.deliverDue();
+    expect(t.sent).toHaveLength(1);
+    expect(JSON.parse(t.sent[0]!.body)).toMatchObject({ event: 'run_failed', data: { runId: run.id, state: 'failed' } });
+  });
+
   it('sends a Slack text without a signature', async () => {
     const t = await setup('slack');
     t.notifier.runEnded(t.token, { id: '8', dagId: 'd', scheduledAt: new Date(0) }, 'failed');

@@ -27,6 +27,8 @@ export interface NotifyIo {
 export interface LeaderNotifications {
   runEnded(token: LeaderToken, run: { id: string; dagId: string; scheduledAt: Date }, state: 'succeeded' | 'failed' | 'cancelled'): void;
   taskFailed(token: LeaderToken, job: { id: string; runId: string; dagId: string; taskId: string }): void;
+  /** A new leader has loaded its shard: queue what a predecessor may have died before queueing. */
+  loaded(token: LeaderToken): void;
 }
 
 export interface NotifierDeps {
@@ -87,6 +89,16 @@ export class Notifier implements LeaderNotifications {
 
   taskFailed(token: LeaderToken, job: { id: string; runId: string; dagId: string; taskId: string }): void {
     this.queue(token, [{ event: 'task_failed', dagId: job.dagId, subject: job.id, payload: { runId: job.runId, jobId: job.id, taskId: job.taskId, dagId: job.dagId } }]);
+  }
+
+  loaded(token: LeaderToken): void {
+    void this.deps.store
+      .catchUpNotifications(token)
+      .then((created) => {
+        this.deps.metric('notifications_queued_total', created.length);
+        if (created.length > 0) this.wake(token, 0);
+      })
+      .catch((err: unknown) => this.failed('notify:catch-up', token, err));
   }
 
   private queue(token: LeaderToken, items: NotificationEventItem[]): void {

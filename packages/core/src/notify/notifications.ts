@@ -37,6 +37,12 @@ export const NOTIFY_LIMITS = {
   maxListLimit: 1_000,
   maxItemsPerEnqueue: 1_000,
   maxDueLimit: 500,
+  /**
+   * How far back a new leader looks for failed runs of its shard whose notifications a
+   * predecessor may have died before queueing: well past a takeover (the shard lease TTL
+   * plus a load), short enough that an old failure is not told as news.
+   */
+  catchUpMs: 10 * 60_000,
 } as const;
 
 /** A channel as every read shows it: whether it has a secret, never the secret itself. */

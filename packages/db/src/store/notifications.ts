@@ -153,6 +153,32 @@ export async function enqueueNotifications(db: Executor, token: LeaderToken, ite
   return writtenRows(result, token, 'enqueueNotifications').map(notificationFromRow);
 }
 
+export async function catchUpNotifications(db: Executor, token: LeaderToken): Promise<NotificationRow[]> {
+  // The payload is the one the leader builds (Notifier.runEnded), scheduledAt in ISO form.
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        ended as (
+          select r.id, r.dag_id, r.ended_at,
+            jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id,
+              'scheduledAt', to_char(r.scheduled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'state', 'failed') as payload
+          from runs r join lead on r.shard = lead.shard
+          where r.state = 'failed' and r.ended_at > now() - ${msInterval(NOTIFY_LIMITS.catchUpMs)}
+        ),
+        w as (
+          insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)
+          select 'run_failed:' || e.id::text || ':' || r.id::text, r.id, r.channel_id, lead.shard, e.dag_id, 'run_failed', e.payload
+          from ended e join notification_rules r on r.event = 'run_failed' and (r.dag_id is null or r.dag_id = e.dag_id) and r.created_at <= e.ended_at
+          cross join lead
+          order by e.id, r.id
+          on conflict (dedupe_key) do nothing
+          returning ${NOTIFICATION_COLUMNS}
+        )
+        ${selectWithLead('id')}`,
+  );
+  return writtenRows(result, token, 'catchUpNotifications').map(notificationFromRow);
+}
+
 export async function dueNotifications(db: Executor, token: LeaderToken, limit: number): Promise<DueNotification[]> {
   const bounded = Math.max(1, Math.min(Math.floor(limit), NOTIFY_LIMITS.maxDueLimit));
   const result = await rows(

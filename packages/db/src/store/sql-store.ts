@@ -176,6 +176,9 @@ export class SqlStore implements Store {
   enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
     return notifications.enqueueNotifications(this.db, token, items);
   }
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
+    return notifications.catchUpNotifications(this.db, token);
+  }
   dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]> {
     return notifications.dueNotifications(this.db, token, limit);
   }

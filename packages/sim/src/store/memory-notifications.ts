@@ -113,11 +113,33 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     checkEventItems(items);
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'enqueueNotifications');
+    return this.insert(token, items, now, null);
+  }
+
+  async catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
+    const now = this.tables.nowMs();
+    if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'catchUpNotifications');
+    const ended = [...this.tables.runs.values()]
+      .filter((r) => r.shard === token.shard && r.state === 'failed' && r.endedAtMs !== null && r.endedAtMs > now - NOTIFY_LIMITS.catchUpMs)
+      .sort((a, b) => a.num - b.num);
+    const items = ended.map((r) => ({
+      event: 'run_failed' as const,
+      dagId: r.dagId,
+      subject: r.id,
+      endedAtMs: r.endedAtMs!,
+      payload: { runId: r.id, dagId: r.dagId, scheduledAt: new Date(r.scheduledAtMs).toISOString(), state: 'failed' },
+    }));
+    return this.insert(token, items, now, (item) => item.endedAtMs);
+  }
+
+  /** One notification per item and matching rule, skipping keys taken; `endedAt` limits the rules to those that existed by then. */
+  private insert<T extends NotificationEventItem>(token: LeaderToken, items: T[], now: number, endedAt: ((item: T) => number) | null): NotificationRow[] {
     const created: MemNotification[] = [];
     const rules = [...this.rules.values()].sort((a, b) => a.num - b.num);
     for (const item of items) {
       for (const rule of rules) {
         if (rule.event !== item.event || (rule.dagId !== null && rule.dagId !== item.dagId)) continue;
+        if (endedAt !== null && rule.createdAtMs > endedAt(item)) continue;
         const dedupeKey = dedupeKeyOf(item, rule.id);
         if (this.byKey.has(dedupeKey)) continue;
         const num = this.nextNotification++;

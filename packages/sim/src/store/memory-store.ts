@@ -298,6 +298,9 @@ export class MemoryStore implements Store {
   enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
     return this.notifications.enqueueNotifications(token, items);
   }
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
+    return this.notifications.catchUpNotifications(token);
+  }
   dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]> {
     return this.notifications.dueNotifications(token, limit);
   }

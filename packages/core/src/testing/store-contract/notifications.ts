@@ -176,6 +176,31 @@ export function notificationsContract(c: ContractContext): void {
       }
     });
 
+    it('catches up run_failed for the shard’s recently failed runs, once, and only for rules that existed when they ended', async () => {
+      const { token, dagId, ruleId } = await ruled();
+      await c.store.putDag({ id: dagId, tasks: [{ id: 'a', type: 'noop' }] }, 4096);
+      const run = await c.store.triggerRun(dagId as never);
+      await c.store.finishRunsAcross([{ token, items: [{ runId: run.id, state: 'failed' }] }]);
+      await c.h.advanceMs(5);
+      const later = await c.store.createNotificationRule({
+        channelId: (await c.store.listNotificationRules()).find((r) => r.id === ruleId)!.channelId,
+        dagId,
+        event: 'run_failed',
+      });
+      const caught = await c.store.catchUpNotifications(token);
+      expect(caught.map((n) => n.dedupeKey)).toEqual([`run_failed:${run.id}:${ruleId}`]);
+      expect(caught[0]).toMatchObject({
+        shard: token.shard,
+        dagId,
+        event: 'run_failed',
+        payload: { runId: run.id, dagId, state: 'failed', scheduledAt: run.scheduledAt.toISOString() },
+      });
+      expect(later.id).not.toBe(ruleId);
+      expect(await c.store.catchUpNotifications(token)).toEqual([]);
+      await c.store.releaseShard(token);
+      await refusedWith(c.store.catchUpNotifications(token), 'DEPOSED_LEADER');
+    });
+
     it('tells the state of a DAG’s previous ended run', async () => {
       const { token, dagId } = await c.leadFreshShard();
       await c.store.putDag({ id: dagId, tasks: [{ id: 'a', type: 'noop' }] }, 4096);
