@@ -5,6 +5,7 @@ import {
   parseRunId,
   type AuditStore,
   type CatalogueStore,
+  type NotificationStore,
   type ClusterStore,
   type PeopleStore,
   type ResourceLimitStore,
@@ -18,6 +19,7 @@ import { offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
 import { LIMIT_HELP, limitCommand } from './cli-limits';
+import { NOTIFY_HELP, notifyCommand } from './cli-notify';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
 import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
@@ -47,6 +49,7 @@ ${BACKFILL_HELP}
   workers                          live workers with pool, labels and the leases they hold
 ${ACTION_HELP}
 ${LIMIT_HELP}
+${NOTIFY_HELP}
 ${PEOPLE_HELP}
 
 ${WORKER_TOKEN_HELP}
@@ -94,8 +97,17 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, resource limits, and storing many specs at once. */
-type CliStore = CatalogueStore & RunActionStore & RunReadStore & ClusterStore & PeopleStore & AuditStore & WorkerCredentialStore & ResourceLimitStore & Pick<SqlStore, 'putDags'>;
+/** What the commands use: the catalogue, the reads, the cluster, people, the audit log, worker credentials, resource limits, notifications, and storing many specs at once. */
+type CliStore = CatalogueStore &
+  RunActionStore &
+  RunReadStore &
+  ClusterStore &
+  PeopleStore &
+  AuditStore &
+  WorkerCredentialStore &
+  ResourceLimitStore &
+  NotificationStore &
+  Pick<SqlStore, 'putDags'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -181,6 +193,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return backfillCommand(store, args);
     case 'limit':
       return limitCommand(store, args);
+    case 'notify':
+      return notifyCommand(store, args);
     case 'worker-token':
       return workerTokenCommand(store, args, (name) => flag(args, name));
     default:

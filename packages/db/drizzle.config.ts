@@ -5,7 +5,7 @@ import { defineConfig } from 'drizzle-kit';
 // from the repository root (npm run db:generate) and from packages/db (npx drizzle-kit generate).
 const here = process.cwd().endsWith(path.join('packages', 'db')) ? '.' : path.join('packages', 'db');
 /** One file per aggregate; schema/index.ts only re-exports them and is left out. */
-const tables = ['dags', 'runs', 'results', 'shards', 'workers', 'events', 'lineage', 'people', 'audit', 'actions', 'backfills', 'resources'];
+const tables = ['dags', 'runs', 'results', 'shards', 'workers', 'events', 'lineage', 'people', 'audit', 'actions', 'backfills', 'resources', 'notifications'];
 
 export default defineConfig({
   dialect: 'postgresql',

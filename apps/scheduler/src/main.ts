@@ -1,4 +1,5 @@
-import { type Clock, SchedulerNode, type Timers } from '@fenceline/core';
+import { createHmac } from 'node:crypto';
+import { type Clock, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';
@@ -14,6 +15,28 @@ export const systemTimers: Timers = {
     const handle = setTimeout(fn, delayMs);
     return () => clearTimeout(handle);
   },
+};
+
+/** How long a receiver may take to answer a notification; the store's claim (30 s) outlasts it. */
+const NOTIFY_TIMEOUT_MS = 10_000;
+
+/**
+ * Notifications over HTTP. Redirects are not followed, so a receiver cannot send a signed
+ * body on to another address; an answer's body is not read beyond its status.
+ */
+export const httpNotify: NotifyIo = {
+  async deliver(request) {
+    const response = await fetch(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    return { status: response.status };
+  },
+  sign: (secret, body) => createHmac('sha256', secret).update(body).digest('hex'),
 };
 
 async function main(): Promise<void> {
@@ -32,6 +55,7 @@ async function main(): Promise<void> {
       log.log(quiet ? 'debug' : 'info', e.type, { event: e });
     },
     onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
+    notify: httpNotify,
   });
   // Contend for shards before answering /health, so a launcher that waits for health
   // before starting the next node gets one leader and standbys rather than a split.

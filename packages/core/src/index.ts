@@ -28,6 +28,7 @@ export * from './run/log-chunks';
 export * from './fairshare/plan';
 export * from './routing/offer';
 export * from './resources/limits';
+export * from './notify/notifications';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';

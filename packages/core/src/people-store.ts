@@ -107,6 +107,10 @@ export const AUDIT_ACTIONS = [
   'limit.set',
   'limit.deleted',
   'signin.refused',
+  'notify.channel_created',
+  'notify.channel_deleted',
+  'notify.rule_created',
+  'notify.rule_deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

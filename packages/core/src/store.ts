@@ -6,6 +6,17 @@ import type { DagSpecInput } from './spec';
 import type { ResourceLimitRow } from './resources/limits';
 import type { AuditStore, PeopleStore } from './people-store';
 import type {
+  DeliveryOutcome,
+  DueNotification,
+  ListNotificationsQuery,
+  NewNotificationChannel,
+  NewNotificationRule,
+  NotificationChannelRow,
+  NotificationEventItem,
+  NotificationRow,
+  NotificationRuleRow,
+} from './notify/notifications';
+import type {
   LeaderToken,
   LeaseRef,
   AcquireResult,
@@ -408,7 +419,9 @@ export interface Store
     NoticeStore,
     PeopleStore,
     AuditStore,
-    ResourceLimitStore {
+    ResourceLimitStore,
+    NotificationStore,
+    NotificationLeaderStore {
   close(): Promise<void>;
 }
 
@@ -428,8 +441,67 @@ export interface ResourceLimitStore {
   resourceUse(): Promise<{ name: string; capacity: number; used: number }[]>;
 }
 
+/**
+ * Notification channels and rules, set by operators, and the notifications, read by the
+ * console and the CLI. A channel's secret is written here and read back by no list: a
+ * row says only whether one is set.
+ */
+export interface NotificationStore {
+  /** Throws InvalidInputError naming the field (name empty or taken, kind, url not http(s), secret); a refusal stores nothing. */
+  createNotificationChannel(input: NewNotificationChannel): Promise<NotificationChannelRow>;
+  listNotificationChannels(): Promise<NotificationChannelRow[]>;
+  /** Deletes the channel and its rules; false if there was none. Its notifications stay, and are no longer due. */
+  deleteNotificationChannel(id: string): Promise<boolean>;
+  /** Throws InvalidInputError naming the field (an unknown channel, event or a bad DAG id); a refusal stores nothing. */
+  createNotificationRule(input: NewNotificationRule): Promise<NotificationRuleRow>;
+  listNotificationRules(): Promise<NotificationRuleRow[]>;
+  deleteNotificationRule(id: string): Promise<boolean>;
+  /** Notifications newest first, optionally of one state, at most `limit` (100 by default, 1,000 at most). */
+  listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]>;
+}
+
+/**
+ * What a shard's leader does with notifications, each under its token's lead check
+ * (DeposedLeaderError otherwise): it queues them when it sees an event, claims the due
+ * ones and records how each delivery went.
+ */
+export interface NotificationLeaderStore {
+  /**
+   * Queues one pending notification per event and matching rule (the rule's DAG, or a
+   * rule for every DAG), in the token's shard, keyed `dedupeKeyOf(event, ruleId)` with ON
+   * CONFLICT DO NOTHING, so an event seen twice (a retry, two leaders) is queued once.
+   * Returns the notifications it created.
+   */
+  enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]>;
+  /**
+   * Claims up to `limit` pending notifications of the shard whose next attempt is due by
+   * the store's clock and whose channel still exists: claimed_epoch = the token's epoch
+   * and next_attempt_at moved NOTIFY_LIMITS.claimMs on, so a delivery in flight is not
+   * claimed again by the same leader. A claim of an earlier epoch counts as due at once:
+   * that leader was deposed, and its delivery may never be recorded. In id order.
+   */
+  dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]>;
+  /**
+   * Records a delivery of a pending notification of the shard: delivered (claimed_epoch the
+   * token's); or failed, the claim ended (claimed_epoch null),
+   * attempts + 1 and due again after notificationBackoffMs(attempts), or dead once
+   * attempts reach NOTIFY_LIMITS.maxAttempts. A notification no longer pending (delivered
+   * or dead) is never changed again: null then, as for one that does not exist.
+   */
+  recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null>;
+  /**
+   * Queues run_failed for the shard's runs that failed within NOTIFY_LIMITS.catchUpMs, for
+   * the rules that existed when each ended, as enqueueNotifications would have: a new leader
+   * calls it, since its predecessor may have finished a run and died before queueing.
+   * Returns the notifications it created (none for one queued already).
+   */
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]>;
+  /** The state of the DAG's latest ended run scheduled before this run (what a recovery is judged by); null if none. */
+  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null>;
+}
+
 /** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
-export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, Pick<ResourceLimitStore, 'resourceUse'> {
+export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'> {
   /** A queued run a notice named without its facts (older senders). */
   getRun(runId: RunId): Promise<RunRow>;
 }

@@ -6,4 +6,5 @@ export * from './shard-leader';
 export * from './scheduler-node';
 export * from './leader-writes';
 export * from './revocation';
+export * from './notifications';
 export type { RegisterAnswer, RegisterInput, WorkerSessionRef } from './worker-protocol';

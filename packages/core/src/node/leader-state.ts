@@ -9,6 +9,7 @@ import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
 import { JobIndex, type MemJob } from './job-index';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
+import type { LeaderNotifications } from './notifications';
 
 /**
  * DAG versions a leader keeps read (most recently used first). A shard of the mission's
@@ -50,6 +51,8 @@ export interface LeaderDeps {
   holderGone?: (workerId: string | null) => boolean;
   /** Told of leases an operator action revoked, so the node can tell their holders at once. */
   revoked?: (leases: { jobId: JobId; fence: number; holder: string | null }[]) => void;
+  /** Told of ended runs and of jobs that failed for good, to queue their notifications. */
+  notifications?: LeaderNotifications;
   /** Errors of steps nobody awaits (a restarted start of queued runs), other than an outage of the store. */
   onError?: (where: string, err: unknown) => void;
 }

@@ -151,6 +151,7 @@ export class Leadership {
       // renewal interval; one silent for longer than the TTL less that interval has gone.
       holderGone: (workerId) => workerId === null || c.pool.silentMs(workerId) > c.config.leaseTtlMs - c.config.renewIntervalMs,
       onError: (where, err) => c.error(where, err),
+      notifications: c.notifications,
       // An operator's action revoked these leases: their holders polling here stop at once.
       revoked: (leases) => {
         for (const l of leases) if (l.holder !== null) c.pool.revoke(l.holder as WorkerId, l.jobId, l.fence);

@@ -2,6 +2,7 @@ import type { Clock, Timers } from '../clock';
 import type { NewEvent, NodeStore } from '../store';
 import type { NodeConfig } from './config';
 import type { NodeMetrics } from './metrics';
+import type { LeaderNotifications } from './notifications';
 import type { WorkerPool } from './worker-pool';
 
 /**
@@ -19,6 +20,8 @@ export interface NodeContext {
   readonly metrics: NodeMetrics;
   emit(event: NewEvent): void;
   error(where: string, err: unknown): void;
+  /** Where leaders report run and job ends for notifications; absent when the node delivers none. */
+  readonly notifications?: LeaderNotifications;
   /** True once the node's graceful stop began: no new work is taken on. */
   stopped(): boolean;
 }

@@ -80,16 +80,24 @@ export class RunFinish {
     if (outcome === 'running' || s.finishing.has(run.row.id) || s.settling.has(run.row.id)) return;
     s.finishing.add(run.row.id);
     let done: boolean | null;
+    let ended: 'succeeded' | 'failed' | 'cancelled' | null = outcome;
     try {
       done = await s.guard(() => s.writes.finishRun(s.token, { runId: run.row.id, state: outcome }));
       // Refused: finished already (by a predecessor whose answer was lost), or the store
       // still has a job of it open. Only in the first case is the run done with; in the
       // second, the next reconciliation's repair finishes it.
-      if (done === false && (await s.deps.store.readRun(run.row.id).catch(() => null))?.run.state === 'running') done = null;
+      if (done === false) {
+        const state = (await s.deps.store.readRun(run.row.id).catch(() => null))?.run.state;
+        if (state === 'running') done = null;
+        ended = state === 'succeeded' || state === 'failed' || state === 'cancelled' ? state : null;
+      }
     } finally {
       s.finishing.delete(run.row.id);
     }
     if (done == null) return;
+    // Also when a predecessor finished the run and its answer was lost: the predecessor may
+    // have died before queueing the notification, and queueing twice is one notification.
+    if (ended !== null) s.deps.notifications?.runEnded(s.token, run.row, ended);
     s.dropRun(run);
     if (done) s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.row.dagId, runId: run.row.id, epoch: s.token.epoch, data: { state: outcome } });
     await this.steps.startQueued(run.row.dagId);

@@ -13,6 +13,7 @@ import type { ShardLeader } from './shard-leader';
 import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequest } from './worker-pool';
 import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
+import { Notifier, type NotifyIo } from './notifications';
 
 export { endedNotices } from './worker-protocol';
 
@@ -26,6 +27,8 @@ export interface NodeDeps {
   onEvent?: (event: Omit<NewEvent, 'at'> & { at: number }) => void;
   /** Unexpected errors of background loops (they keep running). */
   onError?: (where: string, err: unknown) => void;
+  /** How notifications are sent; without it the node queues and delivers none (the simulator has no network). */
+  notify?: NotifyIo;
 }
 
 /**
@@ -55,6 +58,7 @@ export class SchedulerNode {
   private readonly events = new EventBuffer((dropped) => this.metrics.inc('events_dropped_total', dropped));
   private stopped = false;
   private readonly dueRuns: DueRuns;
+  private readonly notifier: Notifier | null;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -75,8 +79,19 @@ export class SchedulerNode {
         for (const job of jobs) void this.protocol.handBack(job.jobId, job.fence, workerId, RELEASE_REASONS.unclaimed).catch(() => undefined);
       },
     });
+    this.notifier = deps.notify
+      ? new Notifier({
+          store: this.store,
+          io: deps.notify,
+          clock: this.clock,
+          tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
+          metric: (key, by) => this.metrics.inc(key, by),
+          onError: (where, err) => this.error(where, err),
+        })
+      : null;
     const context: NodeContext = {
       nodeId: this.nodeId,
+      notifications: this.notifier ?? undefined,
       config: this.config,
       store: this.store,
       clock: this.clock,
@@ -124,6 +139,8 @@ export class SchedulerNode {
     this.loop('backfills', this.config.tickIntervalMs, () => this.advanceBackfills());
     this.loop('heartbeat', this.config.workerHeartbeatIntervalMs, () => this.heartbeat());
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
+    const notifier = this.notifier;
+    if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
     await this.dueRuns.tick();
   }
 

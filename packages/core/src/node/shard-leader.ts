@@ -94,6 +94,13 @@ export class ShardLeader {
     for (const dagId of s.queued.keys()) await this.starts.startQueued(dagId);
     // Actions a predecessor was told of but did not write are this leader's now.
     await this.actions.applyPending();
+    // A predecessor may have died between a failure and queueing its notification; the
+    // store's dedupe key makes queueing again harmless.
+    const notifications = s.deps.notifications;
+    if (notifications) {
+      notifications.loaded(this.token);
+      for (const job of snap.jobs) if (job.state === 'failed') notifications.taskFailed(this.token, { id: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId });
+    }
     s.deps.kick();
   }
 
@@ -316,6 +323,8 @@ export class ShardLeader {
       return;
     }
     await this.applyEnd(run, job, row.state);
+    // A job the store moved to failed is out of attempts (a retryable failure comes back ready).
+    if (row.state === 'failed') s.deps.notifications?.taskFailed(this.token, { id: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId });
     await this.finish.maybeFinish(run);
     s.deps.kick();
   }

@@ -10,6 +10,7 @@ import { auditLog } from './audit';
 import { runActions } from './actions';
 import { backfills } from './backfills';
 import { resourceHolds, resourceLimits } from './resources';
+import { notificationChannels, notificationRules, notifications } from './notifications';
 
 export {
   clusterConfig,
@@ -33,6 +34,9 @@ export {
   backfills,
   resourceLimits,
   resourceHolds,
+  notificationChannels,
+  notificationRules,
+  notifications,
 };
 
 /** Every table, for drizzle(client, { schema }) and drizzle-kit. */
@@ -58,4 +62,7 @@ export const schema = {
   backfills,
   resourceLimits,
   resourceHolds,
+  notificationChannels,
+  notificationRules,
+  notifications,
 };

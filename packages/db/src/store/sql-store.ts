@@ -1,6 +1,15 @@
 import type {
   BackfillAdvance,
   ResourceLimitRow,
+  NewNotificationChannel,
+  NotificationChannelRow,
+  NewNotificationRule,
+  NotificationRuleRow,
+  ListNotificationsQuery,
+  NotificationRow,
+  NotificationEventItem,
+  DueNotification,
+  DeliveryOutcome,
   BackfillId,
   BackfillRequest,
   BackfillRow,
@@ -83,6 +92,7 @@ import * as jobs from './jobs';
 import * as leases from './leases';
 import * as notices from './notices';
 import * as resources from './resources';
+import * as notifications from './notifications';
 import * as runs from './runs';
 import * as runActions from './run-actions';
 import { pageRuns } from './run-pages';
@@ -139,6 +149,44 @@ export class SqlStore implements Store {
   }
   listWorkers(withinMs: number): Promise<WorkerRow[]> {
     return workers.listWorkers(this.db, withinMs);
+  }
+
+  // ---- NotificationStore and NotificationLeaderStore ------------------------------------------
+  createNotificationChannel(input: NewNotificationChannel): Promise<NotificationChannelRow> {
+    return notifications.createNotificationChannel(this.db, input);
+  }
+  listNotificationChannels(): Promise<NotificationChannelRow[]> {
+    return notifications.listNotificationChannels(this.db);
+  }
+  deleteNotificationChannel(id: string): Promise<boolean> {
+    return notifications.deleteNotificationChannel(this.db, id);
+  }
+  createNotificationRule(input: NewNotificationRule): Promise<NotificationRuleRow> {
+    return notifications.createNotificationRule(this.db, input);
+  }
+  listNotificationRules(): Promise<NotificationRuleRow[]> {
+    return notifications.listNotificationRules(this.db);
+  }
+  deleteNotificationRule(id: string): Promise<boolean> {
+    return notifications.deleteNotificationRule(this.db, id);
+  }
+  listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]> {
+    return notifications.listNotifications(this.db, query);
+  }
+  enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
+    return notifications.enqueueNotifications(this.db, token, items);
+  }
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
+    return notifications.catchUpNotifications(this.db, token);
+  }
+  dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]> {
+    return notifications.dueNotifications(this.db, token, limit);
+  }
+  recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null> {
+    return notifications.recordDelivery(this.db, token, notificationId, outcome);
+  }
+  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
+    return notifications.previousRunEnd(this.db, runId);
   }
 
   // ---- ResourceLimitStore -------------------------------------------------------------------

@@ -72,6 +72,15 @@ import type {
   RunActionRow,
   RunActionWrite,
   ResourceLimitRow,
+  NewNotificationChannel,
+  NotificationChannelRow,
+  NewNotificationRule,
+  NotificationRuleRow,
+  ListNotificationsQuery,
+  NotificationRow,
+  NotificationEventItem,
+  DueNotification,
+  DeliveryOutcome,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
 import { MemoryBackfills } from './memory-backfills';
@@ -84,6 +93,7 @@ import { MemoryLeases } from './memory-leases';
 import { MemoryPeople } from './memory-people';
 import { MemoryReads } from './memory-reads';
 import { MemoryResources } from './memory-resources';
+import { MemoryNotifications } from './memory-notifications';
 import { MemoryRunActions } from './memory-run-actions';
 import { date, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryTables } from './memory-tables';
@@ -136,6 +146,7 @@ export class MemoryStore implements Store {
   private readonly actions: MemoryRunActions;
   private readonly backfills: MemoryBackfills;
   private readonly resources: MemoryResources;
+  private readonly notifications: MemoryNotifications;
 
   constructor(options: MemoryStoreOptions) {
     this.nowMs = options.nowMs;
@@ -163,6 +174,7 @@ export class MemoryStore implements Store {
     this.credentials = new MemoryCredentials(this.tables);
     this.actions = new MemoryRunActions(this.tables);
     this.backfills = new MemoryBackfills(this.tables, this.actions);
+    this.notifications = new MemoryNotifications(this.tables);
   }
 
   /** Attaches the invariant checker (one observer at a time). */
@@ -259,6 +271,44 @@ export class MemoryStore implements Store {
   }
   listWorkers(withinMs: number): Promise<WorkerRow[]> {
     return this.cluster.listWorkers(withinMs);
+  }
+
+  // ---- NotificationStore and NotificationLeaderStore ------------------------------------------
+  createNotificationChannel(input: NewNotificationChannel): Promise<NotificationChannelRow> {
+    return this.notifications.createNotificationChannel(input);
+  }
+  listNotificationChannels(): Promise<NotificationChannelRow[]> {
+    return this.notifications.listNotificationChannels();
+  }
+  deleteNotificationChannel(id: string): Promise<boolean> {
+    return this.notifications.deleteNotificationChannel(id);
+  }
+  createNotificationRule(input: NewNotificationRule): Promise<NotificationRuleRow> {
+    return this.notifications.createNotificationRule(input);
+  }
+  listNotificationRules(): Promise<NotificationRuleRow[]> {
+    return this.notifications.listNotificationRules();
+  }
+  deleteNotificationRule(id: string): Promise<boolean> {
+    return this.notifications.deleteNotificationRule(id);
+  }
+  listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]> {
+    return this.notifications.listNotifications(query);
+  }
+  enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
+    return this.notifications.enqueueNotifications(token, items);
+  }
+  catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
+    return this.notifications.catchUpNotifications(token);
+  }
+  dueNotifications(token: LeaderToken, limit: number): Promise<DueNotification[]> {
+    return this.notifications.dueNotifications(token, limit);
+  }
+  recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null> {
+    return this.notifications.recordDelivery(token, notificationId, outcome);
+  }
+  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
+    return this.notifications.previousRunEnd(runId);
   }
 
   setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow> {

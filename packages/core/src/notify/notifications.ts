@@ -1,0 +1,209 @@
+import { InvalidInputError } from '../errors';
+import { parseDagId } from '../ids';
+
+/**
+ * Notifications: channels (where to send), rules (what to send where) and the
+ * notifications themselves (one per event and rule, with its delivery state). A shard's
+ * leader queues a notification when it sees the event and delivers it, and the store
+ * records every delivery under the leader's epoch, so a notification is recorded delivered
+ * once even when leaders change in the middle of a delivery.
+ */
+
+export const NOTIFICATION_EVENTS = ['run_failed', 'task_failed', 'run_recovered'] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+export const CHANNEL_KINDS = ['webhook', 'slack'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+export const NOTIFICATION_STATES = ['pending', 'delivered', 'dead'] as const;
+export type NotificationState = (typeof NOTIFICATION_STATES)[number];
+
+export const NOTIFY_LIMITS = {
+  maxChannelNameChars: 100,
+  maxUrlChars: 2_000,
+  maxSecretChars: 500,
+  /** A notification that failed this many times is dead: it stays for an operator to see and is not tried again. */
+  maxAttempts: 8,
+  baseBackoffMs: 5_000,
+  maxBackoffMs: 10 * 60_000,
+  /**
+   * How long a claimed notification is not due again: longer than a delivery's timeout,
+   * so a leader does not send a notification twice while its first request is in flight,
+   * and short enough that the next leader retries it soon after a crash.
+   */
+  claimMs: 30_000,
+  maxLastErrorChars: 1_000,
+  defaultListLimit: 100,
+  maxListLimit: 1_000,
+  maxItemsPerEnqueue: 1_000,
+  maxDueLimit: 500,
+  /**
+   * How far back a new leader looks for failed runs of its shard whose notifications a
+   * predecessor may have died before queueing: well past a takeover (the shard lease TTL
+   * plus a load), short enough that an old failure is not told as news.
+   */
+  catchUpMs: 10 * 60_000,
+} as const;
+
+/** A channel as every read shows it: whether it has a secret, never the secret itself. */
+export interface NotificationChannelRow {
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  url: string;
+  hasSecret: boolean;
+  createdAt: Date;
+}
+
+export interface NewNotificationChannel {
+  name: string;
+  kind: ChannelKind;
+  url: string;
+  /** The key of the HMAC-SHA256 signature of every body sent to the channel; none means unsigned. */
+  secret?: string | null;
+}
+
+export interface NotificationRuleRow {
+  id: string;
+  channelId: string;
+  /** null: every DAG. */
+  dagId: string | null;
+  event: NotificationEvent;
+  createdAt: Date;
+}
+
+export interface NewNotificationRule {
+  channelId: string;
+  dagId?: string | null;
+  event: NotificationEvent;
+}
+
+export interface NotificationRow {
+  id: string;
+  /** The idempotency key: `<event>:<subject>:<ruleId>`, unique, sent with every delivery. */
+  dedupeKey: string;
+  ruleId: string;
+  channelId: string;
+  shard: number;
+  dagId: string;
+  event: NotificationEvent;
+  payload: Record<string, unknown>;
+  state: NotificationState;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string | null;
+  /** The epoch of the leader that last claimed it for a delivery. */
+  claimedEpoch: number | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+/** A notification claimed for delivery, with what its leader needs to send it. */
+export interface DueNotification extends NotificationRow {
+  channel: { kind: ChannelKind; url: string; secret: string | null };
+}
+
+/**
+ * An event a leader saw, to be queued once per matching rule. `subject` names what it is
+ * about (a run id, a job id), so that the same event seen twice gets the same key.
+ */
+export interface NotificationEventItem {
+  event: NotificationEvent;
+  dagId: string;
+  subject: string;
+  payload: Record<string, unknown>;
+}
+
+export type DeliveryOutcome = { kind: 'delivered' } | { kind: 'failed'; error: string };
+
+export interface ListNotificationsQuery {
+  state?: NotificationState;
+  limit?: number;
+}
+
+/** The idempotency key of an event's notification for one rule. */
+export function dedupeKeyOf(item: Pick<NotificationEventItem, 'event' | 'subject'>, ruleId: string): string {
+  return `${item.event}:${item.subject}:${ruleId}`;
+}
+
+/** The wait after the `attempts`-th failed attempt: 5 s doubling, at most 10 minutes. */
+export function notificationBackoffMs(attempts: number): number {
+  const exponent = Math.max(0, Math.min(attempts - 1, 30));
+  return Math.min(NOTIFY_LIMITS.baseBackoffMs * 2 ** exponent, NOTIFY_LIMITS.maxBackoffMs);
+}
+
+function text(value: unknown, field: string, maxChars: number): string {
+  if (typeof value !== 'string') throw new InvalidInputError(`${field} must be a string`, { field });
+  const trimmed = value.trim();
+  if (trimmed.length === 0) throw new InvalidInputError(`${field} must not be empty`, { field });
+  if (trimmed.length > maxChars) throw new InvalidInputError(`${field} must be at most ${maxChars} characters`, { field });
+  return trimmed;
+}
+
+function oneOf<T extends string>(value: unknown, field: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new InvalidInputError(`${field} must be one of ${allowed.join(', ')}`, { field, allowed: [...allowed] });
+  }
+  return value as T;
+}
+
+/** Checks a channel as an operator gives it; throws InvalidInputError naming the field. */
+export function checkChannelInput(input: NewNotificationChannel): Required<NewNotificationChannel> {
+  const name = text(input.name, 'name', NOTIFY_LIMITS.maxChannelNameChars);
+  const kind = oneOf(input.kind, 'kind', CHANNEL_KINDS);
+  const url = text(input.url, 'url', NOTIFY_LIMITS.maxUrlChars);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidInputError('url must be an absolute http or https URL', { field: 'url' });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidInputError('url must be an http or https URL', { field: 'url' });
+  let secret: string | null = null;
+  if (input.secret !== undefined && input.secret !== null) {
+    // The secret is checked but never echoed: a message names the field and the rule only.
+    if (typeof input.secret !== 'string' || input.secret.length === 0 || input.secret.length > NOTIFY_LIMITS.maxSecretChars) {
+      throw new InvalidInputError(`secret must be a string of 1 to ${NOTIFY_LIMITS.maxSecretChars} characters`, { field: 'secret' });
+    }
+    secret = input.secret;
+  }
+  return { name, kind, url, secret };
+}
+
+/** Checks a rule's own fields (the store checks that its channel exists); throws InvalidInputError naming the field. */
+export function checkRuleInput(input: NewNotificationRule): { channelId: string; dagId: string | null; event: NotificationEvent } {
+  if (typeof input.channelId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(input.channelId)) {
+    throw new InvalidInputError('channelId must name an existing channel', { field: 'channelId' });
+  }
+  const dagId = input.dagId === undefined || input.dagId === null ? null : parseDagId(input.dagId, 'dagId');
+  const event = oneOf(input.event, 'event', NOTIFICATION_EVENTS);
+  return { channelId: input.channelId, dagId, event };
+}
+
+/** Checks a list query; the limit defaults to 100 and is at most 1,000. */
+export function checkListNotificationsQuery(query: ListNotificationsQuery): { state: NotificationState | null; limit: number } {
+  const state = query.state === undefined ? null : oneOf(query.state, 'state', NOTIFICATION_STATES);
+  const limit = query.limit ?? NOTIFY_LIMITS.defaultListLimit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > NOTIFY_LIMITS.maxListLimit) {
+    throw new InvalidInputError(`limit must be a whole number from 1 to ${NOTIFY_LIMITS.maxListLimit}`, { field: 'limit' });
+  }
+  return { state, limit };
+}
+
+/** Checks a recorded outcome, cutting a long error to what the store keeps. */
+export function checkDeliveryOutcome(outcome: DeliveryOutcome): DeliveryOutcome {
+  if (outcome.kind === 'delivered') return outcome;
+  if (outcome.kind !== 'failed') throw new InvalidInputError('outcome.kind must be delivered or failed', { field: 'outcome.kind' });
+  return { kind: 'failed', error: String(outcome.error).slice(0, NOTIFY_LIMITS.maxLastErrorChars) };
+}
+
+/** Checks a batch of events to queue. */
+export function checkEventItems(items: NotificationEventItem[]): NotificationEventItem[] {
+  if (items.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} events per call`, { field: 'items' });
+  items.forEach((item, i) => {
+    oneOf(item.event, `items.${i}.event`, NOTIFICATION_EVENTS);
+    parseDagId(item.dagId, `items.${i}.dagId`);
+    text(item.subject, `items.${i}.subject`, 100);
+  });
+  return items;
+}

@@ -1,0 +1,249 @@
+import { sql, type SQL } from 'drizzle-orm';
+import {
+  checkChannelInput,
+  checkDeliveryOutcome,
+  checkEventItems,
+  checkListNotificationsQuery,
+  checkRuleInput,
+  InvalidInputError,
+  NOTIFY_LIMITS,
+  type DeliveryOutcome,
+  type DueNotification,
+  type LeaderToken,
+  type ListNotificationsQuery,
+  type NewNotificationChannel,
+  type NewNotificationRule,
+  type NotificationChannelRow,
+  type NotificationEventItem,
+  type NotificationRow,
+  type NotificationRuleRow,
+  type RunId,
+} from '@fenceline/core';
+import { array, firstRow, msInterval, rows, type Executor, type RawRow } from './db';
+import { leadCte, selectWithLead, writtenRows } from './lead';
+import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrNull } from './rows';
+
+/**
+ * Notification channels, rules and notifications (NotificationStore and
+ * NotificationLeaderStore). Every leader statement carries the lead check of lead.ts, so
+ * a deposed leader queues, claims and records nothing; the dedupe key's unique index makes
+ * an event queued twice one notification.
+ */
+
+const CHANNEL_COLUMNS = sql`id, name, kind, url, secret is not null as has_secret, created_at`;
+const RULE_COLUMNS = sql`id, channel_id, dag_id, event, created_at`;
+const NOTIFICATION_COLUMNS = sql`id, dedupe_key, rule_id, channel_id, shard, dag_id, event, payload, state, attempts, next_attempt_at, last_error, claimed_epoch, created_at, delivered_at`;
+
+function channelFromRow(r: RawRow): NotificationChannelRow {
+  return {
+    id: toId(r.id),
+    name: str(r.name),
+    kind: str(r.kind) as NotificationChannelRow['kind'],
+    url: str(r.url),
+    hasSecret: r.has_secret === true,
+    createdAt: toDate(r.created_at),
+  };
+}
+
+function ruleFromRow(r: RawRow): NotificationRuleRow {
+  return { id: toId(r.id), channelId: toId(r.channel_id), dagId: strOrNull(r.dag_id), event: str(r.event) as NotificationRuleRow['event'], createdAt: toDate(r.created_at) };
+}
+
+function notificationFromRow(r: RawRow): NotificationRow {
+  return {
+    id: toId(r.id),
+    dedupeKey: str(r.dedupe_key),
+    ruleId: toId(r.rule_id),
+    channelId: toId(r.channel_id),
+    shard: toNumber(r.shard),
+    dagId: str(r.dag_id),
+    event: str(r.event) as NotificationRow['event'],
+    payload: (r.payload as Record<string, unknown> | null) ?? {},
+    state: str(r.state) as NotificationRow['state'],
+    attempts: toNumber(r.attempts),
+    nextAttemptAt: toDate(r.next_attempt_at),
+    lastError: strOrNull(r.last_error),
+    claimedEpoch: toNumberOrNull(r.claimed_epoch),
+    createdAt: toDate(r.created_at),
+    deliveredAt: toDateOrNull(r.delivered_at),
+  };
+}
+
+export async function createNotificationChannel(db: Executor, input: NewNotificationChannel): Promise<NotificationChannelRow> {
+  const c = checkChannelInput(input);
+  const row = await firstRow(
+    db,
+    sql`insert into notification_channels (name, kind, url, secret) values (${c.name}, ${c.kind}, ${c.url}, ${c.secret}::text)
+        on conflict (name) do nothing returning ${CHANNEL_COLUMNS}`,
+  );
+  if (!row) throw new InvalidInputError(`name: a channel named ${c.name} already exists`, { field: 'name' });
+  return channelFromRow(row);
+}
+
+export async function listNotificationChannels(db: Executor): Promise<NotificationChannelRow[]> {
+  return (await rows(db, sql`select ${CHANNEL_COLUMNS} from notification_channels order by name`)).map(channelFromRow);
+}
+
+export async function deleteNotificationChannel(db: Executor, id: string): Promise<boolean> {
+  if (!isId(id)) return false;
+  return (await firstRow(db, sql`delete from notification_channels where id = ${id} returning id`)) !== undefined;
+}
+
+export async function createNotificationRule(db: Executor, input: NewNotificationRule): Promise<NotificationRuleRow> {
+  const r = checkRuleInput(input);
+  // One statement: the rule is inserted only if its channel exists, so a channel deleted
+  // meanwhile cannot leave a rule behind (the foreign key would refuse it anyway).
+  const row = isId(r.channelId)
+    ? await firstRow(
+        db,
+        sql`insert into notification_rules (channel_id, dag_id, event)
+            select id, ${r.dagId}::text, ${r.event} from notification_channels where id = ${r.channelId}
+            returning ${RULE_COLUMNS}`,
+      )
+    : undefined;
+  if (!row) throw new InvalidInputError(`channelId: no channel ${r.channelId}`, { field: 'channelId' });
+  return ruleFromRow(row);
+}
+
+export async function listNotificationRules(db: Executor): Promise<NotificationRuleRow[]> {
+  return (await rows(db, sql`select ${RULE_COLUMNS} from notification_rules order by id`)).map(ruleFromRow);
+}
+
+export async function deleteNotificationRule(db: Executor, id: string): Promise<boolean> {
+  if (!isId(id)) return false;
+  return (await firstRow(db, sql`delete from notification_rules where id = ${id} returning id`)) !== undefined;
+}
+
+export async function listNotifications(db: Executor, query: ListNotificationsQuery): Promise<NotificationRow[]> {
+  const q = checkListNotificationsQuery(query);
+  const where: SQL = q.state === null ? sql`true` : sql`state = ${q.state}`;
+  return (await rows(db, sql`select ${NOTIFICATION_COLUMNS} from notifications where ${where} order by id desc limit ${q.limit}`)).map(notificationFromRow);
+}
+
+export async function enqueueNotifications(db: Executor, token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
+  checkEventItems(items);
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        items as (
+          select * from unnest(${array(
+            items.map((i) => i.event),
+            'text',
+          )}, ${array(
+            items.map((i) => i.dagId),
+            'text',
+          )}, ${array(
+            items.map((i) => i.subject),
+            'text',
+          )}, ${array(
+            items.map((i) => JSON.stringify(i.payload ?? {})),
+            'text',
+          )}) as i(event, dag_id, subject, payload)
+        ),
+        w as (
+          insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)
+          select i.event || ':' || i.subject || ':' || r.id::text, r.id, r.channel_id, lead.shard, i.dag_id, i.event, i.payload::jsonb
+          from items i join notification_rules r on r.event = i.event and (r.dag_id is null or r.dag_id = i.dag_id) cross join lead
+          order by r.id
+          on conflict (dedupe_key) do nothing
+          returning ${NOTIFICATION_COLUMNS}
+        )
+        ${selectWithLead('id')}`,
+  );
+  return writtenRows(result, token, 'enqueueNotifications').map(notificationFromRow);
+}
+
+export async function catchUpNotifications(db: Executor, token: LeaderToken): Promise<NotificationRow[]> {
+  // The payload is the one the leader builds (Notifier.runEnded), scheduledAt in ISO form.
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        ended as (
+          select r.id, r.dag_id, r.ended_at,
+            jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id,
+              'scheduledAt', to_char(r.scheduled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'state', 'failed') as payload
+          from runs r join lead on r.shard = lead.shard
+          where r.state = 'failed' and r.ended_at > now() - ${msInterval(NOTIFY_LIMITS.catchUpMs)}
+        ),
+        w as (
+          insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)
+          select 'run_failed:' || e.id::text || ':' || r.id::text, r.id, r.channel_id, lead.shard, e.dag_id, 'run_failed', e.payload
+          from ended e join notification_rules r on r.event = 'run_failed' and (r.dag_id is null or r.dag_id = e.dag_id) and r.created_at <= e.ended_at
+          cross join lead
+          order by e.id, r.id
+          on conflict (dedupe_key) do nothing
+          returning ${NOTIFICATION_COLUMNS}
+        )
+        ${selectWithLead('id')}`,
+  );
+  return writtenRows(result, token, 'catchUpNotifications').map(notificationFromRow);
+}
+
+export async function dueNotifications(db: Executor, token: LeaderToken, limit: number): Promise<DueNotification[]> {
+  const bounded = Math.max(1, Math.min(Math.floor(limit), NOTIFY_LIMITS.maxDueLimit));
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        c as (
+          select n.id from notifications n join notification_channels ch on ch.id = n.channel_id
+          where n.shard = (select shard from lead) and n.state = 'pending'
+            and (n.next_attempt_at <= now() or n.claimed_epoch < ${token.epoch})
+          order by n.next_attempt_at, n.id limit ${bounded}
+          for update of n skip locked
+        ),
+        w as (
+          update notifications n set claimed_epoch = ${token.epoch}, next_attempt_at = now() + ${msInterval(NOTIFY_LIMITS.claimMs)}
+          from c where n.id = c.id
+          returning n.*
+        )
+        select exists (select 1 from lead) as led, w.id is not null as w_found, w.*,
+          ch.kind as channel_kind, ch.url as channel_url, ch.secret as channel_secret
+        from (select 1) as one left join w on true left join notification_channels ch on ch.id = w.channel_id
+        order by w.id`,
+  );
+  return writtenRows(result, token, 'dueNotifications').map((r) => ({
+    ...notificationFromRow(r),
+    channel: { kind: str(r.channel_kind) as DueNotification['channel']['kind'], url: str(r.channel_url), secret: strOrNull(r.channel_secret) },
+  }));
+}
+
+export async function recordDelivery(db: Executor, token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null> {
+  const o = checkDeliveryOutcome(outcome);
+  if (!isId(notificationId)) return null;
+  const delivered = o.kind === 'delivered';
+  const error = o.kind === 'failed' ? o.error : null;
+  // A failure ends the claim (claimed_epoch null), so only the backoff decides when the
+  // notification is due again. The backoff after the (attempts + 1)-th failure is notificationBackoffMs(attempts + 1),
+  // computed here on the store's clock: 5 s doubling per earlier attempt, at most 10 minutes.
+  const result = await rows(
+    db,
+    sql`with ${leadCte(token)},
+        w as (
+          update notifications n set
+            attempts = n.attempts + 1,
+            state = case when ${delivered} then 'delivered' when n.attempts + 1 >= ${NOTIFY_LIMITS.maxAttempts} then 'dead' else 'pending' end,
+            delivered_at = case when ${delivered} then now() else null end,
+            last_error = case when ${delivered} then n.last_error else ${error}::text end,
+            claimed_epoch = case when ${delivered} then ${token.epoch}::bigint else null end,
+            next_attempt_at = case when ${delivered} then n.next_attempt_at
+              else now() + least(${NOTIFY_LIMITS.baseBackoffMs}::float8 * power(2, least(n.attempts, 30)), ${NOTIFY_LIMITS.maxBackoffMs}::float8) * interval '1 millisecond' end
+          from lead
+          where n.id = ${notificationId} and n.shard = lead.shard and n.state = 'pending'
+          returning n.*
+        )
+        ${selectWithLead('id')}`,
+  );
+  const written = writtenRows(result, token, 'recordDelivery');
+  return written[0] ? notificationFromRow(written[0]) : null;
+}
+
+export async function previousRunEnd(db: Executor, runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
+  if (!isId(runId)) return null;
+  const row = await firstRow(
+    db,
+    sql`select p.state from runs r join runs p on p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id)
+        where r.id = ${runId} and p.state in ('succeeded', 'failed', 'cancelled')
+        order by p.scheduled_at desc, p.id desc limit 1`,
+  );
+  return row ? (str(row.state) as 'succeeded' | 'failed' | 'cancelled') : null;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { deliveryRequest, Notifier, type DeliveryRequest, type LeaderToken, type NotifyIo } from '@fenceline/core';
+import { MemoryStore } from '../src/store/memory-store';
+
+/** A fake signature, so the test can see what was signed without a crypto module in the core's tests. */
+const sign = (secret: string, body: string): string => `${secret}|${body.length}`;
+
+/** A store with a led shard, a channel, and a rule for run failures of DAG `d`. */
+async function setup(kind: 'webhook' | 'slack' = 'webhook') {
+  let nowMs = 1_000_000;
+  const store = new MemoryStore({ nowMs: () => nowMs });
+  await store.initCluster(1);
+  const token = (await store.acquireShard({ shard: 0, nodeId: 'n1', ttlMs: 60_000 }))!.token;
+  const channel = await store.createNotificationChannel({ name: 'c', kind, url: 'http://127.0.0.1:9/hook', secret: kind === 'webhook' ? 'k' : null });
+  await store.createNotificationRule({ channelId: channel.id, dagId: 'd', event: 'run_failed' });
+  const sent: DeliveryRequest[] = [];
+  let answer: (r: DeliveryRequest) => Promise<{ status: number }> = async () => ({ status: 200 });
+  const io: NotifyIo = { deliver: (r) => (sent.push(r), answer(r)), sign };
+  const tokens: LeaderToken[] = [token];
+  const notifier = new Notifier({
+    store,
+    io,
+    clock: { nowMs: () => nowMs },
+    tokens: () => tokens,
+    metric: () => undefined,
+    onError: (where, err) => {
+      throw new Error(`${where}: ${String(err)}`);
+    },
+  });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+  return { store, token, tokens, notifier, sent, settle, advance: (ms: number) => (nowMs += ms), answerWith: (f: typeof answer) => (answer = f) };
+}
+
+describe('Notifier', () => {
+  it('queues a failed run once, signs the webhook body, and records it delivered', async () => {
+    const t = await setup();
+    const run = { id: '7', dagId: 'd', scheduledAt: new Date(0) };
+    t.notifier.runEnded(t.token, run, 'failed');
+    t.notifier.runEnded(t.token, run, 'failed');
+    await t.settle();
+    await t.notifier.deliverDue();
+    expect(t.sent).toHaveLength(1);
+    const [req] = t.sent;
+    expect(req!.headers).toMatchObject({ 'content-type': 'application/json', 'x-fenceline-event': 'run_failed', 'x-fenceline-signature': `sha256=k|${req!.body.length}` });
+    expect(JSON.parse(req!.body)).toMatchObject({ event: 'run_failed', dagId: 'd', data: { runId: '7', state: 'failed' } });
+    expect(await t.store.listNotifications({})).toEqual([expect.objectContaining({ state: 'delivered', attempts: 1, claimedEpoch: t.token.epoch })]);
+    // Delivered: nothing more is sent, however often the node asks.
+    t.advance(60_000);
+    await t.notifier.deliverDue();
+    expect(t.sent).toHaveLength(1);
+  });
+
+  it('queues on load what a predecessor finished as failed and died before queueing', async () => {
+    const t = await setup();
+    await t.store.putDag({ id: 'd', tasks: [{ id: 'a', type: 'noop' }] }, 1);
+    const run = await t.store.triggerRun('d' as never);
+    // The predecessor's finish landed; it died before telling the notifier.
+    await t.store.finishRunsAcross([{ token: t.token, items: [{ runId: run.id, state: 'failed' }] }]);
+    t.advance(1);
+    t.notifier.loaded(t.token);
+    t.notifier.loaded(t.token);
+    await t.settle();
+    await t.notifier.deliverDue();
+    expect(t.sent).toHaveLength(1);
+    expect(JSON.parse(t.sent[0]!.body)).toMatchObject({ event: 'run_failed', data: { runId: run.id, state: 'failed' } });
+  });
+
+  it('sends a Slack text without a signature', async () => {
+    const t = await setup('slack');
+    t.notifier.runEnded(t.token, { id: '8', dagId: 'd', scheduledAt: new Date(0) }, 'failed');
+    await t.settle();
+    await t.notifier.deliverDue();
+    expect(JSON.parse(t.sent[0]!.body)).toEqual({ text: 'fenceline: run 8 of DAG d failed' });
+    expect(t.sent[0]!.headers['x-fenceline-signature']).toBeUndefined();
+  });
+
+  it('retries a refused delivery after its backoff, and a deposed leader’s late record changes nothing', async () => {
+    const t = await setup();
+    t.answerWith(async () => ({ status: 503 }));
+    t.notifier.runEnded(t.token, { id: '9', dagId: 'd', scheduledAt: new Date(0) }, 'failed');
+    await t.settle();
+    await t.notifier.deliverDue();
+    expect(await t.store.listNotifications({})).toEqual([expect.objectContaining({ state: 'pending', attempts: 1, lastError: 'the receiver answered HTTP 503' })]);
+    await t.notifier.deliverDue();
+    expect(t.sent).toHaveLength(1);
+    t.advance(5_001);
+
+    // The next attempt hangs; meanwhile another node takes the shard over.
+    let answer: (s: { status: number }) => void = () => undefined;
+    t.answerWith(() => new Promise((resolve) => (answer = resolve)));
+    const pass = t.notifier.deliverDue();
+    await t.settle();
+    expect(t.sent).toHaveLength(2);
+    await t.store.releaseShard(t.token);
+    const next = (await t.store.acquireShard({ shard: 0, nodeId: 'n2', ttlMs: 60_000 }))!.token;
+    answer({ status: 200 });
+    await pass;
+    expect(await t.store.listNotifications({})).toEqual([expect.objectContaining({ state: 'pending', attempts: 1 })]);
+    // The new leader sends it again at once, with the same key, and records it.
+    const request = deliveryRequest((await t.store.dueNotifications(next, 10))[0]!, { sign });
+    expect(request.headers['x-fenceline-idempotency-key']).toBe(t.sent[1]!.headers['x-fenceline-idempotency-key']);
+    expect(await t.store.recordDelivery(next, (await t.store.listNotifications({}))[0]!.id, { kind: 'delivered' })).toMatchObject({ state: 'delivered', claimedEpoch: next.epoch });
+  });
+});

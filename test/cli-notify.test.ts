@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
+import { runCli } from './support/cli-process';
+import { ADMIN_URL } from './support/cluster-fixture';
+
+/** `fenceline notify` as an operator runs it: the real CLI process against a database of its own. */
+describe('cli: notify', () => {
+  let databaseName: string;
+  let databaseUrl: string;
+  let store: SqlStore;
+  const secret = `s-${randomBytes(12).toString('hex')}`;
+
+  beforeAll(async () => {
+    databaseName = `fenceline_cli_notify_${randomBytes(4).toString('hex')}`;
+    databaseUrl = await createDatabase(ADMIN_URL, databaseName);
+    store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 2 });
+    process.env.FENCELINE_TEST_NOTIFY_SECRET = secret;
+  });
+  afterAll(async () => {
+    delete process.env.FENCELINE_TEST_NOTIFY_SECRET;
+    await store?.close();
+    if (databaseName) await dropDatabase(ADMIN_URL, databaseName).catch(() => undefined);
+  });
+
+  it('adds, lists and deletes channels and rules, never prints a secret, and refuses bad input naming the field', async () => {
+    const added = await runCli(databaseUrl, 'notify', 'channel', 'add', 'ops', '--endpoint', 'https://hooks.example.com/ops', '--secret-env', 'FENCELINE_TEST_NOTIFY_SECRET');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('ops (webhook) -> https://hooks.example.com/ops, signed');
+    const [channel] = await store.listNotificationChannels();
+    expect(channel).toMatchObject({ name: 'ops', hasSecret: true });
+
+    const listed = await runCli(databaseUrl, 'notify', 'channel', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('ops');
+    expect(listed.stdout).toContain('set');
+    expect(listed.stdout + listed.stderr + added.stdout + added.stderr).not.toContain(secret);
+
+    const badUrl = await runCli(databaseUrl, 'notify', 'channel', 'add', 'other', '--endpoint', 'ftp://x.example/a');
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.stderr).toContain('INVALID_INPUT: url');
+    const noSecret = await runCli(databaseUrl, 'notify', 'channel', 'add', 'other', '--endpoint', 'https://x.example', '--secret-env', 'FENCELINE_TEST_UNSET_VARIABLE');
+    expect(noSecret.code).toBe(1);
+    expect(noSecret.stderr).toContain('INVALID_INPUT: secret');
+    expect(await store.listNotificationChannels()).toHaveLength(1);
+
+    const rule = await runCli(databaseUrl, 'notify', 'rule', 'add', channel!.id, '--event', 'run_failed', '--dag', 'nightly');
+    expect(rule.code).toBe(0);
+    expect(rule.stdout).toContain('run_failed of nightly');
+    const badEvent = await runCli(databaseUrl, 'notify', 'rule', 'add', channel!.id, '--event', 'run_exploded');
+    expect(badEvent.code).toBe(1);
+    expect(badEvent.stderr).toContain('INVALID_INPUT: event');
+    const unknownChannel = await runCli(databaseUrl, 'notify', 'rule', 'add', '999999', '--event', 'run_failed');
+    expect(unknownChannel.stderr).toContain('INVALID_INPUT: channelId');
+    expect(await store.listNotificationRules()).toHaveLength(1);
+    expect((await runCli(databaseUrl, 'notify', 'rule', 'list')).stdout).toContain('nightly');
+
+    const list = await runCli(databaseUrl, 'notify', 'list', '--state', 'dead');
+    expect(list.code).toBe(0);
+    const badState = await runCli(databaseUrl, 'notify', 'list', '--state', 'lost');
+    expect(badState.stderr).toContain('INVALID_INPUT: state');
+
+    expect((await runCli(databaseUrl, 'notify', 'channel', 'delete', channel!.id)).code).toBe(0);
+    expect(await store.listNotificationRules()).toEqual([]);
+    expect((await runCli(databaseUrl, 'notify', 'channel', 'delete', channel!.id)).code).toBe(1);
+    expect((await runCli(databaseUrl, 'notify', 'nothing')).code).toBe(2);
+  }, 120_000);
+});
