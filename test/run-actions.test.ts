@@ -135,7 +135,7 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
     const leader = (await f.store.listShards()).find((s) => s.shard === run.shard)!.holder!;
     f.cluster.signal(leader, 'SIGSTOP');
     const cleared = await runCli(f.databaseUrl, 'clear', run.id, '--task', 'flaky', '--downstream', '--no-wait');
-    expect(cleared.code).toBe(0);
+    expect(cleared.code, cleared.stderr).toBe(0);
     expect(cleared.stdout).toContain('pending');
     f.cluster.signal(leader, 'SIGKILL');
 
