@@ -53,17 +53,15 @@ export async function putDag(db: Db, input: DagSpecInput, shardCount: number, op
  * DAG, so a key read under it is final: a key already held answers what it stored, and a
  * new one is stored with the put's answer before the transaction commits. A DAG that does
  * not exist yet holds no key; two first puts with one key meet at the head row's insert,
- * and the one that loses takes the lock and finds the winner's key.
+ * and the one that loses takes the lock and finds the winner's key. The key is read only
+ * under the lock: read before it, a racing first put could commit the DAG and its key
+ * between the read and the lock, and the repeat would be stored a second time.
  */
 async function putKeyedDag(tx: Executor, spec: DagSpec, key: string, now: Date, shardCount: number): Promise<PutDagResult> {
   const held = async (): Promise<PutDagResult | null> => {
     const row = await firstRow(tx, sql`select version, created from dag_request_keys where dag_id = ${spec.id} and request_key = ${key}`);
     return row ? { dagId: spec.id, version: toNumber(row.version), created: row.created === true, repeated: true } : null;
   };
-  if (await lockDag(tx, spec.id)) {
-    const earlier = await held();
-    if (earlier) return earlier;
-  }
   const answer = await putParsedDag(tx, spec, now, shardCount, held);
   if (answer.repeated) return answer;
   await rows(tx, sql`insert into dag_request_keys (dag_id, request_key, version, created) values (${spec.id}, ${key}, ${answer.version}, ${answer.created})`);
@@ -100,12 +98,19 @@ async function storeNow(tx: Executor): Promise<Date> {
 
 /**
  * The body of a put, inside the caller's transaction, at store time `now`. `afterLock`, when
- * given, is asked once the head row of a DAG that already existed is locked, and its answer
- * (a request key already held) ends the put.
+ * given, is asked whenever the head row of a DAG that exists is locked (found at once, or
+ * after losing the race to create it), and its answer (a request key already held) ends
+ * the put.
  */
 async function putParsedDag(tx: Executor, spec: DagSpec, now: Date, shardCount: number, afterLock?: () => Promise<PutDagResult | null>): Promise<PutDagResult> {
   await checkSpecResources(tx, spec);
   let head = await lockDag(tx, spec.id);
+  // Whenever the head row is locked, however it came to exist (it may have been created
+  // by a racing put an instant ago), a request key already held ends the put.
+  if (head && afterLock) {
+    const earlier = await afterLock();
+    if (earlier) return earlier;
+  }
   if (!head) {
     const shard = shardOf(spec.id, shardCount);
     const nextRunAt = nextRunFor(spec, now);
