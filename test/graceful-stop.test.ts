@@ -168,6 +168,8 @@ describe('npm start: Ctrl-C while jobs run', () => {
           },
           30_000,
         );
+        // As above: the lease must have reached the worker before the stop, or it is not the worker's to hand back.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
         second.interrupt();
         expect(await exitWithin(second, 60_000)).toBe(0);
         expect((await store.listJobs(run.id)).find((j) => j.taskId === 'long')).toMatchObject({ state: 'ready', holder: null });
