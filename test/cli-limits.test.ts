@@ -1,20 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkerId } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import { REPO_ROOT } from '../scripts/cluster';
+import { spawnCli, type CliOutcome } from './support/cli-process';
 import { ADMIN_URL } from './support/cluster-fixture';
 
 /**
  * `fenceline limit` as an operator runs it: the real CLI process against a database of
  * its own, checked through the store it wrote and the audit log.
  */
-
-const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO_ROOT, 'scripts/cli.ts');
 
 let databaseName: string;
 let databaseUrl: string;
@@ -30,21 +24,8 @@ afterAll(async () => {
   if (databaseName) await dropDatabase(ADMIN_URL, databaseName).catch(() => undefined);
 });
 
-async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, FENCELINE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', resolve);
-  });
-  return { code, stdout, stderr };
+function cli(env: Record<string, string>, ...args: string[]): Promise<CliOutcome> {
+  return spawnCli({ ...process.env, DATABASE_URL: databaseUrl, FENCELINE_URL: '', ...env }, args);
 }
 
 const limit = (...args: string[]) => cli({}, 'limit', ...args);
