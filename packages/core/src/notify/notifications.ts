@@ -1,5 +1,6 @@
 import { InvalidInputError } from '../errors';
 import { parseDagId } from '../ids';
+import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
 
 /**
  * Notifications: channels (where to send), rules (what to send where) and the
@@ -9,8 +10,21 @@ import { parseDagId } from '../ids';
  * once even when leaders change in the middle of a delivery.
  */
 
-export const NOTIFICATION_EVENTS = ['run_failed', 'task_failed', 'run_recovered'] as const;
+export const NOTIFICATION_EVENTS = ['run_failed', 'task_failed', 'run_recovered', 'deadline_missed', 'shard_leaderless', 'pool_no_worker'] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+/** Events a rule fires for only after a time it names (`afterSeconds`). */
+export const TIMED_EVENTS = ['deadline_missed', 'shard_leaderless', 'pool_no_worker'] as const;
+/** Events about the cluster rather than one DAG: their rules name no DAG, and their notifications carry none. */
+export const CLUSTER_EVENTS = ['shard_leaderless', 'pool_no_worker'] as const;
+
+export function isTimedEvent(event: NotificationEvent): event is (typeof TIMED_EVENTS)[number] {
+  return (TIMED_EVENTS as readonly string[]).includes(event);
+}
+
+export function isClusterEvent(event: NotificationEvent): event is (typeof CLUSTER_EVENTS)[number] {
+  return (CLUSTER_EVENTS as readonly string[]).includes(event);
+}
 
 export const CHANNEL_KINDS = ['webhook', 'slack'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
@@ -35,6 +49,9 @@ export const NOTIFY_LIMITS = {
   maxLastErrorChars: 1_000,
   defaultListLimit: 100,
   maxListLimit: 1_000,
+  /** The bounds of a timed rule's `afterSeconds`: a deadline, a shard without a leader, a pool without a worker. */
+  minAfterSeconds: 1,
+  maxAfterSeconds: 30 * 24 * 3600,
   maxItemsPerEnqueue: 1_000,
   maxDueLimit: 500,
   /**
@@ -66,9 +83,17 @@ export interface NewNotificationChannel {
 export interface NotificationRuleRow {
   id: string;
   channelId: string;
-  /** null: every DAG. */
+  /** null: every DAG (always null for a cluster event). */
   dagId: string | null;
   event: NotificationEvent;
+  /**
+   * Timed events only (null otherwise): for deadline_missed, how long after a run's
+   * scheduled time it must have finished; for shard_leaderless, how long a shard may go
+   * without a leader; for pool_no_worker, how long a pool may go without a live worker.
+   */
+  afterSeconds: number | null;
+  /** pool_no_worker only: the pool watched; null watches every pool (and null for other events). */
+  pool: string | null;
   createdAt: Date;
 }
 
@@ -76,6 +101,8 @@ export interface NewNotificationRule {
   channelId: string;
   dagId?: string | null;
   event: NotificationEvent;
+  afterSeconds?: number | null;
+  pool?: string | null;
 }
 
 export interface NotificationRow {
@@ -85,7 +112,8 @@ export interface NotificationRow {
   ruleId: string;
   channelId: string;
   shard: number;
-  dagId: string;
+  /** null for a cluster event. */
+  dagId: string | null;
   event: NotificationEvent;
   payload: Record<string, unknown>;
   state: NotificationState;
@@ -109,7 +137,8 @@ export interface DueNotification extends NotificationRow {
  */
 export interface NotificationEventItem {
   event: NotificationEvent;
-  dagId: string;
+  /** null for a cluster event. */
+  dagId: string | null;
   subject: string;
   payload: Record<string, unknown>;
 }
@@ -170,14 +199,42 @@ export function checkChannelInput(input: NewNotificationChannel): Required<NewNo
   return { name, kind, url, secret };
 }
 
+export interface CheckedRule {
+  channelId: string;
+  dagId: string | null;
+  event: NotificationEvent;
+  afterSeconds: number | null;
+  pool: string | null;
+}
+
 /** Checks a rule's own fields (the store checks that its channel exists); throws InvalidInputError naming the field. */
-export function checkRuleInput(input: NewNotificationRule): { channelId: string; dagId: string | null; event: NotificationEvent } {
+export function checkRuleInput(input: NewNotificationRule): CheckedRule {
   if (typeof input.channelId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(input.channelId)) {
     throw new InvalidInputError('channelId must name an existing channel', { field: 'channelId' });
   }
-  const dagId = input.dagId === undefined || input.dagId === null ? null : parseDagId(input.dagId, 'dagId');
   const event = oneOf(input.event, 'event', NOTIFICATION_EVENTS);
-  return { channelId: input.channelId, dagId, event };
+  const given = (v: unknown): boolean => v !== undefined && v !== null;
+  if (isClusterEvent(event) && given(input.dagId)) throw new InvalidInputError(`a ${event} rule is about the cluster and names no DAG`, { field: 'dagId' });
+  const dagId = given(input.dagId) ? parseDagId(input.dagId, 'dagId') : null;
+  let afterSeconds: number | null = null;
+  if (isTimedEvent(event)) {
+    const after = input.afterSeconds;
+    if (typeof after !== 'number' || !Number.isInteger(after) || after < NOTIFY_LIMITS.minAfterSeconds || after > NOTIFY_LIMITS.maxAfterSeconds) {
+      throw new InvalidInputError(`a ${event} rule needs afterSeconds, a whole number from ${NOTIFY_LIMITS.minAfterSeconds} to ${NOTIFY_LIMITS.maxAfterSeconds}`, {
+        field: 'afterSeconds',
+      });
+    }
+    afterSeconds = after;
+  } else if (given(input.afterSeconds)) {
+    throw new InvalidInputError(`afterSeconds applies only to ${TIMED_EVENTS.join(', ')} rules`, { field: 'afterSeconds' });
+  }
+  let pool: string | null = null;
+  if (given(input.pool)) {
+    if (event !== 'pool_no_worker') throw new InvalidInputError('pool applies only to pool_no_worker rules', { field: 'pool' });
+    if (typeof input.pool !== 'string' || !POOL_PATTERN.test(input.pool)) throw new InvalidInputError(`pool ${POOL_CHARACTERS}`, { field: 'pool' });
+    pool = input.pool;
+  }
+  return { channelId: input.channelId, dagId, event, afterSeconds, pool };
 }
 
 /** Checks a list query; the limit defaults to 100 and is at most 1,000. */
@@ -201,8 +258,10 @@ export function checkDeliveryOutcome(outcome: DeliveryOutcome): DeliveryOutcome 
 export function checkEventItems(items: NotificationEventItem[]): NotificationEventItem[] {
   if (items.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} events per call`, { field: 'items' });
   items.forEach((item, i) => {
-    oneOf(item.event, `items.${i}.event`, NOTIFICATION_EVENTS);
-    parseDagId(item.dagId, `items.${i}.dagId`);
+    const event = oneOf(item.event, `items.${i}.event`, NOTIFICATION_EVENTS);
+    if (isClusterEvent(event)) {
+      if (item.dagId !== null) throw new InvalidInputError(`a ${event} event names no DAG`, { field: `items.${i}.dagId` });
+    } else parseDagId(item.dagId, `items.${i}.dagId`);
     text(item.subject, `items.${i}.subject`, 100);
   });
   return items;

@@ -29,10 +29,17 @@ export const notificationRules = pgTable(
       .notNull()
       .references(() => notificationChannels.id, { onDelete: 'cascade' }),
     dagId: text('dag_id'),
-    event: text('event', { enum: ['run_failed', 'task_failed', 'run_recovered'] }).notNull(),
+    event: text('event', { enum: ['run_failed', 'task_failed', 'run_recovered', 'deadline_missed', 'shard_leaderless', 'pool_no_worker'] }).notNull(),
+    /** Timed events only: a deadline after the scheduled time, or how long a shard or pool may go without a leader or worker. */
+    afterSeconds: integer('after_seconds'),
+    /** pool_no_worker only: the pool watched (null: every pool). */
+    pool: text('pool'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [check('notification_rules_event_check', sql`${t.event} in ('run_failed', 'task_failed', 'run_recovered')`), index('notification_rules_channel_idx').on(t.channelId)],
+  (t) => [
+    check('notification_rules_event_check', sql`${t.event} in ('run_failed', 'task_failed', 'run_recovered', 'deadline_missed', 'shard_leaderless', 'pool_no_worker')`),
+    index('notification_rules_channel_idx').on(t.channelId),
+  ],
 );
 
 /**
@@ -48,8 +55,9 @@ export const notifications = pgTable(
     ruleId: bigint('rule_id', { mode: 'number' }).notNull(),
     channelId: bigint('channel_id', { mode: 'number' }).notNull(),
     shard: integer('shard').notNull(),
-    dagId: text('dag_id').notNull(),
-    event: text('event', { enum: ['run_failed', 'task_failed', 'run_recovered'] }).notNull(),
+    // null for a cluster event (a shard without a leader, a pool without a worker).
+    dagId: text('dag_id'),
+    event: text('event', { enum: ['run_failed', 'task_failed', 'run_recovered', 'deadline_missed', 'shard_leaderless', 'pool_no_worker'] }).notNull(),
     payload: jsonb('payload').notNull(),
     state: text('state', { enum: ['pending', 'delivered', 'dead'] })
       .notNull()

@@ -31,7 +31,7 @@ import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrN
  */
 
 const CHANNEL_COLUMNS = sql`id, name, kind, url, secret is not null as has_secret, created_at`;
-const RULE_COLUMNS = sql`id, channel_id, dag_id, event, created_at`;
+const RULE_COLUMNS = sql`id, channel_id, dag_id, event, after_seconds, pool, created_at`;
 const NOTIFICATION_COLUMNS = sql`id, dedupe_key, rule_id, channel_id, shard, dag_id, event, payload, state, attempts, next_attempt_at, last_error, claimed_epoch, created_at, delivered_at`;
 
 function channelFromRow(r: RawRow): NotificationChannelRow {
@@ -46,7 +46,15 @@ function channelFromRow(r: RawRow): NotificationChannelRow {
 }
 
 function ruleFromRow(r: RawRow): NotificationRuleRow {
-  return { id: toId(r.id), channelId: toId(r.channel_id), dagId: strOrNull(r.dag_id), event: str(r.event) as NotificationRuleRow['event'], createdAt: toDate(r.created_at) };
+  return {
+    id: toId(r.id),
+    channelId: toId(r.channel_id),
+    dagId: strOrNull(r.dag_id),
+    event: str(r.event) as NotificationRuleRow['event'],
+    afterSeconds: r.after_seconds === null || r.after_seconds === undefined ? null : Number(r.after_seconds),
+    pool: strOrNull(r.pool),
+    createdAt: toDate(r.created_at),
+  };
 }
 
 function notificationFromRow(r: RawRow): NotificationRow {
@@ -56,7 +64,7 @@ function notificationFromRow(r: RawRow): NotificationRow {
     ruleId: toId(r.rule_id),
     channelId: toId(r.channel_id),
     shard: toNumber(r.shard),
-    dagId: str(r.dag_id),
+    dagId: strOrNull(r.dag_id),
     event: str(r.event) as NotificationRow['event'],
     payload: (r.payload as Record<string, unknown> | null) ?? {},
     state: str(r.state) as NotificationRow['state'],
@@ -96,8 +104,8 @@ export async function createNotificationRule(db: Executor, input: NewNotificatio
   const row = isId(r.channelId)
     ? await firstRow(
         db,
-        sql`insert into notification_rules (channel_id, dag_id, event)
-            select id, ${r.dagId}::text, ${r.event} from notification_channels where id = ${r.channelId}
+        sql`insert into notification_rules (channel_id, dag_id, event, after_seconds, pool)
+            select id, ${r.dagId}::text, ${r.event}, ${r.afterSeconds}::integer, ${r.pool}::text from notification_channels where id = ${r.channelId}
             returning ${RULE_COLUMNS}`,
       )
     : undefined;

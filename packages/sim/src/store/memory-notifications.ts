@@ -235,7 +235,7 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
   }
 
   private ruleRow(r: MemRule): NotificationRuleRow {
-    return { id: r.id, channelId: r.channelId, dagId: r.dagId, event: r.event, createdAt: date(r.createdAtMs) };
+    return { id: r.id, channelId: r.channelId, dagId: r.dagId, event: r.event, afterSeconds: r.afterSeconds, pool: r.pool, createdAt: date(r.createdAtMs) };
   }
 
   private row(n: MemNotification): NotificationRow {
