@@ -82,3 +82,48 @@ describe('worker pools, labels and shell through real schedulers and workers', (
     expect((await f.store.listResourceLimits()).find((l) => l.name === 'warehouse')).toMatchObject({ capacity: 2, used: 0, waiting: 0 });
   });
 });
+
+describe('lending idle slots beyond the cap through real schedulers and workers', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    // Two workers of four slots: a pool of 8, a cap of 25% (2 slots) and a reserve of 25% (2 slots).
+    f = await startFixture({ schedulers: 2, workers: 2, env: { FENCELINE_WORKER_SLOTS: '4', FENCELINE_CAP_PERCENT: '25', FENCELINE_LEND_RESERVE_PERCENT: '25' } });
+  });
+  afterAll(async () => {
+    await f?.stop();
+  });
+
+  /** The most jobs of `jobs` that ran at once, from their lease and end times. */
+  const peak = (jobs: JobRow[]): number =>
+    Math.max(
+      ...jobs.map((job) => {
+        const at = job.leasedAt!.getTime();
+        return jobs.filter((j) => j.leasedAt!.getTime() <= at && j.endedAt!.getTime() > at).length;
+      }),
+    );
+
+  it('lets a wide DAG borrow past its cap but never the reserve, which another DAG then starts in at once', async () => {
+    await eventually('both workers to join the pool', async () => (await f.store.listWorkers(10_000)).length === 2, 30_000);
+    await f.store.putDag({ id: 'lend-wide', tasks: Array.from({ length: 12 }, (_, i) => ({ id: `t${i}`, type: 'sleep', config: { durationMs: 3_000 } })) }, SHARDS);
+    await f.store.putDag({ id: 'lend-other', tasks: [{ id: 'quick', type: 'noop' }] }, SHARDS);
+    const wide = await f.store.triggerRun(parseDagId('lend-wide'));
+    // Once the wide DAG holds what it may (8 slots less the reserve of 2), another DAG's job arrives.
+    await eventually('the wide DAG to borrow', async () => (await f.store.listJobs(wide.id)).filter((j) => j.state === 'leased').length >= 6, 30_000);
+    const other = await f.store.triggerRun(parseDagId('lend-other'));
+    await eventually('the other DAG to finish', async () => (await f.store.getRun(other.id)).state === 'succeeded', 30_000);
+    const quick = (await f.store.listJobs(other.id))[0]!;
+    // It started from the reserve while the wide DAG still held its loans (each job sleeps 3 s).
+    const wideJobs = await f.store.listJobs(wide.id);
+    const wideAtStart = wideJobs.filter(
+      (j) => j.leasedAt !== null && j.leasedAt.getTime() <= quick.leasedAt!.getTime() && (j.endedAt === null || j.endedAt.getTime() > quick.leasedAt!.getTime()),
+    );
+    expect(wideAtStart.length).toBeGreaterThan(2);
+    await eventually('the wide run to succeed', async () => (await f.store.getRun(wide.id)).state === 'succeeded', 90_000);
+    const done = await f.store.listJobs(wide.id);
+    expect(done.every((j) => j.state === 'succeeded')).toBe(true);
+    // Above its cap of 2, and never into the reserve: at most 6 of its jobs at once.
+    const most = peak(done);
+    expect(most).toBeGreaterThan(2);
+    expect(most).toBeLessThanOrEqual(6);
+  });
+});

@@ -26,6 +26,7 @@ export * from './run/trigger-rules';
 export * from './run/run-page';
 export * from './run/log-chunks';
 export * from './fairshare/plan';
+export * from './fairshare/lend-check';
 export * from './routing/offer';
 export * from './resources/limits';
 export * from './notify/notifications';

@@ -3,6 +3,7 @@ import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, JobRow, JobState, RunRow, ShardLeaseRow } from './model';
 import type { RunParams } from './dag/params';
 import type { DagSpec } from './spec';
+import type { LendCheck } from './fairshare/lend-check';
 
 /**
  * The values the store's operations take and give back (store.ts holds the operations,
@@ -100,6 +101,14 @@ export interface Grant {
    * limited job, so a wrong flag can cost a round, never a limit.
    */
   limited?: boolean;
+  /**
+   * The lending check of the round that planned the grant, in a node that lends
+   * (fairshare/lend-check.ts): the store refuses a lent grant that would leave the pool
+   * fewer free slots than the reserve, by its own records of the leases.
+   */
+  lend?: LendCheck;
+  /** Whether the grant takes its DAG above its cap (it borrows a slot); only with `lend`. */
+  lent?: boolean;
 }
 
 export interface GrantedLease {

@@ -66,6 +66,26 @@ describe('routing jobs to the workers that can run them', () => {
     expect(leases(await fleetLending(20, 2_000))).toHaveLength(16);
   });
 
+  it('lends no slot whose lease the store still records, whatever the poll says', async () => {
+    const { store, node } = await leadingNode({ capFraction: 0.25, lendReserveFraction: 0.2 });
+    const fleet = await worker(node, 'w-busy', {}, 20);
+    await store.putDag({ id: 'wide', tasks: Array.from({ length: 30 }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 1);
+    await store.triggerRun(parseDagId('wide'));
+    const first = leases(await fleet(20, 2_000));
+    expect(first).toHaveLength(16);
+    // The worker polls again with every slot free, as one whose jobs ended before their
+    // results reached the node would. The store still records the 16 leases: only the
+    // reserve's 4 slots are free there, so nothing may be lent, and nothing is.
+    expect(await fleet(20, 300)).toEqual([]);
+    expect(node.metrics.get('lends_refused_total')).toBeGreaterThan(0);
+    // One result lands: one slot is free above the reserve by the store's records too, and
+    // once the node's pause after the refusal has passed, exactly one more job is lent.
+    await node.complete({ workerId: parseWorkerId('w-busy'), session: 'w-busy-session', jobId: first[0]!.jobId, fence: first[0]!.fence });
+    const more: Assignment[] = [];
+    for (let i = 0; i < 10 && more.length === 0; i++) more.push(...leases(await fleet(20, 300)));
+    expect(more).toHaveLength(1);
+  });
+
   it('never runs more jobs of a resource limit at once than it has units, across DAGs', async () => {
     const { store, node } = await leadingNode();
     await store.setResourceLimit({ name: 'warehouse', capacity: 2 });

@@ -2,12 +2,20 @@ import { assert } from '../assert';
 import { capFor, planDispatch, saltedHash, type DispatchDag, type DispatchPlan } from '../fairshare/plan';
 import type { JobRow } from '../model';
 import type { JobId, WorkerId } from '../ids';
+import type { LendCheck } from '../fairshare/lend-check';
 import type { Grant, GrantedLease } from '../store';
 import type { NodeContext } from './node-context';
 import { RELEASE_REASONS } from './revocation';
 import type { ShardLeader } from './shard-leader';
 import type { Assignment } from './worker-pool';
 import { keysFit } from '../routing/offer';
+
+/**
+ * How long a pool lends nothing on a node after the store refused one of its loans: long
+ * enough for the results and grants the node's view missed to land (a few milliseconds to
+ * a batch window), short beside a job, so the borrowing DAG loses little.
+ */
+const LEND_PAUSE_MS = 250;
 
 /** What dispatch needs from the rest of the node. */
 export interface DispatchDeps {
@@ -34,6 +42,8 @@ export class Dispatcher {
   private rotation = 0;
   /** This node's part of the planner's tie-break between equally free workers. */
   private readonly nodeSalt: number;
+  /** Per pool, until when it lends nothing here: the store refused a loan (see noteRefusedLends). */
+  private readonly lendPausedUntilMs = new Map<string, number>();
 
   constructor(
     private readonly c: NodeContext,
@@ -95,7 +105,7 @@ export class Dispatcher {
     const limitsFree = this.d.loadedLeaders().some((l) => l.hasLimitedReady()) ? await this.limitsFree() : undefined;
     const plan = this.planRound(limitsFree);
     if (!plan) return;
-    const { byLeader, planned } = this.groupGrants(plan.plan, plan.dagShard);
+    const { byLeader, planned } = this.groupGrants(plan.plan, plan.dagShard, plan.checks);
     for (const [workerId, n] of planned) c.pool.reserve(workerId, n);
     const grantStartedMs = c.clock.nowMs();
     let results: { leader: ShardLeader; granted: GrantedLease[] }[];
@@ -106,6 +116,7 @@ export class Dispatcher {
       throw err;
     }
     c.metrics.inc('dispatch_grant_ms_total', c.clock.nowMs() - grantStartedMs);
+    if (plan.checks.size > 0) this.noteRefusedLends(plan.plan, plan.checks, results);
     const perWorker = this.assignments(results);
     c.metrics.inc(
       'leases_granted_total',
@@ -126,7 +137,32 @@ export class Dispatcher {
     return new Map(use.map((l) => [l.name, Math.max(0, l.capacity - l.used)]));
   }
 
-  private planRound(limitsFree?: Map<string, number>): { plan: DispatchPlan<JobId, WorkerId>; dagShard: Map<string, ShardLeader> } | null {
+  /**
+   * After a round that lent: a lent grant the store refused means this node's view of the
+   * pool is ahead of the store's records (results still in flight, another node's grants),
+   * so the pool lends nothing more here until LEND_PAUSE_MS have passed; without the pause
+   * every round until the view caught up would plan the same loans and be refused again.
+   */
+  private noteRefusedLends(plan: DispatchPlan<JobId, WorkerId>, checks: Map<string, LendCheck>, results: { granted: GrantedLease[] }[]): void {
+    const granted = new Set<string>();
+    for (const r of results) for (const lease of r.granted) granted.add(lease.jobId);
+    for (const g of plan.grants) {
+      const pool = checks.get(g.jobId)?.pool;
+      if (!g.lent || pool === undefined || granted.has(g.jobId)) continue;
+      this.c.metrics.inc('lends_refused_total');
+      this.lendPausedUntilMs.set(pool, this.c.clock.nowMs() + LEND_PAUSE_MS);
+    }
+  }
+
+  private lendPaused(pool: string): boolean {
+    const until = this.lendPausedUntilMs.get(pool);
+    if (until === undefined) return false;
+    if (until > this.c.clock.nowMs()) return true;
+    this.lendPausedUntilMs.delete(pool);
+    return false;
+  }
+
+  private planRound(limitsFree?: Map<string, number>): { plan: DispatchPlan<JobId, WorkerId>; dagShard: Map<string, ShardLeader>; checks: Map<string, LendCheck> } | null {
     const { c } = this;
     // Backoffs were set by the store's clock, so they are compared with it.
     const nowMs = this.d.storeNowMs();
@@ -146,7 +182,7 @@ export class Dispatcher {
     const canLend = new Map<string, boolean>();
     const lends = (pool: string): boolean => {
       let yes = canLend.get(pool);
-      if (yes === undefined) canLend.set(pool, (yes = lendReserve !== null && c.pool.freeIn(pool) > reserveOf(pool)));
+      if (yes === undefined) canLend.set(pool, (yes = lendReserve !== null && c.pool.freeIn(pool) > reserveOf(pool) && !this.lendPaused(pool)));
       return yes;
     };
     const skipAt = (fraction: number | undefined, pool: string): number => (lends(pool) ? Infinity : capOf(fraction, pool));
@@ -160,6 +196,7 @@ export class Dispatcher {
     const tieSalt = (this.nodeSalt + Math.imul(rotation, 0x9e3779b1)) | 0;
     const offers = c.pool.waitingOffers();
     const plan: DispatchPlan<JobId, WorkerId> = { grants: [], capped: [] };
+    const checks = new Map<string, LendCheck>();
     // Each pool is planned on its own: its cap is a fraction of its own live slots, and
     // only its own workers may be granted its jobs.
     for (const [pool, dags] of byPool) {
@@ -182,15 +219,22 @@ export class Dispatcher {
         rotation,
         tieSalt,
         fits: keysFit,
-        ...(reserve === undefined ? {} : { lendReserve: reserve, poolFree }),
+        // A pool whose lending is paused lends nothing: as if it had no slot above its reserve.
+        ...(reserve === undefined ? {} : { lendReserve: reserve, poolFree: lends(pool) ? poolFree : 0 }),
         ...(limitsFree ? { limitsFree } : {}),
       });
       plan.grants.push(...part.grants);
       plan.capped.push(...part.capped);
+      if (reserve !== undefined) {
+        // Every grant of a lending node carries its pool's check (see fairshare/lend-check.ts);
+        // only a part that lends lists the waiting workers the store counts from.
+        const check: LendCheck = { pool, reserve, workers: part.grants.some((g) => g.lent) ? c.pool.waitingIn(pool) : [] };
+        for (const g of part.grants) checks.set(g.jobId, check);
+      }
     }
     c.metrics.set('dags_capped', cappedBefore + plan.capped.length);
     c.metrics.inc('leases_lent_total', plan.grants.filter((g) => g.lent).length);
-    return plan.grants.length === 0 ? null : { plan, dagShard };
+    return plan.grants.length === 0 ? null : { plan, dagShard, checks };
   }
 
   /** Every leader's fair-share view, per pool, and which leader owns each DAG in it. */
@@ -212,14 +256,19 @@ export class Dispatcher {
   }
 
   /** The plan's grants per leader, and how many each worker was planned. */
-  private groupGrants(plan: DispatchPlan<JobId, WorkerId>, dagShard: Map<string, ShardLeader>): { byLeader: Map<ShardLeader, Grant[]>; planned: Map<WorkerId, number> } {
+  private groupGrants(
+    plan: DispatchPlan<JobId, WorkerId>,
+    dagShard: Map<string, ShardLeader>,
+    checks: Map<string, LendCheck>,
+  ): { byLeader: Map<ShardLeader, Grant[]>; planned: Map<WorkerId, number> } {
     const byLeader = new Map<ShardLeader, Grant[]>();
     const planned = new Map<WorkerId, number>();
     for (const g of plan.grants) {
       const leader = dagShard.get(g.dagId);
       assert(leader, `the plan grants a job of DAG ${g.dagId} only if a leader's view offered it`);
       const list = byLeader.get(leader) ?? [];
-      list.push({ jobId: g.jobId, workerId: g.workerId });
+      const lend = checks.get(g.jobId);
+      list.push(lend ? { jobId: g.jobId, workerId: g.workerId, lend, ...(g.lent ? { lent: true } : {}) } : { jobId: g.jobId, workerId: g.workerId });
       byLeader.set(leader, list);
       planned.set(g.workerId, (planned.get(g.workerId) ?? 0) + 1);
     }

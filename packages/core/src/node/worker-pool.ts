@@ -279,6 +279,19 @@ export class WorkerPool {
   }
 
   /**
+   * Every worker of `pool` waiting here with free slots, each with the free slots its poll
+   * said (before any promised to a round): what a lending round's check is counted from.
+   */
+  waitingIn(pool: string): { workerId: WorkerId; free: number }[] {
+    const out: { workerId: WorkerId; free: number }[] = [];
+    for (const { offer, byFree } of this.byOffer.values()) {
+      if (offer.pool !== pool) continue;
+      for (const file of byFree.values()) for (const w of file) out.push({ workerId: w.id, free: w.waiter?.free ?? 0 });
+    }
+    return out;
+  }
+
+  /**
    * The `limit` waiting workers a dispatch round can use, in the planner's order, each with
    * its tie key: most free slots first, and among equally free workers a rotation of their
    * file that starts at a place drawn from `salt` (so nodes, and rounds, start at different

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { LIMITS, storableLog } from '@fenceline/core';
+import { LIMITS, lendsAny, storableLog } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Db, type Executor, type RawRow } from './db';
 import { lockLimits } from './resources';
+import { withoutRefusedLends } from './lending';
 import { BACKOFF_INTERVAL, fenceStates, refusal, sessionHolds } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
@@ -39,12 +40,17 @@ function grantedFromRow(r: RawRow): GrantedLease {
  */
 export async function grantLeasesMany(db: Db, items: { token: LeaderToken; grants: Grant[] }[], ttlMs: number): Promise<(GrantedLease[] | DeposedLeaderError)[]> {
   if (items.length === 0) return [];
-  // Jobs that consume resource limits are granted only under the limits' lock; a round
-  // with none of them (nearly every round) is the one statement it always was.
-  if (!items.some((i) => i.grants.some((g) => g.limited === true))) return grantStatement(db, items, ttlMs, false);
+  // Jobs that consume resource limits are granted only under the limits' lock, and lent
+  // leases only under their pools' lending locks; a round with neither (nearly every round)
+  // is the one statement it always was.
+  const limited = items.some((i) => i.grants.some((g) => g.limited === true));
+  const lending = items.some((i) => lendsAny(i.grants));
+  if (!limited && !lending) return grantStatement(db, items, ttlMs, false);
   return db.transaction(async (tx) => {
-    await lockLimits(tx);
-    return grantStatement(tx, items, ttlMs, true);
+    // The lending locks come first and the limits' second, on every path, so no two grants deadlock.
+    const batch = lending ? await withoutRefusedLends(tx, items) : items;
+    if (limited) await lockLimits(tx);
+    return grantStatement(tx, batch, ttlMs, limited);
   });
 }
 

@@ -1,4 +1,15 @@
-import { DeposedLeaderError, LIMITS, type Grant, type GrantedLease, type LeaderToken, type SweptJob, type WorkerId } from '@fenceline/core';
+import {
+  DeposedLeaderError,
+  LIMITS,
+  lendsAny,
+  lendCheckWorkers,
+  refusedLends,
+  type Grant,
+  type GrantedLease,
+  type LeaderToken,
+  type SweptJob,
+  type WorkerId,
+} from '@fenceline/core';
 import { date, dateOrNull, isId, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 import { LimitCheck, type MemoryResources } from './memory-resources';
@@ -18,17 +29,39 @@ export class MemoryLeases {
     const out: (GrantedLease[] | DeposedLeaderError)[] = [];
     // Limited jobs are granted only on the path that checks their units, one check for the whole batch.
     const limits = items.some((i) => i.grants.some((g) => g.limited === true)) ? new LimitCheck(this.tables, this.resources) : null;
+    const refused = this.refusedLends(items);
     // Each item is one shard's grant, in order. Each is awaited, as it always was, so the
     // order of microtasks, and with it every simulator trace, stays as it was.
     for (const { token, grants } of items) {
       try {
-        out.push(await this.grantIn(token, grants, ttlMs, limits));
+        out.push(await this.grantIn(token, refused ? grants.filter((g) => !refused.has(g)) : grants, ttlMs, limits));
       } catch (err) {
         if (err instanceof DeposedLeaderError) out.push(err);
         else throw err;
       }
     }
     return out;
+  }
+
+  /**
+   * The lent grants of a batch that would take the reserve, by the leases on record now
+   * (fairshare/lend-check.ts); null for a batch without a lending check, which costs nothing.
+   */
+  private refusedLends(items: { grants: Grant[] }[]): Set<Grant> | null {
+    const flat = items.flatMap((i) => i.grants);
+    if (!lendsAny(flat)) return null;
+    const wanted = new Set<string>(lendCheckWorkers(flat));
+    const held = new Map<string, number>();
+    for (const id of this.tables.leased) {
+      const job = this.tables.jobs.get(id);
+      if (job?.state === 'leased' && job.holder !== null && wanted.has(job.holder)) held.set(job.holder, (held.get(job.holder) ?? 0) + 1);
+    }
+    const refused = refusedLends(
+      flat,
+      (w) => held.get(w) ?? 0,
+      (w) => this.tables.workerTable.slots(w),
+    );
+    return new Set([...refused].map((i) => flat[i]!));
   }
 
   /** One leader's grants (see grantLeasesMany). */

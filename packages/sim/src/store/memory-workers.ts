@@ -27,6 +27,11 @@ export class MemoryWorkers {
     return { ...row };
   }
 
+  /** A registered worker's slots; undefined for one that never registered. */
+  slots(workerId: string): number | undefined {
+    return this.rows.get(workerId)?.slots;
+  }
+
   session(workerId: string): string | null {
     return this.sessions.get(workerId) ?? null;
   }

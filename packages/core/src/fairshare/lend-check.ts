@@ -1,0 +1,78 @@
+import type { WorkerId } from '../ids';
+
+/**
+ * What a lending round tells the store about one pool, so that the store, not the node's
+ * view of its workers, decides how many slots may be lent. A node's view runs behind the
+ * store in two ways: a worker polls with a slot free as soon as its job ends, before the
+ * result that ends the lease has landed; and a worker filled by another node keeps its
+ * older, freer poll open here until that poll is next answered. Either way the node counts
+ * slots the store still records as held, and a lent grant planned from it would take the
+ * reserve. The store counts each worker's free slots as the smaller of what its poll here
+ * says (only a worker waiting on the node is known to be up) and its slots less the
+ * leases the store records for it, and lends only what stays above the reserve.
+ *
+ * Every grant of a lending node carries its round's check for its pool, lent or not, so the
+ * store also counts the batch's other grants against the pool's free slots. A round that
+ * lends nothing in a pool gives its grants there a check without workers (listing them
+ * costs a walk of the pool's waiting workers, which only a lending round pays).
+ */
+export interface LendCheck {
+  pool: string;
+  /** Free slots that must stay free after every lent grant: never lent. */
+  reserve: number;
+  /** The pool's workers waiting on the node, each with the free slots its poll said. */
+  workers: readonly { workerId: WorkerId; free: number }[];
+}
+
+/** A grant as the lending check sees it: its round's check, and whether it lends (takes its DAG above its cap). */
+export interface LendCheckedGrant {
+  lend?: LendCheck;
+  lent?: boolean;
+}
+
+/** Whether a batch lends at all: only then does the store take the lending path (a lock and a count). */
+export function lendsAny(grants: Iterable<LendCheckedGrant>): boolean {
+  for (const g of grants) if (g.lent === true && g.lend !== undefined) return true;
+  return false;
+}
+
+/** Every worker a batch's lending checks name, once. */
+export function lendCheckWorkers(grants: Iterable<LendCheckedGrant>): WorkerId[] {
+  const ids = new Set<WorkerId>();
+  for (const g of grants) for (const w of g.lend?.workers ?? []) ids.add(w.workerId);
+  return [...ids];
+}
+
+/**
+ * The lent grants of a batch (given in batch order) that the store must refuse, as their
+ * indexes. Per pool it takes the check of the batch's latest round that lends there (the
+ * freshest view of which workers wait), counts the pool's free slots from it and the store's records
+ * (`held`: leases per worker; `slots`: a registered worker's slots, undefined for one the
+ * store does not know), and takes away every grant of the batch in the pool that does not
+ * lend, whether or not it will land (so the answer never depends on the order in which the
+ * grants are applied). The lent grants then fit in what is left above the reserve, first
+ * come first served; the rest are refused and their jobs stay ready.
+ */
+export function refusedLends(grants: readonly LendCheckedGrant[], held: (workerId: WorkerId) => number, slots: (workerId: WorkerId) => number | undefined): Set<number> {
+  const checks = new Map<string, LendCheck>();
+  const taken = new Map<string, number>();
+  for (const g of grants) {
+    if (!g.lend) continue;
+    if (g.lent) checks.set(g.lend.pool, g.lend);
+    else taken.set(g.lend.pool, (taken.get(g.lend.pool) ?? 0) + 1);
+  }
+  const lendable = new Map<string, number>();
+  for (const [pool, check] of checks) {
+    let free = 0;
+    for (const w of check.workers) free += Math.max(0, Math.min(w.free, (slots(w.workerId) ?? 0) - held(w.workerId)));
+    lendable.set(pool, free - (taken.get(pool) ?? 0) - check.reserve);
+  }
+  const refused = new Set<number>();
+  grants.forEach((g, i) => {
+    if (!g.lend || !g.lent) return;
+    const left = lendable.get(g.lend.pool)!;
+    if (left > 0) lendable.set(g.lend.pool, left - 1);
+    else refused.add(i);
+  });
+  return refused;
+}

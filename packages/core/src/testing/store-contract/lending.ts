@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { parseWorkerId, type JobId, type WorkerId } from '../../ids';
+import type { LendCheck } from '../../fairshare/lend-check';
+import type { Grant, NewJob } from '../../store';
+import type { ContractContext } from './context';
+import { LONG_TTL_MS, SHARD_COUNT, spec, unique } from './fixtures';
+import { completeJob, grantLeases, startRun } from './one-leader';
+
+function readyJobs(n: number): NewJob[] {
+  return Array.from({ length: n }, (_, i) => ({ taskId: `t${i}`, state: 'ready', maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 }));
+}
+
+/**
+ * The store contract's part on lending: a lent grant (one that takes its DAG above its cap)
+ * is refused when it would leave the pool fewer free slots than its reserve, counted by the
+ * leases the store records, whatever the node's view of its workers says.
+ */
+export function lendingContract(c: ContractContext): void {
+  describe('lending', () => {
+    /** Three registered workers of two slots each, a DAG in a fresh shard, and six ready jobs. */
+    async function world() {
+      const ids = ['a', 'b', 'c'].map((n) => parseWorkerId(unique(`lend-${n}`)));
+      for (const id of ids) await c.store.registerWorker({ id, slots: 2, nodeId: null, session: `session-of-${id}`, credentialId: null });
+      const { token, dagId } = await c.leadFreshShard();
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      const run = await c.store.triggerRun(dagId);
+      const jobs = await startRun(c.store, token, run.id, readyJobs(6));
+      return { ids: ids as [WorkerId, WorkerId, WorkerId], token, jobs };
+    }
+    const grant = (jobId: JobId, workerId: WorkerId, lend?: LendCheck, lent = false): Grant => ({ jobId, workerId, ...(lend ? { lend } : {}), ...(lent ? { lent: true } : {}) });
+
+    it('refuses the lent grants that would take the reserve, by the leases on record rather than the polls', async () => {
+      const { ids, token, jobs } = await world();
+      const [a, b, cw] = ids;
+      // a holds both its slots in the store (its results have not landed), while its poll still says both are free.
+      const first = await grantLeases(c.store, token, [grant(jobs[0]!.id, a), grant(jobs[1]!.id, a)], LONG_TTL_MS);
+      expect(first).toHaveLength(2);
+      const check: LendCheck = {
+        pool: 'default',
+        reserve: 2,
+        workers: ids.map((workerId) => ({ workerId, free: 2 })),
+      };
+      // Free by the store: 0 + 2 + 2 = 4; the batch's own grant within its cap takes one, the
+      // reserve two, so one of the three loans fits.
+      const granted = await grantLeases(
+        c.store,
+        token,
+        [grant(jobs[2]!.id, b, check), grant(jobs[3]!.id, b, check, true), grant(jobs[4]!.id, cw, check, true), grant(jobs[5]!.id, cw, check, true)],
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t2', 't3']);
+      // The refused jobs are still ready: once a's result lands, its slot counts and one more loan fits.
+      await completeJob(c.store, { jobId: first[0]!.jobId, fence: first[0]!.fence, workerId: a, session: `session-of-${a}` }, { output: null });
+      const after: LendCheck = {
+        pool: 'default',
+        reserve: 2,
+        workers: [
+          { workerId: a, free: 1 },
+          { workerId: cw, free: 2 },
+        ],
+      };
+      const again = await grantLeases(c.store, token, [grant(jobs[4]!.id, cw, after, true), grant(jobs[5]!.id, cw, after, true)], LONG_TTL_MS);
+      expect(again.map((g) => g.taskId)).toEqual(['t4']);
+    });
+
+    it("counts a worker's poll as the most it has free, and a worker the store does not know as none", async () => {
+      const { ids, token, jobs } = await world();
+      const [a, b] = ids;
+      const stranger = parseWorkerId(unique('lend-unregistered'));
+      // The store would give a and b four free slots, but their polls here say one each; the
+      // unregistered worker's poll counts for nothing. Free 2, reserve 1: one loan.
+      const check: LendCheck = {
+        pool: 'default',
+        reserve: 1,
+        workers: [
+          { workerId: a, free: 1 },
+          { workerId: b, free: 1 },
+          { workerId: stranger, free: 5 },
+        ],
+      };
+      const granted = await grantLeases(c.store, token, [grant(jobs[0]!.id, a, check, true), grant(jobs[1]!.id, b, check, true)], LONG_TTL_MS);
+      expect(granted.map((g) => g.taskId)).toEqual(['t0']);
+    });
+
+    it('never refuses a grant within its cap, even one that takes the reserve', async () => {
+      const { ids, token, jobs } = await world();
+      // No worker is free by the check, yet grants that lend nothing all land: the reserve is kept for them.
+      const check: LendCheck = { pool: 'default', reserve: 6, workers: [] };
+      const granted = await grantLeases(
+        c.store,
+        token,
+        ids.map((w, i) => grant(jobs[i]!.id, w, check)),
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t0', 't1', 't2']);
+    });
+  });
+}

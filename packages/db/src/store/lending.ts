@@ -1,0 +1,41 @@
+import { sql } from 'drizzle-orm';
+import { lendCheckWorkers, refusedLends, type Grant, type LeaderToken } from '@fenceline/core';
+import { array, rows, type Executor } from './db';
+import { toNumber } from './rows';
+
+/**
+ * The start of a transaction that grants lent leases: each pool the batch lends in is
+ * locked (an advisory lock per pool, in name order, so two lending batches cannot
+ * deadlock), which serialises the lending of all nodes in the pool; then the leases on
+ * record for the workers the checks name are counted after the lock, and the lent grants
+ * that would leave the pool fewer free slots than its reserve are dropped from the batch
+ * (fairshare/lend-check.ts decides which). Dropped jobs stay ready, as for any grant the
+ * store refuses.
+ */
+export async function withoutRefusedLends(tx: Executor, items: { token: LeaderToken; grants: Grant[] }[]): Promise<{ token: LeaderToken; grants: Grant[] }[]> {
+  const flat = items.flatMap((i) => i.grants);
+  const pools = [...new Set(flat.filter((g) => g.lent && g.lend).map((g) => g.lend!.pool))].sort();
+  if (pools.length === 0) return items;
+  for (const pool of pools) await rows(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`fenceline.lend:${pool}`}, 0))`);
+  const ids = lendCheckWorkers(flat);
+  // One probe of the leased-holder index per worker, and only for workers a check names.
+  const counted = await rows(
+    tx,
+    sql`select w.id, w.slots, (select count(*) from jobs j where j.holder = w.id and j.state = 'leased') as held
+        from workers w where w.id = any(${array(ids, 'text')})`,
+  );
+  const slots = new Map<string, number>();
+  const held = new Map<string, number>();
+  for (const r of counted) {
+    slots.set(String(r.id), toNumber(r.slots));
+    held.set(String(r.id), toNumber(r.held));
+  }
+  const refused = refusedLends(
+    flat,
+    (w) => held.get(w) ?? 0,
+    (w) => slots.get(w),
+  );
+  if (refused.size === 0) return items;
+  const drop = new Set([...refused].map((i) => flat[i]!));
+  return items.map((i) => ({ token: i.token, grants: i.grants.filter((g) => !drop.has(g)) }));
+}
