@@ -158,9 +158,9 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
     case 'jobs': {
       const runId = parseRunId(need(positional(args)[0], 'run id'), 'RUN_ID');
       const run = await store.getRun(runId);
-      const jobs = await store.listJobs(runId);
-      const rows = [];
-      for (const j of jobs) rows.push({ ...j, result: await store.getResult(j.id) });
+      const [jobs, results] = await Promise.all([store.listJobs(runId), store.listRunResults(runId)]);
+      const byJob = new Map(results.map((r) => [r.jobId, r]));
+      const rows = jobs.map((j) => ({ ...j, result: byJob.get(j.id) ?? null }));
       printJobs(run, rows);
       return 0;
     }

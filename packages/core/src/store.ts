@@ -210,6 +210,8 @@ export interface RunReadStore extends StoreTime {
   listJobs(runId: RunId): Promise<JobRow[]>;
   getJob(jobId: JobId): Promise<JobRow>;
   getResult(jobId: JobId): Promise<ResultRow | null>;
+  /** The accepted result of every job of the run that has one, in one read; [] for an unknown run. */
+  listRunResults(runId: RunId): Promise<ResultRow[]>;
   /**
    * Every attempt of the job that wrote a result, oldest (lowest fence) first: the result
    * store keeps only the highest fence, this keeps each one. [] for a job with none.

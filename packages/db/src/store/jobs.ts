@@ -87,6 +87,13 @@ export async function getResult(db: Executor, jobId: string): Promise<ResultRow 
   return row ? resultFromRow(row) : null;
 }
 
+/** Every job's result of one run, in one read: by the (run_id, task_id) key of jobs and the results' primary key. */
+export async function listRunResults(db: Executor, runId: string): Promise<ResultRow[]> {
+  if (!isId(runId)) return [];
+  const result = await rows(db, sql`select r.* from jobs j join results r on r.job_id = j.id where j.run_id = ${runId} order by j.id`);
+  return result.map(resultFromRow);
+}
+
 /** Every attempt of the job that wrote a result, by its primary key (job_id, fence). */
 export async function listAttempts(db: Executor, jobId: string): Promise<AttemptRow[]> {
   if (!isId(jobId)) return [];

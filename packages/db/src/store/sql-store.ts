@@ -272,6 +272,10 @@ export class SqlStore implements Store {
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return jobs.getResult(this.db, jobId);
   }
+
+  listRunResults(runId: RunId): Promise<ResultRow[]> {
+    return jobs.listRunResults(this.db, runId);
+  }
   listAttempts(jobId: JobId): Promise<AttemptRow[]> {
     return jobs.listAttempts(this.db, jobId);
   }

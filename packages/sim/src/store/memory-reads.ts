@@ -102,6 +102,17 @@ export class MemoryReads implements Omit<RunReadStore, 'now'> {
     return row ? { ...row } : null;
   }
 
+  async listRunResults(runId: string): Promise<ResultRow[]> {
+    const run = this.tables.runs.get(runId);
+    if (!run) return [];
+    const out: ResultRow[] = [];
+    for (const id of run.jobIds) {
+      const row = this.tables.results.get(id);
+      if (row) out.push({ ...row });
+    }
+    return out;
+  }
+
   async listAttempts(jobId: string): Promise<AttemptRow[]> {
     return (this.tables.attempts.get(jobId) ?? []).map((a) => ({ ...a }));
   }

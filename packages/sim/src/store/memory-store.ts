@@ -398,6 +398,10 @@ export class MemoryStore implements Store {
   getResult(jobId: JobId): Promise<ResultRow | null> {
     return this.reads.getResult(jobId);
   }
+
+  listRunResults(runId: RunId): Promise<ResultRow[]> {
+    return this.reads.listRunResults(runId);
+  }
   listAttempts(jobId: JobId): Promise<AttemptRow[]> {
     return this.reads.listAttempts(jobId);
   }

@@ -111,11 +111,11 @@ export const getRun = endpoint({
   answer: { status: 200, schema: s.runAnswer, description: 'The run and its jobs' },
   run: async ({ store, params }) => {
     const runId = runIdFromUrl(params.id);
-    const [run, jobs] = await Promise.all([store.getRun(runId), store.listJobs(runId)]);
+    const [run, jobs, results] = await Promise.all([store.getRun(runId), store.listJobs(runId), store.listRunResults(runId)]);
     // Only the outcome and fence of each result: its output and logs have their own reads, and may be large.
-    const results = await Promise.all(jobs.map((j) => store.getResult(j.id)));
-    const withResults = jobs.map((j, i) => {
-      const r = results[i];
+    const byJob = new Map(results.map((r) => [r.jobId, r]));
+    const withResults = jobs.map((j) => {
+      const r = byJob.get(j.id);
       return { ...j, result: r ? { outcome: r.outcome, fence: r.fence } : null };
     });
     return { status: 200, body: { run, jobs: withResults } };

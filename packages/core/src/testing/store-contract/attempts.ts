@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJobId, parseWorkerId, MAX_SEQUENCE_ID } from '../../ids';
+import { parseJobId, parseRunId, parseWorkerId, MAX_SEQUENCE_ID } from '../../ids';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, PAST_TTL_MS, refusedWith, SHORT_TTL_MS } from './fixtures';
 import { completeJob } from './one-leader';
@@ -29,6 +29,10 @@ export function attemptsContract(c: ContractContext): void {
       expect(attempts.map((a) => a.startedAt)).toEqual([first.leasedAt, second.leasedAt, third.leasedAt]);
       for (const a of attempts) expect(a.endedAt.getTime()).toBeGreaterThanOrEqual(a.startedAt!.getTime());
       expect(await c.store.getResult(ready.id)).toMatchObject({ fence: third.fence, outcome: 'succeeded' });
+      // The run's results in one read: the same last result, once.
+      expect(await c.store.listRunResults(ready.runId)).toEqual([await c.store.getResult(ready.id)]);
+      expect(await c.store.listRunResults(parseRunId('987654321'))).toEqual([]);
+      expect(await c.store.listRunResults('not-an-id' as never)).toEqual([]);
     });
 
     it('adds no attempt for a refused write, an expired lease or a lease handed back', async () => {
