@@ -6,17 +6,20 @@ const w = (name: string): WorkerId => parseWorkerId(name);
 const check = (pool: string, reserve: number, free: Record<string, number>): LendCheck => ({
   pool,
   reserve,
+  fraction: 0,
+  liveWindowMs: 60_000,
   workers: Object.entries(free).map(([id, n]) => ({ workerId: w(id), free: n })),
 });
 
 describe('refusedLends', () => {
   const slots = (): number => 2;
+  const none = (): number => 0;
 
   it('lends only what stays above the reserve, after the batch grants that lend nothing', () => {
     const gpu = check('gpu', 1, { a: 2, b: 2 });
     const grants: LendCheckedGrant[] = [{ lend: gpu }, { lend: gpu, lent: true }, { lend: gpu, lent: true }, { lend: gpu, lent: true }];
     // Free 4, one grant within its cap, a reserve of 1: two loans fit, the third is refused.
-    expect([...refusedLends(grants, () => 0, slots)]).toEqual([3]);
+    expect([...refusedLends(grants, () => 0, slots, none)]).toEqual([3]);
   });
 
   it("takes each worker's free slots as the smaller of its poll and the store's record", () => {
@@ -25,7 +28,7 @@ describe('refusedLends', () => {
     const known = (id: WorkerId): number | undefined => (id === 'stranger' ? undefined : 2);
     // a: min(2, 2 - 2) = 0; b: min(1, 2) = 1; the unregistered worker: 0. One loan of three.
     const grants: LendCheckedGrant[] = [0, 1, 2].map(() => ({ lend: c, lent: true }));
-    expect([...refusedLends(grants, held, known)]).toEqual([1, 2]);
+    expect([...refusedLends(grants, held, known, none)]).toEqual([1, 2]);
   });
 
   it('counts each pool apart, from the latest lending round of the batch', () => {
@@ -41,13 +44,36 @@ describe('refusedLends', () => {
     ];
     // default: by the newer round only a waits, 2 free less a reserve of 1: one loan, the
     // second refused. gpu: two free, the third loan refused.
-    expect([...refusedLends(grants, () => 0, slots)]).toEqual([1, 4]);
+    expect([...refusedLends(grants, () => 0, slots, none)]).toEqual([1, 4]);
+  });
+
+  it("keeps the larger of the node's reserve and the store's share of the live pool", () => {
+    const c: LendCheck = { ...check('default', 1, { a: 2, b: 2, c: 2 }), fraction: 0.5 };
+    const grants: LendCheckedGrant[] = [0, 1, 2, 3, 4].map(() => ({ lend: c, lent: true }));
+    // 6 free; the node's reserve is 1, but half of the 6 live slots the store counts is 3.
+    expect([
+      ...refusedLends(
+        grants,
+        () => 0,
+        slots,
+        () => 6,
+      ),
+    ]).toEqual([3, 4]);
+    // With a store that counts fewer live slots than the node, the node's reserve stands.
+    expect([
+      ...refusedLends(
+        grants,
+        () => 0,
+        slots,
+        () => 0,
+      ),
+    ]).toEqual([]);
   });
 
   it('refuses nothing in a batch that does not lend, and names the workers its checks list', () => {
     const c = check('default', 5, {});
     expect(lendsAny([{ lend: c }, {}])).toBe(false);
-    expect(refusedLends([{ lend: c }, { lend: c }], () => 0, slots).size).toBe(0);
+    expect(refusedLends([{ lend: c }, { lend: c }], () => 0, slots, none).size).toBe(0);
     const l = check('default', 0, { a: 1, b: 1 });
     expect(lendsAny([{}, { lend: l, lent: true }])).toBe(true);
     expect(lendCheckWorkers([{ lend: l }, { lend: l, lent: true }]).sort()).toEqual(['a', 'b']);

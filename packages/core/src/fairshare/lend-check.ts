@@ -18,8 +18,17 @@ import type { WorkerId } from '../ids';
  */
 export interface LendCheck {
   pool: string;
-  /** Free slots that must stay free after every lent grant: never lent. */
+  /** Free slots that must stay free after every lent grant: never lent (the node's count, from its live pool). */
   reserve: number;
+  /**
+   * The reserve as a share of the pool, and the window in which a worker counts as live: the
+   * store counts the reserve again from the workers it has seen within the window, and
+   * keeps the larger. A node that has just started has not yet heard from workers whose
+   * every slot is busy (they poll no one), so its own pool, and the reserve it counts from
+   * it, is too small until they finish a job.
+   */
+  fraction: number;
+  liveWindowMs: number;
   /** The pool's workers waiting on the node, each with the free slots its poll said. */
   workers: readonly { workerId: WorkerId; free: number }[];
 }
@@ -48,12 +57,18 @@ export function lendCheckWorkers(grants: Iterable<LendCheckedGrant>): WorkerId[]
  * indexes. Per pool it takes the check of the batch's latest round that lends there (the
  * freshest view of which workers wait), counts the pool's free slots from it and the store's records
  * (`held`: leases per worker; `slots`: a registered worker's slots, undefined for one the
- * store does not know), and takes away every grant of the batch in the pool that does not
+ * store does not know; `poolSlots`: the slots of the pool's workers the store has seen
+ * within the check's live window, for the reserve), and takes away every grant of the batch in the pool that does not
  * lend, whether or not it will land (so the answer never depends on the order in which the
  * grants are applied). The lent grants then fit in what is left above the reserve, first
  * come first served; the rest are refused and their jobs stay ready.
  */
-export function refusedLends(grants: readonly LendCheckedGrant[], held: (workerId: WorkerId) => number, slots: (workerId: WorkerId) => number | undefined): Set<number> {
+export function refusedLends(
+  grants: readonly LendCheckedGrant[],
+  held: (workerId: WorkerId) => number,
+  slots: (workerId: WorkerId) => number | undefined,
+  poolSlots: (check: LendCheck) => number,
+): Set<number> {
   const checks = new Map<string, LendCheck>();
   const taken = new Map<string, number>();
   for (const g of grants) {
@@ -65,7 +80,7 @@ export function refusedLends(grants: readonly LendCheckedGrant[], held: (workerI
   for (const [pool, check] of checks) {
     let free = 0;
     for (const w of check.workers) free += Math.max(0, Math.min(w.free, (slots(w.workerId) ?? 0) - held(w.workerId)));
-    lendable.set(pool, free - (taken.get(pool) ?? 0) - check.reserve);
+    lendable.set(pool, free - (taken.get(pool) ?? 0) - Math.max(check.reserve, reserveOf(check.fraction, poolSlots(check))));
   }
   const refused = new Set<number>();
   grants.forEach((g, i) => {
@@ -75,4 +90,16 @@ export function refusedLends(grants: readonly LendCheckedGrant[], held: (workerI
     else refused.add(i);
   });
   return refused;
+}
+
+/** The reserve of a pool of `poolSlots` live slots: a share of it, rounded up (as the node counts it). */
+export function reserveOf(fraction: number, poolSlots: number): number {
+  return Math.ceil(fraction * poolSlots - 1e-9);
+}
+
+/** The lending checks of a batch that lend, one per pool: the pools whose live slots the store must count. */
+export function lendingChecks(grants: Iterable<LendCheckedGrant>): LendCheck[] {
+  const checks = new Map<string, LendCheck>();
+  for (const g of grants) if (g.lent && g.lend) checks.set(g.lend.pool, g.lend);
+  return [...checks.values()];
 }

@@ -2,7 +2,7 @@ import { assert } from '../assert';
 import { capFor, planDispatch, saltedHash, type DispatchDag, type DispatchPlan } from '../fairshare/plan';
 import type { JobRow } from '../model';
 import type { JobId, WorkerId } from '../ids';
-import type { LendCheck } from '../fairshare/lend-check';
+import { reserveOf, type LendCheck } from '../fairshare/lend-check';
 import type { Grant, GrantedLease } from '../store';
 import type { NodeContext } from './node-context';
 import { RELEASE_REASONS } from './revocation';
@@ -178,11 +178,11 @@ export class Dispatcher {
     const lendReserve = c.config.lendReserveFraction;
     // A DAG at its cap can be granted nothing in a pool that has no slot to lend, so its
     // ready jobs are not copied there; where the pool can lend, it is the one that borrows.
-    const reserveOf = (pool: string): number => Math.ceil((lendReserve ?? 0) * c.pool.poolSlots(pool) - 1e-9);
+    const reserveInPool = (pool: string): number => reserveOf(lendReserve ?? 0, c.pool.poolSlots(pool));
     const canLend = new Map<string, boolean>();
     const lends = (pool: string): boolean => {
       let yes = canLend.get(pool);
-      if (yes === undefined) canLend.set(pool, (yes = lendReserve !== null && c.pool.freeIn(pool) > reserveOf(pool) && !this.lendPaused(pool)));
+      if (yes === undefined) canLend.set(pool, (yes = lendReserve !== null && c.pool.freeIn(pool) > reserveInPool(pool) && !this.lendPaused(pool)));
       return yes;
     };
     const skipAt = (fraction: number | undefined, pool: string): number => (lends(pool) ? Infinity : capOf(fraction, pool));
@@ -202,7 +202,7 @@ export class Dispatcher {
     for (const [pool, dags] of byPool) {
       const poolSlots = c.pool.poolSlots(pool);
       const poolFree = c.pool.freeIn(pool);
-      const reserve = lendReserve === null ? undefined : reserveOf(pool);
+      const reserve = lendReserve === null ? undefined : reserveInPool(pool);
       // The round can grant at most this many jobs, so it needs at most this many workers
       // of each offer: the pool picks them in the planner's own order without listing the
       // whole fleet.
@@ -228,7 +228,13 @@ export class Dispatcher {
       if (reserve !== undefined) {
         // Every grant of a lending node carries its pool's check (see fairshare/lend-check.ts);
         // only a part that lends lists the waiting workers the store counts from.
-        const check: LendCheck = { pool, reserve, workers: part.grants.some((g) => g.lent) ? c.pool.waitingIn(pool) : [] };
+        const check: LendCheck = {
+          pool,
+          reserve,
+          fraction: lendReserve!,
+          liveWindowMs: c.config.workerLiveWindowMs,
+          workers: part.grants.some((g) => g.lent) ? c.pool.waitingIn(pool) : [],
+        };
         for (const g of part.grants) checks.set(g.jobId, check);
       }
     }

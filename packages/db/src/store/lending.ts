@@ -1,13 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { lendCheckWorkers, refusedLends, type Grant, type LeaderToken } from '@fenceline/core';
-import { array, rows, type Executor } from './db';
+import { DEFAULT_POOL, lendCheckWorkers, lendingChecks, refusedLends, type Grant, type LeaderToken } from '@fenceline/core';
+import { array, msInterval, rows, type Executor } from './db';
 import { toNumber } from './rows';
 
 /**
  * The start of a transaction that grants lent leases: each pool the batch lends in is
  * locked (an advisory lock per pool, in name order, so two lending batches cannot
  * deadlock), which serialises the lending of all nodes in the pool; then the leases on
- * record for the workers the checks name are counted after the lock, and the lent grants
+ * record for the workers the checks name, and the live slots of each pool (for the
+ * reserve), are counted after the lock, and the lent grants
  * that would leave the pool fewer free slots than its reserve are dropped from the batch
  * (fairshare/lend-check.ts decides which). Dropped jobs stay ready, as for any grant the
  * store refuses.
@@ -30,10 +31,21 @@ export async function withoutRefusedLends(tx: Executor, items: { token: LeaderTo
     slots.set(String(r.id), toNumber(r.slots));
     held.set(String(r.id), toNumber(r.held));
   }
+  // The live slots of each pool that lends, for the reserve: a range scan of the live workers.
+  const live = new Map<string, number>();
+  for (const check of lendingChecks(flat)) {
+    const [row] = await rows(
+      tx,
+      sql`select coalesce(sum(slots), 0) as slots from workers
+          where last_seen >= now() - ${msInterval(check.liveWindowMs)} and coalesce(meta->'offer'->>'pool', ${DEFAULT_POOL}) = ${check.pool}`,
+    );
+    live.set(check.pool, toNumber(row?.slots ?? 0));
+  }
   const refused = refusedLends(
     flat,
     (w) => held.get(w) ?? 0,
     (w) => slots.get(w),
+    (check) => live.get(check.pool) ?? 0,
   );
   if (refused.size === 0) return items;
   const drop = new Set([...refused].map((i) => flat[i]!));

@@ -60,6 +60,7 @@ export class MemoryLeases {
       flat,
       (w) => held.get(w) ?? 0,
       (w) => this.tables.workerTable.slots(w),
+      (check) => this.tables.workerTable.liveSlots(check.pool, this.tables.nowMs() - check.liveWindowMs),
     );
     return new Set([...refused].map((i) => flat[i]!));
   }

@@ -1,4 +1,4 @@
-import type { WorkerId, WorkerRow } from '@fenceline/core';
+import { DEFAULT_POOL, type WorkerId, type WorkerRow } from '@fenceline/core';
 
 /** A worker as it registers. */
 export interface NewWorker {
@@ -25,6 +25,16 @@ export class MemoryWorkers {
     this.rows.set(worker.id, row);
     this.sessions.set(worker.id, worker.session);
     return { ...row };
+  }
+
+  /** The slots of the workers of `pool` seen at or after `cutoffMs` (a worker without an offer serves the default pool). */
+  liveSlots(pool: string, cutoffMs: number): number {
+    let n = 0;
+    for (const w of this.rows.values()) {
+      const offered = (w.meta.offer as { pool?: unknown } | undefined)?.pool;
+      if (w.lastSeen.getTime() >= cutoffMs && (typeof offered === 'string' ? offered : DEFAULT_POOL) === pool) n += w.slots;
+    }
+    return n;
   }
 
   /** A registered worker's slots; undefined for one that never registered. */

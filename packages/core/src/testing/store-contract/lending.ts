@@ -6,6 +6,9 @@ import type { ContractContext } from './context';
 import { LONG_TTL_MS, SHARD_COUNT, spec, unique } from './fixtures';
 import { completeJob, grantLeases, startRun } from './one-leader';
 
+/** No share of its own: these checks test the reserve the node counted (the store's count is tested apart). */
+const LIVE = { fraction: 0, liveWindowMs: 60_000 };
+
 function readyJobs(n: number): NewJob[] {
   return Array.from({ length: n }, (_, i) => ({ taskId: `t${i}`, state: 'ready', maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 }));
 }
@@ -38,6 +41,7 @@ export function lendingContract(c: ContractContext): void {
       const check: LendCheck = {
         pool: 'default',
         reserve: 2,
+        ...LIVE,
         workers: ids.map((workerId) => ({ workerId, free: 2 })),
       };
       // Free by the store: 0 + 2 + 2 = 4; the batch's own grant within its cap takes one, the
@@ -54,6 +58,7 @@ export function lendingContract(c: ContractContext): void {
       const after: LendCheck = {
         pool: 'default',
         reserve: 2,
+        ...LIVE,
         workers: [
           { workerId: a, free: 1 },
           { workerId: cw, free: 2 },
@@ -72,6 +77,7 @@ export function lendingContract(c: ContractContext): void {
       const check: LendCheck = {
         pool: 'default',
         reserve: 1,
+        ...LIVE,
         workers: [
           { workerId: a, free: 1 },
           { workerId: b, free: 1 },
@@ -82,10 +88,31 @@ export function lendingContract(c: ContractContext): void {
       expect(granted.map((g) => g.taskId)).toEqual(['t0']);
     });
 
+    it("keeps the larger of the node's reserve and the share of the pool's live slots the store counts", async () => {
+      const { token, jobs } = await world();
+      // Four workers of a pool of their own, seen just now: 8 live slots, all free.
+      const pool = unique('lendpool')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-');
+      const ids = [0, 1, 2, 3].map((i) => parseWorkerId(unique(`lend-p${i}`)));
+      for (const id of ids)
+        await c.store.registerWorker({ id, slots: 2, nodeId: null, meta: { offer: { pool, labels: [], types: ['noop'] } }, session: `session-of-${id}`, credentialId: null });
+      // A node that has just started counts a pool of 2 slots (a reserve of 1 at a half);
+      // the store counts 8 live slots, a reserve of 4: of 8 free slots, 4 may be lent.
+      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, liveWindowMs: 60_000, workers: ids.map((workerId) => ({ workerId, free: 2 })) };
+      const granted = await grantLeases(
+        c.store,
+        token,
+        jobs.map((j, i) => grant(j.id, ids[i % 4]!, check, true)),
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t0', 't1', 't2', 't3']);
+    });
+
     it('never refuses a grant within its cap, even one that takes the reserve', async () => {
       const { ids, token, jobs } = await world();
       // No worker is free by the check, yet grants that lend nothing all land: the reserve is kept for them.
-      const check: LendCheck = { pool: 'default', reserve: 6, workers: [] };
+      const check: LendCheck = { pool: 'default', reserve: 6, ...LIVE, workers: [] };
       const granted = await grantLeases(
         c.store,
         token,
