@@ -14,8 +14,8 @@ describe('Scenario: fanout', () => {
     const open = report.runs.find((r) => r.variant === 'no-cap')!;
     expect(report.outcome).toBe('ok');
     // 10,000 jobs on 3,000 slots is four waves of five minutes: the last (partial) wave
-    // starts at about 15 min, so about 20 min, plus its jittered durations (the README's
-    // known issue 5 explains the rest: the cap shrinks while workers are busy).
+    // starts at about 15 min, so about 20 min, plus its jittered durations (the simulator's
+    // former known issue 5 in docs/history.md: the cap shrank while workers were busy).
     expect(cap.figures.fanoutMakespanMin).toBeGreaterThan(14);
     expect(cap.figures.fanoutMakespanMin).toBeLessThan(23);
     expect(cap.figures.fanoutPeakLeases).toBeLessThanOrEqual(150);
