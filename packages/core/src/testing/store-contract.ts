@@ -9,6 +9,7 @@ import { dagsContract } from './store-contract/dags';
 import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { resourcesContract } from './store-contract/resources';
+import { notificationReadsContract } from './store-contract/notification-reads';
 import { notificationsContract } from './store-contract/notifications';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
@@ -64,6 +65,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     leaseContract(c);
     resourcesContract(c);
     notificationsContract(c);
+    notificationReadsContract(c);
     workerWritesContract(c);
     upstreamOutputsContract(c);
     badBytesContract(c);
