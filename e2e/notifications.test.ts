@@ -16,7 +16,7 @@ import { WebhookReceiver } from './src/webhook-receiver';
 const SECRET = 'e2e-notify-secret-0123';
 /** The path part a masked URL must not show: a receiver's URL often is its credential. */
 const HOOK_PATH = '/hooks/e2e-delivery-endpoint';
-const BROKEN_PATH = '/hooks/e2e-broken-endpoint';
+const BROKEN_PATH = '/hooks/e2e-broken-receiver';
 const FAILING_DAG = 'e2e-notify-fails';
 const DEAD_DAG = 'e2e-notify-dead';
 
@@ -116,6 +116,15 @@ describe('notifications', () => {
     assert.ok(hook?.signatureOk, 'the receiver got a body signed with the channel’s secret');
     assert.deepEqual((hook?.body.data as { runId?: string } | undefined)?.runId, runId);
     await screenshot(page, '50-notifications-delivered');
+
+    // An admin's page has both forms; at a phone's width they wrap, and nothing sticks out sideways.
+    const phone = await signedInPage(h, ADMIN, { width: 390, height: 844 });
+    await phone.goto(`${h.consoleUrl}/notifications`);
+    await phone.getByTestId('channel-e2e-hook').waitFor();
+    const widths = await phone.evaluate(() => ({ page: document.documentElement.scrollWidth, window: window.innerWidth }));
+    assert.ok(widths.page <= widths.window, `the page is ${widths.page} px wide in a ${widths.window} px window`);
+    await screenshot(phone, '53-notifications-admin-phone');
+    await phone.context().close();
   });
 
   test('an operator retries a dead letter from its view once the receiver is fixed, and it is delivered', async () => {
