@@ -11,7 +11,7 @@ import { Card, Empty, StateBadge } from '@/components/ui';
 
 const SHOWN = 100;
 
-/** The notifications sent, newest first, filtered by state; refreshed live so a delivery shows as it is recorded. */
+/** The notifications sent, newest first, filtered by state, with why the last attempt failed; refreshed live so a delivery shows as it is recorded. */
 export function NotificationsCard() {
   const trpc = useTRPC();
   const [state, setState] = useState<NotificationState | ''>('');
@@ -47,6 +47,7 @@ export function NotificationsCard() {
                 <th>Channel</th>
                 <th>State</th>
                 <th className="num">Attempts</th>
+                <th>Last error</th>
                 <th>Queued</th>
                 <th>Delivered</th>
               </tr>
@@ -63,6 +64,7 @@ export function NotificationsCard() {
                     <StateBadge state={n.state} testId={`notification-${n.id}-state`} />
                   </td>
                   <td className="num">{n.attempts}</td>
+                  <td className="prose small">{n.lastError ?? <span className="muted">—</span>}</td>
                   <td className="small">
                     <Time at={n.createdAt} />
                   </td>
