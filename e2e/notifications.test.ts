@@ -111,6 +111,13 @@ describe('notifications', () => {
       30_000,
     );
     await until('the delivered row on the page', async () => (await page.getByTestId(`notification-${delivered.id}`).getAttribute('data-state')) === 'delivered', 15_000);
+    // The state filter lists only the notifications in the chosen state.
+    const filter = page.getByTestId('notifications-state');
+    await filter.selectOption('dead');
+    await page.getByTestId(`notification-${delivered.id}`).waitFor({ state: 'detached' });
+    await filter.selectOption('delivered');
+    await page.getByTestId(`notification-${delivered.id}`).waitFor();
+    await filter.selectOption('');
     const [hook] = receiver.at(HOOK_PATH);
     assert.equal(hook?.event, 'run_failed');
     assert.ok(hook?.signatureOk, 'the receiver got a body signed with the channel’s secret');
