@@ -133,6 +133,7 @@ const PAGES: PhonePage[] = [
   { name: 'shards', path: () => '/shards', ready: 'leadership-history', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'workers', path: () => '/workers', ready: 'worker-worker-1', shell: true, goTo: { testId: 'nav-dags', path: '/dags' } },
   { name: 'fair share', path: () => '/fair-share', ready: 'share-table', shell: true, goTo: { testId: 'nav-editor', path: '/editor' } },
+  { name: 'notifications', path: () => '/notifications', ready: 'rules-table', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'simulator', path: () => '/simulator', ready: 'sim-run', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'API reference', path: () => '/reference', ready: 'op-triggerDag', shell: true, goTo: { testId: 'nav-runs', path: '/runs' } },
   { name: 'missing DAG', path: () => '/dags/no-such-dag', ready: 'not-found', shell: true, goTo: { testId: 'nav-workers', path: '/workers' } },
@@ -154,6 +155,9 @@ before(async () => {
   runId = String((await h.store.triggerRun(parseDagId(CHAIN_DAG))).id);
   await h.store.putDag(fanOut(BUSY_DAG, 12, 180_000), SHARDS);
   await h.store.triggerRun(parseDagId(BUSY_DAG));
+  // A channel and a rule, so the Notifications page is measured with its tables, a long URL among them.
+  const channel = await h.store.createNotificationChannel({ name: 'phone-hook', kind: 'slack', url: 'https://hooks.slack.com/services/T000000/B000000/a-rather-long-token-value' });
+  await h.store.createNotificationRule({ channelId: channel.id, event: 'pool_no_worker', afterSeconds: 300, pool: 'gpu' });
 });
 
 after(async () => {

@@ -32,6 +32,7 @@ const DEFAULT_FILES = [
   'runs-list.test.ts',
   'api-reference.test.ts',
   'pools-limits.test.ts',
+  'notifications.test.ts',
 ];
 
 async function main(): Promise<number> {

@@ -26,7 +26,8 @@ describe('cli: notify', () => {
   it('adds, lists and deletes channels and rules, never prints a secret, and refuses bad input naming the field', async () => {
     const added = await runCli(databaseUrl, 'notify', 'channel', 'add', 'ops', '--endpoint', 'https://hooks.example.com/ops', '--secret-env', 'FENCELINE_TEST_NOTIFY_SECRET');
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain('ops (webhook) -> https://hooks.example.com/ops, signed');
+    // The URL is shown masked: its short path is hidden whole.
+    expect(added.stdout).toContain('ops (webhook) -> https://hooks.example.com/…, signed');
     const [channel] = await store.listNotificationChannels();
     expect(channel).toMatchObject({ name: 'ops', hasSecret: true });
 

@@ -24,8 +24,8 @@ import { contextAs } from './support/contexts';
 const OPEN = new Set(['auth.signIn', 'auth.signOut', 'auth.whoami']);
 /** What any signed-in user may change: their own API tokens. */
 const OWN = new Set(['tokens.create', 'tokens.revoke']);
-/** What only an admin may do. */
-const ADMIN = new Set(['users.list', 'users.create', 'users.setRole', 'users.setDisabled', 'users.revokeSessions']);
+/** What only an admin may do: users, and notification channels, which hold secrets and name where the cluster's news goes. */
+const ADMIN = new Set(['users.list', 'users.create', 'users.setRole', 'users.setDisabled', 'users.revokeSessions', 'notifications.createChannel', 'notifications.deleteChannel']);
 
 function call(ctx: Context, path: string, input?: unknown): Promise<unknown> {
   const caller = appRouter.createCaller(ctx) as unknown as Record<string, Record<string, (input?: unknown) => Promise<unknown>>>;

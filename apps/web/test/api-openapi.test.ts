@@ -68,6 +68,14 @@ describe('the OpenAPI document', () => {
         'GET /limits',
         'PUT /limits/{name}',
         'DELETE /limits/{name}',
+        'GET /notifications',
+        'GET /notifications/channels',
+        'POST /notifications/channels',
+        'DELETE /notifications/channels/{id}',
+        'GET /notifications/rules',
+        'POST /notifications/rules',
+        'DELETE /notifications/rules/{id}',
+        'POST /notifications/{id}/retry',
       ].sort(),
     );
     for (const { path, method, op } of operations) {

@@ -30,6 +30,7 @@ export * from './fairshare/lend-check';
 export * from './routing/offer';
 export * from './resources/limits';
 export * from './notify/notifications';
+export * from './notify/mask';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';

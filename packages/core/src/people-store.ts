@@ -111,6 +111,7 @@ export const AUDIT_ACTIONS = [
   'notify.channel_deleted',
   'notify.rule_created',
   'notify.rule_deleted',
+  'notify.retried',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -446,7 +446,9 @@ export interface ResourceLimitStore {
 /**
  * Notification channels and rules, set by operators, and the notifications, read by the
  * console and the CLI. A channel's secret is written here and read back by no list: a
- * row says only whether one is set.
+ * row says only whether one is set. Its URL, which may hold a credential too, is read back
+ * masked (maskChannelUrl) by every call here; only NotificationLeaderStore.dueNotifications,
+ * which the delivering leader calls, carries it whole.
  */
 export interface NotificationStore {
   /** Throws InvalidInputError naming the field (name empty or taken, kind, url not http(s), secret); a refusal stores nothing. */
@@ -460,6 +462,13 @@ export interface NotificationStore {
   deleteNotificationRule(id: string): Promise<boolean>;
   /** Notifications newest first, optionally of one state, at most `limit` (100 by default, 1,000 at most). */
   listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]>;
+  /**
+   * Puts a dead notification back to pending, due now, with its attempts at 0 (its last
+   * error is kept, to show what failed before). Throws NotFoundError for an unknown id, and
+   * InvalidInputError naming `id` for one that is not dead or whose channel was deleted,
+   * changing nothing.
+   */
+  retryNotification(id: string): Promise<NotificationRow>;
 }
 
 /**

@@ -16,6 +16,7 @@ const NAV = [
   { href: '/shards', label: 'Shards', icon: '⬡' },
   { href: '/fair-share', label: 'Fair share', icon: '◔' },
   { href: '/workers', label: 'Workers', icon: '▤' },
+  { href: '/notifications', label: 'Notifications', icon: '✉' },
   { href: '/simulator', label: 'Simulator', icon: '⚗' },
   { href: '/audit', label: 'Audit', icon: '☰' },
   { href: '/tokens', label: 'Tokens', icon: '⚷' },

@@ -1,4 +1,4 @@
-import type { AuditStore, CatalogueStore, PeopleStore, ResourceLimitStore, RunActionStore, RunReadStore } from '@fenceline/core';
+import type { AuditStore, CatalogueStore, NotificationStore, PeopleStore, ResourceLimitStore, RunActionStore, RunReadStore } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { poolSnapshot } from '@fenceline/db/console';
 import { consoleConfig } from './config';
@@ -6,14 +6,16 @@ import { consoleConfig } from './config';
 /**
  * What the console's procedures may use: the catalogue (its writes are validated and
  * notified as the CLI's are), operator actions on runs, the run reads, users, sessions and tokens, the audit log,
- * resource limits (set and deleted by operators), and the handle its console queries read through. No Store method of the scheduling path
- * (leader or worker writes) is in reach.
+ * resource limits (set and deleted by operators), notification channels, rules and retries, and the handle its console queries read through.
+ * No Store method of the scheduling path (leader or worker writes) is in reach: in particular not dueNotifications, the one read that
+ * carries a channel's whole URL and secret.
  */
 export type ConsoleStore = CatalogueStore &
   RunActionStore &
   RunReadStore &
   PeopleStore &
   AuditStore &
+  NotificationStore &
   Pick<ResourceLimitStore, 'setResourceLimit' | 'deleteResourceLimit' | 'listResourceLimits'> &
   Pick<SqlStore, 'db'>;
 

@@ -30,6 +30,12 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
     [/^\/api\/v1\/actions\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/actions/[id]/route')],
     [/^\/api\/v1\/limits$/, [], await import('../../src/app/api/v1/limits/route')],
     [/^\/api\/v1\/limits\/([^/]+)$/, ['name'], await import('../../src/app/api/v1/limits/[name]/route')],
+    [/^\/api\/v1\/notifications$/, [], await import('../../src/app/api/v1/notifications/route')],
+    [/^\/api\/v1\/notifications\/channels$/, [], await import('../../src/app/api/v1/notifications/channels/route')],
+    [/^\/api\/v1\/notifications\/channels\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/notifications/channels/[id]/route')],
+    [/^\/api\/v1\/notifications\/rules$/, [], await import('../../src/app/api/v1/notifications/rules/route')],
+    [/^\/api\/v1\/notifications\/rules\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/notifications/rules/[id]/route')],
+    [/^\/api\/v1\/notifications\/([^/]+)\/retry$/, ['id'], await import('../../src/app/api/v1/notifications/[id]/retry/route')],
     [/^\/api\/v1\/openapi\.json$/, [], await import('../../src/app/api/v1/openapi.json/route')],
   ];
   const { consoleStore } = await import('../../src/server/store');

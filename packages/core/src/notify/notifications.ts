@@ -67,6 +67,7 @@ export interface NotificationChannelRow {
   id: string;
   name: string;
   kind: ChannelKind;
+  /** Masked (maskChannelUrl): scheme, host and port, and the last few characters of the rest. */
   url: string;
   hasSecret: boolean;
   createdAt: Date;

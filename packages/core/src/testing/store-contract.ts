@@ -10,6 +10,7 @@ import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { resourcesContract } from './store-contract/resources';
 import { lendingContract } from './store-contract/lending';
+import { notificationReadsContract } from './store-contract/notification-reads';
 import { notificationsContract } from './store-contract/notifications';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
@@ -66,6 +67,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     resourcesContract(c);
     lendingContract(c);
     notificationsContract(c);
+    notificationReadsContract(c);
     workerWritesContract(c);
     upstreamOutputsContract(c);
     badBytesContract(c);

@@ -6,6 +6,9 @@ import {
   checkListNotificationsQuery,
   checkRuleInput,
   InvalidInputError,
+  maskChannelUrl,
+  maskUrlsIn,
+  NotFoundError,
   NOTIFY_LIMITS,
   type DeliveryOutcome,
   type DueNotification,
@@ -34,12 +37,13 @@ const CHANNEL_COLUMNS = sql`id, name, kind, url, secret is not null as has_secre
 const RULE_COLUMNS = sql`id, channel_id, dag_id, event, after_seconds, pool, created_at`;
 const NOTIFICATION_COLUMNS = sql`id, dedupe_key, rule_id, channel_id, shard, dag_id, event, payload, state, attempts, next_attempt_at, last_error, claimed_epoch, created_at, delivered_at`;
 
+/** A channel as every read shows it, its URL masked; the delivering leader reads it whole in dueNotifications. */
 function channelFromRow(r: RawRow): NotificationChannelRow {
   return {
     id: toId(r.id),
     name: str(r.name),
     kind: str(r.kind) as NotificationChannelRow['kind'],
-    url: str(r.url),
+    url: maskChannelUrl(str(r.url)),
     hasSecret: r.has_secret === true,
     createdAt: toDate(r.created_at),
   };
@@ -70,7 +74,8 @@ function notificationFromRow(r: RawRow): NotificationRow {
     state: str(r.state) as NotificationRow['state'],
     attempts: toNumber(r.attempts),
     nextAttemptAt: toDate(r.next_attempt_at),
-    lastError: strOrNull(r.last_error),
+    // An error may quote the address a delivery failed to reach; it is shown masked like the channel's URL.
+    lastError: r.last_error === null || r.last_error === undefined ? null : maskUrlsIn(str(r.last_error)),
     claimedEpoch: toNumberOrNull(r.claimed_epoch),
     createdAt: toDate(r.created_at),
     deliveredAt: toDateOrNull(r.delivered_at),
@@ -126,6 +131,32 @@ export async function listNotifications(db: Executor, query: ListNotificationsQu
   const q = checkListNotificationsQuery(query);
   const where: SQL = q.state === null ? sql`true` : sql`state = ${q.state}`;
   return (await rows(db, sql`select ${NOTIFICATION_COLUMNS} from notifications where ${where} order by id desc limit ${q.limit}`)).map(notificationFromRow);
+}
+
+export async function retryNotification(db: Executor, id: string): Promise<NotificationRow> {
+  if (!isId(id)) throw new NotFoundError(`no notification ${id}`);
+  // One statement: the row is locked, checked and changed together, so a leader that records
+  // a delivery meanwhile (it changes only pending rows) cannot be undone or doubled here.
+  const row = await firstRow(
+    db,
+    sql`with t as (
+          select n.id, n.state, exists (select 1 from notification_channels ch where ch.id = n.channel_id) as has_channel
+          from notifications n where n.id = ${id} for update
+        ),
+        w as (
+          update notifications n set state = 'pending', attempts = 0, next_attempt_at = now(), claimed_epoch = null
+          from t where n.id = t.id and t.state = 'dead' and t.has_channel
+          returning n.*
+        )
+        select t.state as prior_state, t.has_channel, w.* from t left join w on true`,
+  );
+  if (!row) throw new NotFoundError(`no notification ${id}`);
+  if (row.id === null || row.id === undefined) {
+    const prior = str(row.prior_state);
+    if (prior !== 'dead') throw new InvalidInputError(`id: notification ${id} is ${prior}; only a dead notification is retried`, { field: 'id' });
+    throw new InvalidInputError(`id: the channel of notification ${id} was deleted, so it cannot be sent again`, { field: 'id' });
+  }
+  return notificationFromRow(row);
 }
 
 export async function enqueueNotifications(db: Executor, token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {

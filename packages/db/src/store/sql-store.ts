@@ -173,6 +173,9 @@ export class SqlStore implements Store {
   listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]> {
     return notifications.listNotifications(this.db, query);
   }
+  retryNotification(id: string): Promise<NotificationRow> {
+    return notifications.retryNotification(this.db, id);
+  }
   enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
     return notifications.enqueueNotifications(this.db, token, items);
   }

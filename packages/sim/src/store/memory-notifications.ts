@@ -6,7 +6,10 @@ import {
   checkRuleInput,
   dedupeKeyOf,
   InvalidInputError,
+  maskChannelUrl,
+  maskUrlsIn,
   notificationBackoffMs,
+  NotFoundError,
   NOTIFY_LIMITS,
   type ChannelKind,
   type DeliveryOutcome,
@@ -107,6 +110,18 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
       .sort((a, b) => b.num - a.num)
       .slice(0, q.limit)
       .map((n) => this.row(n));
+  }
+
+  async retryNotification(id: string): Promise<NotificationRow> {
+    const n = this.notifications.get(id);
+    if (!n) throw new NotFoundError(`no notification ${id}`);
+    if (n.state !== 'dead') throw new InvalidInputError(`id: notification ${id} is ${n.state}; only a dead notification is retried`, { field: 'id' });
+    if (!this.channels.has(n.channelId)) throw new InvalidInputError(`id: the channel of notification ${id} was deleted, so it cannot be sent again`, { field: 'id' });
+    n.state = 'pending';
+    n.attempts = 0;
+    n.nextAttemptAtMs = this.tables.nowMs();
+    n.claimedEpoch = null;
+    return this.row(n);
   }
 
   async enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
@@ -230,8 +245,9 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     return best?.state ?? null;
   }
 
+  /** A channel as every read shows it, its URL masked; dueNotifications alone gives the leader the whole URL. */
   private channelRow(c: MemChannel): NotificationChannelRow {
-    return { id: String(c.num), name: c.name, kind: c.kind, url: c.url, hasSecret: c.secret !== null, createdAt: date(c.createdAtMs) };
+    return { id: String(c.num), name: c.name, kind: c.kind, url: maskChannelUrl(c.url), hasSecret: c.secret !== null, createdAt: date(c.createdAtMs) };
   }
 
   private ruleRow(r: MemRule): NotificationRuleRow {
@@ -242,6 +258,8 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     const { num: _num, nextAttemptAtMs, createdAtMs, deliveredAtMs, payload, ...rest } = n;
     return {
       ...rest,
+      // An error may quote the address a delivery failed to reach; it is shown masked like the channel's URL.
+      lastError: rest.lastError === null ? null : maskUrlsIn(rest.lastError),
       payload: structuredClone(payload),
       nextAttemptAt: date(nextAttemptAtMs),
       createdAt: date(createdAtMs),

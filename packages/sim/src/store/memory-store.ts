@@ -295,6 +295,9 @@ export class MemoryStore implements Store {
   listNotifications(query: ListNotificationsQuery): Promise<NotificationRow[]> {
     return this.notifications.listNotifications(query);
   }
+  retryNotification(id: string): Promise<NotificationRow> {
+    return this.notifications.retryNotification(id);
+  }
   enqueueNotifications(token: LeaderToken, items: NotificationEventItem[]): Promise<NotificationRow[]> {
     return this.notifications.enqueueNotifications(token, items);
   }

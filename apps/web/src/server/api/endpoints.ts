@@ -2,6 +2,7 @@ import { type DagId } from '@fenceline/core';
 import type { RouteHandler } from './handler';
 import { routeHandler, type Endpoint } from './handler';
 import { runIdFromUrl } from '../url-ids';
+import * as n from './notification-schemas';
 import * as s from './schemas';
 
 /**
@@ -182,6 +183,95 @@ export const deleteLimit = endpoint({
   run: async ({ caller, params }) => ({ status: 200, body: await caller.limits.delete({ name: params.name }) }),
 });
 
+export const listNotificationChannels = endpoint({
+  method: 'GET',
+  path: '/notifications/channels',
+  operationId: 'listNotificationChannels',
+  summary: 'Every notification channel, by name, its URL masked and its secret shown only as set or not',
+  role: 'viewer',
+  answer: { status: 200, schema: n.channelListAnswer, description: 'The channels' },
+  run: async ({ caller }) => ({ status: 200, body: { channels: await caller.notifications.channels() } }),
+});
+
+// Channels need an admin: a channel holds a secret and decides which host learns of runs (routers/notifications.ts).
+export const createNotificationChannel = endpoint({
+  method: 'POST',
+  path: '/notifications/channels',
+  operationId: 'createNotificationChannel',
+  summary: 'Add a channel that notifications are POSTed to, signed with its secret if it has one',
+  role: 'admin',
+  body: n.channelBody,
+  bodyRequired: true,
+  answer: { status: 201, schema: n.channelRowSchema, description: 'The channel, its URL masked' },
+  run: async ({ caller, body }) => ({ status: 201, body: await caller.notifications.createChannel(body) }),
+});
+
+export const deleteNotificationChannel = endpoint({
+  method: 'DELETE',
+  path: '/notifications/channels/{id}',
+  operationId: 'deleteNotificationChannel',
+  summary: 'Delete a channel and its rules; its notifications stay, and are not sent again',
+  role: 'admin',
+  params: n.notificationIdPath,
+  answer: { status: 200, schema: n.deletedAnswer, description: 'The channel was deleted' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.notifications.deleteChannel({ id: params.id }) }),
+});
+
+export const listNotificationRules = endpoint({
+  method: 'GET',
+  path: '/notifications/rules',
+  operationId: 'listNotificationRules',
+  summary: 'Every notification rule: which event of which DAG (or of every DAG) goes to which channel',
+  role: 'viewer',
+  answer: { status: 200, schema: n.ruleListAnswer, description: 'The rules, oldest first' },
+  run: async ({ caller }) => ({ status: 200, body: { rules: await caller.notifications.rules() } }),
+});
+
+export const createNotificationRule = endpoint({
+  method: 'POST',
+  path: '/notifications/rules',
+  operationId: 'createNotificationRule',
+  summary: 'Send an event to a channel: a timed event needs afterSeconds, a cluster event names no DAG, pool is for pool_no_worker only',
+  role: 'operator',
+  body: n.ruleBody,
+  bodyRequired: true,
+  answer: { status: 201, schema: n.ruleRowSchema, description: 'The rule' },
+  run: async ({ caller, body }) => ({ status: 201, body: await caller.notifications.createRule(body) }),
+});
+
+export const deleteNotificationRule = endpoint({
+  method: 'DELETE',
+  path: '/notifications/rules/{id}',
+  operationId: 'deleteNotificationRule',
+  summary: 'Delete a rule; what it queued already is still sent',
+  role: 'operator',
+  params: n.notificationIdPath,
+  answer: { status: 200, schema: n.deletedAnswer, description: 'The rule was deleted' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.notifications.deleteRule({ id: params.id }) }),
+});
+
+export const listNotifications = endpoint({
+  method: 'GET',
+  path: '/notifications',
+  operationId: 'listNotifications',
+  summary: 'Notifications newest first, with their state, attempts and last error; state=dead lists the dead letters',
+  role: 'viewer',
+  query: n.notificationListQuery,
+  answer: { status: 200, schema: n.notificationListAnswer, description: 'The notifications' },
+  run: async ({ caller, query }) => ({ status: 200, body: { notifications: await caller.notifications.list(query) } }),
+});
+
+export const retryNotification = endpoint({
+  method: 'POST',
+  path: '/notifications/{id}/retry',
+  operationId: 'retryNotification',
+  summary: 'Send a dead notification again: it is pending, due now, with its attempts reset; one that is not dead is refused',
+  role: 'operator',
+  params: n.notificationIdPath,
+  answer: { status: 200, schema: n.notificationRowSchema, description: 'The notification, pending again' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.notifications.retry({ id: params.id }) }),
+});
+
 export const ENDPOINTS = [
   listDags,
   getDag,
@@ -196,4 +286,12 @@ export const ENDPOINTS = [
   listLimits,
   setLimit,
   deleteLimit,
+  listNotificationChannels,
+  createNotificationChannel,
+  deleteNotificationChannel,
+  listNotificationRules,
+  createNotificationRule,
+  deleteNotificationRule,
+  listNotifications,
+  retryNotification,
 ] as const;

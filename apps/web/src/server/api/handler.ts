@@ -40,6 +40,8 @@ export interface Endpoint<P, Q, B> {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
+  /** Whether the document marks its body required (a PUT's always is). */
+  bodyRequired?: boolean;
   /** Whether it takes an Idempotency-Key header. */
   idempotent?: boolean;
   /** The answer's schema and status, for the document. */

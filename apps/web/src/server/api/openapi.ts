@@ -28,7 +28,7 @@ const ERROR_ANSWERS: Record<string, string> = {
   '400': 'INVALID_INPUT or INVALID_DAG: the request is refused, nothing is written; `issues` names each bad field',
   '401': 'UNAUTHORIZED: no API token, or one that is unknown, expired or revoked',
   '403': "FORBIDDEN: the token's role is below what the endpoint needs",
-  '404': 'NOT_FOUND: no such DAG, run or action',
+  '404': 'NOT_FOUND: no such DAG, run, action, limit, channel, rule or notification',
   '413': 'TOO_LARGE: the body is over the limit',
   '500': 'INTERNAL: an unexpected failure; the message carries only an id the console logged it under',
 };
@@ -73,7 +73,10 @@ export function openApiDocument(): JsonSchema {
     const operation: JsonSchema = { operationId: e.operationId, summary: e.summary, description: `Needs the ${e.role} role or above.`, parameters, responses };
     if (e.body) {
       schemas[`${name}Body`] = jsonSchema(e.body, 'input');
-      operation.requestBody = { required: e.operationId === 'applyDag' || e.method === 'PUT', content: { 'application/json': { schema: ref(`${name}Body`) } } };
+      operation.requestBody = {
+        required: e.operationId === 'applyDag' || e.method === 'PUT' || e.bodyRequired === true,
+        content: { 'application/json': { schema: ref(`${name}Body`) } },
+      };
     }
     paths[e.path] ??= {};
     paths[e.path]![e.method.toLowerCase()] = operation;

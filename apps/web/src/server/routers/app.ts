@@ -5,6 +5,7 @@ import { backfillsRouter } from './backfills';
 import { clusterRouter } from './cluster';
 import { dagsRouter } from './dags';
 import { limitsRouter } from './limits';
+import { notificationsRouter } from './notifications';
 import { runsRouter } from './runs';
 import { runActionsRouter } from './run-actions';
 import { tokensRouter } from './tokens';
@@ -21,6 +22,7 @@ export const appRouter = router({
   audit: auditRouter,
   backfills: backfillsRouter,
   limits: limitsRouter,
+  notifications: notificationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -21,7 +21,7 @@ export function notificationsContract(c: ContractContext): void {
     it('creates, lists and deletes channels, never lists a secret, and refuses bad input naming the field without storing it', async () => {
       const name = unique('chan');
       const created = await c.store.createNotificationChannel({ name, kind: 'slack', url: 'https://hooks.example.com/x', secret: 'top-secret' });
-      expect(created).toMatchObject({ name, kind: 'slack', url: 'https://hooks.example.com/x', hasSecret: true });
+      expect(created).toMatchObject({ name, kind: 'slack', url: 'https://hooks.example.com/…', hasSecret: true });
       expect(JSON.stringify(created)).not.toContain('top-secret');
       const listed = (await c.store.listNotificationChannels()).find((ch) => ch.id === created.id);
       expect(listed).toMatchObject({ name, hasSecret: true });

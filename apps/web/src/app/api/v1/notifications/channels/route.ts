@@ -1,0 +1,7 @@
+import { createNotificationChannel, listNotificationChannels } from '@/server/api/endpoints';
+
+// Every answer reflects the store now; nothing here may be cached or prerendered.
+export const dynamic = 'force-dynamic';
+
+export const GET = listNotificationChannels.handler;
+export const POST = createNotificationChannel.handler;

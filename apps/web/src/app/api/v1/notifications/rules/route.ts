@@ -1,0 +1,7 @@
+import { createNotificationRule, listNotificationRules } from '@/server/api/endpoints';
+
+// Every answer reflects the store now; nothing here may be cached or prerendered.
+export const dynamic = 'force-dynamic';
+
+export const GET = listNotificationRules.handler;
+export const POST = createNotificationRule.handler;

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { CHANNEL_KINDS, NOTIFICATION_EVENTS, NOTIFICATION_STATES, NOTIFY_LIMITS } from '@fenceline/core';
+
+/**
+ * The HTTP API's schemas for notification channels, rules and notifications. They bound
+ * what is passed on; the store checks the rest (a rule's afterSeconds for a timed event, a
+ * cluster event naming no DAG) and names the field it refuses.
+ */
+
+const instant = z.iso.datetime({ offset: true });
+
+/** A channel, rule or notification id as the path gives it. */
+export const notificationIdPath = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9]{1,19}$/, 'must be an id, a whole number in plain decimal')
+    .describe('The id'),
+});
+
+export const notificationListQuery = z.strictObject({
+  state: z.enum(NOTIFICATION_STATES).optional().describe('Only notifications in this state; dead ones are the dead letters'),
+  limit: z.coerce.number().int().min(1).max(NOTIFY_LIMITS.maxListLimit).optional().describe(`At most this many, newest first; ${NOTIFY_LIMITS.defaultListLimit} by default`),
+});
+
+export const channelBody = z.strictObject({
+  name: z.string().max(1_000).describe(`Unique, at most ${NOTIFY_LIMITS.maxChannelNameChars} characters once trimmed; how reads name the channel`),
+  kind: z.enum(CHANNEL_KINDS).describe('webhook: a JSON body; slack: a Slack incoming-webhook text'),
+  url: z.string().max(NOTIFY_LIMITS.maxUrlChars).describe('An http or https URL; every read shows it masked'),
+  secret: z.string().max(NOTIFY_LIMITS.maxSecretChars).nullable().optional().describe('The HMAC-SHA256 key that signs every body; never shown again'),
+});
+
+export const ruleBody = z.strictObject({
+  channelId: z.string().max(100).describe('The channel the rule sends to'),
+  event: z.enum(NOTIFICATION_EVENTS),
+  dagId: z.string().max(2_000).nullable().optional().describe('Only this DAG; none for every DAG (and none for a cluster event)'),
+  afterSeconds: z.number().int().nullable().optional().describe('Timed events only, and needed for them: how long before the event fires'),
+  pool: z.string().max(200).nullable().optional().describe('pool_no_worker only: the pool watched; none watches every pool'),
+});
+
+export const channelRowSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(CHANNEL_KINDS),
+  url: z.string().describe('Masked: scheme, host and port, then … and the last 4 characters of a path and query of 12 or more'),
+  hasSecret: z.boolean().describe('Whether bodies are signed; the secret itself is never shown'),
+  createdAt: instant,
+});
+
+export const ruleRowSchema = z.looseObject({
+  id: z.string(),
+  channelId: z.string(),
+  dagId: z.string().nullable().describe('null: every DAG'),
+  event: z.enum(NOTIFICATION_EVENTS),
+  afterSeconds: z.number().int().nullable(),
+  pool: z.string().nullable(),
+  createdAt: instant,
+});
+
+export const notificationRowSchema = z.looseObject({
+  id: z.string(),
+  ruleId: z.string(),
+  channelId: z.string(),
+  dagId: z.string().nullable(),
+  event: z.enum(NOTIFICATION_EVENTS),
+  state: z.enum(NOTIFICATION_STATES),
+  attempts: z.number().int(),
+  nextAttemptAt: instant,
+  lastError: z.string().nullable().describe('Why the last delivery failed, any URL in it masked'),
+  createdAt: instant,
+  deliveredAt: instant.nullable(),
+});
+
+export const channelListAnswer = z.object({ channels: z.array(channelRowSchema) });
+export const ruleListAnswer = z.object({ rules: z.array(ruleRowSchema) });
+export const notificationListAnswer = z.object({ notifications: z.array(notificationRowSchema) });
+export const deletedAnswer = z.object({ id: z.string(), deleted: z.literal(true) });
