@@ -6,7 +6,8 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { parseDagId, parseWorkerId, SchedulerNode, type Timers } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { createSchedulerServer, WorkerAuth } from '@fenceline/scheduler';
-import { startTracing, tracedStore, type TracingSetup } from '@fenceline/telemetry';
+import { tracedStore, type TracingSetup } from '@fenceline/telemetry';
+import { startTracing } from '@fenceline/telemetry/sdk';
 import { Worker } from '@fenceline/worker';
 import { ADMIN_URL, eventually } from './support/cluster-fixture';
 

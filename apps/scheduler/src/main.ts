@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const store = await openStore({ databaseUrl: await resolveDatabaseUrl(), applicationName: config.nodeId, max: 10 });
   // Off unless an OTLP endpoint is configured (README, "Traces"): then the node's spans
   // and those of its hot-path store writes are exported.
-  const telemetry = tracingFromEnv('fenceline-scheduler');
+  const telemetry = await tracingFromEnv('fenceline-scheduler');
   const node = new SchedulerNode({
     nodeId: config.nodeId,
     store: tracedStore(store, telemetry.tracing),

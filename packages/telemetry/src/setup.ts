@@ -1,9 +1,4 @@
-import { trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NO_TRACING, type Tracing } from '@fenceline/core';
-import { otelTracing } from './otel-tracing';
 
 /** The process's tracing and how to flush it on the way out. */
 export interface TracingSetup {
@@ -26,24 +21,11 @@ export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean
 }
 
 /**
- * Starts the OpenTelemetry Node SDK for traces only (no metrics, logs or
- * instrumentations: the spans are the ones fenceline makes). The exporter is OTLP over
- * HTTP and reads the standard OTEL_EXPORTER_OTLP_* settings itself; `spanProcessors`
- * replaces it (a test's in-memory exporter).
+ * Tracing as the environment says: started when configured, NO_TRACING otherwise. The SDK
+ * is imported only when tracing is on, so a process with it off loads none of it.
  */
-export function startTracing(options: { serviceName: string; spanProcessors?: SpanProcessor[] }): TracingSetup {
-  const sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : { traceExporter: new OTLPTraceExporter() }),
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [],
-  });
-  sdk.start();
-  return { tracing: otelTracing(trace.getTracer('fenceline')), shutdown: () => sdk.shutdown() };
-}
-
-/** Tracing as the environment says: started when configured, NO_TRACING otherwise. */
-export function tracingFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingSetup {
-  return tracingConfigured(env) ? startTracing({ serviceName }) : OFF;
+export async function tracingFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<TracingSetup> {
+  if (!tracingConfigured(env)) return OFF;
+  const { startTracing } = await import('./sdk');
+  return startTracing({ serviceName });
 }

@@ -13,7 +13,7 @@ describe('telemetry: tracing is off unless configured', () => {
   });
 
   it('hands back the inert port and the store itself when off', async () => {
-    const setup = tracingFromEnv('fenceline-test', {});
+    const setup = await tracingFromEnv('fenceline-test', {});
     expect(setup.tracing).toBe(NO_TRACING);
     const store = { completeJobs: async () => [] };
     expect(tracedStore(store, setup.tracing)).toBe(store);
