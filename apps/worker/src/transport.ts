@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
-import { errorFromJSON, isTraceparent, type PollItem } from '@fenceline/core';
+import type { OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
+import { errorFromJSON, type PollItem } from '@fenceline/core';
+import { checkedTraceparents } from './trace-context';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 
 /**
@@ -65,19 +66,6 @@ export class HttpTransport implements WorkerTransport {
   private client(node: number): SchedulerClient {
     return this.clients[node]!;
   }
-}
-
-/**
- * A lease's trace context is optional (a node that does not trace sends none) and only
- * carried on when it is a well-formed traceparent: the worker forwards it to the services
- * its HTTP tasks call, so nothing else may pass as one.
- */
-function checkedTraceparents(items: PollItem[]): PollItem[] {
-  for (const item of items) {
-    const job = item as Partial<Assignment>;
-    if (job.traceparent !== undefined && !isTraceparent(job.traceparent)) delete job.traceparent;
-  }
-  return items;
 }
 
 /** Rejects with the typed refusal inside a tRPC error, or with the transport error as it is. */
