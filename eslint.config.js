@@ -35,8 +35,12 @@ const coreOutsideWorld = [
     message: 'packages/core does no IO: take what you need through an interface passed in from outside.',
   },
   {
-    regex: '^@fenceline/(db|sim|scheduler|worker|web)(/|$)',
+    regex: '^@fenceline/(db|sim|scheduler|worker|web|telemetry)(/|$)',
     message: 'packages/core depends on no other package of the repository; they depend on it.',
+  },
+  {
+    regex: '^@opentelemetry/',
+    message: 'packages/core records spans through its tracing port (src/tracing.ts); packages/telemetry binds it to OpenTelemetry.',
   },
   {
     regex: '^(react|react-dom|next)(/|$)',

@@ -42,6 +42,12 @@ describe('lint rules', () => {
     expect(await reported('packages/core/src/fixture.ts', fixture)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports', '3:no-restricted-imports']);
   });
 
+  it('keeps OpenTelemetry out of the scheduling core, which traces through its port', async () => {
+    const fixture = ["import { trace } from '@opentelemetry/api';", "import { otelTracing } from '@fenceline/telemetry';", 'export const used = [trace, otelTracing];'].join('\n');
+    expect(await reported('packages/core/src/fixture.ts', fixture)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
+    expect(await reported('packages/telemetry/src/fixture.ts', fixture)).toEqual([]);
+  });
+
   it('lets only packages/db import the database drivers', async () => {
     const fixture = "import postgres from 'postgres';\nimport { sql } from 'drizzle-orm';\nexport const used = [postgres, sql];\n";
     expect(await reported('apps/scheduler/src/fixture.ts', fixture)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);

@@ -1,3 +1,5 @@
+import type { TraceSpan } from '@fenceline/core';
+
 /** Structured JSON logs, one object per line on stdout, so they can be shipped and queried as they are. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -23,4 +25,20 @@ export function jsonLogger(base: Record<string, unknown>, minLevel: LogLevel = (
 export function errorFields(err: unknown): Record<string, unknown> {
   if (err instanceof Error) return { error: err.message, errorName: err.name, stack: err.stack?.split('\n').slice(0, 5).join('\n') };
   return { error: String(err) };
+}
+
+/**
+ * The ids a log line about a job or run carries at its top level, named as the worker's
+ * lines name them, so one query finds a job's lines in every process: its job and run
+ * ids, and the trace and span ids of its span when tracing is on.
+ */
+export function jobLogIds(ids: { jobId?: string | null; runId?: string | null }, span?: TraceSpan): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (ids.jobId) out.job_id = ids.jobId;
+  if (ids.runId) out.run_id = ids.runId;
+  if (span) {
+    out.trace_id = span.traceId;
+    out.span_id = span.spanId;
+  }
+  return out;
 }

@@ -5,7 +5,8 @@ import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';
 import { createSchedulerServer } from './http';
 import { setInternalErrorLog } from './api/opaque-errors';
-import { errorFields, jsonLogger } from './log';
+import { errorFields, jobLogIds, jsonLogger } from './log';
+import { tracedStore, tracingFromEnv } from '@fenceline/telemetry';
 import { startRuntimeMetrics } from './runtime-metrics';
 
 /** The machine's clock and timers, bound here so the scheduling logic never reads them itself. */
@@ -44,15 +45,19 @@ async function main(): Promise<void> {
   const log = jsonLogger({ service: 'scheduler', nodeId: config.nodeId });
   setInternalErrorLog(log.child({ component: 'api' }));
   const store = await openStore({ databaseUrl: await resolveDatabaseUrl(), applicationName: config.nodeId, max: 10 });
+  // Off unless an OTLP endpoint is configured (README, "Traces"): then the node's spans
+  // and those of its hot-path store writes are exported.
+  const telemetry = await tracingFromEnv('fenceline-scheduler');
   const node = new SchedulerNode({
     nodeId: config.nodeId,
-    store,
+    store: tracedStore(store, telemetry.tracing),
     clock: systemClock,
     timers: systemTimers,
     config: config.node,
-    onEvent: (e) => {
+    tracing: telemetry.tracing,
+    onEvent: (e, span) => {
       const quiet = e.type === 'lease:renewed' || e.type === 'lease:granted' || e.type === 'job:succeeded';
-      log.log(quiet ? 'debug' : 'info', e.type, { event: e });
+      log.log(quiet ? 'debug' : 'info', e.type, { event: e, ...jobLogIds(e, span) });
     },
     onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
     notify: httpNotify,
@@ -88,6 +93,7 @@ async function main(): Promise<void> {
     runtime.stop();
     await auth.stop().catch(() => undefined);
     await store.close().catch(() => undefined);
+    await telemetry.shutdown().catch((err) => log.log('warn', 'could not export the last spans', errorFields(err)));
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { readWorkerConfig } from './config';
 import { Worker } from './worker';
 import { registeredTaskNames } from './task';
+import { tracingFromEnv } from '@fenceline/telemetry';
 
 async function main(): Promise<void> {
   const config = readWorkerConfig();
@@ -12,7 +13,9 @@ async function main(): Promise<void> {
   };
   // A user module registers named job types with defineTask() when it is imported.
   if (config.tasksModule) await import(pathToFileURL(resolve(config.tasksModule)).href);
-  const worker = new Worker({ ...config, log });
+  // Off unless an OTLP endpoint is configured (README, "Traces").
+  const telemetry = await tracingFromEnv('fenceline-worker');
+  const worker = new Worker({ ...config, log, tracing: telemetry.tracing });
   await worker.start();
   log('info', 'worker started', {
     slots: config.slots,
@@ -29,6 +32,7 @@ async function main(): Promise<void> {
     log('info', 'shutting down: taking no new work', { signal });
     await worker.stop();
     log('info', 'worker stopped', { stats: worker.stats });
+    await telemetry.shutdown().catch((err) => log('warn', 'could not export the last spans', { error: String(err) }));
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

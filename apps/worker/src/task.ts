@@ -33,6 +33,11 @@ export interface TaskContext {
    * external side effect. Throws LeaseLostError / StaleFenceError if it is not.
    */
   checkFence: () => Promise<void>;
+  /**
+   * The job's W3C trace context, present when the scheduler or this worker traces: send it
+   * as the `traceparent` header of your own calls and your services join the job's trace.
+   */
+  traceparent?: string;
 }
 
 export type TaskHandler = (input: Record<string, unknown>, ctx: TaskContext) => Promise<unknown>;

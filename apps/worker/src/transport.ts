@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Assignment, OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
-import { errorFromJSON } from '@fenceline/core';
+import type { OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
+import { errorFromJSON, type PollItem } from '@fenceline/core';
+import { checkedTraceparents } from './trace-context';
 import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
 
 /**
@@ -36,7 +37,7 @@ export class HttpTransport implements WorkerTransport {
   poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll {
     const controller = new AbortController();
     return {
-      answer: refusals(this.client(node).poll.mutate({ ...req, session: this.session }, { signal: controller.signal }) as Promise<Assignment[]>),
+      answer: refusals(this.client(node).poll.mutate({ ...req, session: this.session }, { signal: controller.signal }) as Promise<PollItem[]>).then(checkedTraceparents),
       hangUp: (reason) => controller.abort(reason),
     };
   }

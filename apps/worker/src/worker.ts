@@ -1,4 +1,4 @@
-import { TooLargeError, WorkerCore, type Assignment, type JobControl, type JobEnd, type WorkerStats } from '@fenceline/core';
+import { NO_TRACING, TooLargeError, traceLogFields, WorkerCore, type Assignment, type JobControl, type JobEnd, type Tracing, type WorkerStats } from '@fenceline/core';
 import { HttpTransport } from './transport';
 import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
@@ -22,6 +22,8 @@ async function upstreamFor(control: JobControl): Promise<TaskContext['upstream']
 /** The worker's settings (see config.ts) plus where its log lines go. */
 export type WorkerOptions = Omit<WorkerConfig, 'tasksModule'> & {
   log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /** Where the spans of its jobs and their HTTP calls go; none when absent. */
+  tracing?: Tracing;
 };
 
 const MAX_LOG_CHARS = 64 * 1024;
@@ -55,6 +57,7 @@ export class Worker {
       pollWaitMs: opts.pollWaitMs,
       shutdownGraceMs: opts.shutdownGraceMs,
       log: opts.log,
+      tracing: opts.tracing ?? NO_TRACING,
     });
   }
 
@@ -91,9 +94,10 @@ export class Worker {
       params: job.params,
       upstream: {},
       signal: control.signal,
+      ...(control.traceparent ? { traceparent: control.traceparent } : {}),
       log: (message, fields) => {
         const line = fields ? `${message} ${JSON.stringify(fields)}` : message;
-        this.opts.log('info', line, { jobId: job.jobId, taskId: job.taskId });
+        this.opts.log('info', line, { jobId: job.jobId, taskId: job.taskId, job_id: job.jobId, run_id: job.runId, ...traceLogFields(control.traceparent) });
         // Streamed live with the lease's next renewal, and kept for the result.
         control.log(line);
         if (logChars + line.length > MAX_LOG_CHARS) return;
@@ -127,7 +131,7 @@ export class Worker {
       case 'sleep':
         return runSleep;
       case 'http':
-        return runHttp;
+        return (config, ctx) => runHttp(config, ctx, this.opts.tracing);
       case 'shell':
         return (config, ctx) => runShell(config, ctx, this.opts.shell);
       default: {

@@ -4,6 +4,7 @@ export * from './unavailable';
 export * from './ids';
 export * from './people-ids';
 export * from './clock';
+export * from './tracing';
 export * from './heap';
 export * from './limits';
 export * from './spec';

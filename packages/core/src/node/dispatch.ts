@@ -283,12 +283,13 @@ export class Dispatcher {
 
   /** The granted leases as each worker receives them. */
   private assignments(results: { leader: ShardLeader; granted: GrantedLease[] }[]): Map<WorkerId, Assignment[]> {
-    const { config } = this.c;
+    const { config, traces } = this.c;
     const perWorker = new Map<WorkerId, Assignment[]>();
     for (const { leader, granted } of results) {
       for (const lease of granted) {
         const list = perWorker.get(lease.workerId) ?? [];
-        list.push({
+        const traceparent = traces?.traceparentOf(lease.jobId);
+        const assignment: Assignment = {
           jobId: lease.jobId,
           runId: lease.runId,
           dagId: lease.dagId,
@@ -299,7 +300,9 @@ export class Dispatcher {
           renewIntervalMs: config.renewIntervalMs,
           task: leader.taskOf(lease.runId, lease.taskId) ?? { type: 'unknown', config: {}, timeoutMs: 0, dependsOn: [] },
           params: leader.paramsOf(lease.runId),
-        });
+        };
+        if (traceparent) assignment.traceparent = traceparent;
+        list.push(assignment);
         perWorker.set(lease.workerId, list);
       }
     }

@@ -10,6 +10,7 @@ import { JobIndex, type MemJob } from './job-index';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
 import type { LeaderNotifications } from './notifications';
+import type { RunTraces } from './run-traces';
 
 /**
  * DAG versions a leader keeps read (most recently used first). A shard of the mission's
@@ -55,6 +56,8 @@ export interface LeaderDeps {
   notifications?: LeaderNotifications;
   /** Errors of steps nobody awaits (a restarted start of queued runs), other than an outage of the store. */
   onError?: (where: string, err: unknown) => void;
+  /** The node's run and job attempt spans; absent or null with tracing off. */
+  traces?: RunTraces | null;
 }
 
 /**
@@ -125,11 +128,17 @@ export class LeaderState {
       run.jobIdByTask.set(j.taskId, j.id);
       this.index.add(memJob(j, nowMs, routes.get(j.taskId) ?? DEFAULT_ROUTE));
     }
+    const traces = this.deps.traces;
+    if (traces) {
+      traces.runStarted(row, this.shard);
+      for (const j of jobs) if (j.state === 'ready' || j.state === 'leased') traces.attemptReady(this.index.get(j.id)!, this.shard);
+    }
     return run;
   }
 
-  /** Forgets a finished run and its jobs. */
-  dropRun(run: MemRun): void {
+  /** Forgets a finished run and its jobs; `outcome` (the machine's, when not given) ends its span. */
+  dropRun(run: MemRun, outcome?: string): void {
+    this.deps.traces?.runEnded(run.row.id, run.jobIdByTask.values(), outcome ?? run.machine.outcome());
     this.runs.delete(run.row.id);
     const active = this.runsByDag.get(run.row.dagId);
     active?.delete(run.row.id);

@@ -128,6 +128,7 @@ export class Leadership {
   async handOff(leader: ShardLeader, reason: string): Promise<void> {
     const { c } = this;
     if (this.leaders.get(leader.shard) === leader) this.leaders.delete(leader.shard);
+    c.traces?.dropShard(leader.shard);
     c.metrics.inc('leader_handoffs_total');
     await c.store.releaseShard(leader.token).catch((e) => c.error('release', e));
     c.emit({ type: 'leader:released', shard: leader.shard, epoch: leader.token.epoch, nodeId: c.nodeId, data: { reason } });
@@ -152,6 +153,7 @@ export class Leadership {
       holderGone: (workerId) => workerId === null || c.pool.silentMs(workerId) > c.config.leaseTtlMs - c.config.renewIntervalMs,
       onError: (where, err) => c.error(where, err),
       notifications: c.notifications,
+      traces: c.traces,
       // An operator's action revoked these leases: their holders polling here stop at once.
       revoked: (leases) => {
         for (const l of leases) if (l.holder !== null) c.pool.revoke(l.holder as WorkerId, l.jobId, l.fence);
@@ -170,6 +172,7 @@ export class Leadership {
       // or another takes it over afresh.
       c.error('load', err);
       if (this.leaders.get(token.shard) === leader) this.leaders.delete(token.shard);
+      c.traces?.dropShard(token.shard);
       void c.store.releaseShard(token).catch(() => undefined);
     });
   }
@@ -178,6 +181,7 @@ export class Leadership {
     const shard = leader.shard;
     if (this.leaders.get(shard) !== leader) return;
     this.leaders.delete(shard);
+    this.c.traces?.dropShard(shard);
     this.c.metrics.inc('leader_deposed_total');
     this.c.emit({ type: 'leader:deposed', shard, epoch: leader.token.epoch, nodeId: this.c.nodeId, data: { why } });
   }

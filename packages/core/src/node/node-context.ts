@@ -3,6 +3,7 @@ import type { NewEvent, NodeStore } from '../store';
 import type { NodeConfig } from './config';
 import type { NodeMetrics } from './metrics';
 import type { LeaderNotifications } from './notifications';
+import type { RunTraces } from './run-traces';
 import type { WorkerPool } from './worker-pool';
 
 /**
@@ -22,6 +23,8 @@ export interface NodeContext {
   error(where: string, err: unknown): void;
   /** Where leaders report run and job ends for notifications; absent when the node delivers none. */
   readonly notifications?: LeaderNotifications;
+  /** The spans of the runs and job attempts this node leads; null with tracing off. */
+  readonly traces: RunTraces | null;
   /** True once the node's graceful stop began: no new work is taken on. */
   stopped(): boolean;
 }

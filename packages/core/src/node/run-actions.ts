@@ -180,7 +180,7 @@ export class RunActions {
       await this.steps.repair(next);
     } else if (run.state !== 'queued') {
       // A queued run an action left queued (a clear before it started) stays in the queue.
-      if (mem) s.dropRun(mem);
+      if (mem) s.dropRun(mem, run.state);
       const queued = s.queued.get(run.dagId);
       if (queued) {
         const left = queued.filter((q) => q.id !== run.id);

@@ -33,6 +33,7 @@ export class RunFinish {
       if (!job) continue;
       job.readyAtMs = nowMs;
       s.index.setState(job, 'ready');
+      s.deps.traces?.attemptReady(job, s.shard);
     }
     // A job not moved was promoted already (by a write whose answer was lost); re-read it.
     const movedIds = new Set(moved);
@@ -98,7 +99,7 @@ export class RunFinish {
     // Also when a predecessor finished the run and its answer was lost: the predecessor may
     // have died before queueing the notification, and queueing twice is one notification.
     if (ended !== null) s.deps.notifications?.runEnded(s.token, run.row, ended);
-    s.dropRun(run);
+    s.dropRun(run, ended ?? outcome);
     if (done) s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.row.dagId, runId: run.row.id, epoch: s.token.epoch, data: { state: outcome } });
     await this.steps.startQueued(run.row.dagId);
   }

@@ -14,6 +14,8 @@ import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequ
 import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
+import { RunTraces } from './run-traces';
+import type { Tracing, TraceSpan } from '../tracing';
 
 export { endedNotices } from './worker-protocol';
 
@@ -23,12 +25,18 @@ export interface NodeDeps {
   clock: Clock;
   timers: Timers;
   config?: Partial<NodeConfig>;
-  /** Every lifecycle event, for logs, at this node's own clock; the node also persists them to the store's event log. */
-  onEvent?: (event: Omit<NewEvent, 'at'> & { at: number }) => void;
+  /**
+   * Every lifecycle event, for logs, at this node's own clock; the node also persists them
+   * to the store's event log. `span` is the run's or job attempt's span the event is about,
+   * when tracing is on, so a log line can carry its trace and span ids.
+   */
+  onEvent?: (event: Omit<NewEvent, 'at'> & { at: number }, span?: TraceSpan) => void;
   /** Unexpected errors of background loops (they keep running). */
   onError?: (where: string, err: unknown) => void;
   /** How notifications are sent; without it the node queues and delivers none (the simulator has no network). */
   notify?: NotifyIo;
+  /** Where spans go (packages/telemetry binds it to OpenTelemetry); none when absent or not enabled. */
+  tracing?: Tracing;
 }
 
 /**
@@ -59,6 +67,8 @@ export class SchedulerNode {
   private stopped = false;
   private readonly dueRuns: DueRuns;
   private readonly notifier: Notifier | null;
+  /** The run and job attempt spans; null with tracing off, so that no hook builds anything. */
+  private readonly traces: RunTraces | null;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -66,6 +76,7 @@ export class SchedulerNode {
     this.clock = deps.clock;
     this.timers = deps.timers;
     this.config = checkNodeConfig({ ...DEFAULT_NODE_CONFIG, ...deps.config });
+    const traces = (this.traces = deps.tracing?.enabled ? new RunTraces(deps.tracing, (n) => this.metrics.inc('trace_spans_dropped_total', n)) : null);
     this.pool = new WorkerPool(this.clock, this.timers, {
       liveWindowMs: this.config.workerLiveWindowMs,
       // A lease waiting in an outbox is not renewed (its worker does not know of it yet), so
@@ -78,6 +89,7 @@ export class SchedulerNode {
         this.metrics.inc('leases_undelivered_total', jobs.length);
         for (const job of jobs) void this.protocol.handBack(job.jobId, job.fence, workerId, RELEASE_REASONS.unclaimed).catch(() => undefined);
       },
+      ...(traces ? { onDelivered: (workerId: WorkerId, items: PollItem[]) => traces.delivered(workerId, items) } : {}),
     });
     this.notifier = deps.notify
       ? new Notifier({
@@ -101,6 +113,7 @@ export class SchedulerNode {
       emit: (event) => this.emit(event),
       error: (where, err) => this.error(where, err),
       stopped: () => this.stopped,
+      traces,
     };
     this.leadership = new Leadership(context, () => this.kick());
     this.dispatcher = new Dispatcher(context, {
@@ -133,7 +146,7 @@ export class SchedulerNode {
     await this.leadership.contend();
     this.loop('renew-leadership', this.config.shardRenewIntervalMs, () => this.leadership.renew());
     this.loop('acquire-leadership', this.config.tickIntervalMs, () => this.leadership.contend());
-    this.loop('tick', this.config.tickIntervalMs, () => this.dueRuns.tick());
+    this.loop('tick', this.config.tickIntervalMs, () => this.tick());
     this.loop('sweep', this.config.sweepIntervalMs, () => this.sweep());
     this.loop('reconcile', this.config.reconcileIntervalMs, () => this.reconcile());
     this.loop('backfills', this.config.tickIntervalMs, () => this.advanceBackfills());
@@ -141,7 +154,21 @@ export class SchedulerNode {
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
     const notifier = this.notifier;
     if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
-    await this.dueRuns.tick();
+    await this.tick();
+  }
+
+  /** One tick (DueRuns), in a span of its own when tracing is on. */
+  private tick(): Promise<void> {
+    const tracing = this.deps.tracing;
+    if (!this.traces || !tracing) return this.dueRuns.tick();
+    const span = tracing.start('fenceline.tick', { attributes: { 'fenceline.node.id': this.nodeId, 'fenceline.shards.led': this.leadership.loadedLeaders().length } });
+    return this.dueRuns.tick().then(
+      () => span.end(),
+      (err: unknown) => {
+        span.end(String(err));
+        throw err;
+      },
+    );
   }
 
   /** Graceful stop: releases every shard so a standby takes over at once. */
@@ -329,7 +356,10 @@ export class SchedulerNode {
   emit(event: NewEvent): void {
     const withNode = { nodeId: this.nodeId, ...event, at: event.at ?? new Date(this.storeNowMs()) };
     this.events.push(withNode);
-    this.deps.onEvent?.({ ...withNode, at: this.clock.nowMs() });
+    const onEvent = this.deps.onEvent;
+    if (!onEvent) return;
+    if (this.traces) onEvent({ ...withNode, at: this.clock.nowMs() }, this.traces.spanOf(event));
+    else onEvent({ ...withNode, at: this.clock.nowMs() });
   }
 
   /** Writes the buffered events; a batch whose write fails is kept for the next flush. */

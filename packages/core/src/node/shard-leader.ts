@@ -265,6 +265,7 @@ export class ShardLeader {
         const run = s.runs.get(job.runId);
         // The machine tracks dependencies; a lease it already knows of (after a repair) is not news.
         if (run?.machine.state(job.taskId) === 'ready') run.machine.onLeased(job.taskId);
+        s.deps.traces?.attemptLeased(job, lease, this.shard);
         s.deps.emit({
           type: 'lease:granted',
           at: lease.leasedAt,
@@ -309,6 +310,9 @@ export class ShardLeader {
     }
     job.fence = Math.max(job.fence, row.fence);
     if (row.state === 'ready') {
+      // The attempt ended (a retryable failure, a hand-back, an expiry); the next one begins.
+      s.deps.traces?.attemptEnded(job.id, 'retrying');
+      s.deps.traces?.attemptReady(job, this.shard);
       job.holder = null;
       job.nextAttemptAtMs = row.nextAttemptAt?.getTime() ?? 0;
       job.readyAtMs = s.deps.clock.nowMs();
@@ -322,6 +326,7 @@ export class ShardLeader {
       s.index.setState(job, row.state);
       return;
     }
+    s.deps.traces?.attemptEnded(job.id, row.state);
     await this.applyEnd(run, job, row.state);
     // A job the store moved to failed is out of attempts (a retryable failure comes back ready).
     if (row.state === 'failed') s.deps.notifications?.taskFailed(this.token, { id: job.id, runId: job.runId, dagId: job.dagId, taskId: job.taskId });

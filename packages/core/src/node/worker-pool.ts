@@ -28,6 +28,12 @@ export interface Assignment {
   task: { type: string; config: Record<string, unknown>; timeoutMs: number; dependsOn: string[] };
   /** The run's resolved parameters, as stored with the run (the leader carries them from the run row). */
   params: RunParams;
+  /**
+   * The W3C trace context of the job attempt's span, present only when the node traces:
+   * the worker's span of the job becomes its child, and HTTP tasks send it on. Optional,
+   * so workers and nodes of releases before it understand each other.
+   */
+  traceparent?: string;
 }
 
 /**
@@ -88,6 +94,8 @@ export interface WorkerPoolOptions {
   outboxHoldMs: number;
   /** Called with leases a worker did not come back for within outboxHoldMs (to hand them back). */
   onUnclaimed: (workerId: WorkerId, jobs: Assignment[]) => void;
+  /** Told of the leases a poll's answer carries to its worker (for their spans). */
+  onDelivered?: (workerId: WorkerId, items: PollItem[]) => void;
 }
 
 /**
@@ -218,7 +226,11 @@ export class WorkerPool {
     this.answer(worker, []);
     // Leases granted for an earlier poll of this worker go out at once, whatever its free
     // count says now: it hands back what it cannot run.
-    if (worker.outbox.length > 0) return Promise.resolve(this.takeOutbox(worker));
+    if (worker.outbox.length > 0) {
+      const jobs = this.takeOutbox(worker);
+      this.options.onDelivered?.(workerId, jobs);
+      return Promise.resolve(jobs);
+    }
     if (free <= 0) return Promise.resolve([]);
     return new Promise<PollItem[]>((resolve) => {
       const mine = (): boolean => worker.waiter?.resolve === resolve;
@@ -490,6 +502,7 @@ export class WorkerPool {
     this.file(worker);
     this.markSeen(worker);
     waiter.cancelTimer();
+    if (jobs.length > 0) this.options.onDelivered?.(worker.id, jobs);
     waiter.resolve(jobs);
   }
 }

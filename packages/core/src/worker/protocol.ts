@@ -74,6 +74,12 @@ export interface JobControl {
    * task id, read with the job's fence; {} without asking for a job with no dependencies.
    */
   upstream(): Promise<Record<string, { output: unknown }>>;
+  /**
+   * The W3C trace context the job's own calls out carry (an HTTP task's traceparent
+   * header): the worker's span of the job when it traces, else the attempt's span the
+   * node sent with the lease; absent when neither traces.
+   */
+  readonly traceparent?: string;
 }
 
 /** How a handler ended; a failure says whether another attempt could succeed. */

@@ -1,5 +1,6 @@
 import type { JobId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
+import type { TraceSpan } from '../tracing';
 import type { LogStream } from './log-stream';
 
 /** A job in one of the worker's slots, from its delivery until its result is answered. */
@@ -19,6 +20,8 @@ export interface RunningJob {
   lastRenewedMs: number;
   /** Its log lines not yet sent: the next renewal of its lease carries them. */
   readonly logStream: LogStream;
+  /** This worker's span of the job, a child of the attempt's span on the node; null with tracing off. */
+  readonly span: TraceSpan | null;
 }
 
 /** A lease due for renewal, as the worker hands it to whoever sends the renewal. */

@@ -14,6 +14,7 @@ import { Renewals } from './renewals';
 import type { DueLease, RunningJob } from './running-job';
 import { storableEnd } from './storable-end';
 import type { WorkerCoreDeps } from './worker-deps';
+import { traceLogFields, type Tracing, type TraceSpan } from '../tracing';
 
 export type { WorkerCoreDeps } from './worker-deps';
 
@@ -230,6 +231,7 @@ export class WorkerCore {
       return;
     }
     const now = this.deps.clock.nowMs();
+    const tracing = this.deps.tracing;
     const r: RunningJob = {
       job,
       via,
@@ -240,6 +242,7 @@ export class WorkerCore {
       renewing: false,
       lastRenewedMs: now,
       logStream: new LogStream(),
+      span: tracing?.enabled ? this.jobSpan(tracing, job) : null,
     };
     this.running.set(job.jobId, r);
     this.stats.started++;
@@ -262,6 +265,34 @@ export class WorkerCore {
     return Object.fromEntries(outputs.map((o) => [o.taskId, { output: o.output }]));
   }
 
+  /**
+   * This worker's span of a job: a child of the attempt's span on the node, through the
+   * trace context its lease carried (a lease without one starts a trace of its own).
+   */
+  private jobSpan(tracing: Tracing, job: Assignment): TraceSpan {
+    const span = tracing.start('fenceline.job.run', {
+      ...(job.traceparent ? { parent: job.traceparent } : {}),
+      kind: 'consumer',
+      attributes: {
+        'fenceline.job.id': job.jobId,
+        'fenceline.run.id': job.runId,
+        'fenceline.dag.id': job.dagId,
+        'fenceline.task.id': job.taskId,
+        'fenceline.task.type': job.task.type,
+        'fenceline.job.attempt': job.attempt,
+        'fenceline.job.fence': job.fence,
+        'fenceline.worker.id': this.deps.workerId,
+      },
+    });
+    span.event('running');
+    return span;
+  }
+
+  /** What a log line about a job carries: its ids and, when traced, its trace and span ids. */
+  private jobLogFields(r: RunningJob): Record<string, unknown> {
+    return { job_id: r.job.jobId, run_id: r.job.runId, ...traceLogFields(r.span?.traceparent() ?? r.job.traceparent) };
+  }
+
   private async runJob(r: RunningJob): Promise<void> {
     const { job, controller } = r;
     let end: JobEnd;
@@ -272,6 +303,7 @@ export class WorkerCore {
         checkFence: () => this.renewals.checkFence(r),
         log: (line) => r.logStream.append(line),
         upstream: () => this.upstreamOf(r),
+        traceparent: r.span ? r.span.traceparent() : job.traceparent,
       });
       // Armed after the handler started, so a job that ends exactly at its timeout has ended.
       if (job.task.timeoutMs > 0) cancelTimeout = this.deps.timers.after(job.task.timeoutMs, () => controller.abort(new Error(`timed out after ${job.task.timeoutMs} ms`)));
@@ -283,6 +315,7 @@ export class WorkerCore {
     }
     // A job whose lease is lost writes nothing: another worker may hold it now.
     if (r.lost || this.halted) {
+      r.span?.end(this.halted ? 'the worker halted' : 'the lease was lost');
       this.leaveSlot(job.jobId);
       return;
     }
@@ -290,21 +323,26 @@ export class WorkerCore {
     r.finishing = true;
     this.finishing++;
     this.wakePollers();
+    r.span?.event('result', { 'fenceline.job.outcome': send.kind });
     try {
       if (send.kind === 'failure') {
         await this.sendFailure(r, send.failure, send.logs);
         this.stats.failed++;
+        r.span?.end(send.failure.error);
       } else {
         await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: send.output, logs: send.logs });
         this.stats.succeeded++;
+        r.span?.end();
       }
     } catch (err) {
+      r.span?.end(`result write refused: ${String(err)}`);
       this.refused(err, send.kind === 'failure' ? 'fail' : 'complete', job);
       this.deps.log?.(err instanceof FencelineError ? 'warn' : 'error', 'result write refused', {
         jobId: job.jobId,
         fence: job.fence,
         code: err instanceof FencelineError ? err.code : undefined,
         error: String(err),
+        ...this.jobLogFields(r),
       });
     } finally {
       this.finishing--;
@@ -324,7 +362,7 @@ export class WorkerCore {
       } catch (err) {
         if (err instanceof FencelineError || this.halted) throw err;
         if (attempt === 1 || attempt % 20 === 0)
-          this.deps.log?.('warn', 'no scheduler node took the failure; retrying', { jobId: job.jobId, fence: job.fence, error: String(err) });
+          this.deps.log?.('warn', 'no scheduler node took the failure; retrying', { jobId: job.jobId, fence: job.fence, error: String(err), ...this.jobLogFields(r) });
         await this.sleep(retryDelayMs(attempt));
       }
     }
@@ -346,7 +384,7 @@ export class WorkerCore {
     if (r.lost) return;
     r.lost = true;
     this.stats.lost++;
-    this.deps.log?.('warn', 'lease lost: aborting job, writing nothing', { jobId: r.job.jobId, fence: r.job.fence, why });
+    this.deps.log?.('warn', 'lease lost: aborting job, writing nothing', { jobId: r.job.jobId, fence: r.job.fence, why, ...this.jobLogFields(r) });
     r.controller.abort(new LeaseLostError(why, { jobId: r.job.jobId, fence: r.job.fence }));
   }
 
@@ -418,9 +456,14 @@ export class WorkerCore {
               this.deps.transport.release(node, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, reason: 'stopping' }),
             );
             this.stats.handedBack++;
-            this.deps.log?.('info', 'job handed back on stop', { jobId: job.jobId, taskId: job.taskId, fence: job.fence });
+            this.deps.log?.('info', 'job handed back on stop', { jobId: job.jobId, taskId: job.taskId, fence: job.fence, ...this.jobLogFields(r) });
           } catch (err) {
-            this.deps.log?.('warn', 'could not hand a job back on stop; its lease will expire', { jobId: job.jobId, fence: job.fence, error: String(err) });
+            this.deps.log?.('warn', 'could not hand a job back on stop; its lease will expire', {
+              jobId: job.jobId,
+              fence: job.fence,
+              error: String(err),
+              ...this.jobLogFields(r),
+            });
           }
           this.leaveSlot(job.jobId);
         }),

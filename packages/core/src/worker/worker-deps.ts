@@ -5,6 +5,7 @@ import type { WorkerOffer } from '../routing/offer';
 import type { JobExecutor, WorkerLog, WorkerStats, WorkerTransport } from './protocol';
 import type { RenewalAgent } from './renewals';
 import type { BatchLimits } from './result-batch';
+import type { Tracing } from '../tracing';
 
 /** What a WorkerCore is given: who it is, its slots, and everything it must not make itself. */
 export interface WorkerCoreDeps {
@@ -28,6 +29,8 @@ export interface WorkerCoreDeps {
   /** Counters, shared when several workers report as one (the simulator's fleet). */
   stats?: WorkerStats;
   log?: WorkerLog;
+  /** Where the worker's spans of its jobs go; none when absent or not enabled. */
+  tracing?: Tracing;
   /** Told of every refused write or renewal (its fence was stale, forged or lost). */
   onRefused?: (code: string, op: 'complete' | 'fail' | 'release' | 'renew', job: Assignment) => void;
 }

@@ -1,0 +1,3 @@
+export * from './otel-tracing';
+export * from './setup';
+export * from './traced-store';
