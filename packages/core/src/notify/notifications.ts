@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { parseDagId } from '../ids';
 import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
+import type { Schedule } from '../spec';
 
 /**
  * Notifications: channels (where to send), rules (what to send where) and the
@@ -60,6 +61,19 @@ export const NOTIFY_LIMITS = {
    * plus a load), short enough that an old failure is not told as news.
    */
   catchUpMs: 10 * 60_000,
+  /**
+   * How far back a new leader of a shard looks for deadlines that passed while nobody
+   * checked them (the shard was leaderless, or every scheduler was down): long enough for
+   * an outage of the schedulers themselves, short enough that a stale miss is not news.
+   */
+  deadlineLookbackMs: 60 * 60_000,
+  /** The most slots of one DAG and rule a check looks at (the latest ones): a per-second schedule after an outage costs no more. */
+  maxDeadlineSlotsPerCheck: 100,
+  /**
+   * A pool counts as known while a worker of it was seen within this long; a pool whose
+   * last worker left longer ago is decommissioned, not news.
+   */
+  poolLookbackMs: 24 * 3600_000,
 } as const;
 
 /** A channel as every read shows it: whether it has a secret, never the secret itself. */
@@ -148,6 +162,57 @@ export type DeliveryOutcome = { kind: 'delivered' } | { kind: 'failed'; error: s
 export interface ListNotificationsQuery {
   state?: NotificationState;
   limit?: number;
+}
+
+/** A deadline_missed rule as a shard leader's deadline check reads it. */
+export interface DeadlineRule {
+  id: string;
+  /** null: every scheduled DAG. */
+  dagId: string | null;
+  afterSeconds: number;
+  createdAt: Date;
+}
+
+/** A scheduled DAG a deadline rule covers, with its current schedule (paused or not: a paused DAG misses its deadlines too). */
+export interface DeadlineDag {
+  id: string;
+  shard: number;
+  schedule: Schedule;
+  createdAt: Date;
+}
+
+/** What a deadline and cluster check reads in one statement (NotificationLeaderStore.notificationWatch). */
+export interface NotificationWatch {
+  /** The store's clock: deadlines are judged by it. */
+  now: Date;
+  deadlineRules: DeadlineRule[];
+  /** The scheduled DAGs of the asked shards some deadline rule covers. */
+  dags: DeadlineDag[];
+  /** Whether any shard_leaderless or pool_no_worker rule exists: without one the cluster check is skipped. */
+  clusterRules: boolean;
+}
+
+/** One slot of one DAG whose deadline under one rule has passed, for the store to check against its runs. */
+export interface DeadlineCheck {
+  ruleId: string;
+  dagId: string;
+  scheduledAt: Date;
+}
+
+/** The subject of a deadline_missed notification: the DAG and its slot. */
+export function deadlineSubject(dagId: string, scheduledAt: Date): string {
+  return `${dagId}@${scheduledAt.toISOString()}`;
+}
+
+/** Checks a batch of deadline checks (InvalidInputError naming the field). */
+export function checkDeadlineChecks(checks: DeadlineCheck[]): DeadlineCheck[] {
+  if (checks.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} checks per call`, { field: 'checks' });
+  checks.forEach((c, i) => {
+    if (typeof c.ruleId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(c.ruleId)) throw new InvalidInputError('ruleId must name a rule', { field: `checks.${i}.ruleId` });
+    parseDagId(c.dagId, `checks.${i}.dagId`);
+    if (!(c.scheduledAt instanceof Date) || Number.isNaN(c.scheduledAt.getTime())) throw new InvalidInputError('scheduledAt must be a date', { field: `checks.${i}.scheduledAt` });
+  });
+  return checks;
 }
 
 /** The idempotency key of an event's notification for one rule. */
@@ -259,6 +324,9 @@ export function checkEventItems(items: NotificationEventItem[]): NotificationEve
   if (items.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} events per call`, { field: 'items' });
   items.forEach((item, i) => {
     const event = oneOf(item.event, `items.${i}.event`, NOTIFICATION_EVENTS);
+    // A timed event depends on its rule's time, which only its own check knows
+    // (enqueueMissedDeadlines, enqueueClusterNotifications); queued here it would ignore it.
+    if (isTimedEvent(event)) throw new InvalidInputError(`a ${event} event is queued by its own check, not as an event item`, { field: `items.${i}.event` });
     if (isClusterEvent(event)) {
       if (item.dagId !== null) throw new InvalidInputError(`a ${event} event names no DAG`, { field: `items.${i}.dagId` });
     } else parseDagId(item.dagId, `items.${i}.dagId`);

@@ -10,6 +10,7 @@ import { leadershipContract } from './store-contract/leadership';
 import { leaseContract } from './store-contract/leases';
 import { resourcesContract } from './store-contract/resources';
 import { notificationsContract } from './store-contract/notifications';
+import { notificationWatchContract } from './store-contract/notification-watch';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
@@ -64,6 +65,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     leaseContract(c);
     resourcesContract(c);
     notificationsContract(c);
+    notificationWatchContract(c);
     workerWritesContract(c);
     upstreamOutputsContract(c);
     badBytesContract(c);
