@@ -7,4 +7,5 @@ export * from './scheduler-node';
 export * from './leader-writes';
 export * from './revocation';
 export * from './notifications';
+export * from './notification-watch';
 export type { RegisterAnswer, RegisterInput, WorkerSessionRef } from './worker-protocol';

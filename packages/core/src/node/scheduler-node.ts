@@ -14,6 +14,7 @@ import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequ
 import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
+import { NotificationWatcher } from './notification-watch';
 
 export { endedNotices } from './worker-protocol';
 
@@ -59,6 +60,7 @@ export class SchedulerNode {
   private stopped = false;
   private readonly dueRuns: DueRuns;
   private readonly notifier: Notifier | null;
+  private readonly watcher: NotificationWatcher | null;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -87,6 +89,17 @@ export class SchedulerNode {
           tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
           metric: (key, by) => this.metrics.inc(key, by),
           onError: (where, err) => this.error(where, err),
+        })
+      : null;
+    const notifier = this.notifier;
+    this.watcher = notifier
+      ? new NotificationWatcher({
+          store: this.store,
+          tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
+          lowestLedShard: () => this.leadership.lowestLedShard(),
+          workerLiveWindowMs: this.config.workerLiveWindowMs,
+          queued: (token, created) => notifier.queued(token, created),
+          failed: (where, err) => notifier.failed(where, null, err),
         })
       : null;
     const context: NodeContext = {
@@ -141,6 +154,8 @@ export class SchedulerNode {
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
     const notifier = this.notifier;
     if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
+    const watcher = this.watcher;
+    if (watcher) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check());
     await this.dueRuns.tick();
   }
 
