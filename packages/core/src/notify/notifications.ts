@@ -279,27 +279,45 @@ export function checkRuleInput(input: NewNotificationRule): CheckedRule {
   }
   const event = oneOf(input.event, 'event', NOTIFICATION_EVENTS);
   const given = (v: unknown): boolean => v !== undefined && v !== null;
-  if (isClusterEvent(event) && given(input.dagId)) throw new InvalidInputError(`a ${event} rule is about the cluster and names no DAG`, { field: 'dagId' });
+  if (isClusterEvent(event) && given(input.dagId)) throw new InvalidInputError(`dagId: a ${event} rule is about the cluster and names no DAG`, { field: 'dagId' });
   const dagId = given(input.dagId) ? parseDagId(input.dagId, 'dagId') : null;
   let afterSeconds: number | null = null;
   if (isTimedEvent(event)) {
     const after = input.afterSeconds;
     if (typeof after !== 'number' || !Number.isInteger(after) || after < NOTIFY_LIMITS.minAfterSeconds || after > NOTIFY_LIMITS.maxAfterSeconds) {
-      throw new InvalidInputError(`a ${event} rule needs afterSeconds, a whole number from ${NOTIFY_LIMITS.minAfterSeconds} to ${NOTIFY_LIMITS.maxAfterSeconds}`, {
+      throw new InvalidInputError(`afterSeconds: a ${event} rule needs a whole number of seconds from ${NOTIFY_LIMITS.minAfterSeconds} to ${NOTIFY_LIMITS.maxAfterSeconds}`, {
         field: 'afterSeconds',
       });
     }
     afterSeconds = after;
   } else if (given(input.afterSeconds)) {
-    throw new InvalidInputError(`afterSeconds applies only to ${TIMED_EVENTS.join(', ')} rules`, { field: 'afterSeconds' });
+    throw new InvalidInputError(`afterSeconds: applies only to ${TIMED_EVENTS.join(', ')} rules`, { field: 'afterSeconds' });
   }
   let pool: string | null = null;
   if (given(input.pool)) {
-    if (event !== 'pool_no_worker') throw new InvalidInputError('pool applies only to pool_no_worker rules', { field: 'pool' });
+    if (event !== 'pool_no_worker') throw new InvalidInputError('pool: applies only to pool_no_worker rules', { field: 'pool' });
     if (typeof input.pool !== 'string' || !POOL_PATTERN.test(input.pool)) throw new InvalidInputError(`pool ${POOL_CHARACTERS}`, { field: 'pool' });
     pool = input.pool;
   }
   return { channelId: input.channelId, dagId, event, afterSeconds, pool };
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A rule's time as an operator writes it: a whole number of seconds, or of s, m, h or d
+ * (`90s`, `10m`, `2h`). Throws InvalidInputError naming `field` for anything else.
+ */
+export function parseDurationSeconds(value: string, field = 'afterSeconds'): number {
+  const match = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(value);
+  if (!match) throw new InvalidInputError(`${field} must be a duration such as 90s, 10m or 2h, got "${value}"`, { field });
+  return Number(match[1]) * DURATION_UNITS[match[2] || 's']!;
+}
+
+/** A rule's time for display: the largest whole unit (`10m`, `90s`). */
+export function formatDurationSeconds(seconds: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (seconds % DURATION_UNITS[unit]! === 0) return `${seconds / DURATION_UNITS[unit]!}${unit}`;
+  return `${seconds}s`;
 }
 
 /** Checks a list query; the limit defaults to 100 and is at most 1,000. */
