@@ -170,7 +170,9 @@ export async function catchUpNotifications(db: Executor, token: LeaderToken): Pr
   // The payloads and subjects are the ones the leader builds (Notifier.runEnded and
   // Notifier.taskFailed), so a notification the live path queued already is the same key
   // and nothing new. A recovery is a succeeded run whose previous ended run of the DAG
-  // (by scheduled time, as previousRunEnd judges it) failed.
+  // (by scheduled time, as previousRunEnd judges it) failed. Each part is read only while a
+  // rule of its event exists (a one-time check the planner makes before the scan), so a
+  // takeover in a cluster without such rules scans none of the shard's ended runs or jobs.
   const window = msInterval(NOTIFY_LIMITS.catchUpMs);
   const result = await rows(
     db,
@@ -179,12 +181,12 @@ export async function catchUpNotifications(db: Executor, token: LeaderToken): Pr
           select 'run_failed' as event, r.id::text as subject, r.dag_id, r.ended_at,
             jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id, 'scheduledAt', ${isoText(sql`r.scheduled_at`)}, 'state', 'failed') as payload
           from runs r join lead on r.shard = lead.shard
-          where r.state = 'failed' and r.ended_at > now() - ${window}
+          where r.state = 'failed' and r.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'run_failed')
           union all
           select 'run_recovered', r.id::text, r.dag_id, r.ended_at,
             jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id, 'scheduledAt', ${isoText(sql`r.scheduled_at`)}, 'state', 'succeeded')
           from runs r join lead on r.shard = lead.shard
-          where r.state = 'succeeded' and r.ended_at > now() - ${window}
+          where r.state = 'succeeded' and r.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'run_recovered')
             and (select p.state from runs p
                  where p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id) and p.state in ('succeeded', 'failed', 'cancelled')
                  order by p.scheduled_at desc, p.id desc limit 1) = 'failed'
@@ -192,7 +194,7 @@ export async function catchUpNotifications(db: Executor, token: LeaderToken): Pr
           select 'task_failed', j.id::text, j.dag_id, j.ended_at,
             jsonb_build_object('runId', j.run_id::text, 'jobId', j.id::text, 'taskId', j.task_id, 'dagId', j.dag_id)
           from jobs j join lead on j.shard = lead.shard
-          where j.state = 'failed' and j.ended_at > now() - ${window}
+          where j.state = 'failed' and j.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'task_failed')
         ),
         w as (
           insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)
