@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NotificationWatcher, type LeaderToken, type NotificationRow } from '@fenceline/core';
+import { Notifier, NotificationWatcher, type DeliveryRequest, type LeaderToken, type NotificationRow } from '@fenceline/core';
 import { MemoryStore } from '../src/store/memory-store';
 
 const MINUTE_MS = 60_000;
@@ -61,6 +61,53 @@ describe('NotificationWatcher', () => {
     t.tokens.splice(0, 1, second);
     await t.watcher().check();
     expect(t.queued).toHaveLength(4);
+  });
+
+  it('hands what a check queued to the notifier, which sends each event’s Slack text', async () => {
+    const t = await setup();
+    const slack = await t.store.createNotificationChannel({ name: 's', kind: 'slack', url: 'http://127.0.0.1:9/slack' });
+    await t.store.putDag({ id: 'late', tasks: [{ id: 'a', type: 'noop' }], schedule: { kind: 'interval', everyMs: MINUTE_MS } }, 2);
+    const dag = await t.store.getDag('late' as never);
+    await t.store.setPaused(dag.id, true);
+    const zero = (await t.store.acquireShard({ shard: 0, nodeId: 'n1', ttlMs: 60 * MINUTE_MS }))!.token;
+    const one = (await t.store.acquireShard({ shard: 1, nodeId: 'n1', ttlMs: 60 * MINUTE_MS }))!.token;
+    t.tokens.push(zero, one);
+    await t.store.createNotificationRule({ channelId: slack.id, dagId: 'late', event: 'deadline_missed', afterSeconds: 30 });
+    await t.store.createNotificationRule({ channelId: slack.id, event: 'pool_no_worker', afterSeconds: 5, pool: 'gpu' });
+    await t.store.registerWorker({ id: 'gpu-1' as never, slots: 1, nodeId: 'n1', meta: { offer: { pool: 'gpu', labels: [], types: ['noop'] } }, session: 's', credentialId: null });
+    const sent: DeliveryRequest[] = [];
+    const notifier = new Notifier({
+      store: t.store,
+      io: { deliver: async (r) => (sent.push(r), { status: 200 }), sign: () => 'unused' },
+      clock: { nowMs: t.nowMs },
+      tokens: () => t.tokens,
+      metric: () => undefined,
+      onError: (where, err) => {
+        throw new Error(`${where}: ${String(err)}`);
+      },
+    });
+    const w = new NotificationWatcher({
+      store: t.store,
+      tokens: () => t.tokens,
+      lowestLedShard: () => 0,
+      workerLiveWindowMs: 10_000,
+      queued: (token, created) => notifier.queued(token, created),
+      failed: (where, err) => notifier.failed(where, null, err),
+    });
+    t.advance(31_000);
+    await w.check();
+    await notifier.deliverDue();
+    expect(
+      sent
+        .map((r) => JSON.parse(r.body) as { text: string })
+        .map((b) => b.text)
+        .sort(),
+    ).toEqual(
+      [
+        'fenceline: DAG late missed its deadline: the run scheduled at 2026-01-01T00:00:00.000Z had not succeeded 30 s later',
+        'fenceline: pool gpu has had no live worker for more than 5 s',
+      ].sort(),
+    );
   });
 
   it('says nothing of deadlines that passed before the rule existed', async () => {

@@ -177,7 +177,7 @@ export function notificationText(n: Pick<DueNotification, 'event' | 'dagId' | 'p
     case 'task_failed':
       return `fenceline: task ${String(p.taskId)} of run ${String(p.runId)} (DAG ${n.dagId}) failed after its last retry`;
     case 'deadline_missed':
-      return `fenceline: DAG ${n.dagId} missed its deadline: the run scheduled at ${String(p.scheduledAt)} had not finished ${String(p.afterSeconds)} s later`;
+      return `fenceline: DAG ${n.dagId} missed its deadline: the run scheduled at ${String(p.scheduledAt)} had not succeeded ${String(p.afterSeconds)} s later`;
     case 'shard_leaderless':
       return `fenceline: shard ${String(p.shard)} has had no leader for more than ${String(p.afterSeconds)} s`;
     case 'pool_no_worker':
