@@ -1,4 +1,15 @@
-import { InvalidInputError, type AuditStore, type ChannelKind, type NotificationEvent, type NotificationState, type NotificationStore } from '@fenceline/core';
+import {
+  formatDurationSeconds,
+  InvalidInputError,
+  isClusterEvent,
+  parseDurationSeconds,
+  type AuditStore,
+  type ChannelKind,
+  type NotificationEvent,
+  type NotificationRuleRow,
+  type NotificationState,
+  type NotificationStore,
+} from '@fenceline/core';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { cliAudit } from './cli-people';
 
@@ -9,12 +20,27 @@ export const NOTIFY_HELP = `  notify channel add <NAME> --endpoint URL [--kind w
   notify channel delete <ID>       a channel and its rules
   notify rule add <CHANNEL_ID> --event run_failed|task_failed|run_recovered [--dag DAG]
                                    send the event of one DAG (of every DAG without --dag) to the channel
+  notify rule add <CHANNEL_ID> --event deadline_missed --after 10m [--dag DAG]
+                                   a run not succeeded 10 minutes after its scheduled time, even one never
+                                   started (a paused DAG, schedulers down); of every scheduled DAG without --dag
+  notify rule add <CHANNEL_ID> --event shard_leaderless --after 60s
+                                   a shard without a leader for longer than 60 seconds
+  notify rule add <CHANNEL_ID> --event pool_no_worker --after 2m [--pool POOL]
+                                   a pool (every pool without --pool) without a live worker for longer than 2 minutes
+                                   (--after takes seconds, or a number with s, m, h or d)
   notify rule list                 rules
   notify rule delete <ID>          a rule
   notify list [--state pending|delivered|dead] [--limit N]
                                    notifications, newest first, with attempts and the last error`;
 
 type NotifyCliStore = NotificationStore & AuditStore;
+
+/** What a rule watches, as its line says it. */
+function subjectOf(rule: NotificationRuleRow): string {
+  if (rule.event === 'shard_leaderless') return 'every shard';
+  if (rule.event === 'pool_no_worker') return rule.pool === null ? 'every pool' : `pool ${rule.pool}`;
+  return rule.dagId ?? 'every DAG';
+}
 
 /** The channel's secret, read from the environment so that it is in no shell history or process list. */
 function secretOf(args: string[]): string | null {
@@ -65,18 +91,36 @@ async function channelCommand(store: NotifyCliStore, verb: string | undefined, r
 async function ruleCommand(store: NotifyCliStore, verb: string | undefined, rest: string[], args: string[]): Promise<number> {
   switch (verb) {
     case 'add': {
+      const after = flag(args, '--after');
       const rule = await store.createNotificationRule({
         channelId: need(rest[0], 'channel id'),
         event: need(flag(args, '--event'), '--event EVENT') as NotificationEvent,
         dagId: flag(args, '--dag') ?? null,
+        afterSeconds: after === undefined ? null : parseDurationSeconds(after),
+        pool: flag(args, '--pool') ?? null,
       });
-      await cliAudit(store, { action: 'notify.rule_created', dagId: rule.dagId ?? undefined, target: rule.id, details: { channelId: rule.channelId, event: rule.event } });
-      console.log(`rule ${rule.id}: ${rule.event} of ${rule.dagId ?? 'every DAG'} -> channel ${rule.channelId}`);
+      await cliAudit(store, {
+        action: 'notify.rule_created',
+        dagId: rule.dagId ?? undefined,
+        target: rule.id,
+        details: { channelId: rule.channelId, event: rule.event, afterSeconds: rule.afterSeconds, pool: rule.pool },
+      });
+      console.log(
+        `rule ${rule.id}: ${rule.event} of ${subjectOf(rule)}${rule.afterSeconds === null ? '' : ` after ${formatDurationSeconds(rule.afterSeconds)}`} -> channel ${rule.channelId}`,
+      );
       return 0;
     }
     case 'list':
       console.table(
-        (await store.listNotificationRules()).map((r) => ({ id: r.id, channel: r.channelId, event: r.event, dag: r.dagId ?? '(every DAG)', created: fmt(r.createdAt) })),
+        (await store.listNotificationRules()).map((r) => ({
+          id: r.id,
+          channel: r.channelId,
+          event: r.event,
+          dag: isClusterEvent(r.event) ? '' : (r.dagId ?? '(every DAG)'),
+          after: r.afterSeconds === null ? '' : formatDurationSeconds(r.afterSeconds),
+          pool: r.event === 'pool_no_worker' ? (r.pool ?? '(every pool)') : '',
+          created: fmt(r.createdAt),
+        })),
       );
       return 0;
     case 'delete': {

@@ -66,4 +66,47 @@ describe('cli: notify', () => {
     expect((await runCli(databaseUrl, 'notify', 'channel', 'delete', channel!.id)).code).toBe(1);
     expect((await runCli(databaseUrl, 'notify', 'nothing')).code).toBe(2);
   }, 120_000);
+
+  it('adds timed and cluster rules with durations, lists their time and pool, and refuses what they cannot take', async () => {
+    const added = await runCli(databaseUrl, 'notify', 'channel', 'add', 'timed', '--endpoint', 'https://hooks.example.com/timed');
+    expect(added.code).toBe(0);
+    const channel = (await store.listNotificationChannels()).find((c) => c.name === 'timed')!;
+    const before = (await store.listNotificationRules()).length;
+
+    const deadline = await runCli(databaseUrl, 'notify', 'rule', 'add', channel.id, '--event', 'deadline_missed', '--after', '10m', '--dag', 'nightly');
+    expect(deadline.code).toBe(0);
+    expect(deadline.stdout).toContain('deadline_missed of nightly after 10m');
+    const shard = await runCli(databaseUrl, 'notify', 'rule', 'add', channel.id, '--event', 'shard_leaderless', '--after', '90s');
+    expect(shard.stdout).toContain('shard_leaderless of every shard after 90s');
+    const pool = await runCli(databaseUrl, 'notify', 'rule', 'add', channel.id, '--event', 'pool_no_worker', '--after', '2h', '--pool', 'gpu');
+    expect(pool.stdout).toContain('pool_no_worker of pool gpu after 2h');
+    const rules = (await store.listNotificationRules()).slice(before);
+    expect(rules.map((r) => [r.event, r.dagId, r.afterSeconds, r.pool])).toEqual([
+      ['deadline_missed', 'nightly', 600, null],
+      ['shard_leaderless', null, 90, null],
+      ['pool_no_worker', null, 7200, 'gpu'],
+    ]);
+    const listed = (await runCli(databaseUrl, 'notify', 'rule', 'list')).stdout;
+    expect(listed).toContain('10m');
+    expect(listed).toContain('90s');
+    expect(listed).toContain('gpu');
+
+    // Each refusal names its field and stores nothing.
+    const refusals = [
+      [['--event', 'deadline_missed'], 'afterSeconds'],
+      [['--event', 'deadline_missed', '--after', 'soon'], 'afterSeconds'],
+      [['--event', 'deadline_missed', '--after', '0s'], 'afterSeconds'],
+      [['--event', 'run_failed', '--after', '5m'], 'afterSeconds'],
+      [['--event', 'shard_leaderless', '--after', '1m', '--dag', 'nightly'], 'dagId'],
+      [['--event', 'deadline_missed', '--after', '1m', '--pool', 'gpu'], 'pool'],
+      [['--event', 'pool_no_worker', '--after', '1m', '--pool', 'GPU!'], 'pool'],
+    ] as const;
+    for (const [flags, field] of refusals) {
+      const refused = await runCli(databaseUrl, 'notify', 'rule', 'add', channel.id, ...flags);
+      expect(refused.code, flags.join(' ')).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`INVALID_INPUT: .*${field}`));
+    }
+    expect(await store.listNotificationRules()).toHaveLength(before + 3);
+    expect((await runCli(databaseUrl, 'help')).stdout).toContain('--event pool_no_worker --after 2m [--pool POOL]');
+  }, 120_000);
 });

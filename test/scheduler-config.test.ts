@@ -13,6 +13,16 @@ describe('scheduler configuration', () => {
   });
 });
 
+describe('scheduler configuration of notification checks and led shards', () => {
+  it('reads the notification check interval and the shards a node may lead, and refuses a list it cannot read', () => {
+    expect(readSchedulerConfig(base).node).toMatchObject({ notifyCheckIntervalMs: 10_000, leadShards: null });
+    const config = readSchedulerConfig({ ...base, FENCELINE_NOTIFY_CHECK_INTERVAL_MS: '500', FENCELINE_LEAD_SHARDS: '2, 0,2' });
+    expect(config.node).toMatchObject({ notifyCheckIntervalMs: 500, leadShards: [0, 2] });
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEAD_SHARDS: '0,one' })).toThrow('FENCELINE_LEAD_SHARDS must be a comma-separated list of shard numbers, got "0,one"');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_NOTIFY_CHECK_INTERVAL_MS: '0' })).toThrow('FENCELINE_NOTIFY_CHECK_INTERVAL_MS must be a whole number of at least 1');
+  });
+});
+
 describe('scheduler configuration refuses what cannot run', () => {
   it('refuses a zero tick interval, which would make a busy loop, naming the variable', () => {
     expect(() => readSchedulerConfig({ ...base, FENCELINE_TICK_INTERVAL_MS: '0' })).toThrow('FENCELINE_TICK_INTERVAL_MS must be a whole number of at least 1, got "0"');

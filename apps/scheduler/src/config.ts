@@ -39,6 +39,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): n
   return n;
 }
 
+/** A comma-separated list of shard numbers, or null when unset: the shards a node may lead. */
+function shardList(env: NodeJS.ProcessEnv, name: string): number[] | null {
+  const raw = env[name];
+  if (raw == null || raw.trim() === '') return null;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (!parts.every((p) => /^\d+$/.test(p) && Number.isSafeInteger(Number(p)))) throw new Error(`${name} must be a comma-separated list of shard numbers, got "${raw}"`);
+  return [...new Set(parts.map(Number))].sort((a, b) => a - b);
+}
+
 export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
   const workerAuth = env.FENCELINE_WORKER_AUTH || 'credentials';
   if (workerAuth !== 'credentials' && workerAuth !== 'dev') throw new Error(`FENCELINE_WORKER_AUTH must be credentials or dev, got "${workerAuth}"`);
@@ -82,6 +91,8 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       outboxHoldMs: int(env, 'FENCELINE_OUTBOX_HOLD_MS', d.outboxHoldMs, 0),
       eventFlushIntervalMs: int(env, 'FENCELINE_EVENT_FLUSH_INTERVAL_MS', d.eventFlushIntervalMs, 10),
       shareShards: flag(env, 'FENCELINE_SHARE_SHARDS', d.shareShards),
+      leadShards: shardList(env, 'FENCELINE_LEAD_SHARDS'),
+      notifyCheckIntervalMs: int(env, 'FENCELINE_NOTIFY_CHECK_INTERVAL_MS', d.notifyCheckIntervalMs),
     },
   };
   // Relations between settings (a renewal interval shorter than its TTL) are the node's own

@@ -7,6 +7,7 @@ import type { ResourceLimitRow } from './resources/limits';
 import type { AuditStore, PeopleStore } from './people-store';
 import type {
   DeliveryOutcome,
+  DeadlineCheck,
   DueNotification,
   ListNotificationsQuery,
   NewNotificationChannel,
@@ -15,6 +16,7 @@ import type {
   NotificationEventItem,
   NotificationRow,
   NotificationRuleRow,
+  NotificationWatch,
 } from './notify/notifications';
 import type {
   LeaderToken,
@@ -501,12 +503,41 @@ export interface NotificationLeaderStore {
    */
   recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null>;
   /**
-   * Queues run_failed for the shard's runs that failed within NOTIFY_LIMITS.catchUpMs, for
-   * the rules that existed when each ended, as enqueueNotifications would have: a new leader
-   * calls it, since its predecessor may have finished a run and died before queueing.
+   * Queues run_failed, run_recovered and task_failed for the shard's runs and jobs that
+   * ended within NOTIFY_LIMITS.catchUpMs (a succeeded run recovered when its DAG's previous
+   * ended run failed; a job failed for good), for the rules that existed when each ended,
+   * with the subjects and payloads the live path uses: a new leader calls it, since its
+   * predecessor may have finished a run and died before queueing.
    * Returns the notifications it created (none for one queued already).
    */
   catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]>;
+  /**
+   * The deadline_missed rules, the scheduled DAGs of these shards they cover (every
+   * scheduled DAG when a rule names none), and whether any cluster rule exists, with the
+   * store's clock: one read per check for all the shards a node leads.
+   */
+  notificationWatch(shards: number[]): Promise<NotificationWatch>;
+  /**
+   * Queues deadline_missed for each check whose deadline (scheduledAt + the rule's
+   * afterSeconds) has passed by the store's clock, is not before the rule was created nor
+   * the slot before the DAG was, and that no run of the DAG for that slot met: only a run
+   * that succeeded by the deadline meets it. The DAG must be in the token's shard. Keyed
+   * `deadline_missed:<dagId>@<slot ISO>:<ruleId>`, payload { dagId, scheduledAt,
+   * afterSeconds, runId, state } (the slot's run, or nulls when none was created). Under the
+   * lead check; returns the notifications it created.
+   */
+  enqueueMissedDeadlines(token: LeaderToken, checks: DeadlineCheck[]): Promise<NotificationRow[]>;
+  /**
+   * The cluster check, made by one watcher (the node leading the lowest led shard; two
+   * watchers across a failover make one notification by the key): queues, in the token's
+   * shard, shard_leaderless for each shard whose
+   * lease has been out (or that was never led since the cluster began) for longer than a
+   * rule's afterSeconds, keyed by the shard and the epoch it was left at, and pool_no_worker
+   * for each known pool (a worker seen within NOTIFY_LIMITS.poolLookbackMs) whose workers
+   * were all last seen more than workerLiveWindowMs + afterSeconds ago, keyed by the pool and
+   * its last worker's last_seen. Under the lead check; returns the notifications it created.
+   */
+  enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]>;
   /** The state of the DAG's latest ended run scheduled before this run (what a recovery is judged by); null if none. */
   previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null>;
 }

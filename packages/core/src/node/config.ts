@@ -50,6 +50,13 @@ export interface NodeConfig {
    * otherwise a node takes every shard it finds unheld and the first node up leads them all.
    */
   shareShards: boolean;
+  /**
+   * The only shards this node may lead; null (the default) lets it lead any. For pinning a
+   * node to some shards, and for tests that need a shard nobody leads while nodes run.
+   */
+  leadShards: number[] | null;
+  /** How often a node checks the deadlines of the shards it leads and, as the cluster's watcher, the shards and pools. */
+  notifyCheckIntervalMs: number;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = {
@@ -75,6 +82,8 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   // Off: on one machine the nodes would only split its CPU and double the statements per
   // job (bench/README.md, "Change: the nodes may share the shards").
   shareShards: false,
+  leadShards: null,
+  notifyCheckIntervalMs: 10_000,
 };
 
 /** The settings that count milliseconds or items and are meaningless at zero. */
@@ -93,6 +102,7 @@ const POSITIVE_INTEGERS = [
   'dueBatch',
   'dispatchRoundsInFlight',
   'eventFlushIntervalMs',
+  'notifyCheckIntervalMs',
 ] as const satisfies readonly (keyof NodeConfig)[];
 
 /** The settings that may be zero (zero turns the feature off) but never negative or fractional. */
@@ -112,6 +122,10 @@ export function checkNodeConfig(config: NodeConfig): NodeConfig {
   for (const field of NON_NEGATIVE_INTEGERS) {
     const value = config[field];
     if (!Number.isInteger(value) || value < 0) problems.push(`${field} must be a whole number of at least 0, got ${value}`);
+  }
+  const only = config.leadShards;
+  if (only !== null && (!Array.isArray(only) || only.length === 0 || !only.every((n) => Number.isInteger(n) && n >= 0))) {
+    problems.push(`leadShards must be null or a non-empty list of shard numbers (whole numbers of at least 0), got ${JSON.stringify(only)}`);
   }
   if (!(config.capFraction > 0 && config.capFraction <= 1)) problems.push(`capFraction must be in (0, 1], got ${config.capFraction}`);
   const reserve = config.lendReserveFraction;

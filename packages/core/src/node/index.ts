@@ -8,4 +8,5 @@ export * from './leader-writes';
 export * from './revocation';
 export * from './notifications';
 export * from './run-traces';
+export * from './notification-watch';
 export type { RegisterAnswer, RegisterInput, WorkerSessionRef } from './worker-protocol';

@@ -16,6 +16,8 @@ type GrantItem = { token: LeaderToken; grants: Grant[] };
  */
 export class Leadership {
   private readonly leaders = new Map<number, ShardLeader>();
+  /** The lowest shard with a live leader at the last contention read: who watches the cluster (NotificationWatcher). */
+  private lowestLed: number | null = null;
   private readonly writes: LeaderWrites;
   private readonly grantBatcher: Batcher<GrantItem, GrantedLease[] | DeposedLeaderError>;
 
@@ -44,6 +46,11 @@ export class Leadership {
   active(shard: number): ShardLeader | undefined {
     const leader = this.leaders.get(shard);
     return leader && leader.loaded && !leader.isDeposed() ? leader : undefined;
+  }
+
+  /** The lowest shard with a live leader (any node's) at the last contention read; null before the first. */
+  lowestLedShard(): number | null {
+    return this.lowestLed;
   }
 
   ledShards(): number[] {
@@ -89,6 +96,9 @@ export class Leadership {
     const serving = c.pool.poolSlots() > 0;
     const view = await c.store.contentionView({ nodeId: c.nodeId, liveWindowMs: this.nodeLiveWindowMs(), serving });
     if (c.stopped()) return;
+    const nowMs = view.now.getTime();
+    const led = view.shards.filter((s) => s.holder !== null && s.expiresAt !== null && s.expiresAt.getTime() > nowMs).map((s) => s.shard);
+    this.lowestLed = led.length > 0 ? Math.min(...led) : null;
     const plan = planShardShare({
       nodeId: c.nodeId,
       serving,
@@ -100,8 +110,9 @@ export class Leadership {
       nowMs: view.now.getTime(),
       graceMs: 3 * c.config.tickIntervalMs,
     });
+    const only = c.config.leadShards === null ? null : new Set(c.config.leadShards);
     for (const shard of plan.acquire) {
-      if (this.leaders.has(shard) || c.stopped()) continue;
+      if (this.leaders.has(shard) || c.stopped() || (only !== null && !only.has(shard))) continue;
       const got = await c.store.acquireShard({ shard, nodeId: c.nodeId, ttlMs: c.config.shardLeaseTtlMs });
       if (got) this.lead(got.token, got.previousHolder, got.reason);
     }

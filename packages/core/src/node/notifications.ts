@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { DeposedLeaderError } from '../errors';
-import { notificationBackoffMs, type DueNotification, type NotificationEventItem } from '../notify/notifications';
+import { notificationBackoffMs, type DueNotification, type NotificationEventItem, type NotificationRow } from '../notify/notifications';
 import type { LeaderToken, NotificationLeaderStore } from '../store';
 import { isStoreUnavailable } from '../unavailable';
 
@@ -104,11 +104,14 @@ export class Notifier implements LeaderNotifications {
   private queue(token: LeaderToken, items: NotificationEventItem[]): void {
     void this.deps.store
       .enqueueNotifications(token, items)
-      .then((created) => {
-        this.deps.metric('notifications_queued_total', created.length);
-        if (created.length > 0) this.wake(token, 0);
-      })
+      .then((created) => this.queued(token, created))
       .catch((err: unknown) => this.failed('notify:enqueue', token, err));
+  }
+
+  /** Counts what was queued under a token, and delivers it on the next pass (the deadline and cluster checks queue too). */
+  queued(token: LeaderToken, created: NotificationRow[]): void {
+    this.deps.metric('notifications_queued_total', created.length);
+    if (created.length > 0) this.wake(token, 0);
   }
 
   /** One pass: claims and delivers the due notifications of every shard this node leads. */
@@ -153,7 +156,8 @@ export class Notifier implements LeaderNotifications {
     }
   }
 
-  private failed(where: string, _token: LeaderToken, err: unknown): void {
+  /** A failure of a notification step: a deposed leader's refusal and a store outage are expected, anything else is reported. */
+  failed(where: string, _token: LeaderToken | null, err: unknown): void {
     // A deposed leader writes nothing here; its renewal or its next leader write tells the node.
     if (err instanceof DeposedLeaderError) return this.deps.metric('notifications_refused_total');
     // An outage of the store leaves the notification pending (or its claim to run out); the next pass retries.
@@ -173,7 +177,7 @@ export function notificationText(n: Pick<DueNotification, 'event' | 'dagId' | 'p
     case 'task_failed':
       return `fenceline: task ${String(p.taskId)} of run ${String(p.runId)} (DAG ${n.dagId}) failed after its last retry`;
     case 'deadline_missed':
-      return `fenceline: DAG ${n.dagId} missed its deadline: the run scheduled at ${String(p.scheduledAt)} had not finished ${String(p.afterSeconds)} s later`;
+      return `fenceline: DAG ${n.dagId} missed its deadline: the run scheduled at ${String(p.scheduledAt)} had not succeeded ${String(p.afterSeconds)} s later`;
     case 'shard_leaderless':
       return `fenceline: shard ${String(p.shard)} has had no leader for more than ${String(p.afterSeconds)} s`;
     case 'pool_no_worker':

@@ -16,6 +16,7 @@ import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
 import { RunTraces } from './run-traces';
 import type { Tracing, TraceSpan } from '../tracing';
+import { NotificationWatcher } from './notification-watch';
 
 export { endedNotices } from './worker-protocol';
 
@@ -69,6 +70,7 @@ export class SchedulerNode {
   private readonly notifier: Notifier | null;
   /** The run and job attempt spans; null with tracing off, so that no hook builds anything. */
   private readonly traces: RunTraces | null;
+  private readonly watcher: NotificationWatcher | null;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
@@ -99,6 +101,17 @@ export class SchedulerNode {
           tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
           metric: (key, by) => this.metrics.inc(key, by),
           onError: (where, err) => this.error(where, err),
+        })
+      : null;
+    const notifier = this.notifier;
+    this.watcher = notifier
+      ? new NotificationWatcher({
+          store: this.store,
+          tokens: () => this.leadership.loadedLeaders().map((l) => l.token),
+          lowestLedShard: () => this.leadership.lowestLedShard(),
+          workerLiveWindowMs: this.config.workerLiveWindowMs,
+          queued: (token, created) => notifier.queued(token, created),
+          failed: (where, err) => notifier.failed(where, null, err),
         })
       : null;
     const context: NodeContext = {
@@ -154,6 +167,8 @@ export class SchedulerNode {
     this.loop('events', this.config.eventFlushIntervalMs, () => this.flushEvents());
     const notifier = this.notifier;
     if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
+    const watcher = this.watcher;
+    if (watcher) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check());
     await this.tick();
   }
 

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { parseDagId } from '../ids';
 import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
+import type { Schedule } from '../spec';
 
 /**
  * Notifications: channels (where to send), rules (what to send where) and the
@@ -60,6 +61,19 @@ export const NOTIFY_LIMITS = {
    * plus a load), short enough that an old failure is not told as news.
    */
   catchUpMs: 10 * 60_000,
+  /**
+   * How far back a new leader of a shard looks for deadlines that passed while nobody
+   * checked them (the shard was leaderless, or every scheduler was down): long enough for
+   * an outage of the schedulers themselves, short enough that a stale miss is not news.
+   */
+  deadlineLookbackMs: 60 * 60_000,
+  /** The most slots of one DAG and rule a check looks at (the latest ones): a per-second schedule after an outage costs no more. */
+  maxDeadlineSlotsPerCheck: 100,
+  /**
+   * A pool counts as known while a worker of it was seen within this long; a pool whose
+   * last worker left longer ago is decommissioned, not news.
+   */
+  poolLookbackMs: 24 * 3600_000,
 } as const;
 
 /** A channel as every read shows it: whether it has a secret, never the secret itself. */
@@ -151,6 +165,57 @@ export interface ListNotificationsQuery {
   limit?: number;
 }
 
+/** A deadline_missed rule as a shard leader's deadline check reads it. */
+export interface DeadlineRule {
+  id: string;
+  /** null: every scheduled DAG. */
+  dagId: string | null;
+  afterSeconds: number;
+  createdAt: Date;
+}
+
+/** A scheduled DAG a deadline rule covers, with its current schedule (paused or not: a paused DAG misses its deadlines too). */
+export interface DeadlineDag {
+  id: string;
+  shard: number;
+  schedule: Schedule;
+  createdAt: Date;
+}
+
+/** What a deadline and cluster check reads in one statement (NotificationLeaderStore.notificationWatch). */
+export interface NotificationWatch {
+  /** The store's clock: deadlines are judged by it. */
+  now: Date;
+  deadlineRules: DeadlineRule[];
+  /** The scheduled DAGs of the asked shards some deadline rule covers. */
+  dags: DeadlineDag[];
+  /** Whether any shard_leaderless or pool_no_worker rule exists: without one the cluster check is skipped. */
+  clusterRules: boolean;
+}
+
+/** One slot of one DAG whose deadline under one rule has passed, for the store to check against its runs. */
+export interface DeadlineCheck {
+  ruleId: string;
+  dagId: string;
+  scheduledAt: Date;
+}
+
+/** The subject of a deadline_missed notification: the DAG and its slot. */
+export function deadlineSubject(dagId: string, scheduledAt: Date): string {
+  return `${dagId}@${scheduledAt.toISOString()}`;
+}
+
+/** Checks a batch of deadline checks (InvalidInputError naming the field). */
+export function checkDeadlineChecks(checks: DeadlineCheck[]): DeadlineCheck[] {
+  if (checks.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} checks per call`, { field: 'checks' });
+  checks.forEach((c, i) => {
+    if (typeof c.ruleId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(c.ruleId)) throw new InvalidInputError('ruleId must name a rule', { field: `checks.${i}.ruleId` });
+    parseDagId(c.dagId, `checks.${i}.dagId`);
+    if (!(c.scheduledAt instanceof Date) || Number.isNaN(c.scheduledAt.getTime())) throw new InvalidInputError('scheduledAt must be a date', { field: `checks.${i}.scheduledAt` });
+  });
+  return checks;
+}
+
 /** The idempotency key of an event's notification for one rule. */
 export function dedupeKeyOf(item: Pick<NotificationEventItem, 'event' | 'subject'>, ruleId: string): string {
   return `${item.event}:${item.subject}:${ruleId}`;
@@ -215,27 +280,45 @@ export function checkRuleInput(input: NewNotificationRule): CheckedRule {
   }
   const event = oneOf(input.event, 'event', NOTIFICATION_EVENTS);
   const given = (v: unknown): boolean => v !== undefined && v !== null;
-  if (isClusterEvent(event) && given(input.dagId)) throw new InvalidInputError(`a ${event} rule is about the cluster and names no DAG`, { field: 'dagId' });
+  if (isClusterEvent(event) && given(input.dagId)) throw new InvalidInputError(`dagId: a ${event} rule is about the cluster and names no DAG`, { field: 'dagId' });
   const dagId = given(input.dagId) ? parseDagId(input.dagId, 'dagId') : null;
   let afterSeconds: number | null = null;
   if (isTimedEvent(event)) {
     const after = input.afterSeconds;
     if (typeof after !== 'number' || !Number.isInteger(after) || after < NOTIFY_LIMITS.minAfterSeconds || after > NOTIFY_LIMITS.maxAfterSeconds) {
-      throw new InvalidInputError(`a ${event} rule needs afterSeconds, a whole number from ${NOTIFY_LIMITS.minAfterSeconds} to ${NOTIFY_LIMITS.maxAfterSeconds}`, {
+      throw new InvalidInputError(`afterSeconds: a ${event} rule needs a whole number of seconds from ${NOTIFY_LIMITS.minAfterSeconds} to ${NOTIFY_LIMITS.maxAfterSeconds}`, {
         field: 'afterSeconds',
       });
     }
     afterSeconds = after;
   } else if (given(input.afterSeconds)) {
-    throw new InvalidInputError(`afterSeconds applies only to ${TIMED_EVENTS.join(', ')} rules`, { field: 'afterSeconds' });
+    throw new InvalidInputError(`afterSeconds: applies only to ${TIMED_EVENTS.join(', ')} rules`, { field: 'afterSeconds' });
   }
   let pool: string | null = null;
   if (given(input.pool)) {
-    if (event !== 'pool_no_worker') throw new InvalidInputError('pool applies only to pool_no_worker rules', { field: 'pool' });
+    if (event !== 'pool_no_worker') throw new InvalidInputError('pool: applies only to pool_no_worker rules', { field: 'pool' });
     if (typeof input.pool !== 'string' || !POOL_PATTERN.test(input.pool)) throw new InvalidInputError(`pool ${POOL_CHARACTERS}`, { field: 'pool' });
     pool = input.pool;
   }
   return { channelId: input.channelId, dagId, event, afterSeconds, pool };
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A rule's time as an operator writes it: a whole number of seconds, or of s, m, h or d
+ * (`90s`, `10m`, `2h`). Throws InvalidInputError naming `field` for anything else.
+ */
+export function parseDurationSeconds(value: string, field = 'afterSeconds'): number {
+  const match = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(value);
+  if (!match) throw new InvalidInputError(`${field} must be a duration such as 90s, 10m or 2h, got "${value}"`, { field });
+  return Number(match[1]) * DURATION_UNITS[match[2] || 's']!;
+}
+
+/** A rule's time for display: the largest whole unit (`10m`, `90s`). */
+export function formatDurationSeconds(seconds: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (seconds % DURATION_UNITS[unit]! === 0) return `${seconds / DURATION_UNITS[unit]!}${unit}`;
+  return `${seconds}s`;
 }
 
 /** Checks a list query; the limit defaults to 100 and is at most 1,000. */
@@ -260,6 +343,9 @@ export function checkEventItems(items: NotificationEventItem[]): NotificationEve
   if (items.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} events per call`, { field: 'items' });
   items.forEach((item, i) => {
     const event = oneOf(item.event, `items.${i}.event`, NOTIFICATION_EVENTS);
+    // A timed event depends on its rule's time, which only its own check knows
+    // (enqueueMissedDeadlines, enqueueClusterNotifications); queued here it would ignore it.
+    if (isTimedEvent(event)) throw new InvalidInputError(`a ${event} event is queued by its own check, not as an event item`, { field: `items.${i}.event` });
     if (isClusterEvent(event)) {
       if (item.dagId !== null) throw new InvalidInputError(`a ${event} event names no DAG`, { field: `items.${i}.dagId` });
     } else parseDagId(item.dagId, `items.${i}.dagId`);

@@ -12,6 +12,7 @@ import { resourcesContract } from './store-contract/resources';
 import { lendingContract } from './store-contract/lending';
 import { notificationReadsContract } from './store-contract/notification-reads';
 import { notificationsContract } from './store-contract/notifications';
+import { notificationWatchContract } from './store-contract/notification-watch';
 import { peopleContract } from './store-contract/people';
 import { runParamsContract } from './store-contract/run-params';
 import { runsContract } from './store-contract/runs';
@@ -68,6 +69,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     lendingContract(c);
     notificationsContract(c);
     notificationReadsContract(c);
+    notificationWatchContract(c);
     workerWritesContract(c);
     upstreamOutputsContract(c);
     badBytesContract(c);

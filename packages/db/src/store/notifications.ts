@@ -35,7 +35,7 @@ import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrN
 
 const CHANNEL_COLUMNS = sql`id, name, kind, url, secret is not null as has_secret, created_at`;
 const RULE_COLUMNS = sql`id, channel_id, dag_id, event, after_seconds, pool, created_at`;
-const NOTIFICATION_COLUMNS = sql`id, dedupe_key, rule_id, channel_id, shard, dag_id, event, payload, state, attempts, next_attempt_at, last_error, claimed_epoch, created_at, delivered_at`;
+export const NOTIFICATION_COLUMNS = sql`id, dedupe_key, rule_id, channel_id, shard, dag_id, event, payload, state, attempts, next_attempt_at, last_error, claimed_epoch, created_at, delivered_at`;
 
 /** A channel as every read shows it, its URL masked; the delivering leader reads it whole in dueNotifications. */
 function channelFromRow(r: RawRow): NotificationChannelRow {
@@ -61,7 +61,7 @@ function ruleFromRow(r: RawRow): NotificationRuleRow {
   };
 }
 
-function notificationFromRow(r: RawRow): NotificationRow {
+export function notificationFromRow(r: RawRow): NotificationRow {
   return {
     id: toId(r.id),
     dedupeKey: str(r.dedupe_key),
@@ -192,24 +192,47 @@ export async function enqueueNotifications(db: Executor, token: LeaderToken, ite
   return writtenRows(result, token, 'enqueueNotifications').map(notificationFromRow);
 }
 
+/** An ISO-8601 text of a timestamp in UTC with milliseconds, as Date.toISOString writes it. */
+export function isoText(column: SQL): SQL {
+  return sql`to_char((${column}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
 export async function catchUpNotifications(db: Executor, token: LeaderToken): Promise<NotificationRow[]> {
-  // The payload is the one the leader builds (Notifier.runEnded), scheduledAt in ISO form.
+  // The payloads and subjects are the ones the leader builds (Notifier.runEnded and
+  // Notifier.taskFailed), so a notification the live path queued already is the same key
+  // and nothing new. A recovery is a succeeded run whose previous ended run of the DAG
+  // (by scheduled time, as previousRunEnd judges it) failed. Each part is read only while a
+  // rule of its event exists (a one-time check the planner makes before the scan), so a
+  // takeover in a cluster without such rules scans none of the shard's ended runs or jobs.
+  const window = msInterval(NOTIFY_LIMITS.catchUpMs);
   const result = await rows(
     db,
     sql`with ${leadCte(token)},
         ended as (
-          select r.id, r.dag_id, r.ended_at,
-            jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id,
-              'scheduledAt', to_char(r.scheduled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'state', 'failed') as payload
+          select 'run_failed' as event, r.id::text as subject, r.dag_id, r.ended_at,
+            jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id, 'scheduledAt', ${isoText(sql`r.scheduled_at`)}, 'state', 'failed') as payload
           from runs r join lead on r.shard = lead.shard
-          where r.state = 'failed' and r.ended_at > now() - ${msInterval(NOTIFY_LIMITS.catchUpMs)}
+          where r.state = 'failed' and r.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'run_failed')
+          union all
+          select 'run_recovered', r.id::text, r.dag_id, r.ended_at,
+            jsonb_build_object('runId', r.id::text, 'dagId', r.dag_id, 'scheduledAt', ${isoText(sql`r.scheduled_at`)}, 'state', 'succeeded')
+          from runs r join lead on r.shard = lead.shard
+          where r.state = 'succeeded' and r.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'run_recovered')
+            and (select p.state from runs p
+                 where p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id) and p.state in ('succeeded', 'failed', 'cancelled')
+                 order by p.scheduled_at desc, p.id desc limit 1) = 'failed'
+          union all
+          select 'task_failed', j.id::text, j.dag_id, j.ended_at,
+            jsonb_build_object('runId', j.run_id::text, 'jobId', j.id::text, 'taskId', j.task_id, 'dagId', j.dag_id)
+          from jobs j join lead on j.shard = lead.shard
+          where j.state = 'failed' and j.ended_at > now() - ${window} and exists (select 1 from notification_rules where event = 'task_failed')
         ),
         w as (
           insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)
-          select 'run_failed:' || e.id::text || ':' || r.id::text, r.id, r.channel_id, lead.shard, e.dag_id, 'run_failed', e.payload
-          from ended e join notification_rules r on r.event = 'run_failed' and (r.dag_id is null or r.dag_id = e.dag_id) and r.created_at <= e.ended_at
+          select e.event || ':' || e.subject || ':' || r.id::text, r.id, r.channel_id, lead.shard, e.dag_id, e.event, e.payload
+          from ended e join notification_rules r on r.event = e.event and (r.dag_id is null or r.dag_id = e.dag_id) and r.created_at <= e.ended_at
           cross join lead
-          order by e.id, r.id
+          order by e.ended_at, e.subject, r.id
           on conflict (dedupe_key) do nothing
           returning ${NOTIFICATION_COLUMNS}
         )

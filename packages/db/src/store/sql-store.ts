@@ -9,6 +9,8 @@ import type {
   NotificationRow,
   NotificationEventItem,
   DueNotification,
+  DeadlineCheck,
+  NotificationWatch,
   DeliveryOutcome,
   BackfillId,
   BackfillRequest,
@@ -93,6 +95,7 @@ import * as leases from './leases';
 import * as notices from './notices';
 import * as resources from './resources';
 import * as notifications from './notifications';
+import * as notificationWatch from './notification-watch';
 import * as runs from './runs';
 import * as runActions from './run-actions';
 import { pageRuns } from './run-pages';
@@ -187,6 +190,15 @@ export class SqlStore implements Store {
   }
   recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null> {
     return notifications.recordDelivery(this.db, token, notificationId, outcome);
+  }
+  notificationWatch(shards: number[]): Promise<NotificationWatch> {
+    return notificationWatch.notificationWatch(this.db, shards);
+  }
+  enqueueMissedDeadlines(token: LeaderToken, checks: DeadlineCheck[]): Promise<NotificationRow[]> {
+    return notificationWatch.enqueueMissedDeadlines(this.db, token, checks);
+  }
+  enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
+    return notificationWatch.enqueueClusterNotifications(this.db, token, options);
   }
   previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
     return notifications.previousRunEnd(this.db, runId);

@@ -23,6 +23,7 @@ export class MemoryCluster implements Omit<ClusterStore, 'now'> {
     if (this.tables.shardCount === null) {
       if (!Number.isInteger(shardCount) || shardCount < 1) throw new Error(`initCluster: shard count must be a positive integer, got ${shardCount}`);
       this.tables.shardCount = shardCount;
+      this.tables.clusterCreatedAtMs = this.tables.nowMs();
     }
     return { shardCount: this.tables.shardCount };
   }

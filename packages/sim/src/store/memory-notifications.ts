@@ -1,17 +1,22 @@
 import {
   checkChannelInput,
+  checkDeadlineChecks,
   checkDeliveryOutcome,
   checkEventItems,
   checkListNotificationsQuery,
   checkRuleInput,
+  deadlineSubject,
   dedupeKeyOf,
+  DEFAULT_POOL,
   InvalidInputError,
   maskChannelUrl,
   maskUrlsIn,
+  isClusterEvent,
   notificationBackoffMs,
   NotFoundError,
   NOTIFY_LIMITS,
   type ChannelKind,
+  type DeadlineCheck,
   type DeliveryOutcome,
   type DueNotification,
   type LeaderToken,
@@ -24,10 +29,17 @@ import {
   type NotificationRow,
   type NotificationRuleRow,
   type NotificationStore,
+  type NotificationWatch,
   type RunId,
 } from '@fenceline/core';
-import { date } from './memory-rows';
+import { date, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
+
+/** A worker's pool as its registration offered it (meta.offer.pool), as the SQL store reads it. */
+function poolOfMeta(meta: Record<string, unknown>): string {
+  const offer = meta.offer as { pool?: unknown } | undefined;
+  return typeof offer?.pool === 'string' ? offer.pool : DEFAULT_POOL;
+}
 
 interface MemChannel {
   num: number;
@@ -128,33 +140,50 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     checkEventItems(items);
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'enqueueNotifications');
-    return this.insert(token, items, now, null);
+    return this.insert(token, items, now);
   }
 
   async catchUpNotifications(token: LeaderToken): Promise<NotificationRow[]> {
     const now = this.tables.nowMs();
     if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'catchUpNotifications');
-    const ended = [...this.tables.runs.values()]
-      .filter((r) => r.shard === token.shard && r.state === 'failed' && r.endedAtMs !== null && r.endedAtMs > now - NOTIFY_LIMITS.catchUpMs)
-      .sort((a, b) => a.num - b.num);
-    const items = ended.map((r) => ({
-      event: 'run_failed' as const,
-      dagId: r.dagId,
-      subject: r.id,
-      endedAtMs: r.endedAtMs!,
-      payload: { runId: r.id, dagId: r.dagId, scheduledAt: new Date(r.scheduledAtMs).toISOString(), state: 'failed' },
-    }));
-    return this.insert(token, items, now, (item) => item.endedAtMs);
+    const since = now - NOTIFY_LIMITS.catchUpMs;
+    type Caught = NotificationEventItem & { endedAtMs: number };
+    const items: Caught[] = [];
+    const runPayload = (r: MemRun, state: string) => ({ runId: r.id, dagId: r.dagId, scheduledAt: new Date(r.scheduledAtMs).toISOString(), state });
+    for (const r of this.tables.runs.values()) {
+      if (r.shard !== token.shard || r.endedAtMs === null || r.endedAtMs <= since) continue;
+      if (r.state === 'failed') items.push({ event: 'run_failed', dagId: r.dagId, subject: r.id, endedAtMs: r.endedAtMs, payload: runPayload(r, 'failed') });
+      if (r.state === 'succeeded' && (await this.previousRunEnd(r.id)) === 'failed') {
+        items.push({ event: 'run_recovered', dagId: r.dagId, subject: r.id, endedAtMs: r.endedAtMs, payload: runPayload(r, 'succeeded') });
+      }
+    }
+    for (const j of this.tables.jobs.values()) {
+      if (j.shard !== token.shard || j.state !== 'failed' || j.endedAtMs === null || j.endedAtMs <= since) continue;
+      items.push({ event: 'task_failed', dagId: j.dagId, subject: j.id, endedAtMs: j.endedAtMs, payload: { runId: j.runId, jobId: j.id, taskId: j.taskId, dagId: j.dagId } });
+    }
+    // The SQL store inserts in (ended_at, subject) order; ids follow that order here too.
+    items.sort((a, b) => a.endedAtMs - b.endedAtMs || (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0));
+    return this.insert(token, items, now, (item, rule) => rule.createdAtMs <= item.endedAtMs);
   }
 
-  /** One notification per item and matching rule, skipping keys taken; `endedAt` limits the rules to those that existed by then. */
-  private insert<T extends NotificationEventItem>(token: LeaderToken, items: T[], now: number, endedAt: ((item: T) => number) | null): NotificationRow[] {
+  /**
+   * One notification per item and matching rule, skipping keys taken; `fits` narrows the
+   * rules further (those that existed when a run ended, a deadline's time), and
+   * `payloadFor` adds what the rule itself says (a timed rule's afterSeconds).
+   */
+  private insert<T extends NotificationEventItem>(
+    token: LeaderToken,
+    items: T[],
+    now: number,
+    fits: (item: T, rule: MemRule) => boolean = () => true,
+    payloadFor: (item: T, rule: MemRule) => Record<string, unknown> = (item) => item.payload ?? {},
+  ): NotificationRow[] {
     const created: MemNotification[] = [];
     const rules = [...this.rules.values()].sort((a, b) => a.num - b.num);
     for (const item of items) {
       for (const rule of rules) {
         if (rule.event !== item.event || (rule.dagId !== null && rule.dagId !== item.dagId)) continue;
-        if (endedAt !== null && rule.createdAtMs > endedAt(item)) continue;
+        if (!fits(item, rule)) continue;
         const dedupeKey = dedupeKeyOf(item, rule.id);
         if (this.byKey.has(dedupeKey)) continue;
         const num = this.nextNotification++;
@@ -167,7 +196,7 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
           shard: token.shard,
           dagId: item.dagId,
           event: item.event,
-          payload: structuredClone(item.payload ?? {}),
+          payload: structuredClone(payloadFor(item, rule)),
           state: 'pending',
           attempts: 0,
           nextAttemptAtMs: now,
@@ -243,6 +272,97 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
       }
     }
     return best?.state ?? null;
+  }
+
+  async notificationWatch(shards: number[]): Promise<NotificationWatch> {
+    const now = this.tables.nowMs();
+    const rules = [...this.rules.values()].sort((a, b) => a.num - b.num);
+    const deadlineRules = rules
+      .filter((r) => r.event === 'deadline_missed')
+      .map((r) => ({ id: r.id, dagId: r.dagId, afterSeconds: r.afterSeconds!, createdAt: date(r.createdAtMs) }));
+    const asked = new Set(shards);
+    const covered = (dagId: string): boolean => deadlineRules.some((r) => r.dagId === null || r.dagId === dagId);
+    const dags = [...this.tables.dags.values()]
+      .filter((d) => asked.has(d.shard) && covered(d.id))
+      .map((d) => ({ id: d.id, shard: d.shard, schedule: this.tables.specOf(d).schedule, createdAt: date(d.createdAtMs) }))
+      .filter((d) => d.schedule.kind === 'cron' || d.schedule.kind === 'interval')
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return { now: date(now), deadlineRules, dags, clusterRules: rules.some((r) => isClusterEvent(r.event)) };
+  }
+
+  async enqueueMissedDeadlines(token: LeaderToken, checks: DeadlineCheck[]): Promise<NotificationRow[]> {
+    checkDeadlineChecks(checks);
+    const now = this.tables.nowMs();
+    if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'enqueueMissedDeadlines');
+    type Missed = NotificationEventItem & { ruleId: string; slotMs: number };
+    const items: Missed[] = [];
+    for (const c of checks) {
+      const dag = this.tables.dags.get(c.dagId);
+      const slotMs = c.scheduledAt.getTime();
+      if (!dag || dag.shard !== token.shard || dag.createdAtMs > slotMs) continue;
+      const runId = this.tables.runKeys.get(`${c.dagId}\u0000${slotMs}`);
+      const run = runId === undefined ? undefined : this.tables.runs.get(runId);
+      const scheduledAt = c.scheduledAt.toISOString();
+      const payload = { dagId: c.dagId, scheduledAt, runId: run?.id ?? null, state: run?.state ?? null, endedAtMs: run?.endedAtMs ?? null };
+      items.push({ event: 'deadline_missed', dagId: c.dagId, subject: deadlineSubject(c.dagId, c.scheduledAt), payload, ruleId: c.ruleId, slotMs });
+    }
+    // The SQL store inserts in (slot, DAG, rule) order.
+    items.sort((a, b) => a.slotMs - b.slotMs || (a.dagId! < b.dagId! ? -1 : a.dagId! > b.dagId! ? 1 : 0) || Number(a.ruleId) - Number(b.ruleId));
+    return this.insert(
+      token,
+      items,
+      now,
+      (item, rule) => {
+        if (rule.id !== item.ruleId) return false;
+        const deadlineMs = item.slotMs + rule.afterSeconds! * 1000;
+        const { state, endedAtMs } = item.payload as { state: string | null; endedAtMs: number | null };
+        const met = state === 'succeeded' && endedAtMs !== null && endedAtMs <= deadlineMs;
+        return deadlineMs <= now && deadlineMs >= rule.createdAtMs && !met;
+      },
+      (item, rule) => {
+        const { endedAtMs: _ended, ...rest } = item.payload as Record<string, unknown>;
+        return { dagId: rest.dagId, scheduledAt: rest.scheduledAt, afterSeconds: rule.afterSeconds, runId: rest.runId, state: rest.state };
+      },
+    );
+  }
+
+  async enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
+    const now = this.tables.nowMs();
+    if (!this.tables.rules.leads(token, now)) throw this.tables.deposed(token, 'enqueueClusterNotifications');
+    const liveMs = Math.max(1, Math.floor(options.workerLiveWindowMs));
+    type Episode = NotificationEventItem & { sinceMs: number; pool: string | null };
+    const episodes: Episode[] = [];
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    // Every shard of the cluster, and any shard with a lease row (as the SQL store reads them).
+    const shards = new Set<number>(this.tables.shards.keys());
+    for (let n = 0; n < (this.tables.shardCount ?? 0); n++) shards.add(n);
+    for (const n of [...shards].sort((a, b) => a - b)) {
+      const lease = this.tables.shards.get(n);
+      if (lease && lease.expiresAtMs !== null && lease.expiresAtMs > now) continue;
+      const epoch = lease?.epoch ?? 0;
+      const sinceMs = lease?.expiresAtMs ?? this.tables.clusterCreatedAtMs;
+      if (sinceMs === null) continue;
+      episodes.push({ event: 'shard_leaderless', dagId: null, subject: `shard:${n}:epoch:${epoch}`, sinceMs, pool: null, payload: { shard: n, epoch, since: iso(sinceMs) } });
+    }
+    const lastSeen = new Map<string, number>();
+    for (const w of this.tables.workerTable.list(now - NOTIFY_LIMITS.poolLookbackMs + 1)) {
+      const pool = poolOfMeta(w.meta);
+      lastSeen.set(pool, Math.max(lastSeen.get(pool) ?? 0, w.lastSeen.getTime()));
+    }
+    for (const [pool, seenMs] of lastSeen) {
+      const sinceMs = seenMs + liveMs;
+      if (sinceMs > now) continue;
+      episodes.push({ event: 'pool_no_worker', dagId: null, subject: `pool:${pool}:${iso(seenMs)}`, sinceMs, pool, payload: { pool, lastSeen: iso(seenMs), since: iso(sinceMs) } });
+    }
+    const byKey = (e: Episode): string => `${e.event}\u0000${e.subject}`;
+    episodes.sort((a, b) => (byKey(a) < byKey(b) ? -1 : byKey(a) > byKey(b) ? 1 : 0));
+    return this.insert(
+      token,
+      episodes,
+      now,
+      (e, rule) => (rule.pool === null || rule.pool === e.pool) && e.sinceMs + rule.afterSeconds! * 1000 <= now,
+      (e, rule) => ({ ...e.payload, afterSeconds: rule.afterSeconds }),
+    );
   }
 
   /** A channel as every read shows it, its URL masked; dueNotifications alone gives the leader the whole URL. */

@@ -80,6 +80,8 @@ import type {
   NotificationRow,
   NotificationEventItem,
   DueNotification,
+  DeadlineCheck,
+  NotificationWatch,
   DeliveryOutcome,
 } from '@fenceline/core';
 import { MemoryAudit } from './memory-audit';
@@ -309,6 +311,15 @@ export class MemoryStore implements Store {
   }
   recordDelivery(token: LeaderToken, notificationId: string, outcome: DeliveryOutcome): Promise<NotificationRow | null> {
     return this.notifications.recordDelivery(token, notificationId, outcome);
+  }
+  notificationWatch(shards: number[]): Promise<NotificationWatch> {
+    return this.notifications.notificationWatch(shards);
+  }
+  enqueueMissedDeadlines(token: LeaderToken, checks: DeadlineCheck[]): Promise<NotificationRow[]> {
+    return this.notifications.enqueueMissedDeadlines(token, checks);
+  }
+  enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
+    return this.notifications.enqueueClusterNotifications(token, options);
   }
   previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
     return this.notifications.previousRunEnd(runId);

@@ -56,6 +56,8 @@ export interface MemoryRules {
  */
 export class MemoryTables {
   shardCount: number | null = null;
+  /** When initCluster first ran (cluster_config.created_at): a shard never led has been leaderless since. */
+  clusterCreatedAtMs: number | null = null;
   readonly shards = new Map<number, MemShard>();
   /** Scheduler nodes' last presence stamp, store time. */
   readonly nodesSeen = new Map<string, number>();

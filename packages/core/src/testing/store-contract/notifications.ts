@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFY_LIMITS, notificationBackoffMs, type NotificationEventItem } from '../../notify/notifications';
+import { parseWorkerId } from '../../ids';
 import type { LeaderToken } from '../../store';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, refusedWith, unique } from './fixtures';
@@ -199,6 +200,42 @@ export function notificationsContract(c: ContractContext): void {
       expect(await c.store.catchUpNotifications(token)).toEqual([]);
       await c.store.releaseShard(token);
       await refusedWith(c.store.catchUpNotifications(token), 'DEPOSED_LEADER');
+    });
+
+    it('catches up run_recovered and task_failed with the live path’s keys and payloads, once', async () => {
+      const { token, dagId, run: second, ready } = await c.startedRun({ maxAttempts: 1 });
+      const ch = await channel();
+      const recovered = await c.store.createNotificationRule({ channelId: ch.id, dagId, event: 'run_recovered' });
+      const tasks = await c.store.createNotificationRule({ channelId: ch.id, dagId, event: 'task_failed' });
+      try {
+        // An earlier run failed; the started run's job fails for good; then a third run succeeds.
+        const first = await c.store.triggerRun(dagId as never);
+        await c.store.finishRunsAcross([{ token, items: [{ runId: first.id, state: 'failed' }] }]);
+        const lease = await c.grantOne(token, ready.id, 'w1');
+        const failedJob = await c.store.failJob({ jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }, { error: 'boom', retryable: false });
+        expect(failedJob.state).toBe('failed');
+        await c.h.advanceMs(5);
+        const third = await c.store.triggerRun(dagId as never);
+        await c.store.startRunsAcross([{ token, items: [{ runId: third.id, jobs: [] }] }]);
+        await c.store.finishRunsAcross([{ token, items: [{ runId: third.id, state: 'succeeded' }] }]);
+        expect(await c.store.previousRunEnd(third.id)).toBe('failed');
+
+        const caught = await c.store.catchUpNotifications(token);
+        const mine = caught.filter((n) => n.ruleId === recovered.id || n.ruleId === tasks.id);
+        expect(mine.map((n) => n.dedupeKey).sort()).toEqual([`run_recovered:${third.id}:${recovered.id}`, `task_failed:${ready.id}:${tasks.id}`].sort());
+        expect(mine.find((n) => n.event === 'run_recovered')!.payload).toEqual({ runId: third.id, dagId, scheduledAt: third.scheduledAt.toISOString(), state: 'succeeded' });
+        expect(mine.find((n) => n.event === 'task_failed')!.payload).toEqual({ runId: second.id, jobId: ready.id, taskId: 'a', dagId });
+        // What the live path queued (here: the same items again) and a second catch-up make nothing new.
+        expect(await c.store.catchUpNotifications(token)).toEqual([]);
+        expect(
+          await c.store.enqueueNotifications(token, [
+            { event: 'run_recovered', dagId, subject: third.id, payload: {} },
+            { event: 'task_failed', dagId, subject: ready.id, payload: {} },
+          ]),
+        ).toEqual([]);
+      } finally {
+        await c.store.deleteNotificationChannel(ch.id);
+      }
     });
 
     it('tells the state of a DAG’s previous ended run', async () => {
