@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { NOTIFY_LIMITS, parseDagId, shardOf, type DagSpecInput, type NotificationRow } from '@fenceline/core';
 import { ADMIN, SHARDS, VIEWER, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
-import { WebhookReceiver } from './src/webhook-receiver';
+import { Receiver } from '../test/support/webhook-receiver';
 
 /**
  * The Notifications page in real Chromium against a real cluster and a real webhook
@@ -22,7 +22,11 @@ const DEAD_DAG = 'e2e-notify-dead';
 
 let h: Harness;
 let page: Page;
-const receiver = new WebhookReceiver(SECRET);
+const receiver = new Receiver(SECRET);
+/** The status each path answers with (200 unless told), so one receiver stands for a healthy channel and a broken one. */
+const statusOf = new Map<string, number>();
+receiver.answer = (r) => statusOf.get(r.path) ?? 200;
+const at = (path: string) => receiver.received.filter((r) => r.path === path);
 
 /** A DAG of one task that fails on its only attempt. */
 function failing(id: string): DagSpecInput {
@@ -118,7 +122,7 @@ describe('notifications', () => {
     await filter.selectOption('delivered');
     await page.getByTestId(`notification-${delivered.id}`).waitFor();
     await filter.selectOption('');
-    const [hook] = receiver.at(HOOK_PATH);
+    const [hook] = at(HOOK_PATH);
     assert.equal(hook?.event, 'run_failed');
     assert.ok(hook?.signatureOk, 'the receiver got a body signed with the channel’s secret');
     assert.deepEqual((hook?.body.data as { runId?: string } | undefined)?.runId, runId);
@@ -135,7 +139,7 @@ describe('notifications', () => {
   });
 
   test('an operator retries a dead letter from its view once the receiver is fixed, and it is delivered', async () => {
-    receiver.answer(BROKEN_PATH, 500);
+    statusOf.set(BROKEN_PATH, 500);
     const channel = await h.store.createNotificationChannel({ name: 'e2e-broken', kind: 'webhook', url: `${receiver.url}${BROKEN_PATH}`, secret: SECRET });
     await h.store.createNotificationRule({ channelId: channel.id, dagId: DEAD_DAG, event: 'run_failed' });
     await failedRun(DEAD_DAG);
@@ -171,13 +175,13 @@ describe('notifications', () => {
     assert.equal(await viewer.getByTestId(`dead-retry-${queued.id}`).count(), 0, 'a viewer sees the dead letter without Retry');
     await viewer.context().close();
 
-    receiver.answer(BROKEN_PATH, 200);
-    const callsBefore = receiver.at(BROKEN_PATH).length;
+    statusOf.set(BROKEN_PATH, 200);
+    const callsBefore = at(BROKEN_PATH).length;
     await operator.getByTestId(`dead-retry-${queued.id}`).click();
     await deadRow.waitFor({ state: 'detached' });
     await until('the retried notification delivered', async () => (await notificationOf(DEAD_DAG))?.state === 'delivered', 30_000);
     await until('the delivered row on the page', async () => (await operator.getByTestId(`notification-${queued.id}`).getAttribute('data-state')) === 'delivered', 15_000);
-    assert.ok(receiver.at(BROKEN_PATH).length > callsBefore, 'the receiver was called again after the retry');
+    assert.ok(at(BROKEN_PATH).length > callsBefore, 'the receiver was called again after the retry');
     const [entry] = await h.store.listAudit({ action: 'notify.retried' });
     assert.equal(entry?.target, queued.id);
     await operator.context().close();
