@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { haUnavailableReason } from '../scripts/ha/formation';
 import { runFailoverDrill } from '../scripts/ha/drill';
+import { freePortBlock } from '../scripts/ha/ports';
+
+/** The ports a drill takes from its base: the formation's three, and its cluster's from base + 10. */
+const DRILL_PORTS = 20;
 
 // The formation needs Debian's postgresql-15-auto-failover (.ci/run installs it). Without
 // it the test is skipped, and says why.
@@ -9,7 +13,7 @@ if (unavailable) process.stdout.write(`store failover test skipped: ${unavailabl
 
 describe.skipIf(unavailable !== null)('cluster: the store survives its own failover', () => {
   it('loses no acknowledged write when the primary is killed mid-run: no fence reused, no result lost, no run doubled', async () => {
-    const basePort = 23_000 + Math.floor(Math.random() * 2_000) * 2;
+    const basePort = await freePortBlock(23_000, 4_000, DRILL_PORTS);
     const report = await runFailoverDrill({ basePort, dags: 6, tasksPerDag: 500, jobMs: 20, killAtFraction: 0.4, log: (l) => process.stdout.write(`drill: ${l}\n`) });
     process.stdout.write(
       `store failover: ${report.jobs} jobs, kill at ${report.succeededAtKill} done; promotion ${report.killToPromotionMs} ms, first lease on the new primary ${report.killToFirstLeaseMs} ms, drained ${report.killToDrainedMs} ms after the kill\n`,
@@ -25,7 +29,7 @@ describe.skipIf(unavailable !== null)('cluster: the store survives its own failo
   }, 600_000);
 
   it('keeps every fence unique when the standby was asynchronous: the new timeline raises them past any lost grant', async () => {
-    const basePort = 25_000 + Math.floor(Math.random() * 1_000) * 2;
+    const basePort = await freePortBlock(25_000, 2_000, DRILL_PORTS);
     const report = await runFailoverDrill({
       basePort,
       dags: 4,

@@ -7,6 +7,7 @@ import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
 import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
 import { haUnavailableReason, startFormation, type Formation } from '../ha/formation';
+import { freePortBlock } from '../ha/ports';
 
 const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db] [--ha]
 
@@ -63,7 +64,7 @@ async function main(): Promise<number> {
       console.error(`--ha: ${unavailable}`);
       return 2;
     }
-    const formation = await startFormation({ basePort: 28_000 + Math.floor(Math.random() * 1_000) * 2 });
+    const formation = await startFormation({ basePort: await freePortBlock(28_000, 2_000, 3) });
     console.log(`store: pg_auto_failover formation ${formation.url}`);
     try {
       return await soak(opts, formation.url, formation);
