@@ -292,13 +292,15 @@ export class WorkerPool {
 
   /**
    * Every worker of `pool` waiting here with free slots, each with the free slots its poll
-   * said (before any promised to a round): what a lending round's check is counted from.
+   * said less those promised to rounds whose grants are still out: what a lending round's
+   * check is counted from. Those promised slots may not have reached the store yet, so the
+   * store, counting only the leases on record, would take them for free.
    */
   waitingIn(pool: string): { workerId: WorkerId; free: number }[] {
     const out: { workerId: WorkerId; free: number }[] = [];
     for (const { offer, byFree } of this.byOffer.values()) {
       if (offer.pool !== pool) continue;
-      for (const file of byFree.values()) for (const w of file) out.push({ workerId: w.id, free: w.waiter?.free ?? 0 });
+      for (const [free, file] of byFree) for (const w of file) out.push({ workerId: w.id, free });
     }
     return out;
   }
