@@ -31,7 +31,7 @@ defineTask('ticker', async (input, ctx) => {
  * tasks (examples/params-report.yaml chains two of them).
  */
 defineTask('summarize', async (_input, ctx) => {
-  const upstream = Object.fromEntries(Object.entries(ctx.upstream).map(([taskId, u]) => [taskId, u.output]));
+  const upstream = Object.fromEntries(Object.entries(await ctx.upstream()).map(([taskId, u]) => [taskId, u.output]));
   ctx.log(`params ${JSON.stringify(ctx.params)}; upstream tasks ${Object.keys(upstream).join(', ') || 'none'}`);
   return { task: ctx.taskId, params: ctx.params, upstream };
 });

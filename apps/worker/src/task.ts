@@ -9,11 +9,13 @@ export interface TaskContext {
   /** The run's parameters: the trigger's values and the declared defaults (the defaults for a scheduled run). */
   params: RunParams;
   /**
-   * The accepted outputs of the task's upstream tasks, by task id (`ctx.upstream.extract.output`):
-   * only results the result store accepted under each upstream job's fence. Empty for a task
-   * without dependencies.
+   * The accepted outputs of the task's upstream tasks, by task id
+   * (`(await ctx.upstream()).extract.output`): only results the result store accepted under
+   * each upstream job's fence. Read from the scheduler on the first call and kept for the
+   * rest of the job, so a handler that never asks costs no read; empty for a task without
+   * dependencies.
    */
-  upstream: Record<string, { output: unknown }>;
+  upstream: () => Promise<UpstreamOutputs>;
   jobId: string;
   runId: string;
   dagId: string;
@@ -39,6 +41,9 @@ export interface TaskContext {
    */
   traceparent?: string;
 }
+
+/** A job's upstream outputs by task id. */
+export type UpstreamOutputs = Record<string, { output: unknown }>;
 
 export type TaskHandler = (input: Record<string, unknown>, ctx: TaskContext) => Promise<unknown>;
 

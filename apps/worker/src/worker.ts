@@ -4,13 +4,13 @@ import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
 import type { WorkerConfig } from './config';
 import { runNoop, runSleep } from './handlers/sleep';
-import { NonRetryableError, registeredTask, registeredTaskNames, type TaskContext } from './task';
+import { NonRetryableError, registeredTask, registeredTaskNames, type TaskContext, type UpstreamOutputs } from './task';
 
 /**
- * The job's upstream outputs, read before its handler runs. Outputs too large to hand over
- * fail the job for good: another attempt would be handed the same outputs.
+ * The job's upstream outputs, read when its handler first asks for them. Outputs too large
+ * to hand over fail the job for good: another attempt would be handed the same outputs.
  */
-async function upstreamFor(control: JobControl): Promise<TaskContext['upstream']> {
+async function upstreamFor(control: JobControl): Promise<UpstreamOutputs> {
   try {
     return await control.upstream();
   } catch (err) {
@@ -84,6 +84,9 @@ export class Worker {
   private async run(job: Assignment, control: JobControl): Promise<JobEnd> {
     const logs: string[] = [];
     let logChars = 0;
+    // Read on the first call only: most handlers never look, and each read is a round trip
+    // to a node and a store read.
+    let upstream: Promise<UpstreamOutputs> | null = null;
     const ctx: TaskContext = {
       jobId: job.jobId,
       runId: job.runId,
@@ -92,7 +95,7 @@ export class Worker {
       attempt: job.attempt,
       fence: job.fence,
       params: job.params,
-      upstream: {},
+      upstream: () => (upstream ??= upstreamFor(control)),
       signal: control.signal,
       ...(control.traceparent ? { traceparent: control.traceparent } : {}),
       log: (message, fields) => {
@@ -108,7 +111,6 @@ export class Worker {
     };
     const captured = (): string | null => logs.join('\n') || null;
     try {
-      ctx.upstream = await upstreamFor(control);
       const output = await this.handlerFor(job.task.type)(job.task.config, ctx);
       return { ok: true, output, logs: captured() };
     } catch (err) {

@@ -2,11 +2,24 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHttp } from '../src/handlers/http';
-import type { TaskContext } from '../src/task';
+import type { TaskContext, UpstreamOutputs } from '../src/task';
 
-function context(signal = new AbortController().signal, params: TaskContext['params'] = {}, upstream: TaskContext['upstream'] = {}): TaskContext & { lines: string[] } {
+function context(signal = new AbortController().signal, params: TaskContext['params'] = {}, outputs: UpstreamOutputs = {}): TaskContext & { lines: string[] } {
   const lines: string[] = [];
-  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, params, upstream, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
+  return {
+    jobId: '7',
+    runId: '1',
+    dagId: 'd',
+    taskId: 't',
+    attempt: 1,
+    fence: 42,
+    params,
+    upstream: async () => outputs,
+    signal,
+    log: (m) => lines.push(m),
+    checkFence: async () => undefined,
+    lines,
+  };
 }
 
 function listen(server: Server): Promise<number> {

@@ -4,14 +4,27 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '@fenceline/core';
 import { runShell, type ShellPolicy } from '../src/handlers/shell';
-import { NonRetryableError, type TaskContext } from '../src/task';
+import { NonRetryableError, type TaskContext, type UpstreamOutputs } from '../src/task';
 
 const root = mkdtempSync(join(tmpdir(), 'fenceline-shell-'));
 const allowed: ShellPolicy = { allowed: true, allowedEnv: ['GREETING'], cwdRoot: root, killGraceMs: 300 };
 
-function context(signal = new AbortController().signal, params: TaskContext['params'] = {}, upstream: TaskContext['upstream'] = {}): TaskContext & { lines: string[] } {
+function context(signal = new AbortController().signal, params: TaskContext['params'] = {}, outputs: UpstreamOutputs = {}): TaskContext & { lines: string[] } {
   const lines: string[] = [];
-  return { jobId: '7', runId: '1', dagId: 'd', taskId: 't', attempt: 1, fence: 42, params, upstream, signal, log: (m) => lines.push(m), checkFence: async () => undefined, lines };
+  return {
+    jobId: '7',
+    runId: '1',
+    dagId: 'd',
+    taskId: 't',
+    attempt: 1,
+    fence: 42,
+    params,
+    upstream: async () => outputs,
+    signal,
+    log: (m) => lines.push(m),
+    checkFence: async () => undefined,
+    lines,
+  };
 }
 
 describe('worker: shell jobs', () => {

@@ -23,18 +23,19 @@ export function upstreamVariable(taskId: string): string {
  * their entries in the shared file. A job with no dependencies gets nothing.
  */
 export async function writeUpstreamFiles(ctx: Pick<TaskContext, 'upstream'>): Promise<UpstreamFiles> {
-  const taskIds = Object.keys(ctx.upstream);
+  const outputs = await ctx.upstream();
+  const taskIds = Object.keys(outputs);
   if (taskIds.length === 0) return { env: {}, remove: async () => undefined };
   const dir = await mkdtemp(join(tmpdir(), 'fenceline-upstream-'));
   const env: Record<string, string> = { FENCELINE_UPSTREAM_FILE: join(dir, 'upstream.json') };
-  await writeFile(env.FENCELINE_UPSTREAM_FILE!, JSON.stringify(Object.fromEntries(taskIds.map((id) => [id, ctx.upstream[id]!.output]))));
+  await writeFile(env.FENCELINE_UPSTREAM_FILE!, JSON.stringify(Object.fromEntries(taskIds.map((id) => [id, outputs[id]!.output]))));
   const taken = new Map<string, number>();
   for (const id of taskIds) taken.set(upstreamVariable(id), (taken.get(upstreamVariable(id)) ?? 0) + 1);
   for (const [i, id] of taskIds.entries()) {
     const name = upstreamVariable(id);
     if (taken.get(name) !== 1) continue;
     const path = join(dir, `${i}.json`);
-    await writeFile(path, JSON.stringify(ctx.upstream[id]!.output ?? null));
+    await writeFile(path, JSON.stringify(outputs[id]!.output ?? null));
     env[name] = path;
   }
   return { env, remove: () => rm(dir, { recursive: true, force: true }) };
