@@ -23,8 +23,10 @@ import { str, toDate, toId, toNumber } from './rows';
  */
 
 export async function notificationWatch(db: Executor, shards: number[]): Promise<NotificationWatch> {
-  // Rules first, then the DAGs they cover, in one statement: with no deadline rule the DAG
-  // part reads nothing (the exists filters it out before touching dags).
+  // Rules first, then the DAGs they cover, in one statement. With no deadline rule the DAG
+  // part reads nothing: the uncorrelated `exists (select 1 from dr)` is a one-time filter
+  // checked before the scan, where the correlated one alone was checked per DAG (56 ms a
+  // check over 63,000 DAGs with no rule at all).
   const result = await rows(
     db,
     sql`with dr as (select id, dag_id, after_seconds, created_at from notification_rules where event = 'deadline_missed')
@@ -34,7 +36,8 @@ export async function notificationWatch(db: Executor, shards: number[]): Promise
         union all
         select 'dag', now(), d.id, null, null, d.created_at, d.shard, v.spec->'schedule', false
         from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
-        where d.shard = any(${array(shards, 'int')}) and v.spec->'schedule'->>'kind' in ('cron', 'interval')
+        where exists (select 1 from dr)
+          and d.shard = any(${array(shards, 'int')}) and v.spec->'schedule'->>'kind' in ('cron', 'interval')
           and exists (select 1 from dr where dr.dag_id is null or dr.dag_id = d.id)`,
   );
   const head = result.find((r) => r.kind === 'rule')!;
