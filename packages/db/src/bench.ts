@@ -85,9 +85,9 @@ export async function triggerBenchRuns(db: Executor, dagIds: string[]): Promise<
           insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state)
           select d.id, d.current_version, d.shard, clock_timestamp(), 'manual', 'queued'
           from dags d where d.id = any(${array(dagIds, 'text')})
-          returning id, shard, dag_id, dag_version, scheduled_at
+          returning id, shard, dag_id, dag_version, scheduled_at, params
         ),
-        n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at)::text) from w)
+        n as (select pg_notify('fenceline', json_build_object('kind', 'run-queued', 'shard', shard, 'runId', id::text, 'dagId', dag_id, 'dagVersion', dag_version, 'scheduledAt', scheduled_at, 'params', params)::text) from w)
         select now() as now, (select count(*) from n) as notified`,
   );
   return toDate(result[0]?.now);
