@@ -12,6 +12,7 @@ import { idleCost } from './cases/idle';
 import { simulatorSpeed } from './cases/simulator';
 import { storeFailover } from './cases/store-failover';
 import { renderMarkdown } from './report';
+import { cpuPerJob, guardLimit, judge, readBaseline, writeBaseline } from './cpu-guard';
 
 /**
  * npm run bench [-- --quick] [--only a,b] [--out DIR]
@@ -19,8 +20,9 @@ import { renderMarkdown } from './report';
  * Runs every case against real processes and a real PostgreSQL (DATABASE_URL, else the
  * server on 127.0.0.1:5432, else an embedded one started for the run and removed after it;
  * each case in a fresh database), prints one line of figures per case, and writes a JSON report and a
- * Markdown table under bench/results/. Figures are printed and recorded, never asserted:
- * the exit code is non-zero only when a case crashed.
+ * Markdown table under bench/results/. Figures are printed and recorded; one is asserted:
+ * the exit code is 1 when a case crashed and 3 when an end-to-end phase's CPU per job is
+ * more than 3x its baseline in bench/cpu-baseline.json (cpu-guard.ts).
  */
 const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] = [
   { key: 'ceiling', run: storeCeiling },
@@ -40,21 +42,40 @@ const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] 
  */
 const NOT_IN_QUICK = new Set(['store-failover']);
 
-function parseArgs(argv: string[]): { quick: boolean; only: string[] | null; out: string } {
+/**
+ * Cases that run alone before the others in quick mode: the store ceiling, and the end to
+ * end case, whose CPU per job the guard compares with its baseline (cpu-guard.ts).
+ */
+const ALONE_IN_QUICK = new Set(['ceiling', 'e2e']);
+
+const USAGE = `usage: npm run bench -- [--quick] [--only ${CASES.map((c) => c.key).join(',')}] [--out DIR] [--set-cpu-baseline "why"]`;
+
+function parseArgs(argv: string[]): { quick: boolean; only: string[] | null; out: string; setBaseline: string | null } {
   let quick = false;
   let only: string[] | null = null;
   let out = join(REPO_ROOT, 'bench', 'results');
+  let setBaseline: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
     else if (a === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--out') out = argv[++i] ?? out;
+    else if (a === '--set-cpu-baseline') setBaseline = argv[++i] ?? '';
     else {
-      process.stderr.write(`unknown argument ${a}\nusage: npm run bench -- [--quick] [--only ${CASES.map((c) => c.key).join(',')}] [--out DIR]\n`);
+      process.stderr.write(`unknown argument ${a}\n${USAGE}\n`);
       process.exit(64);
     }
   }
-  return { quick, only, out };
+  if (setBaseline !== null && setBaseline.trim() === '') {
+    process.stderr.write(`--set-cpu-baseline needs the reason the baseline moves, in words\n${USAGE}\n`);
+    process.exit(64);
+  }
+  const unknown = (only ?? []).filter((k) => !CASES.some((c) => c.key === k));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown case ${unknown.join(', ')}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  return { quick, only, out, setBaseline };
 }
 
 async function main(): Promise<number> {
@@ -99,11 +120,11 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   };
   const selected = CASES.filter((c) => (args.only ? args.only.includes(c.key) : !(args.quick && NOT_IN_QUICK.has(c.key))));
   if (args.quick) {
-    // Quick mode is CI's smoke test that every case still runs, within a minute: the
-    // ceiling runs alone, then the other cases run side by side, so their figures are
-    // disturbed by each other and only full runs give figures to compare.
-    for (const c of selected.filter((c) => c.key === 'ceiling')) await runCase(c);
-    await Promise.all(selected.filter((c) => c.key !== 'ceiling').map(runCase));
+    // Quick mode is CI's smoke test that every case still runs, and its CPU guard: the
+    // ceiling and the end to end case run alone, then the other cases run side by side,
+    // so their figures are disturbed by each other and only full runs give figures to compare.
+    for (const c of selected.filter((c) => ALONE_IN_QUICK.has(c.key))) await runCase(c);
+    await Promise.all(selected.filter((c) => !ALONE_IN_QUICK.has(c.key)).map(runCase));
     results.sort((a, b) => CASES.findIndex((c) => c.key === a.key) - CASES.findIndex((c) => c.key === b.key));
   } else {
     for (const c of selected) await runCase(c);
@@ -122,7 +143,33 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   writeFileSync(join(args.out, `latest-${report.mode}.json`), JSON.stringify(report, null, 2));
   writeFileSync(join(args.out, `latest-${report.mode}.md`), renderMarkdown(report));
   process.stdout.write(`report: bench/results/latest-${report.mode}.md (${report.seconds.toFixed(0)} s)\n`);
-  return results.some((r) => r.crashed) ? 1 : 0;
+  if (results.some((r) => r.crashed)) return 1;
+  return guardCpu(results, report.mode as 'quick' | 'full', String(machine.commit), args.setBaseline);
+}
+
+/**
+ * Prints each end-to-end phase's CPU per job beside its baseline, and fails the run (exit
+ * code 3) when one costs more than the limit; --set-cpu-baseline records this run's
+ * figures as the baseline of its mode instead.
+ */
+function guardCpu(results: { key: string; figures: Record<string, unknown> }[], mode: 'quick' | 'full', commit: string, setBaseline: string | null): number {
+  const e2e = results.find((r) => r.key === 'e2e');
+  const measured = e2e ? cpuPerJob(e2e.figures) : null;
+  if (!measured) {
+    if (setBaseline !== null) process.stderr.write('--set-cpu-baseline: this run has no end-to-end figures to record (run the e2e case)\n');
+    return setBaseline !== null ? 64 : 0;
+  }
+  const baseline = readBaseline();
+  if (setBaseline !== null) {
+    writeBaseline({ commit, measuredAt: new Date().toISOString(), reason: setBaseline.trim(), modes: { ...baseline?.modes, [mode]: measured } });
+    process.stdout.write(`cpu guard: recorded the ${mode} baseline (${JSON.stringify(measured)} us/job) in bench/cpu-baseline.json\n`);
+    return 0;
+  }
+  const verdict = judge(measured, baseline, mode, guardLimit());
+  for (const line of verdict.lines) process.stdout.write(`${line}\n`);
+  if (verdict.over.length === 0) return 0;
+  process.stdout.write(`cpu guard: FAILED: CPU per job of ${verdict.over.join(', ')} is more than ${guardLimit()}x the baseline; find what the hot path pays for before merging\n`);
+  return 3;
 }
 
 main().then(

@@ -40,6 +40,9 @@ function pacedEveryMs(raw: string | undefined): number {
   return ms;
 }
 
+/** The paced phase's rate in quick runs (jobs/s), fixed so that the CPU guard compares like with like. */
+const QUICK_PACED_RATE = 200;
+
 /** How long each rate of the paced sweep (BENCH_E2E_PACED_SWEEP) triggers runs. */
 const SWEEP_SECONDS = 6;
 
@@ -116,8 +119,10 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
   const perPhase = Number(process.env.BENCH_E2E_JOBS ?? 100_000);
   // Wide DAGs stay 5,000 jobs wide whatever the phase's size (a DAG holds at most
   // LIMITS.maxTasksPerDag tasks): 20,000 jobs are 4 of them, 100,000 are 20.
-  const wide = ctx.quick ? { dags: 1, width: 300 } : { dags: Math.max(1, Math.round(perPhase / 5_000)), width: 5_000 };
-  const small = ctx.quick ? { dags: 100 } : { dags: Math.round(perPhase / 3) };
+  // Quick runs (CI) are large enough that the CPU guard's per-job figure is the jobs' cost
+  // and not the cluster's idle timers: 3,000 jobs a phase, a few seconds each.
+  const wide = ctx.quick ? { dags: 1, width: 3_000 } : { dags: Math.max(1, Math.round(perPhase / 5_000)), width: 5_000 };
+  const small = ctx.quick ? { dags: 1_000 } : { dags: Math.round(perPhase / 3) };
   const workers = ctx.quick ? 2 : 4;
   // 4 x 1,024 slots: the in-flight jobs a scheduler pair needs to keep its batches full
   // (bench/README.md, "Change: the end-to-end case at the issue's size"); still under half
@@ -133,7 +138,7 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
     const sweep = ctx.quick ? [] : sweepRates(process.env.BENCH_E2E_PACED_SWEEP, everyMs);
     const sweepDags = sweep.reduce((n, r) => n + Math.ceil(r * SWEEP_SECONDS) + 100, 0);
     // Enough DAGs for 15 s at 4,000 jobs/s: every paced run is of a DAG of its own.
-    const pacedCount = ctx.quick ? 300 : 60_000;
+    const pacedCount = ctx.quick ? 1_000 : 60_000;
     const pacedIds = Array.from({ length: pacedCount + sweepDags }, (_, i) => `paced-${i}`);
     await seedBenchDags(
       store.db,
@@ -182,8 +187,11 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
       const widePhase = await phase(ctx, store, cluster, 'wide', wideIds, wide.dags * wide.width);
       const smallPhase = await phase(ctx, store, cluster, 'small', smallIds, small.dags * 3);
       // BENCH_E2E_PACED_RATE sets the paced phase's rate (jobs/s) instead, to draw latency against load.
-      const rate = Number(process.env.BENCH_E2E_PACED_RATE ?? 0) || Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2;
-      const paced = await pacedPhase(ctx, store, probe, cluster, pacedIds.slice(0, pacedCount), rate, ctx.quick ? 2 : 15, everyMs);
+      // Quick runs pace at a fixed rate: the guard's CPU per job of a paced phase includes
+      // the cluster's idle timers over its seconds, so a rate that followed the machine's
+      // speed would move the figure with the machine.
+      const rate = Number(process.env.BENCH_E2E_PACED_RATE ?? 0) || (ctx.quick ? QUICK_PACED_RATE : Math.min(widePhase.jobsPerSec, smallPhase.jobsPerSec) / 2);
+      const paced = await pacedPhase(ctx, store, probe, cluster, pacedIds.slice(0, pacedCount), rate, ctx.quick ? 4 : 15, everyMs);
       const swept: Awaited<ReturnType<typeof pacedPhase>>[] = [];
       let offset = pacedCount;
       for (const r of sweep) {
