@@ -277,7 +277,7 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
       const ended = (s.succeeded ?? 0) + (s.failed ?? 0);
       return ended >= dagIds.length ? s : null;
     },
-    ctx.quick ? 60_000 : 900_000,
+    ctx.quick ? 300_000 : 900_000,
     PHASE_POLL_MS,
   );
   const wallSeconds = (performance.now() - wall0) / 1000;
