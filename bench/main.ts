@@ -13,6 +13,8 @@ import { simulatorSpeed } from './cases/simulator';
 import { storeFailover } from './cases/store-failover';
 import { renderMarkdown } from './report';
 import { cpuPerJob, guardLimit, judge, readBaseline, writeBaseline } from './cpu-guard';
+import { peers } from './cases/peers';
+import { targetLines } from './targets';
 
 /**
  * npm run bench [-- --quick] [--only a,b] [--out DIR]
@@ -27,6 +29,7 @@ import { cpuPerJob, guardLimit, judge, readBaseline, writeBaseline } from './cpu
 const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] = [
   { key: 'ceiling', run: storeCeiling },
   { key: 'e2e', run: endToEnd },
+  { key: 'peers', run: peers },
   { key: 'renewal', run: renewalStorm },
   { key: 'tick', run: tickAtScale },
   { key: 'failover', run: failover },
@@ -37,10 +40,11 @@ const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] 
 
 /**
  * Cases that --quick leaves out unless --only names them: the store-failover drill brings
- * up a PostgreSQL formation of its own and takes about a minute; the cluster test
- * (test/store-failover.test.ts) runs the same drill in the test suite.
+ * up a PostgreSQL formation of its own and takes about a minute (the cluster test
+ * test/store-failover.test.ts runs the same drill in the test suite), and the peer queues
+ * install their own packages and take minutes.
  */
-const NOT_IN_QUICK = new Set(['store-failover']);
+const NOT_IN_QUICK = new Set(['store-failover', 'peers']);
 
 /**
  * Cases that run alone before the others in quick mode: the store ceiling, and the end to
@@ -143,6 +147,7 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   writeFileSync(join(args.out, `latest-${report.mode}.json`), JSON.stringify(report, null, 2));
   writeFileSync(join(args.out, `latest-${report.mode}.md`), renderMarkdown(report));
   process.stdout.write(`report: bench/results/latest-${report.mode}.md (${report.seconds.toFixed(0)} s)\n`);
+  for (const line of targetLines(results)) process.stdout.write(`${line}\n`);
   if (results.some((r) => r.crashed)) return 1;
   return guardCpu(results, report.mode as 'quick' | 'full', String(machine.commit), args.setBaseline);
 }
