@@ -31,7 +31,7 @@ const PHASE_POLL_MS = 500;
  * value stops the case with the reason). Each trigger is one statement whose runs reach
  * the scheduler together, so the cadence sets the lump size: 50 ms at 3,000 jobs/s is 150
  * runs a lump. Smaller lumps batch worse and cost more CPU per job: at 10 ms the paced p99
- * went from 61-91 to 203-206 ms (bench/README.md, "Change: the paced phase runs its 15 s").
+ * went from 61-91 to 203-206 ms (docs/history.md, "Change: the paced phase runs its 15 s").
  */
 function pacedEveryMs(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 50;
@@ -125,7 +125,7 @@ export async function endToEnd(ctx: BenchContext): Promise<CaseResult> {
   const small = ctx.quick ? { dags: 1_000 } : { dags: Math.round(perPhase / 3) };
   const workers = ctx.quick ? 2 : 4;
   // 4 x 1,024 slots: the in-flight jobs a scheduler pair needs to keep its batches full
-  // (bench/README.md, "Change: the end-to-end case at the size"); still under half
+  // (docs/history.md, "Change: the end-to-end case at the size"); still under half
   // of the mission's 10,000 workers.
   const slots = Number(process.env.BENCH_E2E_SLOTS ?? 1024);
   return withDatabase(async ({ url, store }) => {

@@ -80,7 +80,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   outboxHoldMs: 5_000,
   eventFlushIntervalMs: 500,
   // Off: on one machine the nodes would only split its CPU and double the statements per
-  // job (bench/README.md, "Change: the nodes may share the shards").
+  // job (docs/history.md, "Change: the nodes may share the shards").
   shareShards: false,
   leadShards: null,
   notifyCheckIntervalMs: 10_000,

@@ -218,7 +218,7 @@ export async function createScheduledRunsAcross(db: Executor, groups: LeaderGrou
         j as (${insertJobs(sql`w`, payload, 'dag_id', sql`where r.state = 'running'`)}),
         -- Materialized: the planner guesses one row for every CTE above and joins jr to w by
         -- nested loop, and an inlined jr re-sorted and re-aggregated every job once per run
-        -- (250 runs took 100 to 137 ms, 300 took 20; bench/README.md, "Change: the tick's
+        -- (250 runs took 100 to 137 ms, 300 took 20; docs/history.md, "Change: the tick's
         -- creation statement aggregates its jobs once").
         jr as materialized (select run_id, json_agg(j order by j.id) as jobs from j group by run_id)
         select (select coalesce(array_agg(g), '{}') from lead) as led, w.*, jr.jobs
