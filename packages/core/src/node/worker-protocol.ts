@@ -187,8 +187,11 @@ export class WorkerProtocol {
       } else if (o.error.code !== 'INVALID_INPUT') this.refused(refusalReason(o.error), o.jobId, workerId, { op: 'complete', ...o.error.details });
     }
     // Each result frees a slot of the worker: a poll it has open here may now take that
-    // many more jobs, without the worker having to poll again to say so.
-    if (c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
+    // many more jobs, without the worker having to poll again to say so. Only results sent
+    // under the worker's current session count: any credential of the pool may send a
+    // batch naming the worker, and it must not make this node hand the worker more jobs
+    // than it has slots for.
+    if (this.sessions.get(workerId) === session && c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
     void this.afterJobsEnd(ended);
     return outcomes.map((o, i) => (o.ok ? o : { jobId: o.jobId, ok: false as const, error: answerFor(o.error, 'complete', o.jobId, items[i]!.fence) }));
   }
