@@ -55,7 +55,7 @@ describe('worker credentials and sessions against a real scheduler', () => {
   async function leasedToAlpha(dag: string) {
     const holder = schedulerClient(url, alpha.token);
     const { session } = await holder.register.mutate({ workerId: 'alpha-1', slots: 1 });
-    await f.store.putDag({ id: dag, tasks: [{ id: 'one', type: 'noop' }] }, 4);
+    await f.store.putDag({ id: dag, tasks: [{ id: 'one', type: 'noop', pool: 'alpha' }] }, 4);
     const polled = holder.poll.mutate({ workerId: 'alpha-1', session, slots: 1, free: 1, waitMs: 10_000 });
     await f.store.triggerRun(parseDagId(dag));
     const [job] = await polled;
@@ -171,7 +171,8 @@ describe('worker credentials and sessions against a real scheduler', () => {
       env: { ...f.cluster.commonEnv(), FENCELINE_WORKER_AUTH: 'credentials', FENCELINE_WORKER_TOKEN: alpha.token, FENCELINE_SCHEDULER_URLS: url, FENCELINE_WORKER_ID: '' },
     });
     try {
-      await f.store.putDag({ id: 'identity-real-worker', tasks: [{ id: 'one', type: 'noop' }] }, 4);
+      // The worker serves its credential's pool, alpha, without being told.
+      await f.store.putDag({ id: 'identity-real-worker', tasks: [{ id: 'one', type: 'noop', pool: 'alpha' }] }, 4);
       const run = await f.store.triggerRun(parseDagId('identity-real-worker'));
       const done = await eventually('the run to succeed on the credentialed worker', async () => ((await f.store.getRun(run.id)).state === 'succeeded' ? true : null), 30_000);
       expect(done).toBe(true);

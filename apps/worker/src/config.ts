@@ -32,12 +32,16 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
   // The schedulers refuse every call from an id outside the shared rule, so a bad one stops the worker here, named.
   // An issued credential (flw.<pool>.<secret>) acts only as ids of its pool, so the default id starts with it.
-  const pool = /^flw\.([a-z0-9][a-z0-9-]*)\./.exec(token)?.[1] ?? 'worker';
-  const workerId = env.FENCELINE_WORKER_ID || `${pool}-${hostname()}-${randomUUID().slice(0, 8)}`;
+  const credentialPool = /^flw\.([a-z0-9][a-z0-9-]*)\./.exec(token)?.[1] ?? null;
+  const workerId = env.FENCELINE_WORKER_ID || `${credentialPool ?? 'worker'}-${hostname()}-${randomUUID().slice(0, 8)}`;
   const idProblem = workerIdProblem(workerId);
   if (idProblem !== null) throw new Error(`FENCELINE_WORKER_ID ${idProblem}, got "${workerId}"`);
-  const servedPool = env.FENCELINE_WORKER_POOL || 'default';
+  // A credential serves its own pool only (the schedulers refuse any other), so that is the default.
+  const servedPool = env.FENCELINE_WORKER_POOL || credentialPool || 'default';
   if (!POOL_PATTERN.test(servedPool)) throw new Error(`FENCELINE_WORKER_POOL ${POOL_CHARACTERS}, got "${servedPool}"`);
+  if (credentialPool !== null && servedPool !== credentialPool) {
+    throw new Error(`FENCELINE_WORKER_POOL is "${servedPool}", but this credential serves pool "${credentialPool}" only; leave it unset or use a credential of that pool`);
+  }
   const labels = (env.FENCELINE_WORKER_LABELS ?? '')
     .split(',')
     .map((s) => s.trim())

@@ -20,4 +20,13 @@ describe('worker settings', () => {
     expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_POOL: 'GPU pool' })).toThrow('FENCELINE_WORKER_POOL must be lower-case');
     expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_LABELS: 'ok,bad label' })).toThrow('FENCELINE_WORKER_LABELS: "bad label" must be name or name=value');
   });
+
+  it("serves its credential's pool by default, and refuses to be set to serve another", () => {
+    const token = `flw.gpu.${'a'.repeat(43)}`;
+    expect(readWorkerConfig({ FENCELINE_WORKER_TOKEN: token })).toMatchObject({ pool: 'gpu', workerId: expect.stringMatching(/^gpu-/) });
+    expect(readWorkerConfig({ FENCELINE_WORKER_TOKEN: token, FENCELINE_WORKER_POOL: 'gpu' }).pool).toBe('gpu');
+    expect(() => readWorkerConfig({ FENCELINE_WORKER_TOKEN: token, FENCELINE_WORKER_POOL: 'default' })).toThrow(
+      'FENCELINE_WORKER_POOL is "default", but this credential serves pool "gpu" only',
+    );
+  });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Checker } from '../src/check/checker';
 import type { StoreWrite } from '../src/store/records';
+import { runScenario } from '../src/scenario/run';
+import { SCENARIOS } from '../src/scenarios';
 
 /**
  * I11 judged on hand-made store records: ten one-slot workers, a 30% cap (3 leases) and a
@@ -75,5 +77,20 @@ describe('I11: no DAG holds slots of the reserve through lending', () => {
     for (let w = 0; w < 4; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
     expect(c.violations.map((v) => v.invariant)).toEqual(['I6']);
     expect(c.counts.peakLent).toBe(0);
+  });
+});
+
+describe('I11 on a whole swarm run', () => {
+  // Seed 91103: a worker crashed while its poll was open on a lending node, and until that
+  // poll's wait ran out the node, and the store after it, counted its slot free, so a loan
+  // took the reserve down to 2 of 3. A crashed process's connections are closed by its
+  // machine, so the node now ends the wait as soon as the close arrives.
+  it('keeps the reserve on seed 91103, where a worker crashes while waiting on the lending node', async () => {
+    const report = await runScenario(SCENARIOS.swarm!, undefined, { seed: 91103 });
+    const r = report.runs[0]!;
+    expect(r.faults.some((f) => f.kind === 'worker-crash')).toBe(true);
+    expect(r.figures.lentGrants, 'the run must lend for I11 to be judged').toBeGreaterThan(0);
+    expect(r.violations, `${r.violations[0]?.message ?? ''}\nreplay: ${r.replay}`).toEqual([]);
+    expect(r.crash).toBeNull();
   });
 });

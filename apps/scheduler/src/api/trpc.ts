@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FencelineError, ForbiddenError, type SchedulerNode } from '@fenceline/core';
+import { DEFAULT_POOL, FencelineError, ForbiddenError, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
 import { internalErrorMessage } from './opaque-errors';
 import type { WorkerCaller } from './worker-auth';
 import { poolAllows, secretHash } from './worker-credentials';
@@ -70,6 +70,16 @@ export function actAs<Id extends string>(ctx: WorkerContext, workerId: Id, field
     throw new ForbiddenError(`${field}: this credential acts only as workers of pool ${pool} ("${pool}" or "${pool}-..."), not ${workerId}`, { field });
   }
   return workerId;
+}
+
+/**
+ * A worker's offer with its pool filled in: the credential's pool when the worker named
+ * none (the default pool for the development token). Whether the pool is one the
+ * credential may serve is the node's check (WorkerProtocol), so it holds on every node.
+ */
+export function offerOf(ctx: WorkerContext, offer: (Omit<WorkerOffer, 'pool'> & { pool?: string | undefined }) | undefined): WorkerOffer | undefined {
+  if (!offer) return undefined;
+  return { ...offer, pool: offer.pool ?? ctx.caller?.pool ?? DEFAULT_POOL };
 }
 
 /** The session key the store checks: the hash of the secret, so the secret itself is never stored. */

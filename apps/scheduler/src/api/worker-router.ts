@@ -7,11 +7,12 @@ import {
   jobIdSchema as jobId,
   jobLogsSchema,
   jobOutputSchema,
+  poolNameSchema,
   workerIdSchema as workerId,
   workerMetaSchema,
   workerOfferSchema,
 } from '@fenceline/core';
-import { actAs, router, sessionKey, workerProcedure, publicProcedure } from './trpc';
+import { actAs, offerOf, router, sessionKey, workerProcedure, publicProcedure } from './trpc';
 import { newSessionSecret } from './worker-credentials';
 
 const fence = z.number().int().min(0);
@@ -21,14 +22,20 @@ const session = z.string().min(32).max(200);
 // schema, so bad bytes are refused with the field's path before any store call.
 const logs = jobLogsSchema.nullish();
 const output = jobOutputSchema.optional();
+/**
+ * What a worker offers. Its pool may be left out: a worker with a pool's credential then
+ * serves that pool (and may name no other), one with the development token the default pool.
+ */
+const offer = workerOfferSchema.extend({ pool: poolNameSchema.optional() }).optional();
 
 /**
  * The worker protocol. A worker registers, long-polls for work, renews its leases in
  * one call per renewal interval, and writes each result with its fence (several results
  * in one call with completeMany; a process hosting many worker identities renews all of
  * their leases in one call with renewMany). A worker can act
- * only on leases it holds, as worker ids its credential allows: the store checks holder,
- * fence and session on every write.
+ * only on leases it holds, as worker ids its credential allows, offering only its
+ * credential's pool: the store checks holder, fence and session on every write, each item
+ * of a batch on its own.
  */
 export const workerRouter = router({
   hello: publicProcedure.query(({ ctx }) => ({ nodeId: ctx.node.nodeId })),
@@ -36,14 +43,16 @@ export const workerRouter = router({
   // A worker process registers with every node under one session: it may bring its own
   // secret (the worker sends the same one to each node), or take the one answered here.
   register: workerProcedure
-    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), offer: workerOfferSchema.optional(), meta: workerMetaSchema.default({}), session: session.optional() }))
+    .input(z.object({ workerId, slots: z.number().int().min(1).max(10_000), offer, meta: workerMetaSchema.default({}), session: session.optional() }))
     .mutation(async ({ ctx, input }) => {
       const secret = input.session ?? newSessionSecret();
       const workerId = actAs(ctx, input.workerId);
+      const given = offerOf(ctx, input.offer);
       const answer = await ctx.node.register({
         workerId,
         slots: input.slots,
-        ...(input.offer ? { offer: input.offer } : {}),
+        pool: ctx.caller!.pool,
+        ...(given ? { offer: given } : {}),
         meta: input.meta,
         session: sessionKey(secret),
         credentialId: ctx.caller!.credentialId,
@@ -59,7 +68,7 @@ export const workerRouter = router({
         slots: z.number().int().min(1).max(10_000),
         free: z.number().int().min(0).max(10_000),
         waitMs: z.number().int().min(0).max(120_000).optional(),
-        offer: workerOfferSchema.optional(),
+        offer,
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -74,9 +83,18 @@ export const workerRouter = router({
       };
       ctx.res.once('close', onClose);
       const workerId = actAs(ctx, input.workerId);
+      const given = offerOf(ctx, input.offer);
       try {
         const jobs = await ctx.node.poll(
-          { workerId, session: sessionKey(input.session), slots: input.slots, freeSlots: input.free, waitMs: input.waitMs, ...(input.offer ? { offer: input.offer } : {}) },
+          {
+            workerId,
+            session: sessionKey(input.session),
+            slots: input.slots,
+            freeSlots: input.free,
+            waitMs: input.waitMs,
+            pool: ctx.caller!.pool,
+            ...(given ? { offer: given } : {}),
+          },
           { onCancel: (fn) => (cancel = fn) },
         );
         // Leases granted in the moment the worker hung up would reach nobody: they go back

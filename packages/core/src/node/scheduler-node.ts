@@ -11,7 +11,7 @@ import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
 import type { ShardLeader } from './shard-leader';
 import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequest } from './worker-pool';
-import { WorkerProtocol, type RegisterAnswer, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
+import { WorkerProtocol, type RegisterAnswer, type PoolBound, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
 import { RunTraces } from './run-traces';
@@ -321,7 +321,7 @@ export class SchedulerNode {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
+  poll(poll: Omit<PollRequest, 'waitMs'> & PoolBound & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     return this.protocol.poll(poll, cancelled);
   }
 

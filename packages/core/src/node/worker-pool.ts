@@ -417,6 +417,11 @@ export class WorkerPool {
     return worker.waiter ? 0 : Math.max(0, this.clock.nowMs() - worker.lastSeenMs);
   }
 
+  /** What a known worker offers now, or undefined for one this node does not know. */
+  offerOf(workerId: string): WorkerOffer | undefined {
+    return this.workers.get(workerId)?.offer;
+  }
+
   isWaiting(workerId: string): boolean {
     return this.workers.get(workerId)?.waiter != null;
   }

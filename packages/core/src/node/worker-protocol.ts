@@ -1,4 +1,4 @@
-import { FencelineError, InvalidInputError, UnauthorizedError } from '../errors';
+import { FencelineError, ForbiddenError, InvalidInputError, UnauthorizedError } from '../errors';
 import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
@@ -9,7 +9,7 @@ import { releaseReason, type ReleaseCause } from './revocation';
 import { answerFor, isFencedRefusal, reasonOf, refusalReason, workerRefusal } from './refusals';
 import type { ShardLeader } from './shard-leader';
 import type { PollItem, PollRequest } from './worker-pool';
-import type { WorkerOffer } from '../routing/offer';
+import { DEFAULT_OFFER, type WorkerOffer } from '../routing/offer';
 
 /** What the worker protocol needs from the rest of the node. */
 export interface ProtocolDeps {
@@ -27,9 +27,18 @@ export interface WorkerSessionRef {
   session: string;
 }
 
-export interface RegisterInput extends WorkerSessionRef {
+/**
+ * The pool a caller's credential serves (null or absent: any, as in development mode). A
+ * worker of such a caller may offer that pool only: register and poll refuse another as
+ * FORBIDDEN naming `offer.pool`, and a worker that offers nothing serves that pool.
+ */
+export interface PoolBound {
+  pool?: string | null;
+}
+
+export interface RegisterInput extends WorkerSessionRef, PoolBound {
   slots: number;
-  /** What it can run; the default offer when absent. */
+  /** What it can run; the default offer (in its credential's pool) when absent. */
   offer?: WorkerOffer;
   meta?: Record<string, unknown>;
   /** The credential the worker authenticated with; null in development mode. */
@@ -76,14 +85,20 @@ export class WorkerProtocol {
     const { c } = this;
     const { workerId, slots } = input;
     if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new InvalidInputError(`slots must be an integer from 1 to 10000, got ${slots}`, { field: 'slots' });
-    c.pool.touch(workerId, slots, input.offer);
+    const offer = boundOffer(input.offer, input.pool) ?? (input.pool ? { ...DEFAULT_OFFER, pool: input.pool } : undefined);
+    // Another process registering the id ends the session leases were granted to: what
+    // waits here for the old one's next poll goes back, never to the new session, which
+    // could not write it and must not be shown it.
+    const previous = this.sessions.get(workerId);
+    if (previous !== undefined && previous !== input.session) c.pool.forget(workerId);
+    c.pool.touch(workerId, slots, offer);
     c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots, credentialId: input.credentialId } });
     return c.store
       .registerWorker({
         id: workerId,
         slots,
         nodeId: c.nodeId,
-        meta: input.offer ? { ...input.meta, offer: input.offer } : (input.meta ?? {}),
+        meta: offer ? { ...input.meta, offer } : (input.meta ?? {}),
         session: input.session,
         credentialId: input.credentialId,
       })
@@ -95,12 +110,16 @@ export class WorkerProtocol {
    * Long poll: answered the moment a lease is granted to this worker, or empty after
    * `waitMs` (at most the node's pollWaitMs, which is also the default).
    */
-  async poll(poll: Omit<PollRequest, 'waitMs'> & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
+  async poll(poll: Omit<PollRequest, 'waitMs'> & PoolBound & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     const { c } = this;
+    // A poll without an offer keeps the one made before, unless this node knows none in the
+    // credential's pool (it never saw the register): then it serves the credential's pool.
+    const known = c.pool.offerOf(poll.workerId);
+    const offer = boundOffer(poll.offer, poll.pool) ?? (poll.pool && known?.pool !== poll.pool ? { ...DEFAULT_OFFER, pool: poll.pool } : undefined);
     await this.checkSession(poll.workerId, poll.session);
     const waitMs = Math.min(poll.waitMs ?? c.config.pollWaitMs, c.config.pollWaitMs);
     // A new waiter matters only if some leader has work to hand out; new work kicks a round itself.
-    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs, ...(poll.offer ? { offer: poll.offer } : {}) };
+    const request: PollRequest = { workerId: poll.workerId, slots: poll.slots, freeSlots: poll.freeSlots, waitMs, ...(offer ? { offer } : {}) };
     return c.pool.wait(request, () => this.d.hasReadyWork() && this.d.kick(), cancelled);
   }
 
@@ -187,8 +206,11 @@ export class WorkerProtocol {
       } else if (o.error.code !== 'INVALID_INPUT') this.refused(refusalReason(o.error), o.jobId, workerId, { op: 'complete', ...o.error.details });
     }
     // Each result frees a slot of the worker: a poll it has open here may now take that
-    // many more jobs, without the worker having to poll again to say so.
-    if (c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
+    // many more jobs, without the worker having to poll again to say so. Only results sent
+    // under the worker's current session count: any credential of the pool may send a
+    // batch naming the worker, and it must not make this node hand the worker more jobs
+    // than it has slots for.
+    if (this.sessions.get(workerId) === session && c.pool.credit(workerId, items.length) && this.d.hasReadyWork()) this.d.kick();
     void this.afterJobsEnd(ended);
     return outcomes.map((o, i) => (o.ok ? o : { jobId: o.jobId, ok: false as const, error: answerFor(o.error, 'complete', o.jobId, items[i]!.fence) }));
   }
@@ -297,6 +319,14 @@ export class WorkerProtocol {
     c.metrics.inc(`writes_refused_total{reason="${reason}"}`);
     c.emit({ type: 'write:fenced', jobId, workerId, nodeId: c.nodeId, data: { ...data, reason, jobId, workerId } });
   }
+}
+
+/** The offer as given, refused when it names another pool than the caller's credential serves. */
+function boundOffer(offer: WorkerOffer | undefined, pool: string | null | undefined): WorkerOffer | undefined {
+  if (offer && pool && offer.pool !== pool) {
+    throw new ForbiddenError(`offer.pool: this credential serves only pool ${pool}, not ${offer.pool}`, { field: 'offer.pool' });
+  }
+  return offer;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
 import { badBytesContract } from './store-contract/bad-bytes';
+import { batchJudgingContract } from './store-contract/batch-judging';
 import { ContractContext } from './store-contract/context';
 import { auditLogContract } from './store-contract/audit-log';
 import { backfillsContract } from './store-contract/backfills';
@@ -49,8 +50,8 @@ export interface StoreHarness {
  * Registers the whole contract for one store. Its parts live in store-contract/, along the
  * Store's roles: leadership and workers-and-events (cluster, events, notices), dags,
  * triggers, run-params and backfills (catalogue, and the leader's backfill steps), ticks, runs
- * and leases (leader), worker-writes, upstream-outputs, bad-bytes and sessions (worker
- * protocol), credentials (worker credentials), people (users, sessions,
+ * and leases (leader), worker-writes, upstream-outputs, bad-bytes, sessions and batch-judging
+ * (worker protocol), credentials (worker credentials), people (users, sessions,
  * API tokens) and audit-log.
  */
 export function storeContract(name: string, setup: () => Promise<StoreHarness>): void {
@@ -74,6 +75,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     upstreamOutputsContract(c);
     badBytesContract(c);
     sessionsContract(c);
+    batchJudgingContract(c);
     leadershipContract(c);
     ticksContract(c);
     runsContract(c);

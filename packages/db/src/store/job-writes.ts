@@ -41,14 +41,17 @@ function noHigherResult(ref: LeaseRef) {
 /**
  * Many completions in one statement, each fenced on its own. The `locked` CTE takes the
  * row locks of the accepted jobs in id order (so overlapping batches cannot deadlock) and
- * re-checks fence, holder, liveness and the result store once it holds them; the result
- * upsert is chained to the rows the update returned. Refused items are classified by one
- * follow-up read, made only when something was refused.
+ * re-checks fence, holder, session, liveness and the result store once it holds them; it
+ * keeps the position of every item that passed, and `won` takes, per job, the first of
+ * them. The update, the result upsert and the attempt's row all carry that item, so an
+ * item that names the same job but fails a check (another session, another holder,
+ * another fence) can neither shadow the holder's item nor lend it its output: it is
+ * refused alone. Refused items are classified by one follow-up read, made only when
+ * something was refused.
  */
 export async function completeJobs(db: Executor, items: CompleteItem[]): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = items.map(() => undefined);
   const send: { at: number; item: CompleteItem; output: string }[] = [];
-  const seen = new Set<string>();
   items.forEach((item, at) => {
     // Text and JSON PostgreSQL refuses would fail the statement for every item in it.
     const problem = resultProblem(item.ref.jobId, item);
@@ -62,9 +65,9 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
       outcomes[at] = { jobId: item.ref.jobId, ok: false, error: tooBig };
       return;
     }
-    // A job named twice is completed by its first item; the second is refused below.
-    if (!isId(item.ref.jobId) || seen.has(item.ref.jobId)) return;
-    seen.add(item.ref.jobId);
+    // Every item goes to the statement, a job named twice included: only one that passes
+    // every check may complete it (the first such), whatever the order of the others.
+    if (!isId(item.ref.jobId)) return;
     send.push({ at, item, output });
   });
   if (send.length > 0) {
@@ -97,29 +100,30 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
               )}) as r(job_id, fence, worker_id, output, logs, at, session)
           ),
           locked as materialized (
-            select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
+            select j.id, r.at from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
             where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
               and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
             order by j.id
             for update of j
           ),
+          won as (select distinct on (id) id, at from locked order by id, at),
           w as (
             update jobs j set state = 'succeeded', ended_at = now(), lease_expires_at = null, holder_session = null
-            from locked where j.id = locked.id
-            returning j.*
+            from won where j.id = won.id
+            returning j.*, won.at as item_at
           ),
           res as (
             insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
-            select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, now() from w join r on r.job_id = w.id
+            select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, now() from w join r on r.at = w.item_at
             ${RESULT_UPSERT}
             returning job_id
           ),
           att as (
             insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
-            select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, w.leased_at, now() from w join r on r.job_id = w.id
+            select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, w.leased_at, now() from w join r on r.at = w.item_at
             ${ATTEMPT_INSERT}
           )
-          select r.at, w.* from r join w on w.id = r.job_id`,
+          select w.item_at as at, w.* from w`,
     );
     for (const row of written) {
       const at = Number(row.at);

@@ -142,27 +142,33 @@ async function grantStatement(db: Executor, items: { token: LeaderToken; grants:
 }
 
 /**
- * Renews a batch of leases in one statement (docs/architecture.md, rule 3): each succeeds only if its
- * fence and holder match and the lease is still live by the store's clock. Refusals are
- * classified by one follow-up read, done only when something was refused, so the common
- * case stays one round trip. Outcomes come back in the order of `refs`.
- */
-/**
- * Appends the log lines renewals carry, chained to the rows the renewal updated (`w`), so a
- * refused renewal appends nothing. The job rows are locked by the renewal, so the next seq
- * of an attempt is read and written by one statement at a time; an attempt that has
- * streamed LIMITS.maxStreamedLogChars already appends no more, and a job renewed twice in
- * one batch appends its first renewal's lines only (the node sends each job's lines once).
+ * Appends the log lines renewals carry, chained to the items that passed every check
+ * (`locked`, by their position) and the rows the renewal updated (`w`), so a refused
+ * renewal appends nothing, even when it names a job another item of the batch renews. The
+ * job rows are locked by the renewal, so the next seq of an attempt is read and written by
+ * one statement at a time; an attempt that has streamed LIMITS.maxStreamedLogChars already
+ * appends no more, and a job renewed twice in one batch appends its first accepted
+ * renewal's lines only (the node sends each job's lines once).
  */
 const APPEND_LOG_CHUNKS = sql`,
           chunks as (
             insert into job_log_chunks (job_id, fence, seq, text, written_at)
             select distinct on (w.id) w.id, w.fence, coalesce(c.seq, 0) + 1, r.log, now()
-            from r join w on w.id = r.job_id and w.fence = r.fence and w.holder = r.worker_id
+            from locked l join r on r.ord = l.ord join w on w.id = l.id
             cross join lateral (select max(seq) as seq, coalesce(sum(length(text)), 0) as chars from job_log_chunks x where x.job_id = w.id and x.fence = w.fence) c
             where r.log is not null and c.chars < ${LIMITS.maxStreamedLogChars}
             order by w.id, r.ord
           )`;
+
+/**
+ * Renews a batch of leases in one statement (docs/architecture.md, rule 3): each succeeds
+ * only if its fence, holder and session match and the lease is still live by the store's
+ * clock. `locked` keeps the position of every item that passed, and only those are
+ * answered ok: an item that names a renewed job under another session or holder is
+ * refused, whatever else the batch holds. Refusals are classified by one follow-up read,
+ * done only when something was refused, so the common case stays one round trip.
+ * Outcomes come back in the order of `refs`.
+ */
 
 export async function renewLeases(db: Executor, refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
   if (refs.length === 0) return [];
@@ -197,17 +203,17 @@ export async function renewLeases(db: Executor, refs: RenewRef[], ttlMs: number)
               }) with ordinality as r(job_id, fence, worker_id, session, ${logged ? sql`log, ` : sql``}ord)
           ),
           locked as materialized (
-            select j.id from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
+            select j.id, r.ord from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
             where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
             order by j.id
             for update of j
           ),
           w as (
             update jobs j set lease_expires_at = now() + ${msInterval(ttlMs)}, renewed_at = now()
-            from locked where j.id = locked.id
-            returning j.id, j.fence, j.holder, j.lease_expires_at
+            from (select distinct id from locked) l where j.id = l.id
+            returning j.id, j.fence, j.lease_expires_at
           )${logged ? APPEND_LOG_CHUNKS : sql``}
-          select r.ord, w.lease_expires_at from r join w on w.id = r.job_id and w.fence = r.fence and w.holder = r.worker_id`,
+          select l.ord, w.lease_expires_at from locked l join w on w.id = l.id`,
     );
     for (const row of result) renewed.set(toNumber(row.ord) - 1, toDate(row.lease_expires_at));
   }

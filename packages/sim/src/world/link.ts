@@ -249,8 +249,10 @@ export interface HoldOptions {
  * workers on three nodes cost thousands of events per virtual second, so here the poll
  * stays open, and the cycle is only played out when it would make a difference:
  *
- * - when something disturbs the call (a cut of the link, the far side or the caller paused
- *   or crashed) or the client asks for it (`refresh`), the far side answers empty at the
+ * - when a crashed caller's machine closes the connection, the close reaches the far side
+ *   a link delay later and ends the wait there (unless the link is cut);
+ * - when something else disturbs the call (a cut of the link, the far side paused or
+ *   crashed, the caller paused) or the client asks for it (`refresh`), the far side answers empty at the
  *   next cycle boundary counted from the poll's arrival, exactly as its own timer would
  *   have, and the answer travels back like any reply (lost on a cut link, held by a paused
  *   caller, dropped by a dead one);
@@ -338,6 +340,20 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
     if (link.cut) answerAtBoundary(false);
     else if (cancelOnFarSide) target.deliver(targetIncarnation, cancelOnFarSide);
   };
+  /**
+   * The caller's process changed state. A crashed one's connections are closed by its
+   * machine, so the close reaches the far side one link delay later and ends this wait
+   * there, as a production node's poll ends when its request's socket closes; a paused
+   * caller keeps them open, and a cut link carries no close (the wait runs to its boundary).
+   */
+  const callerChanged = (): void => {
+    if (caller.state !== 'crashed' || settled || link.cut) {
+      disturbed();
+      return;
+    }
+    stopWatching();
+    sim.post(link.delayMs(), labels.hangUp, hangUpArrives);
+  };
   const serve = (): void => {
     servedAtMs = sim.nowMs;
     targetIncarnation = target.incarnation;
@@ -359,7 +375,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
     );
     // The client closed the connection before the request was served; the close follows it.
     if (hungUp) hangUpArrives();
-    else if (!settled) unwatch.push(link.watch(disturbed), target.watch(disturbed), caller.watch(disturbed));
+    else if (!settled) unwatch.push(link.watch(disturbed), target.watch(disturbed), caller.watch(callerChanged));
   };
 
   if (link.cut) armTimeout(sentAtMs);
