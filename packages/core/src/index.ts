@@ -32,6 +32,7 @@ export * from './routing/offer';
 export * from './resources/limits';
 export * from './notify/notifications';
 export * from './notify/mask';
+export * from './log-safe';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';
