@@ -37,7 +37,7 @@ export const httpNotify: NotifyIo = {
     await response.body?.cancel().catch(() => undefined);
     return { status: response.status };
   },
-  sign: (secret, body) => createHmac('sha256', secret).update(body).digest('hex'),
+  sign: (key, content) => createHmac('sha256', key).update(content).digest('base64'),
 };
 
 async function main(): Promise<void> {
