@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@fenceline/core';
+import { parseInstant } from '@fenceline/core';
 
 /** Argument helpers shared by the CLI's command files. */
 
@@ -40,7 +40,5 @@ export function fmt(d: Date | null | undefined): string {
 export function instantFlag(args: string[], name: string): Date | undefined {
   const text = flag(args, name);
   if (text === undefined) return undefined;
-  const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(at.getTime())) throw new InvalidInputError(`${name}: must be an instant such as 2026-01-31T09:00:00Z`, { field: name });
-  return at;
+  return parseInstant(text, name);
 }

@@ -1,4 +1,4 @@
-import { LIMITS, InvalidInputError, parseBackfillId, parseDagId, type AuditStore, type BackfillMode, type BackfillRow, type CatalogueStore } from '@fenceline/core';
+import { LIMITS, InvalidInputError, parseBackfillId, parseInstant, parseDagId, type AuditStore, type BackfillMode, type BackfillRow, type CatalogueStore } from '@fenceline/core';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import { cliAudit, osUser } from './cli-people';
 
@@ -59,8 +59,7 @@ async function follow(store: BackfillStore, first: BackfillRow): Promise<number>
 function dateFlag(args: string[], name: string): Date {
   const text = flag(args, name);
   if (text === undefined) throw new UsageError(`backfill needs ${name} ISO`);
-  // An unreadable date goes to the store as an invalid one, which refuses it by its field.
-  return new Date(text);
+  return parseInstant(text, name.replace(/^--/, ''));
 }
 
 export async function backfillCommand(store: BackfillStore, args: string[]): Promise<number> {

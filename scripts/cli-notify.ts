@@ -15,7 +15,7 @@ import { cliAudit } from './cli-people';
 
 export const NOTIFY_HELP = `  notify channel add <NAME> --endpoint URL [--kind webhook|slack] [--secret-env VAR]
                                    a channel that notifications are POSTed to; with --secret-env the value of
-                                   environment variable VAR signs every body (x-fenceline-signature: sha256=HMAC)
+                                   environment variable VAR signs every delivery (Standard Webhooks: webhook-signature)
   notify channel list              channels (a secret is shown only as set or not)
   notify channel delete <ID>       a channel and its rules
   notify rule add <CHANNEL_ID> --event run_failed|task_failed|run_recovered [--dag DAG]

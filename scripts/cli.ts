@@ -3,6 +3,7 @@ import {
   FencelineError,
   parseDagId,
   parseRunId,
+  redactSecrets,
   type AuditStore,
   type CatalogueStore,
   type NotificationStore,
@@ -248,8 +249,8 @@ async function apply(store: CliStore, files: string[], requestKey: string | unde
  * a stack.
  */
 function unexpected(err: unknown): string {
-  if (!(err instanceof Error)) return `failed: ${String(err)}`;
-  return `failed: ${err.cause instanceof Error ? err.cause.message : err.message}`;
+  if (!(err instanceof Error)) return `failed: ${redactSecrets(String(err))}`;
+  return `failed: ${redactSecrets(err.cause instanceof Error ? err.cause.message : err.message)}`;
 }
 
 main(process.argv.slice(2)).then(

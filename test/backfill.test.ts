@@ -140,7 +140,7 @@ describe('backfill: two schedulers and two workers on PostgreSQL', () => {
 
     const bad = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', 'yesterday', '--to', to.toISOString());
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('INVALID_INPUT: from: must be a valid date');
+    expect(bad.stderr).toContain('INVALID_INPUT: from: must be an instant such as');
     const badMode = await runCli(f.databaseUrl, 'backfill', spec.id, '--from', iso(1), '--to', to.toISOString(), '--mode', 'again');
     expect(badMode.code).toBe(1);
     expect(badMode.stderr).toContain('INVALID_INPUT: mode: must be one of skip, rerun');

@@ -5,7 +5,8 @@ import { eventually, FAST_ENV, startFixture, type Fixture } from './support/clus
 import { Receiver } from './support/webhook-receiver';
 
 const SHARDS = Number(FAST_ENV.FENCELINE_SHARDS);
-const SECRET = 'notify-test-secret';
+// In the Standard Webhooks form, which the receiver's library reads as it is.
+const SECRET = `whsec_${Buffer.from('notify-test-secret-of-32-bytes!!').toString('base64')}`;
 
 /** A DAG of one task that fails on its only attempt. */
 function failing(id: string): DagSpecInput {

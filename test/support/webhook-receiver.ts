@@ -1,20 +1,23 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
-/** One request the receiver read, with whether its signature matched the body it carried. */
+/** One request the receiver read, with whether a Standard Webhooks library verified it. */
 export interface Received {
   path: string;
   key: string;
   event: string;
   signed: boolean;
+  /** The standardwebhooks package accepted its id, timestamp (within 5 minutes) and signature over the exact bytes read. */
   signatureOk: boolean;
+  /** The webhook-timestamp header, in seconds. */
+  timestamp: number;
   body: Record<string, unknown>;
 }
 
 /**
- * A webhook receiver on 127.0.0.1: it verifies each request's signature over the exact
- * bytes it read and records it, then answers as the current test's `answer` says (a
+ * A webhook receiver on 127.0.0.1: it verifies each request with the `standardwebhooks`
+ * package, as a receiver of the product would, over the exact bytes it read and records it, then answers as the current test's `answer` says (a
  * status, or a promise the test settles later to hold the response open).
  */
 export class Receiver {
@@ -23,8 +26,12 @@ export class Receiver {
   private server: Server | null = null;
   url = '';
 
-  /** @param secret the channel's secret, that every signature is checked with */
-  constructor(private readonly secret: string) {}
+  private readonly verifier: Webhook;
+
+  /** @param secret the channel's secret, that every signature is checked with: a `whsec_` secret as it is, any other as its UTF-8 bytes */
+  constructor(secret: string) {
+    this.verifier = secret.startsWith('whsec_') ? new Webhook(secret) : new Webhook(new TextEncoder().encode(secret), { format: 'raw' });
+  }
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -45,15 +52,21 @@ export class Receiver {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);
-    const header = String(req.headers['x-fenceline-signature'] ?? '');
-    const expected = Buffer.from(`sha256=${createHmac('sha256', this.secret).update(raw).digest('hex')}`);
-    const got = Buffer.from(header);
+    const header = String(req.headers['webhook-signature'] ?? '');
+    let signatureOk = false;
+    try {
+      this.verifier.verify(raw.toString('utf8'), req.headers as Record<string, string>);
+      signatureOk = true;
+    } catch {
+      signatureOk = false;
+    }
     const r: Received = {
       path: req.url ?? '',
-      key: String(req.headers['x-fenceline-idempotency-key'] ?? ''),
+      key: String(req.headers['webhook-id'] ?? ''),
       event: String(req.headers['x-fenceline-event'] ?? ''),
       signed: header !== '',
-      signatureOk: got.length === expected.length && timingSafeEqual(got, expected),
+      signatureOk,
+      timestamp: Number(req.headers['webhook-timestamp']),
       body: JSON.parse(raw.toString('utf8')) as Record<string, unknown>,
     };
     this.received.push(r);

@@ -1,4 +1,4 @@
-import type { TraceSpan } from '@fenceline/core';
+import { logSafeError, type TraceSpan } from '@fenceline/core';
 
 /** Structured JSON logs, one object per line on stdout, so they can be shipped and queried as they are. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -22,9 +22,9 @@ export function jsonLogger(base: Record<string, unknown>, minLevel: LogLevel = (
   };
 }
 
+/** An error's fields for a log line: never a statement's parameters, a credential or a whole URL (logSafeError). */
 export function errorFields(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) return { error: err.message, errorName: err.name, stack: err.stack?.split('\n').slice(0, 5).join('\n') };
-  return { error: String(err) };
+  return logSafeError(err);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { type Clock, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
+import { type Clock, logSafeMessage, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';
@@ -37,7 +37,7 @@ export const httpNotify: NotifyIo = {
     await response.body?.cancel().catch(() => undefined);
     return { status: response.status };
   },
-  sign: (secret, body) => createHmac('sha256', secret).update(body).digest('hex'),
+  sign: (key, content) => createHmac('sha256', key).update(content).digest('base64'),
 };
 
 async function main(): Promise<void> {
@@ -101,6 +101,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`scheduler failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`scheduler failed to start: ${logSafeMessage(err)}\n`);
   process.exit(1);
 });

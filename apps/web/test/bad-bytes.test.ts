@@ -77,26 +77,38 @@ describe('console: bad bytes in any input', () => {
     const cookie = await signedIn('operator');
     // An id from a page's address that no DAG or run can have is answered NOT_FOUND, as the page shows it, and never read.
     for (const [path, input] of [
-      ['dags.get', { id: 'nul\u0000' }],
-      ['dags.versions', { id: 'lone\ud800' }],
-      ['runs.timeline', { runId: '1\u0000' }],
+      ['dags.get', { id: 'has space' }],
+      ['dags.versions', { id: 'a/b' }],
+      ['runs.timeline', { runId: '01' }],
     ] as const) {
       const answer = await call(path, 'query', input, cookie);
       expect(answer.status, answer.text).toBe(404);
       expect(leakIn(answer.text)).toBeNull();
+    }
+    // Text no store can hold is refused by the one boundary check first, naming the field.
+    for (const [path, input, field] of [
+      ['dags.get', { id: 'nul\u0000' }, 'id'],
+      ['dags.versions', { id: 'lone\ud800' }, 'id'],
+      ['runs.timeline', { runId: '1\u0000' }, 'runId'],
+    ] as const) {
+      const answer = await call(path, 'query', input, cookie);
+      expect(answer.status, answer.text).toBe(400);
+      expect(JSON.parse(answer.text).error.json.message).toMatch(new RegExp(`^${field}: must not contain`));
     }
     const search = await call('dags.list', 'query', { search: 'nul\u0000' }, cookie);
     expect(search.status, search.text).toBe(400);
     expect(JSON.parse(search.text).error.json.message).toMatch(/^search: must not contain a NUL/);
     // Nested past the schemas' limit but not so far that the request is refused unread.
     const config = { deep: JSON.parse(deeplyNestedText(LIMITS.maxJsonDepth + 10)) as unknown };
-    const spec = await call('dags.save', 'mutation', { spec: { id: 'bad-name', name: 'lone\ud800', tasks: [{ id: 'one', type: 'noop', config }] } }, cookie);
+    const spec = await call('dags.save', 'mutation', { spec: { id: 'bad-name', name: 'Nested', tasks: [{ id: 'one', type: 'noop', config }] } }, cookie);
     expect(spec.status, spec.text).toBe(400);
     const refusal = JSON.parse(spec.text).error.json as { message: string; data: { fenceline: { code: string; details: { issues: { path: string }[] } } | null } };
     expect(refusal.data.fenceline?.code).toBe('INVALID_DAG');
-    const paths = refusal.data.fenceline!.details.issues.map((i) => i.path).join(' ');
-    expect(paths).toMatch(/\bname\b/);
-    expect(paths).toMatch(/tasks\.0\.config\.deep/);
+    expect(refusal.data.fenceline!.details.issues.map((i) => i.path).join(' ')).toMatch(/tasks\.0\.config\.deep/);
+    // Text no store can keep, anywhere in a spec, is refused by the boundary check, naming its place.
+    const lone = await call('dags.save', 'mutation', { spec: { id: 'bad-name', name: 'lone\ud800', tasks: [{ id: 'one', type: 'noop' }] } }, cookie);
+    expect(lone.status, lone.text).toBe(400);
+    expect(JSON.parse(lone.text).error.json.message).toMatch(/^spec\.name: must not contain a lone UTF-16 surrogate/);
     // Far deeper input is refused before anything reads it, naming the input.
     const deep = await call('dags.save', 'mutation', { spec: { id: 'bad-name', tasks: [{ id: 'one', type: 'noop', config: { deep: DEEP } }] } }, cookie);
     expect(deep.status, deep.text).toBe(400);

@@ -1,3 +1,4 @@
+import { logSafeMessage } from '@fenceline/core';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { readWorkerConfig } from './config';
@@ -40,6 +41,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`worker failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`worker failed: ${logSafeMessage(err)}\n`);
   process.exit(1);
 });

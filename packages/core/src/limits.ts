@@ -88,6 +88,12 @@ export const LIMITS = {
   /** A manual trigger's request key, in characters. */
   maxRequestKeyLength: 100,
   /**
+   * Any one string of a console or API request (a value or a key), in bytes of UTF-8: more
+   * than any field needs (a task's whole config is at most maxTaskConfigBytes), checked
+   * for every string before a field's own limit (input/boundary.ts).
+   */
+  maxInputStringBytes: 64 * 1024,
+  /**
    * Events a scheduler node holds for the store's event log while writing them fails (a
    * store outage); beyond it the oldest are dropped and counted in events_dropped_total.
    * At a few hundred bytes each this bounds the buffer to tens of megabytes, minutes of

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TRPCError } from '@trpc/server';
-import { isFencelineError } from '@fenceline/core';
+import { isFencelineError, logSafeError } from '@fenceline/core';
 
 /**
  * What the console may say about an error. A typed refusal, an input that failed its
@@ -35,8 +35,8 @@ export function opaqueMessage(error: TRPCError, path: string | undefined): strin
         errorId: id,
         path,
         code: error.code,
-        error: String(error.cause?.message ?? error.message),
-        stack: error.cause?.stack,
+        // Never the statement's parameters (a channel's URL and secret among them), a credential or a whole URL.
+        ...logSafeError(error.cause ?? error),
       }),
     );
   }

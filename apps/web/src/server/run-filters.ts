@@ -1,4 +1,4 @@
-import { InvalidInputError, nameIdProblem, type DagId, type RunPageQuery, type RunRow } from '@fenceline/core';
+import { InvalidInputError, nameIdProblem, parseInstant, type DagId, type RunPageQuery, type RunRow } from '@fenceline/core';
 
 /** Every state a run may have, for the state filter. */
 const RUN_STATES: readonly RunRow['state'][] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -13,13 +13,6 @@ export interface RunFilterText {
   order?: string;
   cursor?: string;
   limit?: string;
-}
-
-/** An instant of the URL (ISO 8601 with a zone), or INVALID_INPUT naming its parameter. */
-function instant(text: string, field: string): Date {
-  const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(at.getTime())) throw new InvalidInputError(`${field}: must be an instant such as 2026-01-31T09:00:00Z`, { field });
-  return at;
 }
 
 /**
@@ -53,9 +46,9 @@ export function runPageQueryFromUrl(text: RunFilterText): RunPageQuery {
     query.order = order;
   }
   const from = given(text.from);
-  if (from !== undefined) query.scheduledFrom = instant(from, 'from');
+  if (from !== undefined) query.scheduledFrom = parseInstant(from, 'from');
   const to = given(text.to);
-  if (to !== undefined) query.scheduledBefore = instant(to, 'to');
+  if (to !== undefined) query.scheduledBefore = parseInstant(to, 'to');
   query.trigger = given(text.trigger);
   query.cursor = given(text.cursor);
   return query;

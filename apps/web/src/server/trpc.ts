@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
-import { isFencelineError, roleAtLeast, type FencelineError } from '@fenceline/core';
+import { checkBoundary, isFencelineError, roleAtLeast, type FencelineError } from '@fenceline/core';
 import { consoleConfig } from './config';
 import { buildContext, type Context } from './context';
 import { opaqueMessage } from './opaque-errors';
@@ -46,14 +46,29 @@ function inputProblems(cause: unknown): string | null {
 }
 
 export const router = t.router;
-export const publicProcedure = t.procedure;
+
+/**
+ * Every procedure, sign-in included, starts here: its raw input passes the one boundary
+ * check (every string and key, every date, the nesting; input/boundary.ts) before its own
+ * schema, the role checks or any store call, so no field can take a NUL, a lone surrogate,
+ * a string past the limit or an instant no store can hold.
+ */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  try {
+    checkBoundary(await getRawInput(), 'input');
+  } catch (err) {
+    if (isFencelineError(err)) throw new TRPCError({ code: 'BAD_REQUEST', message: err.message, cause: err });
+    throw err;
+  }
+  return next();
+});
 
 /**
  * Every procedure but sign-in goes through one of these three: a viewer may read, an
  * operator may also edit, trigger and pause, an admin may also manage users, everyone's
  * tokens and sessions. The refusal names the role that is missing.
  */
-export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
+export const viewerProcedure = publicProcedure.use(({ ctx, next }) => {
   if (ctx.role === null || ctx.principal === null) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'UNAUTHORIZED: sign in, or send an API token as Authorization: Bearer' });
   return next({ ctx: { ...ctx, role: ctx.role, principal: ctx.principal } });
 });

@@ -39,7 +39,12 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
     [/^\/api\/v1\/openapi\.json$/, [], await import('../../src/app/api/v1/openapi.json/route')],
   ];
   const { consoleStore } = await import('../../src/server/store');
+  const { proxy } = await import('../../src/proxy');
+  const { NextRequest } = await import('next/server');
   const server = await serveRoute(async (req) => {
+    // The console's proxy runs first, as under `next start`: a path it answers never reaches a route.
+    const early = proxy(new NextRequest(req.url, { method: req.method, headers: req.headers }));
+    if (early.headers.get('x-middleware-next') !== '1') return early;
     const path = new URL(req.url).pathname;
     for (const [pattern, names, module] of routes) {
       const match = pattern.exec(path);

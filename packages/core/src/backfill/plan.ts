@@ -1,5 +1,6 @@
 import { assert } from '../assert';
 import { InvalidInputError } from '../errors';
+import { instantProblem } from '../input/instants';
 import { BACKFILL_MODES, type BackfillMode } from '../model';
 import { DEFAULTS, LIMITS } from '../limits';
 import type { Schedule } from '../spec';
@@ -33,8 +34,10 @@ export interface BackfillPlan {
 }
 
 function validDate(value: unknown, field: string): number {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new InvalidInputError(`${field}: must be a valid date`, { field });
-  return value.getTime();
+  // The one check of instants (input/instants.ts): a date PostgreSQL can hold.
+  const problem = value instanceof Date ? instantProblem(value) : 'must be a valid date';
+  if (problem !== null) throw new InvalidInputError(`${field}: ${problem}`, { field });
+  return (value as Date).getTime();
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { DeposedLeaderError } from '../errors';
-import { notificationBackoffMs, type DueNotification, type NotificationEventItem, type NotificationRow } from '../notify/notifications';
+import { notificationBackoffMs, webhookKey, type DueNotification, type NotificationEventItem, type NotificationRow } from '../notify/notifications';
 import type { LeaderToken, NotificationLeaderStore } from '../store';
 import { isStoreUnavailable } from '../unavailable';
 
@@ -19,8 +19,8 @@ export interface DeliveryRequest {
 export interface NotifyIo {
   /** Sends the request; resolves with the answer's status, rejects when there was none (refused, timed out). */
   deliver(request: DeliveryRequest): Promise<{ status: number }>;
-  /** The hex HMAC-SHA256 of `body` keyed with `secret`. */
-  sign(secret: string, body: string): string;
+  /** The base64 HMAC-SHA256 of `content` keyed with `key` (webhookKey of the channel's secret). */
+  sign(key: Uint8Array, content: string): string;
 }
 
 /** What a shard leader tells the notifier of; each call queues notifications under the leader's token. */
@@ -137,7 +137,7 @@ export class Notifier implements LeaderNotifications {
   }
 
   private async deliverOne(token: LeaderToken, n: DueNotification): Promise<void> {
-    const request = deliveryRequest(n, this.deps.io);
+    const request = deliveryRequest(n, this.deps.io, this.deps.clock.nowMs());
     let outcome: { kind: 'delivered' } | { kind: 'failed'; error: string };
     try {
       const { status } = await this.deps.io.deliver(request);
@@ -186,19 +186,26 @@ export function notificationText(n: Pick<DueNotification, 'event' | 'dagId' | 'p
 }
 
 /**
- * The request of one delivery. The signature is over the exact bytes sent, so a receiver
- * verifies it by computing the HMAC of the body it read with the shared secret.
+ * The request of one delivery, signed as the Standard Webhooks specification says: the
+ * `webhook-id` is the notification's idempotency key (the same on every attempt), the
+ * `webhook-timestamp` the attempt's time in whole seconds, and `webhook-signature` is
+ * `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`, so a receiver that refuses a
+ * timestamp outside its tolerance refuses a captured delivery replayed later. Any Standard
+ * Webhooks library verifies it (docs/security.md, "Notification signatures").
  */
-export function deliveryRequest(n: DueNotification, io: Pick<NotifyIo, 'sign'>): DeliveryRequest {
+export function deliveryRequest(n: DueNotification, io: Pick<NotifyIo, 'sign'>, nowMs: number): DeliveryRequest {
   const body =
     n.channel.kind === 'slack'
       ? JSON.stringify({ text: notificationText(n) })
       : JSON.stringify({ id: n.dedupeKey, event: n.event, dagId: n.dagId, createdAt: n.createdAt.toISOString(), attempt: n.attempts + 1, data: n.payload });
+  const timestamp = String(Math.floor(nowMs / 1000));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
+    'webhook-id': n.dedupeKey,
+    'webhook-timestamp': timestamp,
     'x-fenceline-idempotency-key': n.dedupeKey,
     'x-fenceline-event': n.event,
   };
-  if (n.channel.secret !== null) headers['x-fenceline-signature'] = `sha256=${io.sign(n.channel.secret, body)}`;
+  if (n.channel.secret !== null) headers['webhook-signature'] = `v1,${io.sign(webhookKey(n.channel.secret), `${n.dedupeKey}.${timestamp}.${body}`)}`;
   return { url: n.channel.url, headers, body };
 }

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors';
+import { characterProblem } from '../input/free-form';
 import { parseDagId } from '../ids';
 import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
 import type { Schedule } from '../spec';
@@ -227,8 +228,39 @@ export function notificationBackoffMs(attempts: number): number {
   return Math.min(NOTIFY_LIMITS.baseBackoffMs * 2 ** exponent, NOTIFY_LIMITS.maxBackoffMs);
 }
 
+/** The prefix of a secret in the Standard Webhooks form: `whsec_` and the key in base64. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** The key sizes the Standard Webhooks specification asks of a `whsec_` secret, in bytes. */
+export const WEBHOOK_KEY_BYTES = { min: 24, max: 64 } as const;
+
+/** Why a `whsec_` secret is not one a Standard Webhooks library can read, or null (any other secret is used as its UTF-8 bytes). */
+export function webhookSecretProblem(secret: string): string | null {
+  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) return null;
+  const encoded = secret.slice(WEBHOOK_SECRET_PREFIX.length);
+  const bytes = BASE64.test(encoded) ? (encoded.length / 4) * 3 - (encoded.match(/=*$/)?.[0].length ?? 0) : -1;
+  if (bytes < WEBHOOK_KEY_BYTES.min || bytes > WEBHOOK_KEY_BYTES.max) {
+    return `starting whsec_ must go on with ${WEBHOOK_KEY_BYTES.min} to ${WEBHOOK_KEY_BYTES.max} bytes in base64`;
+  }
+  return null;
+}
+
+/**
+ * The HMAC key of a channel's secret: a `whsec_` secret's base64 bytes, as Standard Webhooks
+ * libraries read it; any other secret's UTF-8 bytes (a receiver passes them as a raw key).
+ */
+export function webhookKey(secret: string): Uint8Array {
+  if (secret.startsWith(WEBHOOK_SECRET_PREFIX)) {
+    const binary = atob(secret.slice(WEBHOOK_SECRET_PREFIX.length));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  }
+  return new TextEncoder().encode(secret);
+}
+
 function text(value: unknown, field: string, maxChars: number): string {
   if (typeof value !== 'string') throw new InvalidInputError(`${field} must be a string`, { field });
+  const characters = characterProblem(value);
+  if (characters !== null) throw new InvalidInputError(`${field} ${characters}`, { field });
   const trimmed = value.trim();
   if (trimmed.length === 0) throw new InvalidInputError(`${field} must not be empty`, { field });
   if (trimmed.length > maxChars) throw new InvalidInputError(`${field} must be at most ${maxChars} characters`, { field });
@@ -260,6 +292,8 @@ export function checkChannelInput(input: NewNotificationChannel): Required<NewNo
     if (typeof input.secret !== 'string' || input.secret.length === 0 || input.secret.length > NOTIFY_LIMITS.maxSecretChars) {
       throw new InvalidInputError(`secret must be a string of 1 to ${NOTIFY_LIMITS.maxSecretChars} characters`, { field: 'secret' });
     }
+    const problem = characterProblem(input.secret) ?? webhookSecretProblem(input.secret);
+    if (problem !== null) throw new InvalidInputError(`secret ${problem}`, { field: 'secret' });
     secret = input.secret;
   }
   return { name, kind, url, secret };

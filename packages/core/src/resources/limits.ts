@@ -51,6 +51,11 @@ export function checkLimitInput(input: { name: unknown; capacity: unknown }): { 
   return { name: name.data, capacity: capacity.data };
 }
 
+/** A limit's name as a delete or a read names it: anything that is no limit's name names none, and is never looked up. */
+export function isLimitName(name: unknown): name is string {
+  return typeof name === 'string' && LIMIT_NAME_PATTERN.test(name);
+}
+
 /**
  * The problems of a spec's resource use against the limits that exist: a task naming a
  * limit that does not exist, or asking for more units than the limit has, could never

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors';
+import { characterProblem } from '../input/free-form';
 import type { JobId } from '../ids';
 import { LIMITS } from '../limits';
 import type { JobState } from '../model';
@@ -36,6 +37,7 @@ export function checkRunActionRequest(spec: DagSpec, req: RunActionRequest): voi
   }
   const reason = req.reason ?? null;
   if (reason !== null && typeof reason !== 'string') issues.push({ field: 'reason', problem: 'must be text' });
+  else if (reason !== null && characterProblem(reason) !== null) issues.push({ field: 'reason', problem: characterProblem(reason)! });
   else if (reason !== null && reason.length > MAX_REASON_LENGTH) issues.push({ field: 'reason', problem: `must be at most ${MAX_REASON_LENGTH} characters` });
   else if (NEEDS_REASON.has(req.kind) && (reason === null || reason.trim() === '')) issues.push({ field: 'reason', problem: `${req.kind} needs a reason` });
   if (issues.length > 0) {

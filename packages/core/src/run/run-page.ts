@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors';
+import { instantTextProblem, instantProblem } from '../input/instants';
 import { sequenceIdProblem, type RunId } from '../ids';
 import type { RunRow } from '../model';
 import type { RunOrder, RunPage, RunPageQuery } from '../store-types';
@@ -71,10 +72,15 @@ export function decodeRunCursor(text: string, order: RunOrder): RunCursor {
   if (parts.length !== 5 || version !== VERSION || (way !== 'after' && way !== 'before') || (cursorOrder !== 'newest' && cursorOrder !== 'oldest')) {
     throw badCursor('is not a cursor this list gave out');
   }
-  if (scheduledAt === undefined || !KEY_TIME.test(scheduledAt) || Number.isNaN(Date.parse(scheduledAt))) throw badCursor('names no valid position');
+  // Checked in full before use: a real date in the range a store holds, a run id, and
+  // text that is exactly what encodeRunCursor writes for them (so no two texts name one
+  // position, and nothing rides along in padding or spare bits).
+  if (scheduledAt === undefined || !KEY_TIME.test(scheduledAt) || instantTextProblem(scheduledAt) !== null) throw badCursor('names no valid position');
   if (id === undefined || sequenceIdProblem(id) !== null) throw badCursor('names no valid position');
+  const cursor: RunCursor = { order: cursorOrder, way, key: { scheduledAt, id: id as RunId } };
+  if (encodeRunCursor(cursor) !== text) throw badCursor('is not a cursor this list gave out');
   if (cursorOrder !== order) throw badCursor(`was given out for the ${cursorOrder} first order, not ${order} first`);
-  return { order, way, key: { scheduledAt, id: id as RunId } };
+  return cursor;
 }
 
 /** A JavaScript date as a key's time: memory stores keep milliseconds, so the microseconds are zero. */
@@ -101,7 +107,8 @@ export function runPageLimit(query: RunPageQuery): number {
 export function checkRunFilters(query: RunPageQuery): void {
   for (const field of ['scheduledFrom', 'scheduledBefore'] as const) {
     const at = query[field];
-    if (at !== undefined && (!(at instanceof Date) || Number.isNaN(at.getTime()))) throw new InvalidInputError(`${field}: must be a valid instant`, { field });
+    const problem = at === undefined ? null : at instanceof Date ? instantProblem(at) : 'must be a valid instant';
+    if (problem !== null) throw new InvalidInputError(`${field}: ${problem}`, { field });
   }
   if (query.state !== undefined && !RUN_STATE_NAMES.includes(query.state)) {
     throw new InvalidInputError(`state: must be one of ${RUN_STATE_NAMES.join(', ')}`, { field: 'state' });

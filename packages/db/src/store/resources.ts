@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { assertResourcesFit, checkLimitInput, type DagSpec, type ResourceLimitRow } from '@fenceline/core';
+import { assertResourcesFit, checkLimitInput, isLimitName, type DagSpec, type ResourceLimitRow } from '@fenceline/core';
 import { array, firstRow, rows, type Executor } from './db';
 import { toDate, toNumber } from './rows';
 
@@ -44,6 +44,7 @@ export async function setResourceLimit(db: Executor, input: { name: string; capa
 }
 
 export async function deleteResourceLimit(db: Executor, name: string): Promise<boolean> {
+  if (!isLimitName(name)) return false;
   const row = await firstRow(db, sql`delete from resource_limits where name = ${name} returning name`);
   return row !== undefined;
 }

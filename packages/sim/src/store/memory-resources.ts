@@ -1,4 +1,4 @@
-import { checkLimitInput, type ResourceLimitRow, type ResourceLimitStore } from '@fenceline/core';
+import { checkLimitInput, isLimitName, type ResourceLimitRow, type ResourceLimitStore } from '@fenceline/core';
 import { date, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 
@@ -17,6 +17,7 @@ export class MemoryResources implements ResourceLimitStore {
   }
 
   async deleteResourceLimit(name: string): Promise<boolean> {
+    if (!isLimitName(name)) return false;
     return this.tables.resourceLimits.delete(name);
   }
 

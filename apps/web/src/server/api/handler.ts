@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonTextDepth, LIMITS, roleAtLeast, type Role } from '@fenceline/core';
+import { checkBoundary, jsonTextDepth, LIMITS, roleAtLeast, type Role } from '@fenceline/core';
 import { secretHash } from '@fenceline/db/people';
 import { readBodyWithin } from '../body-limit';
 import type { Context } from '../context';
@@ -79,10 +79,51 @@ function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: strin
   throw new ApiRefusal('INVALID_INPUT', issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
 }
 
+/** Whether a Content-Type header names JSON: `application/json`, with parameters (a charset) or none. */
+export function isJsonContentType(header: string | null): boolean {
+  return header !== null && /^application\/json\s*(;.*)?$/i.test(header.trim());
+}
+
+/**
+ * The query's parameters, each decoded strictly: URLSearchParams turns a malformed
+ * percent-encoding (`%FF`, a bare `%`) into U+FFFD, which would pass for text the caller
+ * never sent, so such a parameter is refused naming it.
+ */
+function queryOf(url: string): Record<string, string> {
+  const search = new URL(url).search.slice(1);
+  const out: Record<string, string> = {};
+  for (const part of search === '' ? [] : search.split('&')) {
+    const at = part.indexOf('=');
+    const [rawName, rawValue] = at === -1 ? [part, ''] : [part.slice(0, at), part.slice(at + 1)];
+    const decode = (text: string): string | null => {
+      try {
+        return decodeURIComponent(text.replace(/\+/g, ' '));
+      } catch {
+        return null;
+      }
+    };
+    const name = decode(rawName);
+    const value = decode(rawValue);
+    const field = name ?? 'query';
+    if (name === null || value === null) throw new ApiRefusal('INVALID_INPUT', `${field}: is not percent-encoded UTF-8`, [{ field, message: 'is not percent-encoded UTF-8' }]);
+    out[name] = value;
+  }
+  return out;
+}
+
+function unsupportedMediaType(): ApiRefusal {
+  return new ApiRefusal('UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json', [{ field: 'Content-Type', message: 'must be application/json' }]);
+}
+
 async function bodyOf(req: Request): Promise<unknown> {
+  const declared = req.headers.get('content-type');
+  // A body declared as anything else is refused unread: a form or text body was never meant for the API.
+  if (declared !== null && !isJsonContentType(declared)) throw unsupportedMediaType();
   const bytes = await readBodyWithin(req, MAX_API_BODY_BYTES);
   if (bytes === null) throw new ApiRefusal('TOO_LARGE', `request body is over the limit of ${MAX_API_BODY_BYTES} bytes`);
   if (bytes.byteLength === 0) return {};
+  // A body with no type at all is refused too: only an empty body may come without one.
+  if (declared === null) throw unsupportedMediaType();
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -111,10 +152,17 @@ export function routeHandler<P, Q, B>(endpoint: Endpoint<P, Q, B>): RouteHandler
       const ctx = await contextOf(req);
       if (!roleAtLeast(ctx.role!, endpoint.role)) throw new ApiRefusal('FORBIDDEN', `this needs the ${endpoint.role} role; the token has ${ctx.role}`);
       const raw = endpoint.body ? await bodyOf(req) : undefined;
-      const params = parse(endpoint.params, await context.params, 'path');
-      const query = parse(endpoint.query, Object.fromEntries(new URL(req.url).searchParams), 'query');
-      const body = parse(endpoint.body, raw, 'body');
+      const rawParams = await context.params;
+      const rawQuery = queryOf(req.url);
       const keyHeader = endpoint.idempotent ? req.headers.get('idempotency-key') : null;
+      // The one boundary check of every string, key and nesting, before any schema (input/boundary.ts).
+      checkBoundary(rawParams, 'path');
+      checkBoundary(rawQuery, 'query');
+      checkBoundary(raw, 'body');
+      checkBoundary(keyHeader, 'Idempotency-Key');
+      const params = parse(endpoint.params, rawParams, 'path');
+      const query = parse(endpoint.query, rawQuery, 'query');
+      const body = parse(endpoint.body, raw, 'body');
       const idempotencyKey = keyHeader === null ? undefined : parse(requestKeySchema, keyHeader, 'Idempotency-Key');
       const store = await consoleStore();
       const answer = await endpoint.run({ params, query, body, idempotencyKey, ctx, caller: appRouter.createCaller(ctx), store });

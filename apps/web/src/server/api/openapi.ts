@@ -30,6 +30,7 @@ const ERROR_ANSWERS: Record<string, string> = {
   '403': "FORBIDDEN: the token's role is below what the endpoint needs",
   '404': 'NOT_FOUND: no such DAG, run, action, limit, channel, rule or notification',
   '413': 'TOO_LARGE: the body is over the limit',
+  '415': 'UNSUPPORTED_MEDIA_TYPE: a body that is not sent as application/json',
   '500': 'INTERNAL: an unexpected failure; the message carries only an id the console logged it under',
 };
 
@@ -67,7 +68,7 @@ export function openApiDocument(): JsonSchema {
     const errors = ['400', '401'];
     if (e.role !== 'viewer') errors.push('403');
     if (e.params) errors.push('404');
-    if (e.body) errors.push('413');
+    if (e.body) errors.push('413', '415');
     errors.push('500');
     for (const status of errors) responses[status] = errorAnswer(status);
     const operation: JsonSchema = { operationId: e.operationId, summary: e.summary, description: `Needs the ${e.role} role or above.`, parameters, responses };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BACKFILL_MODES, backfillIdSchema, dagIdSchema, LIMITS, type BackfillMode } from '@fenceline/core';
+import { BACKFILL_MODES, backfillIdSchema, dagIdSchema, LIMITS, parseInstant, type BackfillMode } from '@fenceline/core';
 import { auditChange } from '../audit';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
 import { dagIdFromUrl } from '../url-ids';
@@ -37,8 +37,8 @@ export const backfillsRouter = router({
       withStore(async (store) => {
         const b = await store.createBackfill({
           dagId: input.dagId,
-          from: new Date(input.from),
-          to: new Date(input.to),
+          from: parseInstant(input.from, 'from'),
+          to: parseInstant(input.to, 'to'),
           maxActiveRuns: input.maxActiveRuns,
           confirm: input.confirm,
           mode: input.mode,

@@ -29,9 +29,18 @@ function newRequestKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** The id as the address gives it; a segment that is no percent-encoding of UTF-8 stays as it came, which names no DAG. */
+function decodedSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export default function DagPage() {
   const { id: rawId } = useParams<{ id: string }>();
-  const id = decodeURIComponent(rawId);
+  const id = decodedSegment(rawId);
   const trpc = useTRPC();
   const role = useRole();
   const router = useRouter();
