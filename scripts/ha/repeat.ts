@@ -94,6 +94,8 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
       workerSlots: opts.workerSlots ?? 10,
       output: 'files',
       logDir,
+      // A busy machine (the drill runs two formations' worth of processes) starts a node slowly.
+      startTimeoutMs: 180_000,
       tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
       env: { ...FAST_TTL_ENV, FENCELINE_CAP_PERCENT: '100', FENCELINE_LOG_LEVEL: 'info', ...opts.env },
     });
