@@ -71,6 +71,8 @@ export interface ClusterOptions {
   tasksModule?: string;
   /** The workers' shutdown grace (FENCELINE_SHUTDOWN_GRACE_MS); stop() waits longer than it. */
   shutdownGraceMs?: number;
+  /** How long each scheduler may take to answer /health on start; default 60 s. */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -111,7 +113,7 @@ export class Cluster {
           .join(' | ');
         throw new Error(`${proc.name} exited (code ${code}) before it answered on ${this.schedulerUrl(i)}: ${last}`);
       });
-      await Promise.race([waitForHttp(`${this.schedulerUrl(i)}/health`, 60_000), exited]);
+      await Promise.race([waitForHttp(`${this.schedulerUrl(i)}/health`, this.opts.startTimeoutMs ?? 60_000), exited]);
       exited.catch(() => undefined);
     }
     for (let i = 0; i < this.opts.workers; i++) this.startWorker(i);

@@ -93,7 +93,7 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
 
     // The drill's own reads open a connection each time, so a read cut by the kill is
     // just tried again; how the product's own pools recover is what is under test.
-    const progress = () => jobProgress(databaseUrl).catch(() => null);
+    const progress = () => withDeadline(jobProgress(databaseUrl), 10_000).catch(() => null);
     await waitFor(`${Math.round(opts.killAtFraction * 100)}% of the jobs to succeed`, 180_000, async () => ((await progress())?.succeeded ?? 0) >= jobs * opts.killAtFraction);
     const succeededAtKill = (await progress())?.succeeded ?? 0;
     const killedAt = Date.now();
@@ -150,6 +150,13 @@ function drillDag(d: number, tasks: number, jobMs: number): DagSpecInput {
     schedule: { kind: 'manual' },
     tasks: Array.from({ length: tasks }, (_, i) => ({ id: `t${i}`, type: 'sleep', config: { durationMs: jobMs } })),
   } as DagSpecInput;
+}
+
+/** `p`, or a rejection once `ms` have passed without it settling: a drill's read must never wait forever. */
+export function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {

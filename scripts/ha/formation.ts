@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,18 @@ export interface Formation {
   waitForNewPrimary(old: FormationNode, timeoutMs: number): Promise<FormationNode>;
   /** Makes the secondary's replication asynchronous (it stops counting for the quorum) or synchronous again. */
   setSynchronous(sync: boolean): Promise<void>;
+  /**
+   * Starts the keeper of a node whose machine was lost (killPrimary with `machine`), as when
+   * the machine comes back: it rejoins the formation as the new secondary.
+   */
+  restartNode(node: FormationNode): Promise<void>;
+  /**
+   * Waits until the formation is whole again: a writable primary and a secondary, each in
+   * the state the monitor assigned it. A repeat drill waits for it before its next kill.
+   */
+  waitForHealthy(timeoutMs: number): Promise<void>;
+  /** The folder holding every node's data; stop() removes it. */
+  readonly baseDir: string;
   /** Stops every process of the formation and removes its directories. */
   stop(): Promise<void>;
 }
@@ -45,6 +57,13 @@ export interface FormationOptions {
   basePort: number;
   /** How long the nodes may take to reach primary and secondary; default 90 s. */
   startTimeoutMs?: number;
+  /**
+   * Aborting it (Ctrl-C while the formation comes up) stops what was started so far,
+   * removes the folder and rejects.
+   */
+  signal?: AbortSignal;
+  /** Told of each step, and of the folder once it exists, so an operator sees what is under way. */
+  log?: (line: string) => void;
 }
 
 /**
@@ -90,7 +109,8 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
   const monitorPort = opts.basePort;
   const monitorData = join(baseDir, 'monitor');
   const nodes: FormationNode[] = [1, 2].map((n) => ({ name: `node_${n}`, port: opts.basePort + n, pgdata: join(baseDir, `node${n}`) }));
-  const run = (args: string[]) => execFileAsync(PG_AUTOCTL, args, { env: pgEnv(baseDir), cwd: baseDir, ...(owner ?? {}), maxBuffer: 4 * 1024 * 1024 });
+  const run = (args: string[], signal?: AbortSignal) =>
+    execFileAsync(PG_AUTOCTL, args, { env: pgEnv(baseDir), cwd: baseDir, ...(owner ?? {}), maxBuffer: 4 * 1024 * 1024, timeout: 120_000, ...(signal ? { signal } : {}) });
   const keepers = new Map<string, ChildProcess>();
   const serve = (args: string[], name?: string) => {
     // Its own process group, so a lost machine can be played by killing the group.
@@ -108,33 +128,36 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
     const { stdout } = await run(['show', 'state', '--pgdata', monitorData, '--json']);
     return JSON.parse(stdout) as NodeState[];
   };
-  const stop = async (): Promise<void> => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
-    // A postmaster whose keeper was already gone is stopped by its pid file.
-    for (const dir of [monitorData, ...nodes.map((n) => n.pgdata)]) {
-      const pid = await postmasterPid(dir);
-      if (pid) signal(pid, 'SIGKILL');
-    }
-    await rm(baseDir, { recursive: true, force: true });
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => (stopping ??= stopAll(children, [monitorData, ...nodes.map((n) => n.pgdata)], baseDir));
+  // While the formation comes up, an abort ends the step under way (a pg_autoctl command is
+  // killed, a wait gives up); what was started so far is then stopped and removed below.
+  const startWait = (what: string, probe: () => Promise<boolean>) => until(what, opts.startTimeoutMs ?? 90_000, probe, opts.signal);
+  const checkAborted = () => {
+    if (opts.signal?.aborted) throw new Error('interrupted');
   };
   try {
     const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--pgctl', join(PG_BIN, 'pg_ctl')];
-    await run(['create', 'monitor', '--pgdata', monitorData, '--pgport', String(monitorPort), ...common]);
+    checkAborted();
+    opts.log?.(`data folder ${baseDir}; starting the monitor on ${monitorPort}`);
+    await run(['create', 'monitor', '--pgdata', monitorData, '--pgport', String(monitorPort), ...common], opts.signal);
+    checkAborted();
     await appendFile(join(monitorData, 'postgresql.conf'), MONITOR_SETTINGS);
     serve(['run', '--pgdata', monitorData]);
     const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover`;
-    await until('the monitor to answer', opts.startTimeoutMs ?? 90_000, async () => (await state().catch(() => null)) !== null);
+    await startWait('the monitor to answer', async () => (await state().catch(() => null)) !== null);
     for (const node of nodes) {
+      checkAborted();
+      opts.log?.(`starting ${node.name} on ${node.port}`);
       serve(['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), '--name', node.name, '--monitor', monitorUri, '--run', ...common], node.name);
       // The second node clones the first; it must find the first one primary.
-      await until(`${node.name} to join`, opts.startTimeoutMs ?? 90_000, async () => {
+      await startWait(`${node.name} to join`, async () => {
         const s = await state().catch(() => []);
         const me = s.find((x) => x.nodename === node.name);
         return me?.current_group_state === (node === nodes[0] ? 'single' : 'secondary') || me?.current_group_state === 'primary';
       });
     }
-    await until('a primary and a secondary', opts.startTimeoutMs ?? 90_000, async () => {
+    await startWait('a primary and a secondary', async () => {
       const s = await state();
       return s.some((x) => x.current_group_state === 'primary') && s.some((x) => x.current_group_state === 'secondary');
     });
@@ -182,8 +205,68 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
       const node = byName(secondary.nodename)!;
       await run(['set', 'node', 'replication-quorum', String(sync), '--pgdata', node.pgdata]);
     },
+    async restartNode(node) {
+      const keeper = keepers.get(node.name);
+      if (keeper && keeper.exitCode === null && keeper.signalCode === null) return;
+      // The lost machine's postmaster may have left a stale pid file; the keeper starts a new one.
+      serve(['run', '--pgdata', node.pgdata], node.name);
+    },
+    async waitForHealthy(timeoutMs) {
+      await until('a primary and a secondary, each settled', timeoutMs, async () => {
+        const s = await state().catch(() => []);
+        const settled = (want: string) => s.some((x) => x.current_group_state === want && x.assigned_group_state === want);
+        return settled('primary') && settled('secondary');
+      });
+    },
+    baseDir,
     stop,
   };
+}
+
+/**
+ * Stops a formation and removes its folder: each keeper's process group gets SIGTERM (a
+ * keeper stops its postmaster with it) and SIGKILL if it is still there after 15 s; a
+ * postmaster whose keeper was already gone is killed by its pid file; the folder is removed
+ * once no postmaster is left to write in it. Safe to call while the formation comes up.
+ */
+async function stopAll(children: ChildProcess[], pgdatas: string[], baseDir: string): Promise<void> {
+  const live = () => children.filter((c) => c.exitCode === null && c.signalCode === null);
+  const exited = (c: ChildProcess) => new Promise((r) => (c.exitCode === null && c.signalCode === null ? c.once('exit', r) : r(undefined)));
+  for (const child of live()) if (child.pid) signal(-child.pid, 'SIGTERM');
+  await Promise.race([Promise.all(live().map(exited)), sleep(15_000)]);
+  for (const child of live()) if (child.pid) signal(-child.pid, 'SIGKILL');
+  await Promise.race([Promise.all(live().map(exited)), sleep(5_000)]);
+  const pids = await Promise.all(pgdatas.map(async (dir) => ({ dir, pid: await postmasterPid(dir) })));
+  const postmasters = pids.filter((p) => p.pid !== null && isPostmasterOf(p.pid, p.dir)).map((p) => p.pid!);
+  for (const pid of postmasters) signal(pid, 'SIGKILL');
+  // Its backends notice a killed postmaster within moments and exit; the folder goes after them.
+  const deadline = Date.now() + 10_000;
+  while (postmasters.some(alive) && Date.now() < deadline) await sleep(100);
+  await rm(baseDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+}
+
+/** Whether `pid` is still the postmaster of `pgdata` (a stale pid file may name a pid reused since). */
+function isPostmasterOf(pid: number, pgdata: string): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(pgdata);
+  } catch {
+    // No /proc to ask: trust the pid file, as pg_ctl does.
+    return true;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 interface NodeState {
@@ -227,9 +310,10 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
+    if (signal?.aborted) throw new Error('interrupted');
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }

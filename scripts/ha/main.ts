@@ -1,32 +1,81 @@
 import { startFormation } from './formation';
 import { runFailoverDrill } from './drill';
+import { runRepeatDrill } from './repeat';
 
-const USAGE = `usage: npm run ha -- <command> [--port N]
+const USAGE = `usage: npm run ha -- <command> [options]
 
   up      start a pg_auto_failover monitor and two PostgreSQL nodes (primary and
-          synchronous secondary) on ports N..N+2 (default 55430), print the multi-host
-          URL to use as DATABASE_URL, and stop and remove everything on Ctrl-C
+          synchronous secondary) on ports N..N+2, print the multi-host URL to use as
+          DATABASE_URL, and on Ctrl-C (or SIGTERM) stop every process it started and
+          remove its data folder, also when interrupted while coming up
   drill   start a formation and a cluster, run 3,000 jobs, SIGKILL the primary's machine
           (its keeper and postmaster) midway, audit the store and print the figures;
           exits 1 when the audit finds a violation
+  repeat  start a formation and a cluster and kill the primary R times in a row, each time
+          while a run of J jobs is under way; each round must finish its run within 60 s
+          of the kill; the store is audited at the end (every job once); exits 1 when a
+          round did not resume in time or the audit finds a violation
+
+options:
+  --port N          the formation's first port (default 55430); the cluster's from N+10
+  --rounds R        repeat: how many kills (default 20)
+  --kill K          repeat: postmaster (kill -9 of the primary's postmaster; its keeper
+                    restarts it or the monitor fails over) or machine (its keeper and
+                    postmaster, as a lost machine; the keeper is started again after the
+                    round so the node rejoins); default postmaster
+  --jobs J          repeat: jobs per round (default 200)
+  --stop-on-failure repeat: stop at the first round that does not resume in time
 
 Needs Debian's postgresql-15-auto-failover (apt-get install -y postgresql-15-auto-failover).`;
 
+function option(rest: string[], name: string): string | undefined {
+  const at = rest.indexOf(name);
+  return at >= 0 ? rest[at + 1] : undefined;
+}
+
+function intOption(rest: string[], name: string, fallback: number, min: number, max: number): number {
+  const raw = option(rest, name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  const portAt = rest.indexOf('--port');
-  const basePort = portAt >= 0 ? Number(rest[portAt + 1]) : 55_430;
-  if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65_000) throw new Error('--port must be an integer from 1024 to 65000');
+  const basePort = intOption(rest, '--port', 55_430, 1024, 65_000);
   if (command === 'up') {
-    const formation = await startFormation({ basePort });
+    // Ctrl-C at any moment, while the formation comes up included, stops what was started
+    // and removes its folder. A second Ctrl-C does not cut that short: the clean-up goes on.
+    const interrupted = new AbortController();
+    let stopRequested: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+    const onSignal = () => {
+      if (interrupted.signal.aborted) process.stdout.write('still stopping the formation and removing its data...\n');
+      interrupted.abort();
+      stopRequested();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+    let formation;
+    try {
+      formation = await startFormation({ basePort, signal: interrupted.signal, log: (l) => process.stdout.write(`${l}\n`) });
+    } catch (err) {
+      if (interrupted.signal.aborted) {
+        process.stdout.write('interrupted: stopped what had started and removed its data\n');
+        process.exitCode = 130;
+        return;
+      }
+      throw err;
+    }
     process.stdout.write(
       `formation up: ${formation.nodes.map((n) => `${n.name} on ${n.port}`).join(', ')}\nDATABASE_URL=${formation.url}\nCtrl-C stops it and removes its data.\n`,
     );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await stopped;
+    process.stdout.write('stopping the formation...\n');
     await formation.stop();
+    process.stdout.write(`stopped; removed ${formation.baseDir}\n`);
     return;
   }
   if (command === 'drill') {
@@ -35,8 +84,37 @@ async function main(): Promise<void> {
     if (report.violations.length > 0) process.exitCode = 1;
     return;
   }
+  if (command === 'repeat') {
+    const kill = option(rest, '--kill') ?? 'postmaster';
+    if (kill !== 'postmaster' && kill !== 'machine') throw new Error(`--kill must be postmaster or machine, got "${kill}"`);
+    const report = await runRepeatDrill({
+      basePort,
+      rounds: intOption(rest, '--rounds', 20, 1, 1000),
+      jobs: intOption(rest, '--jobs', 200, 10, 100_000),
+      kill,
+      stopOnFailure: rest.includes('--stop-on-failure'),
+      log: (l) => process.stdout.write(`${l}\n`),
+    });
+    const done = report.rounds.filter((r) => r.doneMs !== null).map((r) => r.doneMs!);
+    const resumed = report.rounds.filter((r) => r.resumedMs !== null).map((r) => r.resumedMs!);
+    process.stdout.write(
+      `${report.rounds.length - report.failedRounds.length} of ${report.rounds.length} rounds (${kill} kill) finished within 60 s; ` +
+        `first result ${range(resumed)}, all done ${range(done)} after the kill; ${report.audit.succeededJobs} jobs succeeded, ` +
+        `${report.violations.length === 0 ? 'audit clean' : `violations: ${report.violations.join('; ')}`}\n`,
+    );
+    if (report.failedRounds.length > 0) process.stdout.write(`rounds that did not resume: ${report.failedRounds.join(', ')}; process logs in ${report.logDir}\n`);
+    if (report.failedRounds.length > 0 || report.violations.length > 0) process.exitCode = 1;
+    return;
+  }
   process.stdout.write(`${USAGE}\n`);
   if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 2;
+}
+
+function range(ms: number[]): string {
+  if (ms.length === 0) return 'n/a';
+  const s = (x: number) => (x / 1000).toFixed(1);
+  const sorted = [...ms].sort((a, b) => a - b);
+  return `${s(sorted[0]!)}-${s(sorted[sorted.length - 1]!)} s (median ${s(sorted[Math.floor(sorted.length / 2)]!)} s)`;
 }
 
 main().catch((err: unknown) => {

@@ -93,6 +93,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       shareShards: flag(env, 'FENCELINE_SHARE_SHARDS', d.shareShards),
       leadShards: shardList(env, 'FENCELINE_LEAD_SHARDS'),
       notifyCheckIntervalMs: int(env, 'FENCELINE_NOTIFY_CHECK_INTERVAL_MS', d.notifyCheckIntervalMs),
+      storeCallTimeoutMs: int(env, 'FENCELINE_STORE_CALL_TIMEOUT_MS', d.storeCallTimeoutMs),
     },
   };
   // Relations between settings (a renewal interval shorter than its TTL) are the node's own

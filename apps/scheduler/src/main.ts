@@ -60,6 +60,7 @@ async function main(): Promise<void> {
       log.log(quiet ? 'debug' : 'info', e.type, { event: e, ...jobLogIds(e, span) });
     },
     onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
+    onLog: (level, msg, fields) => log.log(level, msg, fields),
     notify: httpNotify,
   });
   // Contend for shards before answering /health, so a launcher that waits for health

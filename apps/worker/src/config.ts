@@ -14,6 +14,11 @@ export interface WorkerConfig {
   shell: ShellPolicy;
   /** How long a poll may wait on a node before it is asked again. */
   pollWaitMs: number;
+  /**
+   * How long a request to a node may go unanswered (a poll: this beyond its wait) before the
+   * worker gives up on it and sends it again, to that node or another.
+   */
+  requestTimeoutMs: number;
   /** How long graceful shutdown lets running jobs finish before handing them back. */
   shutdownGraceMs: number;
   tasksModule: string | null;
@@ -48,6 +53,11 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     .filter(Boolean);
   for (const label of labels) if (!LABEL_PATTERN.test(label)) throw new Error(`FENCELINE_WORKER_LABELS: "${label}" ${LABEL_CHARACTERS}`);
   if (labels.length > MAX_LABELS) throw new Error(`FENCELINE_WORKER_LABELS may hold at most ${MAX_LABELS} labels, got ${labels.length}`);
+  const rawTimeout = env.FENCELINE_REQUEST_TIMEOUT_MS;
+  const requestTimeoutMs = rawTimeout == null || rawTimeout === '' ? 30_000 : Number(rawTimeout);
+  if (rawTimeout && (!/^\s*\d+\s*$/.test(rawTimeout) || !Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 1000)) {
+    throw new Error(`FENCELINE_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 1000, got "${rawTimeout}"`);
+  }
   return {
     workerId: workerId as WorkerId,
     slots,
@@ -65,6 +75,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       killGraceMs: Number(env.FENCELINE_SHELL_KILL_GRACE_MS ?? 5000),
     },
     pollWaitMs: Number(env.FENCELINE_POLL_WAIT_MS ?? 25_000),
+    requestTimeoutMs,
     shutdownGraceMs: Number(env.FENCELINE_SHUTDOWN_GRACE_MS ?? 30_000),
     tasksModule: env.FENCELINE_TASKS_MODULE || null,
   };

@@ -9,6 +9,11 @@ import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
  * refusal is rethrown as the FencelineError it stands for; anything else (a node down,
  * a reset connection) stays a transport error, which the worker core retries elsewhere.
  *
+ * Every request has a deadline (`requestTimeoutMs`; a poll, that beyond the wait it asks
+ * for): one without an answer by then is abandoned and fails as a transport error, so the
+ * worker core sends it again, to that node or another, and never waits on it forever. It
+ * costs one timer per request, whatever the number of jobs in it.
+ *
  * The transport holds the process's session secret, made when it is built: it registers
  * with every node under that one session and presents it on every call, so a restarted
  * worker process is a new session, and the leases of the old one are no longer its own.
@@ -22,6 +27,7 @@ export class HttpTransport implements WorkerTransport {
     token: string,
     /** What the worker tells a node about itself when it registers. */
     private readonly meta: () => Record<string, unknown>,
+    private readonly requestTimeoutMs = 30_000,
   ) {
     this.clients = urls.map((url) => schedulerClient(url, token));
   }
@@ -31,36 +37,42 @@ export class HttpTransport implements WorkerTransport {
   }
 
   register(node: number, req: { workerId: string; slots: number }) {
-    return refusals(this.client(node).register.mutate({ ...req, meta: this.meta(), session: this.session }));
+    return refusals(this.client(node).register.mutate({ ...req, meta: this.meta(), session: this.session }, this.deadline()));
   }
 
   poll(node: number, req: { workerId: string; slots: number; free: number; waitMs: number }): OpenPoll {
     const controller = new AbortController();
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(req.waitMs + this.requestTimeoutMs)]);
     return {
-      answer: refusals(this.client(node).poll.mutate({ ...req, session: this.session }, { signal: controller.signal }) as Promise<PollItem[]>).then(checkedTraceparents),
+      answer: refusals(this.client(node).poll.mutate({ ...req, session: this.session }, { signal }) as Promise<PollItem[]>).then(checkedTraceparents),
       hangUp: (reason) => controller.abort(reason),
     };
   }
 
   renew(node: number, req: { workerId: string; leases: { jobId: string; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
-    return refusals(this.client(node).renew.mutate({ ...req, session: this.session }) as unknown as Promise<RenewOutcome[]>);
+    return refusals(this.client(node).renew.mutate({ ...req, session: this.session }, this.deadline()) as unknown as Promise<RenewOutcome[]>);
   }
 
   async completeMany(node: number, req: { workerId: string; results: { jobId: string; fence: number; output: unknown; logs: string | null }[] }): Promise<ResultOutcome[]> {
-    const outcomes = await refusals(this.client(node).completeMany.mutate({ ...req, session: this.session }));
+    const outcomes = await refusals(this.client(node).completeMany.mutate({ ...req, session: this.session }, this.deadline()));
     return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
   async fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
-    await refusals(this.client(node).fail.mutate({ ...req, session: this.session }));
+    await refusals(this.client(node).fail.mutate({ ...req, session: this.session }, this.deadline()));
   }
 
   async release(node: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await refusals(this.client(node).release.mutate({ ...req, session: this.session }));
+    await refusals(this.client(node).release.mutate({ ...req, session: this.session }, this.deadline()));
   }
 
   upstream(node: number, req: { workerId: string; jobId: string; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
-    return refusals(this.client(node).upstream.mutate({ ...req, session: this.session }) as Promise<UpstreamOutput[]>);
+    return refusals(this.client(node).upstream.mutate({ ...req, session: this.session }, this.deadline()) as Promise<UpstreamOutput[]>);
+  }
+
+  /** The deadline of one request: its signal aborts it once requestTimeoutMs have passed. */
+  private deadline(): { signal: AbortSignal } {
+    return { signal: AbortSignal.timeout(this.requestTimeoutMs) };
   }
 
   private client(node: number): SchedulerClient {

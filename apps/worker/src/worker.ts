@@ -20,7 +20,9 @@ async function upstreamFor(control: JobControl): Promise<UpstreamOutputs> {
 }
 
 /** The worker's settings (see config.ts) plus where its log lines go. */
-export type WorkerOptions = Omit<WorkerConfig, 'tasksModule'> & {
+export type WorkerOptions = Omit<WorkerConfig, 'tasksModule' | 'requestTimeoutMs'> & {
+  /** A request's deadline (FENCELINE_REQUEST_TIMEOUT_MS); 30 s when absent. */
+  requestTimeoutMs?: number;
   log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /** Where the spans of its jobs and their HTTP calls go; none when absent. */
   tracing?: Tracing;
@@ -52,7 +54,7 @@ export class Worker {
       },
       // Results that finish in the same pass of the event loop share the first request.
       defer: (fn) => void setImmediate(fn),
-      transport: new HttpTransport(opts.schedulerUrls, opts.token, () => ({ pid: process.pid, jobTypes: this.jobTypes() })),
+      transport: new HttpTransport(opts.schedulerUrls, opts.token, () => ({ pid: process.pid, jobTypes: this.jobTypes() }), opts.requestTimeoutMs),
       executor: { run: (job, control) => this.run(job, control) },
       pollWaitMs: opts.pollWaitMs,
       shutdownGraceMs: opts.shutdownGraceMs,

@@ -546,4 +546,11 @@ export interface NotificationLeaderStore {
 export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'> {
   /** A queued run a notice named without its facts (older senders). */
   getRun(runId: RunId): Promise<RunRow>;
+  /**
+   * Replaces the store's connections with new ones: calls still waiting on the old ones fail
+   * as unavailable, and notice subscriptions carry over. A node calls it when a call got no
+   * answer within its deadline (StoreWatch). Optional: a store without connections has none
+   * to replace.
+   */
+  reconnect?(): Promise<void>;
 }

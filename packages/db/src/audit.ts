@@ -159,3 +159,33 @@ export async function timelineFencings(databaseUrl: string): Promise<number> {
     await sql.end({ timeout: 5 });
   }
 }
+
+/** How many of one run's jobs have succeeded and how many have not ended yet. */
+export async function runProgress(databaseUrl: string, runId: string): Promise<{ succeeded: number; unfinished: number }> {
+  const sql = connect(databaseUrl, { max: 1, connect_timeout: 5 });
+  try {
+    const [row] = await sql<{ succeeded: string; unfinished: string }[]>`
+      select count(*) filter (where state = 'succeeded') as succeeded,
+        count(*) filter (where state not in ('succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled')) as unfinished
+      from jobs where run_id = ${runId}`;
+    return { succeeded: Number(row?.succeeded ?? 0), unfinished: Number(row?.unfinished ?? 0) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * What every session of the store's database is doing, for a drill that found the cluster
+ * stuck: which node, its state, what it waits on and the start of its statement.
+ */
+export async function storeActivity(databaseUrl: string): Promise<{ app: string; state: string | null; wait: string | null; query: string }[]> {
+  const sql = connect(databaseUrl, { max: 1, connect_timeout: 5 });
+  try {
+    const rows = await sql<{ app: string; state: string | null; wait: string | null; query: string | null }[]>`
+      select application_name as app, state, wait_event_type || ':' || wait_event as wait, left(query, 80) as query
+      from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() order by application_name`;
+    return rows.map((r) => ({ app: r.app, state: r.state, wait: r.wait, query: r.query ?? '' }));
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

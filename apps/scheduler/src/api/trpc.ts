@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_POOL, FencelineError, ForbiddenError, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
+import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
 import { internalErrorMessage } from './opaque-errors';
 import type { WorkerCaller } from './worker-auth';
 import { poolAllows, secretHash } from './worker-credentials';
@@ -48,6 +48,12 @@ const typedErrors = t.middleware(async ({ next }) => {
   if (!result.ok && result.error.cause instanceof FencelineError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: HTTP_CODE[cause.code] ?? 'BAD_REQUEST', message: cause.message, cause });
+  }
+  // The store being out of reach is no bug of this request: it is answered 503 and not
+  // logged per request (the node logs the outage once when it begins and once when it
+  // ends), and the worker sends the call again, to this node or another.
+  if (!result.ok && isStoreUnavailable(result.error.cause)) {
+    throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'the store is unavailable; try again' });
   }
   return result;
 });

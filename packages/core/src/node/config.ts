@@ -57,6 +57,12 @@ export interface NodeConfig {
   leadShards: number[] | null;
   /** How often a node checks the deadlines of the shards it leads and, as the cluster's watcher, the shards and pools. */
   notifyCheckIntervalMs: number;
+  /**
+   * The deadline of every store call the node makes: one still without an answer after this
+   * long fails as the store being unavailable (whatever waits on it tries again), and the
+   * node replaces its store connections (StoreWatch).
+   */
+  storeCallTimeoutMs: number;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = {
@@ -84,6 +90,9 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   shareShards: false,
   leadShards: null,
   notifyCheckIntervalMs: 10_000,
+  // Every store call is one statement or one short transaction; a healthy store answers
+  // in milliseconds, and one that takes this long is not going to answer.
+  storeCallTimeoutMs: 20_000,
 };
 
 /** The settings that count milliseconds or items and are meaningless at zero. */
@@ -103,6 +112,7 @@ const POSITIVE_INTEGERS = [
   'dispatchRoundsInFlight',
   'eventFlushIntervalMs',
   'notifyCheckIntervalMs',
+  'storeCallTimeoutMs',
 ] as const satisfies readonly (keyof NodeConfig)[];
 
 /** The settings that may be zero (zero turns the feature off) but never negative or fractional. */

@@ -17,6 +17,8 @@ import { Notifier, type NotifyIo } from './notifications';
 import { RunTraces } from './run-traces';
 import type { Tracing, TraceSpan } from '../tracing';
 import { NotificationWatcher } from './notification-watch';
+import { StoreWatch } from './store-watch';
+import { isStoreUnavailable } from '../unavailable';
 
 export { endedNotices } from './worker-protocol';
 
@@ -32,8 +34,13 @@ export interface NodeDeps {
    * when tracing is on, so a log line can carry its trace and span ids.
    */
   onEvent?: (event: Omit<NewEvent, 'at'> & { at: number }, span?: TraceSpan) => void;
-  /** Unexpected errors of background loops (they keep running). */
+  /**
+   * Unexpected errors of background loops (they keep running). The store being unavailable
+   * is not one: an outage is told once through `onLog` when it begins and once when it ends.
+   */
   onError?: (where: string, err: unknown) => void;
+  /** The node's own log lines: a store outage's start and end, a store call that got no answer. */
+  onLog?: (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown>) => void;
   /** How notifications are sent; without it the node queues and delivers none (the simulator has no network). */
   notify?: NotifyIo;
   /** Where spans go (packages/telemetry binds it to OpenTelemetry); none when absent or not enabled. */
@@ -71,13 +78,30 @@ export class SchedulerNode {
   /** The run and job attempt spans; null with tracing off, so that no hook builds anything. */
   private readonly traces: RunTraces | null;
   private readonly watcher: NotificationWatcher | null;
+  private readonly storeWatch: StoreWatch;
+  /** When the node last replaced its store connections, so a long stall replaces them once per deadline. */
+  private lastReconnectMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: NodeDeps) {
     this.nodeId = deps.nodeId;
-    this.store = deps.store;
     this.clock = deps.clock;
     this.timers = deps.timers;
     this.config = checkNodeConfig({ ...DEFAULT_NODE_CONFIG, ...deps.config });
+    this.storeWatch = new StoreWatch(this.clock, this.config.storeCallTimeoutMs, {
+      stalled: (method, waitedMs, failed) => this.storeStalled(method, waitedMs, failed),
+      outageBegan: (method, err) => {
+        this.metrics.inc('store_outages_total');
+        this.metrics.set('store_unavailable', 1);
+        this.deps.onLog?.('warn', 'the database is unavailable; waiting for it', { call: method, error: err.message });
+      },
+      outageEnded: (durationMs, failedCalls) => {
+        this.metrics.set('store_unavailable', 0);
+        this.metrics.inc('store_outage_ms_total', durationMs);
+        this.deps.onLog?.('warn', 'the database is available again', { outageMs: durationMs, failedCalls });
+      },
+    });
+    // Every call the node makes to the store has a deadline (StoreWatch), whichever part makes it.
+    this.store = this.storeWatch.wrap(deps.store);
     const traces = (this.traces = deps.tracing?.enabled ? new RunTraces(deps.tracing, (n) => this.metrics.inc('trace_spans_dropped_total', n)) : null);
     this.pool = new WorkerPool(this.clock, this.timers, {
       liveWindowMs: this.config.workerLiveWindowMs,
@@ -169,6 +193,7 @@ export class SchedulerNode {
     if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
     const watcher = this.watcher;
     if (watcher) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check());
+    this.loop('store-watch', Math.min(1000, Math.ceil(this.config.storeCallTimeoutMs / 4)), async () => this.watchStore());
     await this.tick();
   }
 
@@ -399,6 +424,39 @@ export class SchedulerNode {
 
   private error(where: string, err: unknown): void {
     this.metrics.inc(`loop_errors_total{loop="${where}"}`);
+    // An outage is logged where it begins and ends (StoreWatch), not once per failed call.
+    if (isStoreUnavailable(err)) return;
     this.deps.onError?.(where, err);
+  }
+
+  /** Fails the store calls past their deadline and publishes how many are waiting. */
+  private watchStore(): void {
+    this.storeWatch.check();
+    const { calls, oldestMs } = this.storeWatch.pending();
+    this.metrics.set('store_calls_waiting', calls);
+    this.metrics.set('store_oldest_call_ms', oldestMs);
+  }
+
+  /**
+   * A store call got no answer within its deadline. The connection it was sent on is
+   * presumed lost without word (a primary gone with its machine, a half-open socket), and
+   * so may be the others opened before it: the store is asked to replace its connections,
+   * once per deadline at most, and every call still waiting on the old ones fails as
+   * unavailable, to be tried again on the new ones.
+   */
+  private storeStalled(method: string, waitedMs: number, failed: number): void {
+    this.metrics.inc('store_calls_timed_out_total', failed);
+    const now = this.clock.nowMs();
+    const reconnect = this.deps.store.reconnect !== undefined && now - this.lastReconnectMs >= this.config.storeCallTimeoutMs;
+    this.deps.onLog?.('error', `the database did not answer ${method} within ${this.config.storeCallTimeoutMs} ms`, {
+      call: method,
+      waitedMs,
+      callsFailed: failed,
+      action: reconnect ? 'replacing the store connections' : 'failed the calls; they are tried again',
+    });
+    if (!reconnect) return;
+    this.lastReconnectMs = now;
+    this.metrics.inc('store_reconnects_total');
+    void this.deps.store.reconnect!().catch((err: unknown) => this.deps.onLog?.('error', 'replacing the store connections failed', { error: String(err) }));
   }
 }

@@ -115,10 +115,22 @@ import { mapUnavailableErrors } from './unavailable';
  * are grouped by the role of the Store they belong to (packages/core/src/store.ts).
  */
 export class SqlStore implements Store {
+  private current: Db;
+  /** The notice listeners subscribed, so a reconnect can subscribe them again on the new connections. */
+  private readonly listeners = new Map<(notice: StoreNotice) => void, () => Promise<void>>();
+
   constructor(
-    /** The drizzle handle (over postgres.js), for tools that need plain queries. */
-    readonly db: Db,
-  ) {}
+    db: Db,
+    /** Opens a new pool with the same settings, for reconnect(); without it there is nothing to reconnect with. */
+    private readonly connectAgain?: () => Db,
+  ) {
+    this.current = db;
+  }
+
+  /** The drizzle handle (over postgres.js), for tools that need plain queries. */
+  get db(): Db {
+    return this.current;
+  }
 
   // ---- the store's clock -------------------------------------------------------------------
   now(): Promise<Date> {
@@ -411,8 +423,13 @@ export class SqlStore implements Store {
   notify(notice: StoreNotice): Promise<void> {
     return notices.notify(this.db, notice);
   }
-  subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>> {
-    return notices.subscribe(this.db, listener);
+  async subscribe(listener: (notice: StoreNotice) => void): Promise<() => Promise<void>> {
+    this.listeners.set(listener, await notices.subscribe(this.db, listener));
+    return async () => {
+      const unlisten = this.listeners.get(listener);
+      this.listeners.delete(listener);
+      await unlisten?.();
+    };
   }
 
   // ---- PeopleStore -------------------------------------------------------------------------
@@ -469,6 +486,32 @@ export class SqlStore implements Store {
 
   async close(): Promise<void> {
     await this.db.$client.end({ timeout: 5 });
+  }
+
+  /**
+   * Replaces the pool with a new one: new statements go to new connections at once, and the
+   * old pool is ended without waiting, so a statement still waiting there (on a connection
+   * whose server is gone without a word) fails as unavailable instead of waiting forever.
+   * The notice listeners are subscribed again on the new pool.
+   */
+  async reconnect(): Promise<void> {
+    if (!this.connectAgain) return;
+    const old = this.current;
+    this.current = this.connectAgain();
+    await old.$client.end({ timeout: 0 }).catch(() => undefined);
+    await Promise.all([...this.listeners.keys()].map((listener) => this.resubscribe(listener, this.current)));
+  }
+
+  /** Subscribes a listener on a new pool, trying again each second while the store is away; the nodes' reconciliation covers notices missed meanwhile. */
+  private async resubscribe(listener: (notice: StoreNotice) => void, db: Db): Promise<void> {
+    while (this.listeners.has(listener) && this.current === db) {
+      try {
+        this.listeners.set(listener, await notices.subscribe(db, listener));
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import type { DagGroup, FaultConfig, ScenarioConfig, ScriptedFault } from './con
 
 const SHAPES = new Set(['independent', 'chain', 'diamond', 'fanout']);
 const HEADLINES = new Set(['fanout', 'leader-crash', 'paused-worker', 'mission-day', 'swarm']);
-const ACTIONS = new Set(['crash-leader', 'pause-workers', 'crash-workers', 'cut-store-link', 'store-failover']);
+const ACTIONS = new Set(['crash-leader', 'pause-workers', 'crash-workers', 'cut-store-link', 'stick-store-link', 'store-failover']);
 
 /**
  * Refuses a scenario that cannot be simulated, naming every field that is wrong, before
@@ -105,7 +105,7 @@ function checkGroup(g: DagGroup, path: string, at: At, int: Int, num: Num): void
 function checkFaults(f: FaultConfig, at: At, num: Num): void {
   if (typeof f !== 'object' || f === null) return at('faults', 'an object', f);
   num('faults.tickMs', f.tickMs, 0, Infinity, true);
-  for (const k of ['workerPause', 'workerCrash', 'schedulerPause', 'leaderCrash', 'linkSlow', 'linkCut', 'renewReplyLoss', 'storeFailover'] as const) {
+  for (const k of ['workerPause', 'workerCrash', 'schedulerPause', 'leaderCrash', 'linkSlow', 'linkCut', 'renewReplyLoss', 'storeFailover', 'storeStuck'] as const) {
     const r = f[k];
     if (r === undefined) continue;
     num(`faults.${k}.probability`, r.probability, 0, 1);
@@ -139,6 +139,7 @@ function checkScripted(f: ScriptedFault, path: string, c: ScenarioConfig, at: At
       num(`${path}.downMs`, f.downMs, 0);
       break;
     case 'cut-store-link':
+    case 'stick-store-link':
       int(`${path}.node`, f.node, 0);
       if (Number.isInteger(f.node) && f.node >= c.cluster?.nodes) at(`${path}.node`, `below cluster.nodes (${c.cluster.nodes})`, f.node);
       num(`${path}.durationMs`, f.durationMs, 0);

@@ -32,6 +32,13 @@ export interface FaultConfig {
    * primary dies; every acknowledged write must survive (I9).
    */
   storeFailover?: FaultRate;
+  /**
+   * One node's store connection gets stuck for a while: its calls reach the store (a write
+   * may land) and are never answered, and nothing in the link fails them; they stay stuck
+   * until the node replaces its connections. Only the node's own deadline per store call
+   * (StoreWatch) gets it going again.
+   */
+  storeStuck?: FaultRate;
   /** A clock stepped by up to this much, either way. */
   clockStep?: { probability: number; maxStepMs: number };
   /** Every process's clock runs fast or slow by up to this many parts per million. */
@@ -48,6 +55,7 @@ export type ScriptedFault =
   | { atMs: number; action: 'pause-workers'; count: number; durationMs: number; busyOnly?: boolean }
   | { atMs: number; action: 'crash-workers'; count: number; downMs: number }
   | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number }
+  | { atMs: number; action: 'stick-store-link'; node: number; durationMs: number }
   | { atMs: number; action: 'store-failover'; durationMs: number };
 
 export type DagShape = 'independent' | 'chain' | 'diamond' | 'fanout';

@@ -74,6 +74,9 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   const lend = rng.between(0, 1) < 0.5;
   const reserve = rng.pick([0, 0.1, 0.25]);
   world.cluster = { ...world.cluster, lendReserveFraction: lend ? reserve : null };
+  // Drawn after lending, for the same reason: one node's store connection stuck, calls
+  // never answered, rare and 5 s to 2 min long.
+  world.faults = { ...world.faults, storeStuck: pick(rng.between(0, 0.01), 5_000, 120_000) };
   fitFanoutsUnderCap(world);
   return world;
 }

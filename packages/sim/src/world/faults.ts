@@ -123,6 +123,13 @@ export class FaultInjector {
       link.loseRepliesFor(d, RENEW_CALLS);
     }
     if (this.hit(c.storeFailover)) this.failOverStore(this.duration(c.storeFailover!));
+    if (this.hit(c.storeStuck) && this.hosts.length > 0) this.stickStoreLink(this.rng.pick(this.hosts), this.duration(c.storeStuck!));
+  }
+
+  /** One node's store calls get stuck for a while (Link.stickFor): sent, maybe applied, never answered. */
+  private stickStoreLink(h: SchedulerHost, durationMs: number): void {
+    this.note('store-stuck', h.link.name, durationMs);
+    h.link.stickFor(durationMs);
   }
 
   /** The store's primary is lost: every node's store link is cut at once for the promotion window. */
@@ -150,6 +157,11 @@ export class FaultInjector {
       case 'store-failover':
         this.failOverStore(f.durationMs);
         break;
+      case 'stick-store-link': {
+        const h = this.hosts[f.node];
+        if (h) this.stickStoreLink(h, f.durationMs);
+        break;
+      }
       case 'cut-store-link': {
         const h = this.hosts[f.node];
         if (h) {

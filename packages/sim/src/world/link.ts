@@ -33,6 +33,8 @@ export class Link {
   private replyLossKinds: readonly string[] = [];
   /** Replies lost to `loseRepliesFor`, for reports and tests. */
   repliesLost = 0;
+  /** Until then, a store call sent over this link gets stuck (see stickFor). */
+  private stuckUntilMs = 0;
   /** Told when a cut starts: held long polls over this link end then. */
   private readonly watchers = new Set<() => void>();
 
@@ -84,7 +86,28 @@ export class Link {
     return true;
   }
 
+  /**
+   * For a while, store calls sent over this link get stuck: each reaches the store (its
+   * write may land) and its answer never comes, and no timeout of the link fails it, as a
+   * statement on a connection whose server went away without a word. Such a call stays
+   * stuck after the window, until its caller replaces its connections (linkedStore's
+   * reconnect); only the caller's own deadline can free it.
+   */
+  stickFor(durationMs: number): void {
+    this.stuckUntilMs = Math.max(this.stuckUntilMs, this.sim.nowMs + durationMs);
+  }
+
+  get stuck(): boolean {
+    return this.sim.nowMs < this.stuckUntilMs;
+  }
+
+  /** New connections: calls sent from now on are no longer stuck. */
+  unstick(): void {
+    this.stuckUntilMs = 0;
+  }
+
   heal(): void {
+    this.stuckUntilMs = 0;
     this.cutUntilMs = 0;
     this.slowUntilMs = 0;
     this.replyLossUntilMs = 0;

@@ -26,6 +26,15 @@ export function linkedStore<S extends NoticeStore>(
   // One wrapper per method, made on first use: the node calls the same few methods
   // millions of times, and a fresh wrapper (and label) per call is garbage.
   const wrappers = new Map<string, unknown>();
+  // Calls stuck on a link that stickFor made stuck: only reconnect() ends them.
+  const stuck = new Set<(err: Error) => void>();
+  wrappers.set('reconnect', async () => {
+    link.unstick();
+    const waiting = [...stuck];
+    stuck.clear();
+    const incarnation = caller.incarnation;
+    for (const fail of waiting) caller.deliver(incarnation, () => fail(new StoreUnavailableError('the store connection was replaced')));
+  });
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (typeof prop === 'string') {
@@ -71,6 +80,12 @@ export function linkedStore<S extends NoticeStore>(
             onApply(prop, null);
           }
         };
+      }
+      if (link.stuck) {
+        // The statement reaches the store and may land; its answer never comes back.
+        const land = op;
+        link.sim.post(link.delayMs(), labels.arrive, () => void land().catch(() => undefined));
+        return new Promise((_, reject) => stuck.add(reject));
       }
       const call = callOver(link, caller, null, labels, timeoutMs, op);
       return onReply ? call.then((value) => (onReply(prop, value), value)) : call;
