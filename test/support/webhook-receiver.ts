@@ -10,6 +10,8 @@ export interface Received {
   signed: boolean;
   signatureOk: boolean;
   body: Record<string, unknown>;
+  /** When the request had been read (Date.now()), for tests that hold a delivery to a time bound. */
+  atMs: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export class Receiver {
       signed: header !== '',
       signatureOk: got.length === expected.length && timingSafeEqual(got, expected),
       body: JSON.parse(raw.toString('utf8')) as Record<string, unknown>,
+      atMs: Date.now(),
     };
     this.received.push(r);
     const status = await this.answer(r);
