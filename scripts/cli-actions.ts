@@ -1,4 +1,4 @@
-import { parseRunId, type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core';
+import { jobStateWord, parseRunId, type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core';
 import { cliAudit, osUser } from './cli-people';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 
@@ -60,7 +60,7 @@ export function actionRequestOf(command: string, args: string[]): RunActionReque
 export function describeAction(a: RunActionRow): string {
   const head = `action ${a.id} (${a.kind}${a.taskIds.length > 0 ? ` ${a.taskIds.join(', ')}` : ''}${a.downstream ? ' and downstream' : ''}) by ${a.requestedBy}`;
   if (a.state === 'pending' || !a.result) return `${head}: pending, not applied yet`;
-  const changed = a.result.changed.map((c) => `${c.taskId} ${c.from} -> ${c.to}`).join(', ');
+  const changed = a.result.changed.map((c) => `${c.taskId} ${jobStateWord(c.from)} -> ${jobStateWord(c.to)}`).join(', ');
   return `${head}: applied at ${fmt(a.appliedAt)}; ${changed || a.result.note || 'nothing changed'}; run is ${a.result.runState}`;
 }
 

@@ -1,5 +1,19 @@
-import { LIMITS, InvalidInputError, parseBackfillId, parseInstant, parseDagId, type AuditStore, type BackfillMode, type BackfillRow, type CatalogueStore } from '@fenceline/core';
+import {
+  LIMITS,
+  InvalidInputError,
+  parseBackfillId,
+  parseDagId,
+  parseInstant,
+  type AuditStore,
+  type BackfillId,
+  type BackfillMode,
+  type BackfillRow,
+  type CatalogueStore,
+  type DagId,
+} from '@fenceline/core';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
+import type { ApiClient } from './cli-http-client';
+import { ApiError } from './cli-http-client';
 import { cliAudit, osUser } from './cli-people';
 
 export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait]
@@ -7,11 +21,70 @@ export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active
                                    (default 4); a slot that has a run is skipped, or with --mode rerun
                                    its ended run is cleared to run again;
                                    above ${LIMITS.backfillConfirmSlots} slots it needs --yes; prints its progress until it ends
-  backfill list [DAG]              recent backfills with their progress
+                                   (exit 0 when done, 1 when cancelled)
+  backfill list [DAG] [--limit N]  recent backfills with their progress (20 by default)
   backfill status <ID>             one backfill's progress
   backfill cancel <ID>             create no more runs; its queued runs end cancelled`;
 
 type BackfillStore = CatalogueStore & AuditStore;
+
+/** What `backfill` asks for a new backfill: the range as the operator typed it, checked where it lands. */
+export interface BackfillAsk {
+  dagId: DagId;
+  from: string;
+  to: string;
+  maxActiveRuns: number | undefined;
+  confirm: boolean;
+  mode: BackfillMode | undefined;
+}
+
+/**
+ * The backfill commands' reads and writes, against the store or the HTTP API. Both check
+ * the same (the store refuses what the console refuses, naming the field) and audit each
+ * change once: the store path as the CLI's OS user, the API as the token's owner.
+ */
+export interface BackfillOps {
+  list(dagId: DagId | undefined, limit: number): Promise<BackfillRow[]>;
+  get(id: BackfillId): Promise<BackfillRow>;
+  create(ask: BackfillAsk): Promise<BackfillRow>;
+  cancel(id: BackfillId): Promise<BackfillRow>;
+  /** Whether a refusal of `create` is the one a large backfill gets without --yes. */
+  needsConfirm(err: unknown): boolean;
+}
+
+/** The backfill commands against the store, auditing as the CLI's OS user. */
+export function storeBackfills(store: BackfillStore): BackfillOps {
+  return {
+    list: (dagId, limit) => store.listBackfills({ dagId, limit }),
+    get: (id) => store.getBackfill(id),
+    create: async (ask) => {
+      // An unreadable date goes to the store as an invalid one, which refuses it by its field.
+      const b = await store.createBackfill({ ...ask, from: new Date(ask.from), to: new Date(ask.to), requestedBy: osUser() });
+      const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
+      await cliAudit(store, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });
+      return b;
+    },
+    cancel: async (id) => {
+      const before = await store.getBackfill(id);
+      const b = await store.cancelBackfill(id);
+      if (before.state === 'running' && b.state === 'cancelled') await cliAudit(store, { action: 'backfill.cancelled', dagId: b.dagId, target: b.id });
+      return b;
+    },
+    needsConfirm: (err) => err instanceof InvalidInputError && err.details.field === 'confirm',
+  };
+}
+
+/** The backfill commands over the HTTP API (`--url`); the API checks the role and audits each change. */
+export function httpBackfills(api: ApiClient): BackfillOps {
+  const path = (id: BackfillId) => `/backfills/${id}`;
+  return {
+    list: async (dagId, limit) => ((await api.get('/backfills', { dag: dagId, limit: String(limit) })) as { backfills: BackfillRow[] }).backfills,
+    get: async (id) => (await api.get(path(id))) as BackfillRow,
+    create: async (ask) => (await api.post('/backfills', { body: ask })) as BackfillRow,
+    cancel: async (id) => (await api.post(`${path(id)}/cancel`)) as BackfillRow,
+    needsConfirm: (err) => err instanceof ApiError && err.issues.some((i) => i.field === 'confirm'),
+  };
+}
 
 const BAR_WIDTH = 30;
 const POLL_MS = 1_000;
@@ -36,7 +109,7 @@ function settled(b: BackfillRow): boolean {
 }
 
 /** Prints the progress until the backfill has settled; exit code 0 when done, 1 when it was cancelled. */
-async function follow(store: BackfillStore, first: BackfillRow): Promise<number> {
+async function follow(ops: BackfillOps, first: BackfillRow): Promise<number> {
   const tty = process.stdout.isTTY === true;
   let b = first;
   let last = '';
@@ -50,23 +123,28 @@ async function follow(store: BackfillStore, first: BackfillRow): Promise<number>
     }
     if (settled(b)) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    b = await store.getBackfill(b.id);
+    b = await ops.get(b.id);
   }
   if (tty) process.stdout.write('\n');
   return b.state === 'done' ? 0 : 1;
 }
 
-function dateFlag(args: string[], name: string): Date {
+function textFlag(args: string[], name: string): string {
   const text = flag(args, name);
   if (text === undefined) throw new UsageError(`backfill needs ${name} ISO`);
-  return parseInstant(text, name.replace(/^--/, ''));
+  // Checked here so that a bad instant is refused the same way against the store or the API.
+  parseInstant(text, name.replace(/^--/, ''));
+  return text;
 }
 
-export async function backfillCommand(store: BackfillStore, args: string[]): Promise<number> {
+/** The `backfill` commands, against the store or the API (`ops`), printing the same lines either way. */
+export async function backfillCommand(ops: BackfillOps, args: string[]): Promise<number> {
   const [first, second] = positional(args);
   switch (first) {
     case 'list': {
-      const rows = await store.listBackfills({ dagId: second === undefined ? undefined : parseDagId(second, 'DAG'), limit: Number(flag(args, '--limit') ?? 20) });
+      const limit = flag(args, '--limit') ?? '20';
+      if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 200) throw new UsageError(`--limit: must be a whole number from 1 to 200, got "${limit}"`);
+      const rows = await ops.list(second === undefined ? undefined : parseDagId(second, 'DAG'), Number(limit));
       console.table(
         rows.map((b) => ({
           id: b.id,
@@ -84,15 +162,14 @@ export async function backfillCommand(store: BackfillStore, args: string[]): Pro
       return 0;
     }
     case 'status': {
-      const b = await store.getBackfill(parseBackfillId(need(second, 'backfill id'), 'ID'));
+      const b = await ops.get(parseBackfillId(need(second, 'backfill id'), 'ID'));
       console.log(progressLine(b));
       return 0;
     }
     case 'cancel': {
       const id = parseBackfillId(need(second, 'backfill id'), 'ID');
-      const before = await store.getBackfill(id);
-      const b = await store.cancelBackfill(id);
-      if (before.state === 'running' && b.state === 'cancelled') await cliAudit(store, { action: 'backfill.cancelled', dagId: b.dagId, target: b.id });
+      const before = await ops.get(id);
+      const b = await ops.cancel(id);
       console.log(before.state === 'running' ? `backfill ${b.id} cancelled; its queued runs end cancelled` : `backfill ${b.id} is already ${b.state}`);
       return 0;
     }
@@ -101,28 +178,26 @@ export async function backfillCommand(store: BackfillStore, args: string[]): Pro
       const maxActive = flag(args, '--max-active');
       let b: BackfillRow;
       try {
-        b = await store.createBackfill({
+        b = await ops.create({
           dagId,
-          from: dateFlag(args, '--from'),
-          to: dateFlag(args, '--to'),
+          from: textFlag(args, '--from'),
+          to: textFlag(args, '--to'),
           maxActiveRuns: maxActive === undefined ? undefined : Number(maxActive),
           confirm: hasFlag(args, '--yes'),
           // Any other word goes to the store, which refuses it naming the field.
           mode: flag(args, '--mode') as BackfillMode | undefined,
-          requestedBy: osUser(),
         });
       } catch (err) {
-        if (err instanceof InvalidInputError && err.details.field === 'confirm') {
-          console.error(`${err.code}: ${err.message}; run it again with --yes to go ahead`);
+        if (ops.needsConfirm(err)) {
+          const refusal = err as { code: string; message: string };
+          console.error(`${refusal.code}: ${refusal.message}; run it again with --yes to go ahead`);
           return 1;
         }
         throw err;
       }
-      const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
-      await cliAudit(store, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });
       console.log(`backfill ${b.id} of ${b.dagId}: ${b.totalSlots} slots from ${fmt(b.fromAt)} to ${fmt(b.toAt)}, at most ${b.maxActiveRuns} unfinished runs`);
       if (hasFlag(args, '--no-wait')) return 0;
-      return follow(store, b);
+      return follow(ops, b);
     }
   }
 }

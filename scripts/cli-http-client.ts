@@ -33,6 +33,9 @@ const INSTANT_FIELDS = new Set([
   'requestedAt',
   'appliedAt',
   'writtenAt',
+  'fromAt',
+  'toAt',
+  'nextSlotAt',
 ]);
 
 function reviveInstants(key: string, value: unknown): unknown {

@@ -1,5 +1,6 @@
 import { FencelineError, parseDagId, parseRunId, type DagSpec, type RunActionRow, type RunRow } from '@fenceline/core';
 import { actionRequestOf, ACTION_COMMANDS, reportAction } from './cli-actions';
+import { backfillCommand, httpBackfills } from './cli-backfill';
 import { flag, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
 import { ApiClient, ApiError, ApiUnreachable } from './cli-http-client';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered, type DagLine, type JobLine } from './cli-output';
@@ -16,7 +17,7 @@ import { readSpecFiles } from './spec-files';
  */
 
 /** The commands the API covers; every other one needs the store. */
-export const HTTP_COMMANDS = new Set(['apply', 'dags', 'runs', 'trigger', 'pause', 'resume', 'jobs', 'cancel', 'clear', 'retry', 'mark', 'limit']);
+export const HTTP_COMMANDS = new Set(['apply', 'dags', 'runs', 'trigger', 'pause', 'resume', 'jobs', 'cancel', 'clear', 'retry', 'mark', 'limit', 'backfill']);
 
 /** Thrown for a command the API does not cover: the CLI says so in one line and exits 2. */
 export class NeedsDatabase extends Error {
@@ -133,6 +134,8 @@ async function runOverHttp(api: ApiClient, command: string, args: string[]): Pro
     }
     case 'limit':
       return limitOverHttp(api, args);
+    case 'backfill':
+      return backfillCommand(httpBackfills(api), args);
     default: {
       const req = actionRequestOf(command, args);
       const body = { kind: req.kind, taskIds: req.taskIds, downstream: req.downstream, reason: req.reason };
@@ -165,8 +168,8 @@ async function limitOverHttp(api: ApiClient, args: string[]): Promise<number> {
   }
 }
 
-/** Commands that exist but read or change what only the store holds (shards, workers, people, credentials, backfills, a run's action list). */
-const KNOWN_DATABASE_COMMANDS = new Set(['shards', 'workers', 'backfill', 'actions', 'user', 'sessions', 'api-token', 'worker-token']);
+/** Commands that exist but read or change what only the store holds (shards, workers, people, credentials, a run's action list). */
+const KNOWN_DATABASE_COMMANDS = new Set(['shards', 'workers', 'actions', 'user', 'sessions', 'api-token', 'worker-token']);
 
 /**
  * Reads and validates every file before sending any, as the store path does. The API

@@ -1,4 +1,4 @@
-import type { JobRow, RunRow } from '@fenceline/core';
+import { jobStateWord, type JobRow, type RunRow } from '@fenceline/core';
 import { fmt } from './cli-args';
 
 /**
@@ -75,7 +75,8 @@ export function printJobs(run: Pick<RunRow, 'id' | 'dagId' | 'dagVersion' | 'sta
     jobs.map((j) => ({
       job: j.id,
       task: j.taskId,
-      state: j.state,
+      // The store's leased is running to a user, as the console and the API say it.
+      state: jobStateWord(j.state),
       attempt: `${j.attempt}/${j.maxAttempts}`,
       fence: j.fence,
       holder: j.holder ?? '-',

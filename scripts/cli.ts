@@ -18,7 +18,7 @@ import {
 import { openStore, type SqlStore } from '@fenceline/db';
 import { offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
-import { BACKFILL_HELP, backfillCommand } from './cli-backfill';
+import { BACKFILL_HELP, backfillCommand, storeBackfills } from './cli-backfill';
 import { LIMIT_HELP, limitCommand } from './cli-limits';
 import { NOTIFY_HELP, notifyCommand } from './cli-notify';
 import { cliAudit, PEOPLE_COMMANDS, PEOPLE_HELP, runPeople } from './cli-people';
@@ -191,7 +191,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       return 0;
     }
     case 'backfill':
-      return backfillCommand(store, args);
+      return backfillCommand(storeBackfills(store), args);
     case 'limit':
       return limitCommand(store, args);
     case 'notify':

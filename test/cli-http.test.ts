@@ -214,8 +214,41 @@ describe('the CLI over the HTTP API', () => {
     ]);
   });
 
+  it('backfills over the API: starts one, shows its progress, lists and cancels it, audited as the token owner; a large one needs --yes', async () => {
+    const hourly = parseDagId('cli-http-hourly');
+    await api.store.putDag({ id: hourly, schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'only', type: 'noop' }] }, 4);
+    const made = await asOperator('backfill', hourly, '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-01T03:00:00Z', '--max-active', '1', '--no-wait');
+    expect(made.stderr).toBe('');
+    expect(made.code).toBe(0);
+    const id = /^backfill (\d+) of cli-http-hourly: 3 slots from .* at most 1 unfinished runs\n$/.exec(made.stdout)?.[1];
+    expect(id, made.stdout).toBeDefined();
+    expect((await api.store.getBackfill(id as never)).totalSlots).toBe(3);
+    const status = await cli(['--url', api.url, '--token', viewer, 'backfill', 'status', id!]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^backfill ${id} \\[[#.]{30}\\] \\d+% \\d+/3 slots: .*; running\n$`));
+    const listed = await cli(['--url', api.url, '--token', viewer, 'backfill', 'list', hourly]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`'${id}'\\s*│\\s*'cli-http-hourly'`));
+    const big = await asOperator('backfill', hourly, '--from', '2025-01-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z', '--no-wait');
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/^INVALID_INPUT: .*; run it again with --yes to go ahead\n$/);
+    const bad = await asOperator('backfill', hourly, '--from', 'yesterday', '--to', '2026-01-01T00:00:00Z', '--no-wait');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^INVALID_INPUT: .*from/);
+    expectNoStack(bad);
+    expect(await api.store.listBackfills({ dagId: hourly })).toHaveLength(1);
+    const cancelled = await asOperator('backfill', 'cancel', id!);
+    expect(cancelled.stdout).toBe(`backfill ${id} cancelled; its queued runs end cancelled\n`);
+    expect((await asOperator('backfill', 'cancel', id!)).stdout).toBe(`backfill ${id} is already cancelled\n`);
+    const entries = (await api.store.listAudit({ limit: 20 })).filter((e) => e.target === id && e.action.startsWith('backfill.'));
+    expect(entries.map((e) => [e.action, e.actorKind])).toEqual([
+      ['backfill.cancelled', 'token'],
+      ['backfill.created', 'token'],
+    ]);
+  });
+
   it('exits 2 for a command the API does not cover, saying it needs the database', async () => {
-    for (const command of [['shards'], ['workers'], ['user', 'list'], ['backfill', 'list']]) {
+    for (const command of [['shards'], ['workers'], ['user', 'list'], ['actions', '1']]) {
       const out = await asOperator(...command);
       expect(out.code, command.join(' ')).toBe(2);
       expect(out.stderr.trim()).toBe(`${command[0]} needs the database (DATABASE_URL) and is not available over --url`);

@@ -68,7 +68,7 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
     const cancel = await runCli(f.databaseUrl, 'cancel', run.id, '--reason', 'wrong input file');
     expect(cancel.stderr).toBe('');
     expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toMatch(/applied .*long leased -> cancelled.*after waiting -> cancelled.*run is cancelled/);
+    expect(cancel.stdout).toMatch(/applied .*long running -> cancelled.*after waiting -> cancelled.*run is cancelled/);
     expect((await runIn(f, run.id, ['cancelled'])).endedAt).not.toBeNull();
     const jobs = await f.store.listJobs(run.id);
     expect(jobs.map((j) => j.state)).toEqual(['cancelled', 'cancelled']);

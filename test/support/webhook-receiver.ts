@@ -13,6 +13,8 @@ export interface Received {
   /** The webhook-timestamp header, in seconds. */
   timestamp: number;
   body: Record<string, unknown>;
+  /** When the request had been read (Date.now()), for tests that hold a delivery to a time bound. */
+  atMs: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export class Receiver {
       signatureOk,
       timestamp: Number(req.headers['webhook-timestamp']),
       body: JSON.parse(raw.toString('utf8')) as Record<string, unknown>,
+      atMs: Date.now(),
     };
     this.received.push(r);
     const status = await this.answer(r);

@@ -24,6 +24,8 @@ beforeAll(async () => {
   doc = (await res.json()) as typeof doc;
 });
 afterAll(async () => {
+  // Every answer of this file was checked against the document (support/answer-check.ts).
+  expect(api.answers.checked).toBeGreaterThan(20);
   await api?.stop();
 });
 
@@ -65,6 +67,10 @@ describe('the OpenAPI document', () => {
         'POST /dags/{id}/resume',
         'POST /dags/{id}/trigger',
         'POST /runs/{id}/actions',
+        'GET /backfills',
+        'POST /backfills',
+        'GET /backfills/{id}',
+        'POST /backfills/{id}/cancel',
         'GET /limits',
         'PUT /limits/{name}',
         'DELETE /limits/{name}',
@@ -107,6 +113,25 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(error.properties).sort()).toEqual(['code', 'issues', 'message']);
     expect(error.required.sort()).toEqual(['code', 'message']);
   });
+
+  it('types every answer fully: each object names its fields and allows no other', () => {
+    const schemas = (doc.components as { schemas: Record<string, unknown> }).schemas;
+    const answers = Object.entries(schemas).filter(([name]) => name.endsWith('Answer') || name === 'Error');
+    expect(answers.length).toBe(Object.values(doc.paths).flatMap((item) => Object.keys(item)).length + 1);
+    for (const [name, schema] of answers) {
+      for (const [pointer, node] of walk(schema, `#/components/schemas/${name}`)) {
+        if (node === null || typeof node !== 'object' || (node as { type?: unknown }).type !== 'object') continue;
+        const object = node as { properties?: Record<string, unknown>; additionalProperties?: unknown; propertyNames?: unknown };
+        // A map (params, a payload, a task's config) types its keys or values; every other object lists its fields and no more.
+        if (object.propertyNames !== undefined || (typeof object.additionalProperties === 'object' && object.properties === undefined)) continue;
+        expect(object.additionalProperties, pointer).toBe(false);
+        expect(Object.keys(object.properties ?? {}).length, pointer).toBeGreaterThan(0);
+      }
+    }
+    // A DAG list row types more than its id.
+    const row = resolve('#/components/schemas/ListDagsAnswer/properties/rows/items') as { properties: Record<string, unknown>; required: string[] };
+    expect(row.required).toEqual(expect.arrayContaining(['id', 'version', 'schedule', 'paused', 'nextRunAt', 'taskCount', 'lastRun']));
+  });
 });
 
 describe('a client written from the document', () => {
@@ -143,6 +168,37 @@ describe('a client written from the document', () => {
     expect(read.body).toMatchObject({ id: action.body.id, kind: 'cancel' });
     const refused = await call('getRun', { token, path: { id: 'not-a-run' } });
     expect(refused.body.code).toBe('NOT_FOUND');
+  });
+
+  it('backfills a DAG, follows its progress, lists it and cancels it; bad input is a 400 naming the field', async () => {
+    const operator = await api.tokenFor('operator');
+    const viewer = await api.tokenFor('viewer');
+    await call('applyDag', { token: operator, body: { id: 'doc-hourly', schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'only', type: 'noop' }] } });
+    const body = { dagId: 'doc-hourly', from: '2026-01-01T00:00:00Z', to: '2026-01-01T06:00:00Z', maxActiveRuns: 2 };
+    const created = await call('createBackfill', { token: operator, body });
+    expect(created).toMatchObject({ status: 201, body: { dagId: 'doc-hourly', totalSlots: 6, maxActiveRuns: 2, mode: 'skip', state: 'running' } });
+    const id = String(created.body.id);
+    expect((await call('getBackfill', { token: viewer, path: { id } })).body).toMatchObject({ id, totalSlots: 6 });
+    const listed = await call('listBackfills', { token: viewer });
+    expect((listed.body.backfills as { id: string }[]).map((b) => b.id)).toContain(id);
+    expect((await call('createBackfill', { token: viewer, body })).status).toBe(403);
+    const cancelled = await call('cancelBackfill', { token: operator, path: { id } });
+    expect(cancelled).toMatchObject({ status: 200, body: { id, state: 'cancelled' } });
+    const audit = await api.store.listAudit({ limit: 50 });
+    expect(
+      audit
+        .filter((e) => e.target === id && e.action.startsWith('backfill.'))
+        .map((e) => e.action)
+        .sort(),
+    ).toEqual(['backfill.cancelled', 'backfill.created']);
+    const reversed = await call('createBackfill', { token: operator, body: { ...body, from: body.to, to: body.from } });
+    expect(reversed.status).toBe(400);
+    expect(reversed.body).toMatchObject({ code: 'INVALID_INPUT' });
+    const unknown = await call('createBackfill', { token: operator, body: { ...body, extra: 1 } });
+    expect(unknown.body).toMatchObject({ code: 'INVALID_INPUT', issues: [{ field: 'extra', message: 'is not a known field' }] });
+    expect((await call('createBackfill', { token: operator, body: { ...body, dagId: 'no-such-dag' } })).status).toBe(404);
+    expect((await call('getBackfill', { token: viewer, path: { id: '999999' } })).status).toBe(404);
+    expect((await call('getBackfill', { token: viewer, path: { id: 'x' } })).status).toBe(400);
   });
 
   it('sets, lists and deletes a resource limit as an operator; a viewer lists but may not set; bad input names the field', async () => {

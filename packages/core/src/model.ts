@@ -16,6 +16,19 @@ export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelle
 export type RunTrigger = 'schedule' | 'manual' | 'backfill' | 'rerun';
 export const RUN_TRIGGERS: readonly RunTrigger[] = ['schedule', 'manual', 'backfill', 'rerun'];
 
+/**
+ * A job's state in the words a user reads (the console, the HTTP API, the CLI): a job
+ * leased to a worker is `running`. `leased` is the store's word, for the lease that makes
+ * it so; it stays inside the scheduler, its store and its events.
+ */
+export type JobStateWord = Exclude<JobState, 'leased'> | 'running';
+export const JOB_STATE_WORDS: readonly JobStateWord[] = ['waiting', 'ready', 'running', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
+
+/** The word a user reads for a job state. */
+export function jobStateWord(state: JobState): JobStateWord {
+  return state === 'leased' ? 'running' : state;
+}
+
 export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
 export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
 

@@ -324,6 +324,12 @@ export interface LeaderStore extends StoreTime {
   finishRunsAcross(groups: LeaderGroup<{ runId: RunId; state: 'succeeded' | 'failed' | 'cancelled' }>[]): Promise<(boolean[] | DeposedLeaderError)[]>;
 }
 
+/** One worker in a node's heartbeat: how long the node has not heard from it (0 while its poll is open there). */
+export interface WorkerBeat {
+  workerId: WorkerId;
+  silentMs: number;
+}
+
 /**
  * What the worker protocol writes, through the node that serves it: a worker's
  * registration and presence, and its fenced writes on the leases it holds.
@@ -338,12 +344,18 @@ export interface WorkerProtocolStore extends StoreTime {
   /** The worker's current session key, or null when it never registered. */
   workerSession(workerId: WorkerId): Promise<string | null>;
   /**
-   * One statement for many workers: last_seen = now(). With `skipSeenWithinMs`, a worker
-   * whose last_seen is already that recent is left as it is: every node vouches for the
-   * workers polling it, and with 10,000 workers on 3 nodes rewriting every row on every
-   * heartbeat was about 2,000 row writes a second to say what the store already knew.
+   * One statement for many workers: each one's last_seen becomes the time the node last
+   * heard from it (the store's now() less its `silentMs`), and never goes back. A node
+   * therefore vouches for nothing it has not heard: a worker killed at T reads last_seen T
+   * on every node's heartbeat after, which is what the console's live window and the
+   * `pool_no_worker` watch count from. With `skipSeenWithinMs`, a worker still polling
+   * (silentMs 0) whose last_seen is already that recent is left as it is: every node
+   * vouches for the workers polling it, and with 10,000 workers on 3 nodes rewriting every
+   * row on every heartbeat was about 2,000 row writes a second to say what the store
+   * already knew. A silent worker's row is written whenever it moves forward, so the time
+   * a worker fell silent is recorded exactly, once.
    */
-  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
+  heartbeatWorkers(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void>;
   /**
    * Renews many leases in one statement; each succeeds only if fence and holder match and
    * the lease is live. A renewal that carries log lines appends them to its attempt's
@@ -535,7 +547,10 @@ export interface NotificationLeaderStore {
    * rule's afterSeconds, keyed by the shard and the epoch it was left at, and pool_no_worker
    * for each known pool (a worker seen within NOTIFY_LIMITS.poolLookbackMs) whose workers
    * were all last seen more than workerLiveWindowMs + afterSeconds ago, keyed by the pool and
-   * its last worker's last_seen. Under the lead check; returns the notifications it created.
+   * its last worker's last_seen, and for each pool a rule names (or, while a rule watches
+   * every pool, a task of a DAG's current version names) with no worker seen in that time,
+   * from when it was first named, keyed `none`. Under the lead check; returns the
+   * notifications it created.
    */
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]>;
   /** The state of the DAG's latest ended run scheduled before this run (what a recovery is judged by); null if none. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Role, UserName } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { hashPassword, newSecret, secretHash } from '@fenceline/db/people';
+import { AnswerCheck } from './answer-check';
 import { serveRoute } from './serve-route';
 
 type Module = Record<string, unknown>;
@@ -12,7 +13,14 @@ type Handler = (req: Request, context: { params: Promise<Record<string, string>>
  * served at the path its folder gives it under Next's App Router. It must be started before
  * anything reads the console's settings, which it points at that database.
  */
-export async function startApiHttp(): Promise<{ url: string; store: SqlStore; tokenFor: (role: Role) => Promise<string>; stop: () => Promise<void> }> {
+export async function startApiHttp(): Promise<{
+  url: string;
+  store: SqlStore;
+  tokenFor: (role: Role) => Promise<string>;
+  /** Every answer the API gave, checked against the document (answer-check.ts). */
+  answers: AnswerCheck;
+  stop: () => Promise<void>;
+}> {
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `fenceline_api_${randomBytes(6).toString('hex')}`;
   process.env.DATABASE_URL = await createDatabase(adminUrl, name);
@@ -28,6 +36,9 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
     [/^\/api\/v1\/runs\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/runs/[id]/route')],
     [/^\/api\/v1\/runs\/([^/]+)\/actions$/, ['id'], await import('../../src/app/api/v1/runs/[id]/actions/route')],
     [/^\/api\/v1\/actions\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/actions/[id]/route')],
+    [/^\/api\/v1\/backfills$/, [], await import('../../src/app/api/v1/backfills/route')],
+    [/^\/api\/v1\/backfills\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/backfills/[id]/route')],
+    [/^\/api\/v1\/backfills\/([^/]+)\/cancel$/, ['id'], await import('../../src/app/api/v1/backfills/[id]/cancel/route')],
     [/^\/api\/v1\/limits$/, [], await import('../../src/app/api/v1/limits/route')],
     [/^\/api\/v1\/limits\/([^/]+)$/, ['name'], await import('../../src/app/api/v1/limits/[name]/route')],
     [/^\/api\/v1\/notifications$/, [], await import('../../src/app/api/v1/notifications/route')],
@@ -41,6 +52,7 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
   const { consoleStore } = await import('../../src/server/store');
   const { proxy } = await import('../../src/proxy');
   const { NextRequest } = await import('next/server');
+  const answers = new AnswerCheck();
   const server = await serveRoute(async (req) => {
     // The console's proxy runs first, as under `next start`: a path it answers never reaches a route.
     const early = proxy(new NextRequest(req.url, { method: req.method, headers: req.headers }));
@@ -53,7 +65,9 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
       // Next answers a method a route file does not export with 405.
       if (handler === undefined) return new Response(null, { status: 405 });
       const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(match[i + 1]!)]));
-      return handler(req, { params: Promise.resolve(params) });
+      const res = await handler(req, { params: Promise.resolve(params) });
+      await answers.check(req.method, path, res);
+      return res;
     }
     return new Response(null, { status: 404 });
   });
@@ -69,11 +83,14 @@ export async function startApiHttp(): Promise<{ url: string; store: SqlStore; to
       await store.createApiToken({ userId: user.id, name: 'tests', role, secretHash: secretHash(secret), ttlMs: 3_600_000 });
       return secret;
     },
+    answers,
+    /** Stops it all; an answer off the document's schema fails the test file here, after its last test. */
     stop: async () => {
       await server.close();
       await store.close();
       await (await consoleStore()).close();
       await dropDatabase(adminUrl, name);
+      if (answers.offSchema.length > 0) throw new Error(`answers off the OpenAPI document's schemas:\n${answers.offSchema.join('\n')}`);
     },
   };
 }

@@ -192,7 +192,10 @@ export class SchedulerNode {
     const notifier = this.notifier;
     if (notifier) this.loop('notifications', this.config.tickIntervalMs, () => notifier.deliverDue());
     const watcher = this.watcher;
-    if (watcher) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check());
+    // What a check queued goes out in the same turn rather than on the next delivery pass,
+    // so a timed notification is told within one check interval of its time (a pass asks
+    // only the shards something woke, and the store's claim keeps two passes apart).
+    if (watcher && notifier) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check().then(() => notifier.deliverDue()));
     this.loop('store-watch', Math.min(1000, Math.ceil(this.config.storeCallTimeoutMs / 4)), async () => this.watchStore());
     await this.tick();
   }
@@ -291,13 +294,17 @@ export class SchedulerNode {
   }
 
   private async heartbeat(): Promise<void> {
-    const ids = this.pool.live().map((w) => w.id);
-    // A row this node or another refreshed less than `skip` ago is left alone. It is then
-    // at most skip + one interval old when it is next written, which must stay inside the
-    // live window the console reads it with; short windows (tests) skip nothing.
+    // Each worker with how long this node has not heard from it, so the store records when
+    // it was last heard, not when this node last wrote: a worker that dies keeps the
+    // last_seen of its death however long it stays in this node's live list.
+    const beats = this.pool.live().map((w) => ({ workerId: w.id, silentMs: w.silentMs }));
+    // A polling worker's row this node or another refreshed less than `skip` ago is left
+    // alone. It is then at most skip + one interval old when it is next written, which must
+    // stay inside the live window the console reads it with; short windows (tests) skip
+    // nothing.
     const interval = this.config.workerHeartbeatIntervalMs;
     const skip = Math.max(0, Math.min(interval, this.config.workerLiveWindowMs - 2 * interval));
-    if (ids.length > 0) await this.store.heartbeatWorkers(ids, this.nodeId, skip);
+    if (beats.length > 0) await this.store.heartbeatWorkers(beats, this.nodeId, skip);
   }
 
   private async onNotice(n: StoreNotice): Promise<void> {

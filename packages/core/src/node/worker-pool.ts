@@ -426,12 +426,25 @@ export class WorkerPool {
     return this.workers.get(workerId)?.waiter != null;
   }
 
-  live(): { id: WorkerId; slots: number; lastSeenMs: number; waiting: boolean; offer: WorkerOffer }[] {
-    const cutoff = this.clock.nowMs() - this.liveWindowMs;
+  /**
+   * The live workers, each with how long it has been silent here: 0 while its poll is open
+   * (a worker blocked in a poll is heard from for as long as it waits, and live even if
+   * its poll started long ago), else the time since its last request here.
+   */
+  live(): { id: WorkerId; slots: number; lastSeenMs: number; silentMs: number; waiting: boolean; offer: WorkerOffer }[] {
+    const nowMs = this.clock.nowMs();
+    const cutoff = nowMs - this.liveWindowMs;
     const out = [];
     for (const w of this.workers.values()) {
-      // A worker blocked in a poll is live even if its poll started long ago.
-      if (w.waiter || w.lastSeenMs >= cutoff) out.push({ id: w.id, slots: w.slots, lastSeenMs: w.lastSeenMs, waiting: w.waiter != null, offer: w.offer });
+      if (w.waiter || w.lastSeenMs >= cutoff)
+        out.push({
+          id: w.id,
+          slots: w.slots,
+          lastSeenMs: w.lastSeenMs,
+          silentMs: w.waiter ? 0 : Math.max(0, nowMs - w.lastSeenMs),
+          waiting: w.waiter != null,
+          offer: w.offer,
+        });
     }
     return out;
   }

@@ -119,10 +119,23 @@ export async function enqueueClusterNotifications(db: Executor, token: LeaderTok
           from shards s left join shard_leases l on l.shard = s.n
           where l.expires_at is null or l.expires_at <= now()
         ),
-        pools as (
+        seen as (
           select coalesce(w.meta->'offer'->>'pool', 'default') as pool, max(w.last_seen) as last_seen
           from workers w where w.last_seen > now() - ${msInterval(NOTIFY_LIMITS.poolLookbackMs)}
           group by 1
+        ),
+        named as (
+          select pool, min(named_at) as named_at from (
+            select r.pool, r.created_at as named_at from notification_rules r where r.event = 'pool_no_worker' and r.pool is not null
+            union all
+            select coalesce(t->>'pool', 'default'), v.created_at
+            from dags d join dag_versions v on v.dag_id = d.id and v.version = d.current_version
+            cross join jsonb_array_elements(v.spec->'tasks') t
+            where exists (select 1 from notification_rules where event = 'pool_no_worker' and pool is null)
+          ) n group by pool
+        ),
+        pools as (
+          select coalesce(s.pool, n.pool) as pool, s.last_seen, n.named_at from seen s full join named n on n.pool = s.pool
         ),
         events as (
           select 'shard_leaderless' as event, 'shard:' || shard || ':epoch:' || epoch as subject, since, null::text as pool,
@@ -132,6 +145,10 @@ export async function enqueueClusterNotifications(db: Executor, token: LeaderTok
           select 'pool_no_worker', 'pool:' || pool || ':' || ${isoText(sql`last_seen`)}, last_seen + ${live}, pool,
             jsonb_build_object('pool', pool, 'lastSeen', ${isoText(sql`last_seen`)}, 'since', ${isoText(sql`last_seen + ${live}`)})
           from pools where last_seen + ${live} <= now()
+          union all
+          select 'pool_no_worker', 'pool:' || pool || ':none', named_at, pool,
+            jsonb_build_object('pool', pool, 'lastSeen', null, 'since', ${isoText(sql`named_at`)})
+          from pools where last_seen is null
         ),
         w as (
           insert into notifications (dedupe_key, rule_id, channel_id, shard, dag_id, event, payload)

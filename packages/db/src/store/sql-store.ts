@@ -62,6 +62,7 @@ import type {
   SweptJob,
   TriggerOptions,
   WorkerCredentialRow,
+  WorkerBeat,
   WorkerId,
   WorkerRow,
   WriteOutcome,
@@ -379,8 +380,8 @@ export class SqlStore implements Store {
   workerSession(workerId: WorkerId): Promise<string | null> {
     return workers.workerSession(this.db, workerId);
   }
-  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
-    return workers.heartbeatWorkers(this.db, workerIds, nodeId, skipSeenWithinMs);
+  heartbeatWorkers(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+    return workers.heartbeatWorkers(this.db, beats, nodeId, skipSeenWithinMs);
   }
   renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return leases.renewLeases(this.db, refs, ttlMs);

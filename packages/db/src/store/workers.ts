@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { workerMetaProblem, type WorkerRow } from '@fenceline/core';
+import { workerMetaProblem, type WorkerBeat, type WorkerRow } from '@fenceline/core';
 import { array, firstRow, jsonb, msInterval, rows, type Executor } from './db';
 import { workerFromRow } from './rows';
 
@@ -28,21 +28,37 @@ export async function registerWorker(
 }
 
 /**
- * One statement for a whole batch of heartbeats. The rows are locked in id order first,
- * so two nodes heartbeating overlapping sets (a worker mid-reconnect) cannot deadlock.
- * A null nodeId leaves the recorded node as it is. Rows seen within `skipSeenWithinMs` are
- * neither locked nor written; a row another node refreshes while this one waits for its
- * lock is re-checked under the lock and skipped too.
+ * One statement for a whole batch of heartbeats. Each row's last_seen becomes the time the
+ * node last heard from the worker (now() less its silence there) and never moves back, so
+ * several nodes vouching for one worker leave the latest of their times. The rows are
+ * locked in id order first, so two nodes heartbeating overlapping sets (a worker
+ * mid-reconnect) cannot deadlock. A null nodeId leaves the recorded node as it is. A worker
+ * still polling (silent 0) whose row was seen within `skipSeenWithinMs` is neither locked nor
+ * written, and neither is a row the beat would not move forward; a row another node
+ * refreshes while this one waits for its lock is re-checked under the lock and skipped too.
  */
-export async function heartbeatWorkers(db: Executor, workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
-  if (workerIds.length === 0) return;
-  const stale = skipSeenWithinMs > 0 ? sql`and last_seen < now() - ${msInterval(skipSeenWithinMs)}` : sql``;
+export async function heartbeatWorkers(db: Executor, beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
+  if (beats.length === 0) return;
+  const skip = msInterval(Math.max(0, Math.floor(skipSeenWithinMs)));
   await rows(
     db,
-    sql`with locked as materialized (
-          select id from workers where id = any(${array(workerIds, 'text')}) ${stale} order by id for update
+    sql`with b as (
+          select id, max(now() - silent_ms * interval '1 millisecond') as seen, bool_or(silent_ms <= 0) as polling
+          from unnest(${array(
+            beats.map((b) => b.workerId),
+            'text',
+          )}, ${array(
+            beats.map((b) => Math.min(2_147_483_647, Math.max(0, Math.round(b.silentMs)))),
+            'int',
+          )}) as b(id, silent_ms)
+          group by id
+        ),
+        locked as materialized (
+          select w.id, b.seen from workers w join b on b.id = w.id
+          where w.last_seen < b.seen and (not b.polling or w.last_seen < b.seen - ${skip})
+          order by w.id for update of w
         )
-        update workers w set last_seen = now(), node_id = coalesce(${nodeId}::text, w.node_id)
+        update workers w set last_seen = greatest(w.last_seen, locked.seen), node_id = coalesce(${nodeId}::text, w.node_id)
         from locked where w.id = locked.id`,
   );
 }

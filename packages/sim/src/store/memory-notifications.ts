@@ -354,6 +354,12 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
       if (sinceMs > now) continue;
       episodes.push({ event: 'pool_no_worker', dagId: null, subject: `pool:${pool}:${iso(seenMs)}`, sinceMs, pool, payload: { pool, lastSeen: iso(seenMs), since: iso(sinceMs) } });
     }
+    // A pool a rule or a task names counts though no worker served it lately (or ever),
+    // from when it was first named.
+    for (const [pool, namedAtMs] of this.namedPools()) {
+      if (lastSeen.has(pool)) continue;
+      episodes.push({ event: 'pool_no_worker', dagId: null, subject: `pool:${pool}:none`, sinceMs: namedAtMs, pool, payload: { pool, lastSeen: null, since: iso(namedAtMs) } });
+    }
     const byKey = (e: Episode): string => `${e.event}\u0000${e.subject}`;
     episodes.sort((a, b) => (byKey(a) < byKey(b) ? -1 : byKey(a) > byKey(b) ? 1 : 0));
     return this.insert(
@@ -363,6 +369,29 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
       (e, rule) => (rule.pool === null || rule.pool === e.pool) && e.sinceMs + rule.afterSeconds! * 1000 <= now,
       (e, rule) => ({ ...e.payload, afterSeconds: rule.afterSeconds }),
     );
+  }
+
+  /**
+   * The pools some `pool_no_worker` rule names, and, while a rule watches every pool, the
+   * pools the tasks of every DAG's current version name (the default pool for a task that
+   * names none), each with when it was first named.
+   */
+  private namedPools(): Map<string, number> {
+    const named = new Map<string, number>();
+    const name = (pool: string, atMs: number): void => void named.set(pool, Math.min(named.get(pool) ?? atMs, atMs));
+    let everyPool = false;
+    for (const rule of this.rules.values()) {
+      if (rule.event !== 'pool_no_worker') continue;
+      if (rule.pool === null) everyPool = true;
+      else name(rule.pool, rule.createdAtMs);
+    }
+    if (!everyPool) return named;
+    for (const dag of this.tables.dags.values()) {
+      const version = this.tables.versions.get(dag.id)?.find((v) => v.version === dag.version);
+      if (!version) continue;
+      for (const task of version.spec.tasks) name(task.pool ?? DEFAULT_POOL, version.createdAt.getTime());
+    }
+    return named;
   }
 
   /** A channel as every read shows it, its URL masked; dueNotifications alone gives the leader the whole URL. */

@@ -51,6 +51,7 @@ import type {
   StoreNotice,
   SweptJob,
   TriggerOptions,
+  WorkerBeat,
   WorkerId,
   WorkerCredentialRow,
   WorkerRow,
@@ -485,8 +486,8 @@ export class MemoryStore implements Store {
   async workerSession(workerId: WorkerId): Promise<string | null> {
     return this.tables.workerTable.session(workerId);
   }
-  heartbeatWorkers(workerIds: WorkerId[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
-    return this.workerWrites.heartbeatWorkers(workerIds, nodeId, skipSeenWithinMs);
+  heartbeatWorkers(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs?: number): Promise<void> {
+    return this.workerWrites.heartbeatWorkers(beats, nodeId, skipSeenWithinMs);
   }
   renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {
     return this.workerWrites.renewLeases(refs, ttlMs);

@@ -22,6 +22,7 @@ import {
   type LeaseRef,
   type RenewOutcome,
   type WorkerProtocolStore,
+  type WorkerBeat,
   type WorkerRow,
   type WriteOutcome,
 } from '@fenceline/core';
@@ -45,8 +46,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     return this.tables.workerTable.register(worker, date(this.tables.nowMs()));
   }
 
-  async heartbeatWorkers(workerIds: string[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
-    this.tables.workerTable.heartbeat(workerIds, nodeId, skipSeenWithinMs, date(this.tables.nowMs()));
+  async heartbeatWorkers(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs = 0): Promise<void> {
+    this.tables.workerTable.heartbeat(beats, nodeId, skipSeenWithinMs, this.tables.nowMs());
   }
 
   async renewLeases(refs: RenewRef[], ttlMs: number): Promise<RenewOutcome[]> {

@@ -1,4 +1,4 @@
-import { DEFAULT_POOL, type WorkerId, type WorkerRow } from '@fenceline/core';
+import { DEFAULT_POOL, type WorkerBeat, type WorkerId, type WorkerRow } from '@fenceline/core';
 
 /** A worker as it registers. */
 export interface NewWorker {
@@ -46,13 +46,25 @@ export class MemoryWorkers {
     return this.sessions.get(workerId) ?? null;
   }
 
-  /** Marks these workers seen now, leaving alone any seen within `skipSeenWithinMs` (as the SQL store's heartbeat does). */
-  heartbeat(workerIds: string[], nodeId: string | null, skipSeenWithinMs: number, now: Date): void {
-    for (const id of workerIds) {
+  /**
+   * Marks each worker seen when the node last heard from it (`nowMs` less its silence),
+   * never moving a row back; a polling worker (silent 0) seen within `skipSeenWithinMs` is
+   * left alone, as the SQL store's heartbeat does.
+   */
+  heartbeat(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs: number, nowMs: number): void {
+    const latest = new Map<string, { seenMs: number; polling: boolean }>();
+    for (const b of beats) {
+      const silentMs = Math.max(0, b.silentMs);
+      const before = latest.get(b.workerId);
+      latest.set(b.workerId, { seenMs: Math.max(before?.seenMs ?? -Infinity, nowMs - silentMs), polling: (before?.polling ?? false) || silentMs === 0 });
+    }
+    for (const [id, beat] of latest) {
       const row = this.rows.get(id);
       if (!row) continue;
-      if (skipSeenWithinMs > 0 && row.lastSeen.getTime() >= now.getTime() - skipSeenWithinMs) continue;
-      row.lastSeen = now;
+      const stored = row.lastSeen.getTime();
+      if (stored >= beat.seenMs) continue;
+      if (beat.polling && skipSeenWithinMs > 0 && stored >= beat.seenMs - skipSeenWithinMs) continue;
+      row.lastSeen = new Date(beat.seenMs);
       if (nodeId !== null) row.nodeId = nodeId;
     }
   }

@@ -1,7 +1,8 @@
-import { type DagId } from '@fenceline/core';
+import { jobStateWord, parseBackfillId, parseDagId, type DagId, type RunActionRow } from '@fenceline/core';
 import type { RouteHandler } from './handler';
 import { routeHandler, type Endpoint } from './handler';
 import { runIdFromUrl } from '../url-ids';
+import * as b from './backfill-schemas';
 import * as n from './notification-schemas';
 import * as s from './schemas';
 
@@ -49,7 +50,12 @@ export const applyDag = endpoint({
   role: 'operator',
   body: s.applyBody,
   idempotent: true,
-  answer: { status: 201, schema: s.appliedAnswer, description: 'The version stored (201), or the current one when the spec is unchanged (200)' },
+  answer: {
+    status: 201,
+    schema: s.appliedAnswer,
+    description: 'The version stored',
+    alsoStatus: { status: 200, description: 'The spec is unchanged: the current version, nothing stored' },
+  },
   run: async ({ caller, body, idempotencyKey }) => {
     const saved = await caller.dags.save({ spec: body, requestKey: idempotencyKey });
     return { status: saved.created ? 201 : 200, body: saved };
@@ -117,11 +123,17 @@ export const getRun = endpoint({
     const byJob = new Map(results.map((r) => [r.jobId, r]));
     const withResults = jobs.map((j) => {
       const r = byJob.get(j.id);
-      return { ...j, result: r ? { outcome: r.outcome, fence: r.fence } : null };
+      return { ...j, state: jobStateWord(j.state), result: r ? { outcome: r.outcome, fence: r.fence } : null };
     });
     return { status: 200, body: { run, jobs: withResults } };
   },
 });
+
+/** A run action as the API shows it: the jobs it changed in the words a user reads (a leased job is running). */
+function actionAnswer(a: RunActionRow) {
+  if (!a.result) return a;
+  return { ...a, result: { ...a.result, changed: a.result.changed.map((c) => ({ ...c, from: jobStateWord(c.from), to: jobStateWord(c.to) })) } };
+}
 
 export const requestRunAction = endpoint({
   method: 'POST',
@@ -135,7 +147,7 @@ export const requestRunAction = endpoint({
   answer: { status: 202, schema: s.runActionSchema, description: 'The stored request; poll /actions/{id} until it is applied' },
   run: async ({ caller, params, body, idempotencyKey }) => ({
     status: 202,
-    body: await caller.runActions.request({ runId: params.id, ...body, requestKey: idempotencyKey }),
+    body: actionAnswer(await caller.runActions.request({ runId: params.id, ...body, requestKey: idempotencyKey })),
   }),
 });
 
@@ -147,7 +159,56 @@ export const getRunAction = endpoint({
   role: 'viewer',
   params: s.actionIdPath,
   answer: { status: 200, schema: s.runActionSchema, description: 'The run action' },
-  run: async ({ caller, params }) => ({ status: 200, body: await caller.runActions.get({ actionId: params.id }) }),
+  run: async ({ caller, params }) => ({ status: 200, body: actionAnswer(await caller.runActions.get({ actionId: params.id })) }),
+});
+
+export const listBackfills = endpoint({
+  method: 'GET',
+  path: '/backfills',
+  operationId: 'listBackfills',
+  summary: 'Backfills of every DAG (or one), newest first, each with its progress',
+  role: 'viewer',
+  query: b.backfillListQuery,
+  answer: { status: 200, schema: b.backfillListAnswer, description: 'The backfills' },
+  run: async ({ store, query }) => {
+    const dagId = query.dag === undefined ? undefined : parseDagId(query.dag, 'dag');
+    return { status: 200, body: { backfills: await store.listBackfills({ dagId, limit: query.limit ?? 20 }) } };
+  },
+});
+
+export const createBackfill = endpoint({
+  method: 'POST',
+  path: '/backfills',
+  operationId: 'createBackfill',
+  summary: "Backfill a DAG's schedule slots in [from, to): its shard's leader creates one run per slot, at most maxActiveRuns unfinished at once",
+  role: 'operator',
+  body: b.backfillBody,
+  bodyRequired: true,
+  bodyNamesStored: true,
+  answer: { status: 201, schema: b.backfillRowSchema, description: 'The backfill, running; follow it with GET /backfills/{id}' },
+  run: async ({ caller, body }) => ({ status: 201, body: await caller.backfills.create({ ...body, dagId: parseDagId(body.dagId, 'dagId') }) }),
+});
+
+export const getBackfill = endpoint({
+  method: 'GET',
+  path: '/backfills/{id}',
+  operationId: 'getBackfill',
+  summary: "One backfill's progress: slots created, skipped and finished, runs unfinished, and its state",
+  role: 'viewer',
+  params: b.backfillIdPath,
+  answer: { status: 200, schema: b.backfillRowSchema, description: 'The backfill' },
+  run: async ({ store, params }) => ({ status: 200, body: await store.getBackfill(parseBackfillId(params.id, 'id')) }),
+});
+
+export const cancelBackfill = endpoint({
+  method: 'POST',
+  path: '/backfills/{id}/cancel',
+  operationId: 'cancelBackfill',
+  summary: 'Stop a backfill: it creates no more runs and its queued runs end cancelled; one that already ended is answered as it is',
+  role: 'operator',
+  params: b.backfillIdPath,
+  answer: { status: 200, schema: b.backfillRowSchema, description: 'The backfill as it is now' },
+  run: async ({ caller, params }) => ({ status: 200, body: await caller.backfills.cancel({ id: parseBackfillId(params.id, 'id') }) }),
 });
 
 export const listLimits = endpoint({
@@ -235,6 +296,7 @@ export const createNotificationRule = endpoint({
   role: 'operator',
   body: n.ruleBody,
   bodyRequired: true,
+  bodyNamesStored: true,
   answer: { status: 201, schema: n.ruleRowSchema, description: 'The rule' },
   run: async ({ caller, body }) => ({ status: 201, body: await caller.notifications.createRule(body) }),
 });
@@ -283,6 +345,10 @@ export const ENDPOINTS = [
   getRun,
   requestRunAction,
   getRunAction,
+  listBackfills,
+  createBackfill,
+  getBackfill,
+  cancelBackfill,
   listLimits,
   setLimit,
   deleteLimit,

@@ -42,10 +42,15 @@ export interface Endpoint<P, Q, B> {
   body?: z.ZodType<B>;
   /** Whether the document marks its body required (a PUT's always is). */
   bodyRequired?: boolean;
+  /** Whether its body names something that may not exist (a DAG, a channel), answered 404 NOT_FOUND. */
+  bodyNamesStored?: boolean;
   /** Whether it takes an Idempotency-Key header. */
   idempotent?: boolean;
-  /** The answer's schema and status, for the document. */
-  answer: { status: number; schema: z.ZodType; description: string };
+  /**
+   * The answer's schema and status, for the document; `alsoStatus` is a second success
+   * status with the same body (an apply that changed nothing answers 200, not 201).
+   */
+  answer: { status: number; schema: z.ZodType; description: string; alsoStatus?: { status: number; description: string } };
   run(call: ApiCall<P, Q, B>): Promise<{ status: number; body: unknown }>;
 }
 

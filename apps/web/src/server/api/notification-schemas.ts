@@ -37,7 +37,7 @@ export const ruleBody = z.strictObject({
   pool: z.string().max(200).nullable().optional().describe('pool_no_worker only: the pool watched; none watches every pool'),
 });
 
-export const channelRowSchema = z.looseObject({
+export const channelRowSchema = z.object({
   id: z.string(),
   name: z.string(),
   kind: z.enum(CHANNEL_KINDS),
@@ -46,7 +46,7 @@ export const channelRowSchema = z.looseObject({
   createdAt: instant,
 });
 
-export const ruleRowSchema = z.looseObject({
+export const ruleRowSchema = z.object({
   id: z.string(),
   channelId: z.string(),
   dagId: z.string().nullable().describe('null: every DAG'),
@@ -56,16 +56,20 @@ export const ruleRowSchema = z.looseObject({
   createdAt: instant,
 });
 
-export const notificationRowSchema = z.looseObject({
+export const notificationRowSchema = z.object({
   id: z.string(),
+  dedupeKey: z.string().describe('The idempotency key sent with every delivery: <event>:<subject>:<rule id>'),
   ruleId: z.string(),
   channelId: z.string(),
-  dagId: z.string().nullable(),
+  shard: z.number().int().min(0).describe('The shard whose leader delivers it'),
+  dagId: z.string().nullable().describe('null for a cluster event'),
   event: z.enum(NOTIFICATION_EVENTS),
+  payload: z.record(z.string(), z.unknown()).describe("The event's data, as the delivery's body carries it under data (see the README, Notifications)"),
   state: z.enum(NOTIFICATION_STATES),
-  attempts: z.number().int(),
+  attempts: z.number().int().min(0),
   nextAttemptAt: instant,
   lastError: z.string().nullable().describe('Why the last delivery failed, any URL in it masked'),
+  claimedEpoch: z.number().int().nullable().describe('The epoch of the leader that last claimed it for a delivery'),
   createdAt: instant,
   deliveredAt: instant.nullable(),
 });

@@ -28,7 +28,7 @@ const ERROR_ANSWERS: Record<string, string> = {
   '400': 'INVALID_INPUT or INVALID_DAG: the request is refused, nothing is written; `issues` names each bad field',
   '401': 'UNAUTHORIZED: no API token, or one that is unknown, expired or revoked',
   '403': "FORBIDDEN: the token's role is below what the endpoint needs",
-  '404': 'NOT_FOUND: no such DAG, run, action, limit, channel, rule or notification',
+  '404': 'NOT_FOUND: no such DAG, run, action, backfill, limit, channel, rule or notification',
   '413': 'TOO_LARGE: the body is over the limit',
   '415': 'UNSUPPORTED_MEDIA_TYPE: a body that is not sent as application/json',
   '500': 'INTERNAL: an unexpected failure; the message carries only an id the console logged it under',
@@ -65,9 +65,11 @@ export function openApiDocument(): JsonSchema {
     const responses: Record<string, JsonSchema> = {
       [String(e.answer.status)]: { description: e.answer.description, content: { 'application/json': { schema: ref(`${name}Answer`) } } },
     };
+    const also = e.answer.alsoStatus;
+    if (also) responses[String(also.status)] = { description: also.description, content: { 'application/json': { schema: ref(`${name}Answer`) } } };
     const errors = ['400', '401'];
     if (e.role !== 'viewer') errors.push('403');
-    if (e.params) errors.push('404');
+    if (e.params || e.bodyNamesStored) errors.push('404');
     if (e.body) errors.push('413', '415');
     errors.push('500');
     for (const status of errors) responses[status] = errorAnswer(status);

@@ -1,5 +1,20 @@
 import { z } from 'zod';
-import { LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS, RUN_CURSOR_MAX_LENGTH, storableText, type RunActionKind } from '@fenceline/core';
+import {
+  dagSpecSchema,
+  JOB_STATE_WORDS,
+  LIMITS,
+  MAX_REASON_LENGTH,
+  RUN_ACTION_KINDS,
+  RUN_CURSOR_MAX_LENGTH,
+  RUN_TRIGGERS,
+  scheduleSchema,
+  storableText,
+  type JobStateWord,
+  type RunActionKind,
+  type RunTrigger,
+} from '@fenceline/core';
+
+const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
 /**
  * The schemas the HTTP API checks requests with, and the ones its OpenAPI document is made
@@ -35,7 +50,7 @@ export const triggerBody = z.strictObject({
 /** The runs list's filters, as the console's Runs page and `fenceline runs` take them. */
 export const runListQuery = z.strictObject({
   dag: z.string().max(RUN_CURSOR_MAX_LENGTH).optional().describe('Only runs of this DAG'),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']).optional(),
+  state: z.enum(RUN_STATES).optional(),
   trigger: z.string().max(RUN_CURSOR_MAX_LENGTH).optional().describe('schedule, manual, backfill, rerun, ...'),
   from: z.string().max(RUN_CURSOR_MAX_LENGTH).optional().describe('Runs scheduled at or after this instant (ISO 8601 with a zone)'),
   to: z.string().max(RUN_CURSOR_MAX_LENGTH).optional().describe('Runs scheduled before this instant (ISO 8601 with a zone)'),
@@ -51,50 +66,126 @@ export const runActionBody = z.strictObject({
   reason: z.string().max(MAX_REASON_LENGTH).nullable().optional().describe('Why; a mark needs one'),
 });
 
-const instant = z.iso.datetime({ offset: true });
+/**
+ * The answers' schemas: every field each answer carries, typed, and no other (the document
+ * says `additionalProperties: false`), so a client generated from the document knows all
+ * it gets. The API tests check every live answer against these, as the document gives them.
+ */
+export const instant = z.iso.datetime({ offset: true });
+const count = z.number().int().min(0);
 
-// The answers' schemas name the fields a client relies on; the rows may carry more.
-export const dagRowSchema = z.looseObject({
+/** A stored spec: what `POST /dags` took, with every default filled in. */
+export const storedSpecSchema = dagSpecSchema.extend({ id: z.string() }).describe('The DAG spec as stored, every default filled in');
+const scheduleAnswer = scheduleSchema;
+
+export const dagRowSchema = z.object({
   id: z.string(),
-  version: z.number().int(),
+  shard: count,
+  version: z.number().int().min(1),
+  spec: storedSpecSchema,
+  paused: z.boolean(),
+  nextRunAt: instant.nullable().describe('The next slot the tick looks at; null for a manual DAG'),
+  createdAt: instant,
+  updatedAt: instant,
+});
+const dagListRowSchema = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  shard: count,
+  version: z.number().int().min(1),
+  schedule: scheduleAnswer,
   paused: z.boolean(),
   nextRunAt: instant.nullable(),
-  spec: z.record(z.string(), z.unknown()),
+  updatedAt: instant,
+  taskCount: count,
+  lastRun: z
+    .object({ id: z.string(), state: z.enum(RUN_STATES), scheduledAt: instant, endedAt: instant.nullable() })
+    .nullable()
+    .describe('The latest run by id, null before the first'),
+  held: count.describe('Leases its jobs hold now'),
+  shareOfPool: z.number().min(0).describe('held as a fraction of the live slots of the pool'),
+  cap: z.number().describe("The DAG's fair-share cap, a fraction of the pool"),
 });
-export const dagListAnswer = z.looseObject({ rows: z.array(z.looseObject({ id: z.string() })), total: z.number().int() });
-export const dagAnswer = z.looseObject({ dag: dagRowSchema, versions: z.array(z.looseObject({ version: z.number().int(), spec: z.record(z.string(), z.unknown()) })) });
-export const appliedAnswer = z.object({ dagId: z.string(), version: z.number().int(), created: z.boolean(), paused: z.boolean().nullable() });
-export const runRowSchema = z.looseObject({
+export const dagListAnswer = z.object({
+  rows: z.array(dagListRowSchema),
+  total: count,
+  totalIsEstimate: z.boolean().describe("Whether total is the planner's estimate (an unfiltered list of a large table)"),
+  poolSlots: count.describe('Slots of live workers'),
+  queryMs: z.number().min(0).describe('How long the store took to answer'),
+});
+const dagVersionSchema = z.object({ dagId: z.string(), version: z.number().int().min(1), spec: storedSpecSchema, createdAt: instant });
+export const dagAnswer = z.object({ dag: dagRowSchema, versions: z.array(dagVersionSchema) });
+export const appliedAnswer = z.object({
+  dagId: z.string(),
+  version: z.number().int().min(1),
+  created: z.boolean(),
+  repeated: z.boolean().optional().describe('Present and true when an Idempotency-Key repeated an earlier request'),
+  paused: z.boolean().nullable().describe("The DAG's paused state when the spec changed it, else null"),
+});
+export const runRowSchema = z.object({
   id: z.string(),
   dagId: z.string(),
-  dagVersion: z.number().int(),
+  dagVersion: z.number().int().min(1),
+  shard: count,
   scheduledAt: instant,
-  trigger: z.string(),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-  params: z.record(z.string(), z.unknown()),
+  trigger: z.enum(RUN_TRIGGERS as [RunTrigger, ...RunTrigger[]]),
+  state: z.enum(RUN_STATES),
+  createdAt: instant,
+  startedAt: instant.nullable(),
+  endedAt: instant.nullable(),
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe("The run's resolved parameters"),
 });
 export const runPageAnswer = z.object({ rows: z.array(runRowSchema), next: z.string().nullable(), previous: z.string().nullable() });
-export const jobRowSchema = z.looseObject({
+/** A job state as a user reads it: a job leased to a worker is running. */
+export const jobStateWordSchema = z.enum(JOB_STATE_WORDS as [JobStateWord, ...JobStateWord[]]);
+export const jobRowSchema = z.object({
   id: z.string(),
+  runId: z.string(),
+  dagId: z.string(),
+  shard: count,
   taskId: z.string(),
-  state: z.string(),
-  attempt: z.number().int(),
-  fence: z.number().int(),
+  state: jobStateWordSchema,
+  attempt: count,
+  maxAttempts: z.number().int().min(1),
+  fence: count,
+  holder: z.string().nullable().describe('The worker that holds (or last held) the lease'),
+  leaseExpiresAt: instant.nullable(),
+  nextAttemptAt: instant.nullable(),
+  priority: z.number().int(),
+  retryBackoffMs: count,
+  retryBackoffMaxMs: count,
+  timeoutMs: count,
+  readyAt: instant.nullable(),
+  leasedAt: instant.nullable(),
+  endedAt: instant.nullable(),
+  lastError: z.string().nullable(),
   result: z
-    .object({ outcome: z.enum(['succeeded', 'failed']), fence: z.number().int() })
+    .object({ outcome: z.enum(['succeeded', 'failed']), fence: count })
     .nullable()
     .describe('The accepted result, if any'),
 });
 export const runAnswer = z.object({ run: runRowSchema, jobs: z.array(jobRowSchema) });
-export const runActionSchema = z.looseObject({
+export const runActionSchema = z.object({
   id: z.string(),
   runId: z.string(),
+  dagId: z.string(),
+  shard: count,
   kind: z.enum(RUN_ACTION_KINDS as [RunActionKind, ...RunActionKind[]]),
   taskIds: z.array(z.string()),
   downstream: z.boolean(),
   reason: z.string().nullable(),
+  requestedBy: z.string(),
   state: z.enum(['pending', 'applied']),
-  result: z.looseObject({}).nullable(),
+  createdAt: instant,
+  appliedAt: instant.nullable(),
+  result: z
+    .object({
+      changed: z.array(z.object({ taskId: z.string(), from: jobStateWordSchema, to: jobStateWordSchema })),
+      runState: z.enum(RUN_STATES),
+      note: z.string().optional().describe('Why nothing changed, when nothing did'),
+    })
+    .nullable()
+    .describe('What the leader did, once applied'),
 });
 
 /** A limit's name as the path gives it; the store checks it and names the field `name` when it is not one. */
@@ -102,7 +193,7 @@ export const limitNamePath = z.object({ name: z.string().min(1).max(200).describ
 export const limitBody = z.strictObject({
   capacity: z.number().describe('Units jobs of every DAG may hold at once: a whole number, at least 1'),
 });
-export const limitRowSchema = z.looseObject({
+export const limitRowSchema = z.object({
   name: z.string(),
   capacity: z.number().int(),
   used: z.number().int().describe('Units held by live leases'),
@@ -113,7 +204,7 @@ export const limitListAnswer = z.object({
   limits: z.array(
     limitRowSchema.extend({
       waiters: z
-        .array(z.looseObject({ jobId: z.string(), runId: z.string(), dagId: z.string(), taskId: z.string(), units: z.number().int() }))
+        .array(z.object({ jobId: z.string(), runId: z.string(), dagId: z.string(), taskId: z.string(), units: z.number().int(), readyAt: instant.nullable() }))
         .describe('The oldest ready jobs waiting for it, at most waitersShown'),
     }),
   ),

@@ -138,7 +138,7 @@ export function notificationWatchContract(c: ContractContext): void {
 
         // The shard led again is no longer leaderless; a worker back makes the pool live.
         const back = await c.store.acquireShard({ shard: lost.shard, nodeId: unique('node'), ttlMs: LONG_TTL_MS });
-        await c.store.heartbeatWorkers([workerId], null);
+        await c.store.heartbeatWorkers([{ workerId, silentMs: 0 }], null);
         const after = await c.store.enqueueClusterNotifications(watcher, { workerLiveWindowMs: liveWindowMs });
         expect(after.filter((n) => n.dedupeKey.startsWith(`shard_leaderless:shard:${lost.shard}:`) || n.ruleId === poolRule.id)).toEqual([]);
         await c.store.releaseShard(back!.token);
@@ -146,6 +146,31 @@ export function notificationWatchContract(c: ContractContext): void {
         await refusedWith(c.store.enqueueClusterNotifications(watcher, { workerLiveWindowMs: liveWindowMs }), 'DEPOSED_LEADER');
       } finally {
         // Every never-led shard of the store is leaderless too: the rules go, so later tests queue none of those.
+        await c.store.deleteNotificationChannel(ch.id);
+      }
+    });
+
+    it('counts a pool a rule or a task names, from when it was named, though no worker ever served it', async () => {
+      const ch = await channel();
+      const { token: watcher, dagId } = await c.leadFreshShard(LONG_TTL_MS, 'pools');
+      const ruled = unique('ruled').toLowerCase();
+      const tasked = unique('tasked').toLowerCase();
+      try {
+        const named = await c.store.createNotificationRule({ channelId: ch.id, event: 'pool_no_worker', afterSeconds: 1, pool: ruled });
+        const every = await c.store.createNotificationRule({ channelId: ch.id, event: 'pool_no_worker', afterSeconds: 1 });
+        await c.store.putDag(spec(dagId, { tasks: [{ id: 'train', type: 'noop', pool: tasked }] }), SHARD_COUNT);
+        const mine = <T extends { payload: Record<string, unknown> }>(queued: T[]): T[] => queued.filter((n) => n.payload.pool === ruled || n.payload.pool === tasked);
+        // Named just now: not yet past the rules' second.
+        expect(mine(await c.store.enqueueClusterNotifications(watcher, { workerLiveWindowMs: 500 }))).toEqual([]);
+        await c.h.advanceMs(SECOND_MS + 150);
+        const queued = mine(await c.store.enqueueClusterNotifications(watcher, { workerLiveWindowMs: 500 }));
+        expect(queued.map((n) => n.dedupeKey).sort()).toEqual(
+          [`pool_no_worker:pool:${ruled}:none:${named.id}`, `pool_no_worker:pool:${ruled}:none:${every.id}`, `pool_no_worker:pool:${tasked}:none:${every.id}`].sort(),
+        );
+        expect(queued.find((n) => n.payload.pool === tasked)).toMatchObject({ event: 'pool_no_worker', dagId: null, payload: { pool: tasked, lastSeen: null, afterSeconds: 1 } });
+        // One episode: the next check queues nothing more.
+        expect(mine(await c.store.enqueueClusterNotifications(watcher, { workerLiveWindowMs: 500 }))).toEqual([]);
+      } finally {
         await c.store.deleteNotificationChannel(ch.id);
       }
     });

@@ -16,7 +16,7 @@ export function workersAndEventsContract(c: ContractContext): void {
       expect(seen.map((w) => w.id).sort()).toEqual([a, b].sort());
       expect(seen.find((w) => w.id === a)).toMatchObject({ slots: 4, nodeId: 'n1', meta: { host: 'x' } });
       await c.h.advanceMs(PAST_TTL_MS);
-      await c.store.heartbeatWorkers([parseWorkerId(a)], 'n2');
+      await c.store.heartbeatWorkers([{ workerId: parseWorkerId(a), silentMs: 0 }], 'n2');
       const recent = (await c.store.listWorkers(SHORT_TTL_MS)).filter((w) => w.id === a || w.id === b);
       expect(recent.map((w) => [w.id, w.nodeId])).toEqual([[a, 'n2']]);
     });
@@ -38,7 +38,11 @@ export function workersAndEventsContract(c: ContractContext): void {
       await c.h.advanceMs(PAST_TTL_MS);
       await c.store.registerWorker({ id: parseWorkerId(fresh), slots: 1, nodeId: 'n1', session: `session-of-${fresh}`, credentialId: null });
       const before = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
-      await c.store.heartbeatWorkers([parseWorkerId(fresh), parseWorkerId(stale), parseWorkerId(unique('never-registered'))], 'n2', SHORT_TTL_MS);
+      await c.store.heartbeatWorkers(
+        [fresh, stale, unique('never-registered')].map((id) => ({ workerId: parseWorkerId(id), silentMs: 0 })),
+        'n2',
+        SHORT_TTL_MS,
+      );
       const after = new Map<string, WorkerRow>((await c.store.listWorkers(LONG_TTL_MS)).map((w) => [w.id, w]));
       // The fresh row is untouched, node included; the stale one is seen now, by n2.
       expect(after.get(fresh)).toEqual(before.get(fresh));
@@ -50,6 +54,30 @@ export function workersAndEventsContract(c: ContractContext): void {
           .filter((id) => id === fresh || id === stale)
           .sort(),
       ).toEqual([fresh, stale].sort());
+    });
+
+    it('records when a worker was last heard from, never later and never going back', async () => {
+      const id = parseWorkerId(unique('worker'));
+      await c.store.registerWorker({ id, slots: 1, nodeId: 'n1', session: `session-of-${id}`, credentialId: null });
+      await c.h.advanceMs(PAST_TTL_MS);
+      const lastSeen = async (): Promise<number> => (await c.store.listWorkers(LONG_TTL_MS)).find((w) => w.id === id)!.lastSeen.getTime();
+      // Silent for 200 ms on this node: last_seen is 200 ms before the store's now, not now.
+      const before = (await c.store.now()).getTime();
+      await c.store.heartbeatWorkers([{ workerId: id, silentMs: 200 }], 'n2', LONG_TTL_MS);
+      const after = (await c.store.now()).getTime();
+      const heard = await lastSeen();
+      expect(heard).toBeGreaterThanOrEqual(before - 200 - 1);
+      expect(heard).toBeLessThanOrEqual(after - 200 + 1);
+      // A node that heard from it earlier, later on, moves nothing back; the latest of two nodes' times wins.
+      await c.h.advanceMs(100);
+      await c.store.heartbeatWorkers([{ workerId: id, silentMs: 5_000 }], 'n3');
+      expect(await lastSeen()).toBe(heard);
+      expect((await c.store.listWorkers(LONG_TTL_MS)).find((w) => w.id === id)!.nodeId).toBe('n2');
+      // A polling worker seen that recently is skipped; a silent one's later time is written whatever the skip.
+      await c.store.heartbeatWorkers([{ workerId: id, silentMs: 0 }], 'n4', LONG_TTL_MS);
+      expect(await lastSeen()).toBe(heard);
+      await c.store.heartbeatWorkers([{ workerId: id, silentMs: 10 }], 'n4', LONG_TTL_MS);
+      expect(await lastSeen()).toBeGreaterThan(heard);
     });
 
     it('appends events and reads them back in order', async () => {

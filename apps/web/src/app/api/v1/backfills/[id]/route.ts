@@ -1,0 +1,6 @@
+import { getBackfill } from '@/server/api/endpoints';
+
+// Every answer reflects the store now; nothing here may be cached or prerendered.
+export const dynamic = 'force-dynamic';
+
+export const GET = getBackfill.handler;
