@@ -13,6 +13,11 @@ import { SHARDS, screenshot, signedInPage, startHarness, until, type Harness } f
 let h: Harness;
 let page: Page;
 const DAG = 'e2e-params';
+/** Gaps between a user's two clicks on "Trigger run": a double click, quick ones, impatient ones after the answer. */
+const CLICK_GAPS_MS = [0, 60, 130, 300, 1_000, 3_000];
+const onceDag = (gapMs: number) => `e2e-once-${gapMs}`;
+/** The console's window after an answer in which a click repeats the last trigger (KEY_KEPT_MS). */
+const KEY_KEPT_MS = 10_000;
 
 before(async () => {
   h = await startHarness();
@@ -28,6 +33,7 @@ before(async () => {
     },
     SHARDS,
   );
+  for (const gap of CLICK_GAPS_MS) await h.store.putDag({ id: onceDag(gap), schedule: { kind: 'manual' }, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
   page = await signedInPage(h);
 });
 
@@ -35,7 +41,44 @@ after(async () => {
   await h?.stop();
 });
 
-const runCount = async () => (await h.store.listRuns({ dagId: parseDagId(DAG), limit: 10 })).length;
+const runCount = async (dag = DAG) => (await h.store.listRuns({ dagId: parseDagId(dag), limit: 10 })).length;
+
+/**
+ * Clicks "Trigger run" with the real mouse: twice `gapMs` apart (a double click when 0), and
+ * returns once every trigger request the clicks sent has been answered, with their run ids.
+ */
+async function clickTrigger(p: Page, gapMs: number | null): Promise<string[]> {
+  const sent: string[] = [];
+  const answered: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    if (r.url().includes('dags.trigger')) sent.push(r.url());
+  };
+  const onResponse = async (r: { url(): string; json(): Promise<unknown> }) => {
+    if (!r.url().includes('dags.trigger')) return;
+    const body = (await r.json().catch(() => null)) as { result?: { data?: { json?: { id?: string } } } }[] | null;
+    answered.push(body?.[0]?.result?.data?.json?.id ?? 'refused');
+  };
+  p.on('request', onRequest);
+  p.on('response', onResponse);
+  try {
+    const box = (await p.getByTestId('trigger-run').boundingBox())!;
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    if (gapMs === 0) await p.mouse.dblclick(x, y);
+    else {
+      await p.mouse.click(x, y);
+      if (gapMs !== null) {
+        // The gap is what is under test: the second click lands this long after the first.
+        await new Promise((r) => setTimeout(r, gapMs));
+        await p.mouse.click(x, y);
+      }
+    }
+    await until('every trigger request to be answered', async () => sent.length > 0 && answered.length === sent.length, 30_000);
+    return answered;
+  } finally {
+    p.off('request', onRequest);
+    p.off('response', onResponse);
+  }
+}
 
 describe('trigger with params', () => {
   test('the form comes from the declaration; a bad value shows its error, a good one makes a run that shows its params', async () => {
@@ -73,5 +116,34 @@ describe('trigger with params', () => {
     assert.equal(await page.getByTestId('run-param-dryRun').textContent(), 'true');
     await until('the run to succeed', async () => (await page.getByTestId('run-state').getAttribute('data-state')) === 'succeeded', 45_000);
     await screenshot(page, 'trigger-params-run');
+  });
+});
+
+describe('one click, one run', () => {
+  for (const gap of CLICK_GAPS_MS) {
+    test(`two clicks on Trigger run ${gap === 0 ? 'as a double click' : `${gap} ms apart`} queue one run`, async () => {
+      const dag = onceDag(gap);
+      await page.goto(`${h.consoleUrl}/dags/${dag}`);
+      await page.getByTestId('trigger-run').waitFor();
+      const answers = await clickTrigger(page, gap);
+      assert.ok(
+        answers.every((id) => id === answers[0] && id !== 'refused'),
+        `every answer names one run: ${answers.join(', ')}`,
+      );
+      assert.equal(await runCount(dag), 1, `clicks ${gap} ms apart queued ${await runCount(dag)} runs`);
+      await page.getByTestId('trigger-status').waitFor();
+      assert.match((await page.getByTestId('trigger-status').textContent()) ?? '', new RegExp(`run #${answers[0]}`));
+    });
+  }
+
+  test('a click after the window queues a new run, so the clicks above were told apart from separate triggers', async () => {
+    const dag = onceDag(CLICK_GAPS_MS.at(-1)!);
+    assert.equal(await runCount(dag), 1);
+    const [first] = (await h.store.listRuns({ dagId: parseDagId(dag), limit: 1 })).map((r) => r.id);
+    // The window runs from the last answer, which the test above waited for; this waits it out.
+    await new Promise((r) => setTimeout(r, KEY_KEPT_MS + 500));
+    const [second] = await clickTrigger(page, null);
+    assert.notEqual(second, first);
+    await until('a second run', async () => (await runCount(dag)) === 2);
   });
 });

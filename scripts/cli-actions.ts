@@ -1,6 +1,7 @@
 import { jobStateWord, parseRunId, type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core';
 import { cliAudit, osUser } from './cli-people';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
+import { commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
 
 /** The operator actions on runs, as CLI commands. */
 export const ACTION_HELP = `  cancel <RUN_ID> [--task T]... [--downstream] [--reason TEXT]
@@ -74,7 +75,12 @@ export async function runActionCommand(store: ActionCliStore, command: string, a
     return 0;
   }
   const req = actionRequestOf(command, args);
-  const action = await store.requestRunAction(req);
+  const action = await sendOnce({
+    key: requestKeyOf(req.requestKey),
+    send: (requestKey) => store.requestRunAction({ ...req, requestKey }),
+    transient: lostInTransit,
+    command: commandLine(command, args),
+  });
   await cliAudit(store, {
     action: 'run.action_requested',
     dagId: action.dagId,

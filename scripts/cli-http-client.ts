@@ -10,6 +10,7 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly issues: { field: string; message: string }[],
+    readonly status: number,
   ) {
     super(message);
   }
@@ -91,8 +92,22 @@ export class ApiClient {
     const refusal = answer as { code?: unknown; message?: unknown; issues?: unknown };
     if (typeof refusal.code !== 'string') throw new ApiUnreachable(`${this.base} did not answer as the fenceline API does (HTTP ${res.status}); check --url`);
     const issues = Array.isArray(refusal.issues) ? (refusal.issues as { field: string; message: string }[]) : [];
-    throw new ApiError(refusal.code, String(refusal.message ?? ''), issues);
+    throw new ApiError(refusal.code, String(refusal.message ?? ''), issues, res.status);
   }
+}
+
+/** The refusals of a stale or forged fence: a conflict that sending again cannot change. */
+const FENCE_CODES = new Set(['STALE_FENCE', 'FORGED_FENCE', 'LEASE_LOST', 'DEPOSED_LEADER']);
+
+/**
+ * Whether a keyed write that failed so may be sent again with its key: no answer (or not the
+ * API's), a server error, a rate limit, or a conflict that is not a fence's (the key's first
+ * request still being handled). A refusal of the request itself is final.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof ApiUnreachable) return true;
+  if (!(err instanceof ApiError)) return false;
+  return err.status >= 500 || err.status === 429 || (err.status === 409 && !FENCE_CODES.has(err.code));
 }
 
 /** Why a fetch got no answer, in the words of the network error underneath (ECONNREFUSED, ENOTFOUND, ...). */

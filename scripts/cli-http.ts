@@ -2,7 +2,8 @@ import { FencelineError, parseDagId, parseRunId, type DagSpec, type RunActionRow
 import { actionRequestOf, ACTION_COMMANDS, reportAction } from './cli-actions';
 import { backfillCommand, httpBackfills } from './cli-backfill';
 import { flag, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';
-import { ApiClient, ApiError, ApiUnreachable } from './cli-http-client';
+import { ApiClient, ApiError, ApiUnreachable, isTransient } from './cli-http-client';
+import { commandLine, requestKeyOf, sendOnce } from './cli-once';
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered, type DagLine, type JobLine } from './cli-output';
 import { limitRequest, printLimitDeleted, printLimits, printLimitSet } from './cli-limits';
 import { paramIssueLines, triggerParams } from './cli-params';
@@ -116,7 +117,13 @@ async function runOverHttp(api: ApiClient, command: string, args: string[]): Pro
       // As on the store path, the declared types turn each --param's text into a value.
       const declared = wantsParams ? ((await api.get(dagPath(dagId))) as { dag: { spec: DagSpec } }).dag.spec.params : undefined;
       const params = wantsParams ? triggerParams(args, declared) : undefined;
-      const run = (await api.post(`${dagPath(dagId)}/trigger`, { body: params === undefined ? {} : { params }, idempotencyKey })) as RunRow;
+      const body = params === undefined ? {} : { params };
+      const run = (await sendOnce({
+        key: requestKeyOf(idempotencyKey),
+        send: (key) => api.post(`${dagPath(dagId)}/trigger`, { body, idempotencyKey: key }),
+        transient: isTransient,
+        command: commandLine('trigger', args),
+      })) as RunRow;
       printTriggered(run);
       return 0;
     }
@@ -139,7 +146,12 @@ async function runOverHttp(api: ApiClient, command: string, args: string[]): Pro
     default: {
       const req = actionRequestOf(command, args);
       const body = { kind: req.kind, taskIds: req.taskIds, downstream: req.downstream, reason: req.reason };
-      const action = (await api.post(`/runs/${req.runId}/actions`, { body, idempotencyKey })) as RunActionRow;
+      const action = (await sendOnce({
+        key: requestKeyOf(idempotencyKey),
+        send: (key) => api.post(`/runs/${req.runId}/actions`, { body, idempotencyKey: key }),
+        transient: isTransient,
+        command: commandLine(command, args),
+      })) as RunActionRow;
       return reportAction(action, async (id) => (await api.get(`/actions/${id}`)) as RunActionRow, hasFlag(args, '--no-wait'));
     }
   }

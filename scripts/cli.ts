@@ -26,6 +26,7 @@ import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from '.
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
 import { paramIssueLines, triggerParams } from './cli-params';
 import { connectionOf, overHttp } from './cli-http';
+import { commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
@@ -63,7 +64,10 @@ Options:
   --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
   --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
                                    (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as
-                                   the Idempotency-Key header over --url (against the store, apply takes it with one file)
+                                   the Idempotency-Key header over --url (against the store, apply takes it with one file).
+                                   Without it, trigger, cancel, clear, retry and mark make a key of their own: a request that
+                                   gets no answer or a server error is sent again with that key (3 tries in all), so a retry
+                                   never does it twice, and if every try fails the command to repeat it with the key is printed
 
 The store is DATABASE_URL, or the embedded cluster started by \`npm start\` (.data/cluster.json); with --url
 (or FENCELINE_URL) the CLI needs neither and goes through the HTTP API as the token's owner.
@@ -142,7 +146,12 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const wantsParams = args.includes('--param') || args.includes('--params');
       // The declared types turn each --param's text into a value; a DAG without params needs no read.
       const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
-      const run = await store.triggerRun(dagId, { params, requestKey: flag(args, '--idempotency-key') });
+      const run = await sendOnce({
+        key: requestKeyOf(flag(args, '--idempotency-key')),
+        send: (requestKey) => store.triggerRun(dagId, { params, requestKey }),
+        transient: lostInTransit,
+        command: commandLine('trigger', args),
+      });
       await cliAudit(store, { action: 'dag.triggered', dagId: run.dagId, details: { runId: run.id, params: run.params } });
       printTriggered(run);
       return 0;

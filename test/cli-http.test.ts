@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -269,6 +270,58 @@ describe('the CLI over the HTTP API', () => {
     const out = await cli(['dags', '--url', `http://127.0.0.1:${port}`, '--token', operator]);
     expect(out.code).toBe(1);
     expect(out.stderr.trim()).toBe(`cannot reach the fenceline API at http://127.0.0.1:${port}/api/v1: ECONNREFUSED`);
+    expectNoStack(out);
+  });
+
+  it('sends a trigger whose answer was lost again with the same key, and queues one run', async () => {
+    // A proxy that forwards every request but cuts the connection instead of passing on the first trigger's answer.
+    const keys: string[] = [];
+    const proxy = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const isTrigger = req.method === 'POST' && (req.url ?? '').endsWith('/trigger');
+        if (isTrigger) keys.push(String(req.headers['idempotency-key']));
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length')) as Record<string, string>;
+        void fetch(`${new URL(api.url).origin}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (upstream) => {
+          const body = Buffer.from(await upstream.arrayBuffer());
+          if (isTrigger && keys.length === 1) {
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+          res.end(body);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const before = (await api.store.pageRuns({ dagId, limit: 50 })).rows.length;
+      const out = await cli(['--url', `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, '--token', operator, 'trigger', dagId, '--param', 'batch=9']);
+      expect(out.stderr).toBe('');
+      expect(out.code).toBe(0);
+      const match = /^run (\d+) of cli-http queued/.exec(out.stdout);
+      expect(match, out.stdout).not.toBeNull();
+      expect(keys).toHaveLength(2);
+      expect(keys[0]).toMatch(/^cli-[0-9a-f]{24}$/);
+      expect(keys[1]).toBe(keys[0]);
+      const runs = (await api.store.pageRuns({ dagId, limit: 50 })).rows;
+      expect(runs).toHaveLength(before + 1);
+      expect(runs[0]!.id).toBe(match![1]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
+  it('prints the command to repeat with the key when no try is answered', async () => {
+    const port = await closedPort();
+    const out = await cli(['--url', `http://127.0.0.1:${port}`, '--token', operator, 'trigger', dagId]);
+    expect(out.code).toBe(1);
+    const [sent, repeat, reason] = out.stderr.trim().split('\n');
+    expect(sent).toMatch(/^sent 3 times with idempotency key cli-[0-9a-f]{24} and not answered; it may have been applied/);
+    const key = /key (cli-[0-9a-f]{24})/.exec(sent!)![1];
+    expect(repeat).toBe(`  npm run fenceline -- trigger ${dagId} --idempotency-key ${key}`);
+    expect(reason).toBe(`cannot reach the fenceline API at http://127.0.0.1:${port}/api/v1: ECONNREFUSED`);
     expectNoStack(out);
   });
 });

@@ -3,7 +3,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useParams, usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useRef, useState } from 'react';
+import { useState } from 'react';
 import { livePoll, useTRPC } from '@/client/trpc';
 import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
@@ -19,15 +19,11 @@ import { isNotFound } from '@/lib/live-query';
 import { TriggerForm } from './trigger-form';
 import { RunPager, RunTable } from '@/components/run-table';
 import { runListHref } from '@/lib/run-links';
+import { fingerprintOf, KEY_KEPT_MS, RequestKeys } from '@/lib/request-keys';
 
 /** The DAG page's own URL parameters for its runs list, apart from the page's others. */
 const RUNS_PREFIX = 'runs.';
 const RUNS_PAGE = '20';
-
-/** A random key for one click; getRandomValues, unlike randomUUID, works on a console served over plain http. */
-function newRequestKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 /** The id as the address gives it; a segment that is no percent-encoding of UTF-8 stays as it came, which names no DAG. */
 function decodedSegment(raw: string): string {
@@ -73,9 +69,9 @@ export default function DagPage() {
       },
     }),
   );
-  // One request key per click: a click's key is kept until its run is queued, so a second
-  // click that lands before the first is answered (a double click) asks for the same run.
-  const clickKey = useRef<string | null>(null);
+  // One run per click: the request key is kept while the request is out and for a while after
+  // its answer, so a double click, an impatient second click or a retry asks for the same run.
+  const [keys] = useState(() => new RequestKeys());
   // A DAG that declares params is triggered from a form made from the declaration.
   const [formOpen, setFormOpen] = useState(false);
   const triggerClicked = (paused: boolean, declaresParams: boolean) => {
@@ -88,8 +84,8 @@ export default function DagPage() {
     queueRun(undefined);
   };
   const queueRun = (params: Record<string, unknown> | undefined) => {
-    clickKey.current ??= newRequestKey();
-    trigger.mutate({ id, requestKey: clickKey.current, params }, { onSettled: () => (clickKey.current = null) });
+    const requestKey = keys.keyFor(fingerprintOf({ id, params }));
+    trigger.mutate({ id, requestKey, params }, { onSettled: () => keys.answered(requestKey) });
   };
   const catchupChosen = (policy: 'none' | 'latest' | 'all', current: string, version: number) => {
     if (policy === current) return;
@@ -158,6 +154,11 @@ export default function DagPage() {
         <ErrorBox error={dag.error} what={`Reading DAG ${id}`} />
       )}
       <ErrorBox error={trigger.error} what="Trigger" />
+      {trigger.data && !trigger.isPending ? (
+        <p className="small" role="status" data-testid="trigger-status">
+          Queued <Link href={`/runs/${trigger.data.id}`}>run #{trigger.data.id}</Link>. Clicking again within {KEY_KEPT_MS / 1000} s asks for this same run.
+        </p>
+      ) : null}
       {d && formOpen && d.spec.params ? (
         <TriggerForm
           declared={d.spec.params}

@@ -1,11 +1,12 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useState } from 'react';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { canOperate, useRole } from '@/components/shell';
 import { Time } from '@/components/time';
+import { fingerprintOf, RequestKeys } from '@/lib/request-keys';
 
 type Kind = 'cancel' | 'clear' | 'retry_failed' | 'mark_success' | 'mark_failed';
 type Ask = { kind: Kind; taskIds?: string[]; downstream?: boolean; reason?: string | null };
@@ -13,19 +14,16 @@ type Ask = { kind: Kind; taskIds?: string[]; downstream?: boolean; reason?: stri
 const OPEN_RUN = new Set(['queued', 'running']);
 const ENDED_JOB = new Set(['succeeded', 'failed', 'upstream_failed', 'cancelled']);
 
-function newRequestKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 /**
- * Sends an operator action and follows it until the shard's leader applied it. Each click
- * carries its own request key, so a click whose request arrives twice is one action.
+ * Sends an operator action and follows it until the shard's leader applied it. Repeats of one
+ * action (a double click, a second click soon after the answer, a retry) carry one request
+ * key, so they are one action.
  */
 function useRunAction(runId: string) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [actionId, setActionId] = useState<string | null>(null);
-  const keyRef = useRef<string | null>(null);
+  const [keys] = useState(() => new RequestKeys());
   const request = useMutation(
     trpc.runActions.request.mutationOptions({
       onSuccess: (a) => {
@@ -38,8 +36,8 @@ function useRunAction(runId: string) {
     trpc.runActions.get.queryOptions({ actionId: actionId ?? '0' }, { enabled: actionId !== null, refetchInterval: (q) => (q.state.data?.state === 'applied' ? false : LIVE_MS) }),
   );
   const send = (ask: Ask) => {
-    keyRef.current ??= newRequestKey();
-    request.mutate({ runId, ...ask, requestKey: keyRef.current }, { onSettled: () => (keyRef.current = null) });
+    const requestKey = keys.keyFor(fingerprintOf({ runId, ...ask }));
+    request.mutate({ runId, ...ask, requestKey }, { onSettled: () => keys.answered(requestKey) });
   };
   return { send, request, followed: actionId ? followed.data : undefined };
 }
