@@ -91,6 +91,7 @@ export class Worker {
       taskId: job.taskId,
       attempt: job.attempt,
       fence: job.fence,
+      effectKey: `${job.dagId}/${job.runId}/${job.taskId}`,
       params: job.params,
       upstream: {},
       signal: control.signal,
