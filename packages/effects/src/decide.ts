@@ -1,5 +1,7 @@
 import type { EffectMode, EffectOutcome } from './context';
 
+export type { EffectMode, EffectOutcome };
+
 /** What a sink has recorded for one key: the highest fence it saw, and the fence its effect was applied under. */
 export interface RecordedFence {
   fence: number;
