@@ -68,6 +68,18 @@ const consoleNotProcesses = [
   },
 ];
 
+/**
+ * @fenceline/effects is imported by the user's task code and services: it depends on no
+ * other package of the repository, so it can be installed alone. It talks to the user's
+ * database (not the scheduler's store), which is why the database drivers are allowed in it.
+ */
+const effectsStandsAlone = [
+  {
+    regex: '^@fenceline/',
+    message: '@fenceline/effects depends on no other package of the repository: task code installs it alone.',
+  },
+];
+
 const restrict = (...groups) => ['error', { patterns: groups.flat() }];
 
 /** Ambient time, randomness and timers: the core gets all of them from outside. */
@@ -126,6 +138,10 @@ export default defineConfig(
   // replaces a rule's options per matching block rather than merging them.
   { files: ['packages/core/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, coreOutsideWorld) } },
   { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
+  // The effects library writes to the user's own database (its ledger sits next to the
+  // user's data); its tests borrow the test databases of @fenceline/db.
+  { files: ['packages/effects/src/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, effectsStandsAlone) } },
+  { files: ['packages/effects/test/**', 'scripts/chaos/effects/**', 'examples/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
   { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi) } },
   { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses) } },
   { files: ['packages/core/src/**'], ignores: ['packages/core/src/testing/**'], rules: ambientTime },

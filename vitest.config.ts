@@ -12,6 +12,7 @@ export default defineConfig({
       { test: { name: 'db', include: ['packages/db/test/**/*.test.ts'], globalSetup: withDatabase, testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
       { test: { name: 'sim', include: ['packages/sim/test/**/*.test.ts'], testTimeout: 120_000 } },
       { test: { name: 'worker', include: ['apps/worker/test/**/*.test.ts'], testTimeout: 60_000 } },
+      { test: { name: 'effects', include: ['packages/effects/test/**/*.test.ts'], globalSetup: withDatabase, testTimeout: 60_000, hookTimeout: 120_000 } },
       { test: { name: 'telemetry', include: ['packages/telemetry/test/**/*.test.ts'], testTimeout: 60_000 } },
       {
         resolve: { alias: { '@': fileURLToPath(new URL('./apps/web/src', import.meta.url)) } },

@@ -54,6 +54,13 @@ describe('lint rules', () => {
     expect(await reported('packages/db/src/fixture.ts', fixture)).toEqual([]);
   });
 
+  it("lets the effects library and the user's code reach the user's database, and keeps the library standing alone", async () => {
+    const fixture = "import postgres from 'postgres';\nimport pg from 'pg';\nexport const used = [postgres, pg];\n";
+    expect(await reported('packages/effects/src/fixture.ts', fixture)).toEqual([]);
+    expect(await reported('examples/fixture.ts', fixture)).toEqual([]);
+    expect(await reported('packages/effects/src/fixture.ts', "import { LIMITS } from '@fenceline/core';\nexport const used = LIMITS;\n")).toEqual(['1:no-restricted-imports']);
+  });
+
   it('keeps the worker off the store and the console off the scheduler and worker', async () => {
     expect(await reported('apps/worker/src/fixture.ts', "import { openStore } from '@fenceline/db';\nexport const used = openStore;\n")).toEqual(['1:no-restricted-imports']);
     const consoleFixture = "import { workerRouter } from '@fenceline/scheduler';\nimport { Worker } from '@fenceline/worker';\nexport const used = [workerRouter, Worker];\n";

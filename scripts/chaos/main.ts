@@ -6,6 +6,8 @@ import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
 import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
+import { auditEffects, openUserDatabase, type EffectsAudit } from './effects/audit';
+import { startUserService } from './effects/service';
 import { haUnavailableReason, startFormation, type Formation } from '../ha/formation';
 import { freePortBlock } from '../ha/ports';
 
@@ -17,7 +19,11 @@ embedded PostgreSQL started for the soak and removed after it (so --keep-db keep
 nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn from the
 seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
 (then restart), SIGKILL of workers mid-job, termination of every database connection,
-and a rogue worker writing forged and replayed fences, and the holder's fence under its own session. Then faults stop, the workload drains and the store is audited.
+and a rogue worker writing forged and replayed fences, and the holder's fence under its own session. Two DAGs make effects outside the scheduler (a row in a user database and a
+call to a user service), one through @fenceline/effects and one without. Then faults stop,
+the workload drains and the store is audited, and the effects are counted per job key:
+with the helpers no duplicate and none under a lower fence; without them, the duplicates
+the helpers prevent.
 With --ha the store is a pg_auto_failover formation started for the soak (a primary and
 a synchronous standby; needs postgresql-15-auto-failover), and halfway through the
 fault phase the primary's machine is lost (its keeper and postmaster get SIGKILL): the
@@ -92,7 +98,13 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   const store: Store = await openStore({ databaseUrl, applicationName: 'fenceline-chaos', max: 3 });
   const { shardCount } = await store.initCluster(4);
   const dags = chaosDags(random);
-  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.putDag(spec, shardCount);
+  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky, ...dags.effects]) await store.putDag(spec, shardCount);
+  // The user's side: a database of its own (never cut: the faults are the scheduler's) and
+  // a service, written to by the effects DAGs' jobs.
+  const userDbName = `${dbName}_user`;
+  const userDbUrl = await createDatabase(adminUrl, userDbName);
+  const userSql = await openUserDatabase(userDbUrl);
+  const service = await startUserService(userSql);
 
   const cluster = new Cluster({
     databaseUrl,
@@ -102,12 +114,14 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
     workerSlots: SLOTS,
     basePort: 18400 + Math.floor(random() * 1000),
     output: process.env.FENCELINE_CHAOS_VERBOSE ? 'prefixed' : 'quiet',
-    tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+    tasksModule: join(REPO_ROOT, 'scripts', 'chaos', 'effects', 'tasks.ts'),
     env: {
       ...FAST_TTL_ENV,
       FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS: '2000',
       FENCELINE_SHARDS: String(shardCount),
       FENCELINE_SHUTDOWN_GRACE_MS: '2000',
+      FENCELINE_CHAOS_USER_DB: userDbUrl,
+      FENCELINE_CHAOS_SERVICE_URL: service.url,
     },
   });
   await cluster.start();
@@ -134,7 +148,7 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
       nextTrigger = Date.now() + 12_000;
       // Keep the backlog bounded: a new manual run only when none is still queued, so the
       // load stays feasible however long the soak runs and the drain has a fixed bound.
-      for (const dagId of [dags.fanout.id, dags.flaky.id].map((id) => parseDagId(id))) {
+      for (const dagId of [dags.fanout.id, dags.flaky.id, ...dags.effects.map((d) => d.id)].map((id) => parseDagId(id))) {
         const queued = await store.listRuns({ dagId, state: 'queued', limit: 1 }).catch(() => [{}]);
         if (queued.length === 0) await store.triggerRun(dagId).catch(() => undefined);
       }
@@ -304,7 +318,7 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   console.log('faults off: draining the workload');
   await Promise.all(pending);
   for (const name of cluster.procs.keys()) cluster.signal(name, 'SIGCONT');
-  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky]) await store.setPaused(parseDagId(spec.id), true);
+  for (const spec of [...dags.scheduled, dags.fanout, dags.flaky, ...dags.effects]) await store.setPaused(parseDagId(spec.id), true);
   const drainDeadline = Date.now() + 5 * 60_000;
   let report: AuditReport = await auditStore(databaseUrl);
   while ((report.nonTerminalJobs > 0 || report.nonTerminalRuns > 0) && Date.now() < drainDeadline) {
@@ -313,6 +327,9 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   }
   await cluster.stop(5000);
   await store.close();
+  const effects = await auditEffects(userSql, service.applied);
+  await service.close();
+  await userSql.end({ timeout: 5 });
 
   if (report.nonTerminalRuns > 0 || report.nonTerminalJobs > 0)
     violations.push(`I7: ${report.nonTerminalRuns} runs and ${report.nonTerminalJobs} jobs not terminal 5 minutes after faults stopped`);
@@ -324,6 +341,12 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   for (const id of report.succeededWithoutResult) violations.push(`I3: job ${id} succeeded but its accepted result is gone`);
   for (const g of report.missedSlots) violations.push(`I5: ${g.dagId} skipped ${Math.round(g.gapMs / g.everyMs) - 1} slots after ${g.after}`);
   for (const a of rogue.accepted) violations.push(`I3: rogue write accepted: ${a}`);
+  for (const [sink, byMode] of Object.entries(effects) as [string, EffectsAudit['table']][]) {
+    const g = byMode.guarded;
+    if (g.duplicates > 0 || g.lowerFence > 0)
+      violations.push(`I12: the ${sink} took ${g.duplicates} duplicate effects and ${g.lowerFence} under a lower fence through the helpers`);
+  }
+  if (effects.table.guarded.keys === 0) violations.push('effects: no effect of the guarded DAG reached the user table');
 
   console.log('\nfaults injected');
   console.table(faults);
@@ -335,9 +358,17 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   console.table(report.faultEvents);
   const sorted = failovers.map((f) => f.ms).sort((a, b) => a - b);
   if (formation) console.log(`store failovers: ${storeFailovers.map((f) => `promoted after ${f.promotedMs} ms`).join(', ') || 'none completed'}`);
+  console.log('effects outside the scheduler, per job key (user table and user service), with and without @fenceline/effects');
+  console.table({
+    'table, with helpers': effects.table.guarded,
+    'table, without': effects.table.naive,
+    'service, with helpers': effects.service.guarded,
+    'service, without': effects.service.naive,
+  });
   console.log(`failovers: ${failovers.length}, takeover ms min ${sorted[0] ?? '-'} median ${sorted[Math.floor(sorted.length / 2)] ?? '-'} max ${sorted.at(-1) ?? '-'}`);
 
   if (!opts.keepDb) await dropDatabase(adminUrl, dbName).catch(() => undefined);
+  if (!opts.keepDb) await dropDatabase(adminUrl, userDbName).catch(() => undefined);
   if (violations.length > 0) {
     console.error(`\n${violations.length} violation(s):`);
     for (const v of violations.slice(0, 50)) console.error(`  ${v}`);

@@ -22,6 +22,12 @@ export interface TaskContext {
   taskId: string;
   attempt: number;
   fence: number;
+  /**
+   * The task's identity within its run (`dagId/runId/taskId`): the default key of its
+   * effects (@fenceline/effects). It stays the same across retries and clears of the task,
+   * whose fence keeps rising, so each attempt is fenced against the earlier ones.
+   */
+  effectKey: string;
   /** Aborted when the lease is lost (renewal refused or unreachable), on timeout, or on shutdown. */
   signal: AbortSignal;
   /**

@@ -96,6 +96,7 @@ export class Worker {
       taskId: job.taskId,
       attempt: job.attempt,
       fence: job.fence,
+      effectKey: `${job.dagId}/${job.runId}/${job.taskId}`,
       params: job.params,
       upstream: () => (upstream ??= upstreamFor(control)),
       signal: control.signal,

@@ -13,6 +13,7 @@ function context(signal = new AbortController().signal, params: TaskContext['par
     taskId: 't',
     attempt: 1,
     fence: 42,
+    effectKey: 'd/1/t',
     params,
     upstream: async () => outputs,
     signal,
@@ -48,7 +49,7 @@ describe('worker: http jobs', () => {
       req.on('end', () => res.end(JSON.stringify({ url: req.url, region: req.headers['x-region'], body })));
       return;
     }
-    res.end(`fence ${req.headers['x-fenceline-fence']}`);
+    res.end(`fence ${req.headers['x-fenceline-fence']} key ${req.headers['x-fenceline-effect-key']}`);
   });
   // Accepts connections and never answers, as a hung service does.
   const silent = createServer(() => undefined);
@@ -64,9 +65,9 @@ describe('worker: http jobs', () => {
     await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => silent.close(r))]);
   });
 
-  it('succeeds on an expected status, sending the fence', async () => {
+  it('succeeds on an expected status, sending the fence and the effect key', async () => {
     const out = await runHttp({ url: `http://127.0.0.1:${port}/` }, context());
-    expect(out).toEqual({ status: 200, body: 'fence 42' });
+    expect(out).toEqual({ status: 200, body: 'fence 42 key d/1/t' });
   });
 
   it('fills {{params.NAME}} in the url (URL-encoded), the headers and the body', async () => {

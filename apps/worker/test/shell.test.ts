@@ -18,6 +18,7 @@ function context(signal = new AbortController().signal, params: TaskContext['par
     taskId: 't',
     attempt: 1,
     fence: 42,
+    effectKey: 'd/1/t',
     params,
     upstream: async () => outputs,
     signal,
@@ -40,19 +41,19 @@ describe('worker: shell jobs', () => {
     await expect(runShell({ command: 'pwd', cwd: '../../etc' }, context(), allowed)).rejects.toThrow(/outside/);
   });
 
-  it('runs the command without a shell, with the fence and only allowed variables in its environment', async () => {
+  it('runs the command without a shell, with the fence, the effect key and only allowed variables in its environment', async () => {
     const ctx = context();
     const out = (await runShell(
       {
         command: process.execPath,
-        args: ['-e', 'console.log(process.env.FENCELINE_FENCE, process.env.GREETING, process.env.HOME ?? "no-home", "$HOME")'],
+        args: ['-e', 'console.log(process.env.FENCELINE_FENCE, process.env.FENCELINE_EFFECT_KEY, process.env.GREETING, process.env.HOME ?? "no-home", "$HOME")'],
         env: { GREETING: 'hi' },
       },
       ctx,
       allowed,
     )) as { exitCode: number; stdout: string };
     expect(out.exitCode).toBe(0);
-    expect(out.stdout.trim()).toBe('42 hi no-home $HOME');
+    expect(out.stdout.trim()).toBe('42 d/1/t hi no-home $HOME');
   });
 
   it('gives the command the run params as FENCELINE_PARAM_<NAME>, under the DAG env', async () => {

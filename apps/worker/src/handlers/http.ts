@@ -8,7 +8,8 @@ const MAX_BODY_CHARS = 16 * 1024;
 
 /**
  * Calls an HTTP endpoint and succeeds when the status is one of `expectStatus`. The fence
- * travels as a header. `{{params.NAME}}` in the url, the header values and the body is
+ * and the effect key travel as headers, so a receiver guard (@fenceline/effects) can refuse
+ * an attempt whose lease was superseded. `{{params.NAME}}` in the url, the header values and the body is
  * replaced by the run's parameter: URL-encoded in the url, as it is elsewhere.
  *
  * The job's trace context travels as the `traceparent` header (replacing one the task
@@ -30,7 +31,13 @@ export async function runHttp(config: Record<string, unknown>, ctx: TaskContext,
   try {
     res = await fetch(url, {
       method,
-      headers: { ...(traceparent ? withoutTraceparent(headers) : headers), ...trace, 'x-fenceline-fence': String(ctx.fence), 'x-fenceline-job': ctx.jobId },
+      headers: {
+        ...(traceparent ? withoutTraceparent(headers) : headers),
+        ...trace,
+        'x-fenceline-fence': String(ctx.fence),
+        'x-fenceline-effect-key': ctx.effectKey,
+        'x-fenceline-job': ctx.jobId,
+      },
       body: method === 'GET' || method === 'HEAD' ? undefined : body,
       signal: ctx.signal,
     });

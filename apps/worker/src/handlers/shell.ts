@@ -57,7 +57,7 @@ function spawnCommand(run: { command: string; args: string[]; dir: string; env: 
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_JOB_ID: ctx.jobId, ...env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FENCELINE_FENCE: String(ctx.fence), FENCELINE_EFFECT_KEY: ctx.effectKey, FENCELINE_JOB_ID: ctx.jobId, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

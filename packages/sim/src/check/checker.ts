@@ -1,8 +1,9 @@
 import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
+import type { EffectAttempt } from '../world/effect-sinks';
 
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10' | 'I11';
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10' | 'I11' | 'I12';
 
 export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text: string }> = {
   I1: { kind: 'safety', text: 'at most one live lease per job at any instant of store time' },
@@ -19,6 +20,7 @@ export const INVARIANTS: Record<InvariantId, { kind: 'safety' | 'liveness'; text
     text: "an operator's action holds: no result lands on a job after it was cancelled or marked, and a cleared job's next lease has a fence above every earlier one",
   },
   I11: { kind: 'safety', text: "no DAG holds slots of the reserve through lending: a grant above its DAG's cap leaves at least the reserve free" },
+  I12: { kind: 'safety', text: 'no effect outside the scheduler is applied under a fence lower than one already applied for its key, and a once effect is applied at most once' },
 };
 
 export interface Violation {
@@ -116,6 +118,13 @@ export class Checker {
   private lentNow = 0;
   private readonly recentGrants: RecentGrant[] = [];
   private recentStart = 0;
+  /** I12: per sink and effect key, the highest fence applied and how many times it was applied. */
+  private readonly effectsApplied = new Map<string, { fence: number; times: number; attempts: number }>();
+  /**
+   * I12: what the sinks decided; `unguardedDuplicates` counts the attempts beyond the first
+   * per key, each a duplicate a sink without a fence check would have taken.
+   */
+  readonly effectCounts = { applied: 0, alreadyApplied: 0, stale: 0, late: 0, lateApplied: 0, unguardedDuplicates: 0 };
   /** Violations per invariant, all of them (the list above keeps the first hundred). */
   readonly violationCounts: Partial<Record<InvariantId, number>> = {};
   /** Called on the first violation (the simulation stops there). */
@@ -190,6 +199,27 @@ export class Checker {
       s.nextSlotMs = nextSlotAfter(s.schedule, nowMs - 1);
       if (s.nextSlotMs !== null) this.watches.push({ dagId, slotMs: s.nextSlotMs, deadlineMs: s.nextSlotMs + this.options.failoverBoundMs });
     }
+  }
+
+  /** I12: judges one effect a sink decided, the instant it lands. */
+  observeEffect(e: EffectAttempt): void {
+    const id = `${e.sink}\u0000${e.key}`;
+    const shadow = this.effectsApplied.get(id) ?? { fence: -1, times: 0, attempts: 0 };
+    shadow.attempts++;
+    if (shadow.attempts > 1) this.effectCounts.unguardedDuplicates++;
+    if (e.late) this.effectCounts.late++;
+    if (e.outcome === 'stale') this.effectCounts.stale++;
+    if (e.outcome === 'already-applied') this.effectCounts.alreadyApplied++;
+    if (e.outcome === 'applied') {
+      this.effectCounts.applied++;
+      if (e.late) this.effectCounts.lateApplied++;
+      if (e.fence < shadow.fence) this.fail('I12', e.atMs, `${e.sink} applied the effect of ${e.key} under fence ${e.fence} after fence ${shadow.fence} was applied`);
+      if (e.mode === 'once' && shadow.times > 0)
+        this.fail('I12', e.atMs, `${e.sink} applied the once effect of ${e.key} a second time (fence ${e.fence}, first under fence ${shadow.fence})`);
+      shadow.fence = Math.max(shadow.fence, e.fence);
+      shadow.times++;
+    }
+    this.effectsApplied.set(id, shadow);
   }
 
   /** Judges one write the store made. */

@@ -29,6 +29,7 @@ export function headline(config: ScenarioConfig, r: WorldResult): Figures {
         jobsSucceeded: r.metrics.totals.jobsSucceeded,
         leasesExpired: r.metrics.totals.leasesExpired,
         refusedWrites: r.metrics.totals.refusedWrites,
+        ...effectFigures(r),
         ...lendFigures(config, r),
       };
   }
@@ -146,6 +147,23 @@ function pausedWorker(r: WorldResult): Figures {
     refusedLeaseLost: r.metrics.refusedByCode.LEASE_LOST ?? 0,
     pausedJobsWithExactlyOneResult: pausedJobsWithOneResult,
     jobsWithMoreThanOneAcceptedResult: moreThanOne,
+    ...effectFigures(r),
+  };
+}
+
+/**
+ * What the sinks outside the scheduler decided (I12): effects applied, tried after the
+ * lease was lost, refused as stale, found already applied, and the duplicates a sink
+ * without a fence check would have taken.
+ */
+function effectFigures(r: WorldResult): Figures {
+  const e = r.checker.effectCounts;
+  return {
+    effectsApplied: e.applied,
+    effectsTriedLate: e.late,
+    effectsRefusedStale: e.stale,
+    effectsAlreadyApplied: e.alreadyApplied,
+    effectDuplicatesWithoutFences: e.unguardedDuplicates,
   };
 }
 

@@ -29,6 +29,12 @@ export interface SimWorkerOptions {
   stats: WorkerStats;
   /** Told of every refused write or renewal the worker attempted (its fence was stale, forged or lost). */
   onRefused?: (code: string, op: string, job: Assignment) => void;
+  /**
+   * The job makes its effect outside the scheduler (effect-sinks.ts) under its fence: when
+   * it finishes its work, and also when it is aborted (`late`), as task code that learns of
+   * its lost lease only after it wrote does, a paused worker waking up among them.
+   */
+  onEffect?: (job: Assignment, late: boolean) => void;
   /** Told when a node renewed leases of this worker but the answer was lost on the way back. */
   onRenewReplyLost?: (leases: { jobId: string; fence: number }[]) => void;
   /**
@@ -145,17 +151,21 @@ export class SimWorker {
   private run(job: Assignment, control: JobControl): Promise<JobEnd> {
     const outcome = this.o.outcome(job, this.o.rng);
     return new Promise<JobEnd>((resolve) => {
-      const cancel = this.o.process.timers.after(outcome.durationMs, () =>
+      let ended = false;
+      const cancel = this.o.process.timers.after(outcome.durationMs, () => {
+        ended = true;
+        if (!outcome.fail) this.o.onEffect?.(job, false);
         resolve(
           outcome.fail
             ? { ok: false, error: new Error('the job failed (simulated)'), retryable: true, logs: null }
             : { ok: true, output: { sleptMs: outcome.durationMs }, logs: null },
-        ),
-      );
+        );
+      });
       control.signal.addEventListener(
         'abort',
         () => {
           cancel();
+          if (!ended && !outcome.fail) this.o.onEffect?.(job, true);
           resolve({ ok: false, error: control.signal.reason, retryable: true, logs: null });
         },
         { once: true },

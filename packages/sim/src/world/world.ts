@@ -1,5 +1,6 @@
 import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, parseDagId, parseWorkerId, type Assignment, type DagSpecInput } from '@fenceline/core';
 import { Checker, type InvariantId, type Violation } from '../check/checker';
+import { EffectSinks, WORLD_SINKS } from './effect-sinks';
 import { Rng } from '../engine/random';
 import { Simulation } from '../engine/simulation';
 import { Metrics } from '../report/metrics';
@@ -199,6 +200,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     return agent;
   };
   const workerStats: WorkerStats = emptyWorkerStats();
+  const sinks = new EffectSinks(WORLD_SINKS, (attempt) => checker.observeEffect(attempt));
   const renewRepliesLost: WorldResult['renewRepliesLost'] = [];
   const workers: WorkerHost[] = [];
   const agents: RenewalAgent[] = [];
@@ -236,6 +238,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           outcome,
           stats: workerStats,
           onRefused: (_code, op) => metrics.refused(op),
+          onEffect: (job, late) => sinks.apply(`${job.dagId}/${job.runId}/${job.taskId}`, job.fence, late, sim.nowMs),
           onRenewReplyLost: (leases) => {
             for (const l of leases) renewRepliesLost.push({ atMs: sim.nowMs, workerId: id, jobId: l.jobId, fence: l.fence });
           },

@@ -1,0 +1,10 @@
+export { effectKey, resolveEffect, MAX_EFFECT_KEY_CHARS, type EffectContext, type EffectMode, type EffectOptions, type EffectOutcome, type EffectReport } from './context';
+export { decide, recordAfter, type RecordedFence } from './decide';
+export { EffectInputError } from './errors';
+export { fencedTransaction, type FencedResult, type FencedTransactionOptions } from './pg/transaction';
+export { fencedUpsert, type FencedUpsertInput, type UpsertResult } from './pg/upsert';
+export { DEFAULT_LEDGER_TABLE } from './pg/ledger';
+export type { Database, PgClientLike, PgPoolLike } from './pg/driver';
+export { fenceGuard, fenced, FENCE_HEADER, EFFECT_KEY_HEADER, EFFECT_OUTCOME_HEADER, type FenceGuardOptions, type GuardMiddleware, type Next } from './http/guard';
+export { memoryFenceStore, postgresFenceStore, DEFAULT_RECEIVER_TABLE, type FenceStore } from './http/store';
+export { fencedWriteFile, readFences, type FencedWriteOptions, type FencedWriteResult } from './files/write';

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fencedWriteFile, readFences } from '../src/index';
+import { job } from './database';
+
+const root = mkdtempSync(join(tmpdir(), 'fenceline-effects-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(root, `report-${++n}.txt`);
+
+describe('fencedWriteFile', () => {
+  it('writes the first fence, refuses a lower one and, in once mode, does not write a retry again', async () => {
+    const path = fresh();
+    expect(await fencedWriteFile(path, 'from fence 4', job(4))).toEqual({ outcome: 'applied', key: 'books/17/pay', fence: 4 });
+    expect(await fencedWriteFile(path, 'from fence 3', job(3))).toEqual({ outcome: 'stale', key: 'books/17/pay', fence: 3, recordedFence: 4 });
+    expect(await fencedWriteFile(path, 'from fence 6', job(6))).toEqual({ outcome: 'already-applied', key: 'books/17/pay', fence: 6, recordedFence: 4 });
+    expect(readFileSync(path, 'utf8')).toBe('from fence 4');
+    expect(await readFences(path)).toEqual({ 'books/17/pay': { fence: 6, appliedFence: 4 } });
+    // No temporary file or lock is left behind.
+    expect(readdirSync(root).filter((f) => f.startsWith(`.report-${n}`) || f.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('in latest mode replaces the file for each fence not lower than the highest', async () => {
+    const path = fresh();
+    await fencedWriteFile(path, 'v2', job(2), { mode: 'latest' });
+    await fencedWriteFile(path, 'v5', job(5), { mode: 'latest' });
+    expect(await fencedWriteFile(path, 'v3', job(3), { mode: 'latest' })).toMatchObject({ outcome: 'stale' });
+    expect(readFileSync(path, 'utf8')).toBe('v5');
+  });
+
+  it('ends with the highest fence written when many holders race on one path', async () => {
+    const path = fresh();
+    const fences = [7, 2, 9, 4, 1, 8, 3, 6, 5];
+    const results = await Promise.all(fences.map((f) => fencedWriteFile(path, `v${f}`, job(f), { mode: 'latest' })));
+    expect(readFileSync(path, 'utf8')).toBe('v9');
+    expect(results.find((r) => r.fence === 9)?.outcome).toBe('applied');
+    expect((await readFences(path))['books/17/pay']).toEqual({ fence: 9, appliedFence: 9 });
+  });
+
+  it('lets exactly one of two racing holders write in once mode', async () => {
+    for (let i = 0; i < 5; i++) {
+      const path = fresh();
+      const results = await Promise.all([fencedWriteFile(path, 'older', job(10)), fencedWriteFile(path, 'newer', job(11))]);
+      expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(1);
+      const winner = results.find((r) => r.outcome === 'applied')!;
+      expect(readFileSync(path, 'utf8')).toBe(winner.fence === 10 ? 'older' : 'newer');
+    }
+  });
+
+  it('takes over the lock of a process that died, and waits for one that lives', async () => {
+    const path = fresh();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    mkdirSync(`${path}.lock`);
+    writeFileSync(join(`${path}.lock`, 'owner'), dead.stdout);
+    expect(await fencedWriteFile(path, 'after a dead holder', job(1))).toMatchObject({ outcome: 'applied' });
+    const live = fresh();
+    mkdirSync(`${live}.lock`);
+    writeFileSync(join(`${live}.lock`, 'owner'), String(process.pid));
+    await expect(fencedWriteFile(live, 'x', job(1), { lockTimeoutMs: 200 })).rejects.toThrow(/still held/);
+    rmSync(`${live}.lock`, { recursive: true });
+    expect(await fencedWriteFile(live, 'x', job(1))).toMatchObject({ outcome: 'applied' });
+  });
+
+  it('refuses bad input naming the field, and writes nothing', async () => {
+    const path = fresh();
+    await expect(fencedWriteFile(path, 'x', job(Number.NaN))).rejects.toMatchObject({ name: 'EffectInputError', field: 'ctx.fence' });
+    await expect(fencedWriteFile('', 'x', job(1))).rejects.toMatchObject({ field: 'path' });
+    expect(readdirSync(root).filter((f) => f.includes(`report-${n}`))).toEqual([]);
+  });
+});
