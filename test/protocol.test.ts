@@ -42,6 +42,19 @@ describe('worker protocol against a real scheduler', () => {
     expect((await fetch(`${url}/health`)).status).toBe(200);
   });
 
+  it('refuses a body that is not declared JSON with 415, on the hot path and the adapter path', async () => {
+    const body = JSON.stringify({ workerId: 'w', slots: 1 });
+    for (const path of ['complete', 'completeMany', 'renew', 'register', 'register?batch=1']) {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+        const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+        if (type) headers['content-type'] = type;
+        const res = await fetch(`${url}/trpc/${path}`, { method: 'POST', headers: type ? headers : { ...headers, 'content-type': '' }, body });
+        expect(res.status, `${path} as ${type ?? 'no type'}`).toBe(415);
+        expect(await res.text()).toMatch(/UNSUPPORTED_MEDIA_TYPE/);
+      }
+    }
+  });
+
   it('refuses malformed input with a 400 and no write', async () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const res = await fetch(`${url}/trpc/complete`, { method: 'POST', headers, body: JSON.stringify({ workerId: 'w', jobId: 'drop table', fence: -1 }) });

@@ -59,6 +59,21 @@ export function createSchedulerServer(node: SchedulerNode, auth: WorkerAuth, run
       // Single (unbatched) calls of the hot worker procedures skip the fetch adapter; the
       // rest, batched calls included, take the standard path.
       const path = url.slice('/trpc/'.length);
+      if (req.method === 'POST' && !jsonBody(req)) {
+        // A worker sends JSON only; a body of any other type is refused unread, on both paths.
+        req.resume();
+        res.writeHead(415, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: {
+              message: 'UNSUPPORTED_MEDIA_TYPE: send the body as JSON, with Content-Type: application/json',
+              code: -32600,
+              data: { code: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415 },
+            },
+          }),
+        );
+        return;
+      }
       if (req.method === 'POST' && HOT_PROCEDURES.has(path)) serveHot(node, auth, MAX_BODY_BYTES, path, req, res);
       else trpc(req, res);
       return;
@@ -66,4 +81,11 @@ export function createSchedulerServer(node: SchedulerNode, auth: WorkerAuth, run
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: 'not found' }));
   }
+}
+
+/** Whether a POST's body is declared JSON, or there is no body at all to declare. */
+function jsonBody(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  if (type === undefined) return req.headers['transfer-encoding'] === undefined && (req.headers['content-length'] ?? '0') === '0';
+  return /^application\/json\s*(;.*)?$/i.test(type.trim());
 }

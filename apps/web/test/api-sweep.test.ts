@@ -218,7 +218,10 @@ describe('HTTP API: hostile values in every field of every documented endpoint',
     }
     expect(faults).toEqual([]);
     expect(cases.length).toBeGreaterThan(400);
-    expect([...seen].sort()).toEqual(operations.map((o) => o.op.operationId).sort());
+    // Every operation that takes any input was swept (the rest have no field to send a value in).
+    const withInput = operations.filter((o) => o.op.parameters.length > 0 || o.op.requestBody !== undefined);
+    expect(withInput.length).toBeGreaterThanOrEqual(15);
+    expect([...seen].sort()).toEqual(withInput.map((o) => o.op.operationId).sort());
     expect(await snapshot()).toBe(before);
   });
 });

@@ -73,6 +73,39 @@ describe('console: bad bytes in any input', () => {
     expect((await store.listDagVersions('sweep' as never)).length).toBe(1);
   });
 
+  it('answers 100 KB in any field, and impossible instants and edited cursors where they are read, with a 4xx in the error shape', async () => {
+    const cookie = await signedIn('admin');
+    const cursorOf = (plain: string) => Buffer.from(plain).toString('base64url');
+    const faults: string[] = [];
+    let refused = 0;
+    for (const [path, procedure] of procedures) {
+      const base = BASES[path] ?? {};
+      for (const leaf of leafPaths(base)) {
+        if (leaf.length === 0) continue;
+        const name = String(leaf[leaf.length - 1]);
+        const values: unknown[] = ['x'.repeat(100 * 1024)];
+        if (name === 'from' || name === 'to') values.push('0000-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '+275760-09-13T00:00:00Z');
+        if (name === 'cursor') values.push(cursorOf('r1|newest|after|0000-01-01T00:00:00.000000Z|1'), cursorOf('r1|newest|after|2026-02-30T00:00:00.000000Z|1'));
+        for (const value of values) {
+          const answer = await call(path, procedure._def.type, replaceAt(base, leaf, value), cookie);
+          const what = `${path} at ${leaf.join('.')}: ${answer.status}`;
+          const error = (JSON.parse(answer.text) as { error?: { json?: { message?: unknown; data?: { code?: unknown } } } }).error?.json;
+          if (answer.status < 400 || answer.status >= 500) faults.push(`${what} ${answer.text.slice(0, 200)}`);
+          else if (typeof error?.message !== 'string' || typeof error.data?.code !== 'string') faults.push(`${what} not the error shape`);
+          else refused++;
+        }
+      }
+    }
+    // The runs list's cursor and instants are swept too (its base has from and to; a cursor is added here).
+    for (const cursor of [cursorOf('r1|newest|after|0000-01-01T00:00:00.000000Z|1'), `${cursorOf('r1|newest|after|2026-01-01T00:00:00.000000Z|1')}A`]) {
+      const answer = await call('runs.list', 'query', { cursor }, cookie);
+      if (answer.status !== 400) faults.push(`runs.list cursor ${cursor}: ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
+    expect(faults).toEqual([]);
+    expect(refused).toBeGreaterThan(40);
+    expect((await store.listDagVersions('sweep' as never)).length).toBe(1);
+  });
+
   it('answers bad text in an id from an address NOT_FOUND, and in the search or a DAG spec 400 naming the field', async () => {
     const cookie = await signedIn('operator');
     // An id from a page's address that no DAG or run can have is answered NOT_FOUND, as the page shows it, and never read.

@@ -84,6 +84,30 @@ describe('worker: http jobs', () => {
     expect(JSON.parse(out.body)).toEqual({ url: '/echo/2026%2F12%2F02?r=eu%20west', region: 'eu west', body: '{"batch": 3}' });
   });
 
+  it('never lets a param move the request to another path, wherever it stands in the url', async () => {
+    const values = ['.', '..', '...', '../admin', '..%2F..', '%2e%2e', '.%2e', 'a/../b', '?x=1', '#frag', 'ok'];
+    const templates = ['/echo/{{params.p}}', '/echo/{{params.p}}/tail', '/echo/x{{params.p}}', '/echo/{{params.p}}y/tail', '/echo/{{params.p}}?q=1', '/echo/q?v={{params.p}}'];
+    for (const template of templates) {
+      for (const p of values) {
+        let url: string;
+        try {
+          const out = (await runHttp({ method: 'POST', url: `http://127.0.0.1:${port}${template}`, body: '' }, context(undefined, { p }))) as { body: string };
+          url = (JSON.parse(out.body) as { url: string }).url;
+        } catch (err) {
+          // Refused only where the value is a whole segment of only dots.
+          expect((err as Error).name, `${template} ${p}`).toBe('NonRetryableError');
+          expect(['.', '..'], `${template} ${p}`).toContain(p);
+          continue;
+        }
+        // The request kept the path the template fixed, and its segment count.
+        const fixed = template.split('{{')[0]!;
+        expect(url.startsWith(fixed), `${template} with ${p} went to ${url}`).toBe(true);
+        const segments = (u: string) => u.split(/[?#]/)[0]!.split('/').length;
+        expect(segments(url), `${template} with ${p} went to ${url}`).toBe(segments(template));
+      }
+    }
+  });
+
   it('fails without retrying when a placeholder names a parameter the run has no value for', async () => {
     const err = await failure({ url: `http://127.0.0.1:${port}/echo/{{params.missing}}` });
     expect(err.name).toBe('NonRetryableError');

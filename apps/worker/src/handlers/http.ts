@@ -1,7 +1,7 @@
 import { httpConfigSchema, NO_TRACING, type Tracing, type TraceSpan } from '@fenceline/core';
 import { NonRetryableError, type TaskContext } from '../task';
 import { describeFetchFailure, hostPort } from './fetch-failure';
-import { fillParams } from './templates';
+import { fillParams, fillUrlParams } from './templates';
 import { clipForOutput } from './output-size';
 
 const MAX_BODY_CHARS = 16 * 1024;
@@ -20,7 +20,7 @@ export async function runHttp(config: Record<string, unknown>, ctx: TaskContext,
   const parsed = httpConfigSchema.safeParse(config);
   if (!parsed.success) throw new NonRetryableError(`http config is invalid: ${parsed.error.message}`);
   const { method, expectStatus } = parsed.data;
-  const url = fillParams(parsed.data.url, ctx.params, encodeURIComponent);
+  const url = fillUrlParams(parsed.data.url, ctx.params);
   const headers = Object.fromEntries(Object.entries(parsed.data.headers).map(([k, v]) => [k, fillParams(v, ctx.params)]));
   const body = parsed.data.body === undefined ? undefined : fillParams(parsed.data.body, ctx.params);
   const span = tracing.enabled ? clientSpan(tracing, method, url, ctx.traceparent) : null;

@@ -151,6 +151,10 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
   async upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
     const wanted = checkUpstreamTasks(taskIds);
     const job = this.fencedJob(ref, 'upstreamOutputs', this.tables.nowMs(), true);
+    // Only the tasks the job's task depends on, in the version its run pinned: asking for any other is asking for nothing.
+    const run = this.tables.runs.get(job.runId);
+    const spec = run ? this.tables.versions.get(run.dagId)?.find((v) => v.version === run.dagVersion)?.spec : undefined;
+    const dependsOn = new Set(spec?.tasks.find((t) => t.id === job.taskId)?.dependsOn ?? []);
     const byTask = new Map<string, UpstreamOutput>();
     for (const id of this.tables.runs.get(job.runId)?.jobIds ?? []) {
       const upstream = this.tables.jobs.get(id);
@@ -158,7 +162,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
       if (!upstream || upstream.state !== 'succeeded' || !result || result.outcome !== 'succeeded' || result.fence !== upstream.fence) continue;
       byTask.set(upstream.taskId, { taskId: upstream.taskId, jobId: upstream.id, fence: result.fence, output: structuredClone(result.output) });
     }
-    const found = [...new Set(wanted)].flatMap((taskId) => byTask.get(taskId) ?? []);
+    const found = [...new Set(wanted)].filter((taskId) => dependsOn.has(taskId)).flatMap((taskId) => byTask.get(taskId) ?? []);
     return checkUpstreamSize(ref.jobId, found);
   }
 

@@ -3,8 +3,8 @@ import { parseWorkerId } from '../../ids';
 import { LIMITS } from '../../limits';
 import type { LeaseRef } from '../../store';
 import type { ContractContext } from './context';
-import { refusedWith } from './fixtures';
-import { completeJob, promoteJobs } from './one-leader';
+import { newJobs, refusedWith, SHARD_COUNT, spec } from './fixtures';
+import { completeJob, promoteJobs, startRun } from './one-leader';
 
 /** The store contract's part on upstream outputs: a fenced read of the accepted results, and the size limits that keep them small. */
 export function upstreamOutputsContract(c: ContractContext): void {
@@ -26,6 +26,30 @@ export function upstreamOutputsContract(c: ContractContext): void {
       // A task that has not succeeded (b itself) or is not in the run is left out.
       expect((await c.store.upstreamOutputs(ref, ['missing', 'b', 'a', 'a'])).map((o) => o.taskId)).toEqual(['a']);
       expect(await c.store.upstreamOutputs(ref, [])).toEqual([]);
+    });
+
+    it('hands a job only the outputs of the tasks its task depends on, whatever else of its run it names', async () => {
+      const { token, dagId } = await c.leadFreshShard();
+      // a and c run first; b depends on a only.
+      const tasks = [
+        { id: 'a', type: 'noop' },
+        { id: 'c', type: 'noop' },
+        { id: 'b', type: 'noop', dependsOn: ['a'] },
+      ];
+      await c.store.putDag(spec(dagId, { tasks }), SHARD_COUNT);
+      const run = await c.store.triggerRun(dagId);
+      const [a, b] = newJobs();
+      const jobs = await startRun(c.store, token, run.id, [a!, { ...a!, taskId: 'c' }, b!]);
+      const byTask = (t: string) => jobs.find((j) => j.taskId === t)!;
+      for (const t of ['a', 'c']) {
+        const lease = await c.grantOne(token, byTask(t).id, 'w1');
+        await completeJob(c.store, { jobId: byTask(t).id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null }, { output: { from: t } });
+      }
+      expect(await promoteJobs(c.store, token, [byTask('b').id])).toEqual([byTask('b').id]);
+      const lease = await c.grantOne(token, byTask('b').id, 'w2');
+      const ref: LeaseRef = { jobId: byTask('b').id, fence: lease.fence, workerId: parseWorkerId('w2'), session: null };
+      expect((await c.store.upstreamOutputs(ref, ['a', 'c'])).map((o) => o.output)).toEqual([{ from: 'a' }]);
+      expect(await c.store.upstreamOutputs(ref, ['c'])).toEqual([]);
     });
 
     it('refuses a read whose fence is not the current one, or by another worker, and reads nothing', async () => {
