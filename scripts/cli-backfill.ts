@@ -16,7 +16,7 @@ import type { ApiClient } from './cli-http-client';
 import { ApiError } from './cli-http-client';
 import { cliAudit, osUser } from './cli-people';
 
-export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait]
+export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait] [--idempotency-key KEY]
                                    one run per schedule slot in [from, to), at most N unfinished at once
                                    (default 4); a slot that has a run is skipped, or with --mode rerun
                                    its ended run is cleared to run again;
@@ -36,6 +36,8 @@ export interface BackfillAsk {
   maxActiveRuns: number | undefined;
   confirm: boolean;
   mode: BackfillMode | undefined;
+  /** --idempotency-key: a repeated command with it starts nothing and follows the first backfill. */
+  requestKey: string | undefined;
 }
 
 /**
@@ -60,6 +62,7 @@ export function storeBackfills(store: BackfillStore): BackfillOps {
     create: async (ask) => {
       // An unreadable date goes to the store as an invalid one, which refuses it by its field.
       const b = await store.createBackfill({ ...ask, from: new Date(ask.from), to: new Date(ask.to), requestedBy: osUser() });
+      if (b.repeated) return b;
       const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
       await cliAudit(store, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });
       return b;
@@ -80,7 +83,7 @@ export function httpBackfills(api: ApiClient): BackfillOps {
   return {
     list: async (dagId, limit) => ((await api.get('/backfills', { dag: dagId, limit: String(limit) })) as { backfills: BackfillRow[] }).backfills,
     get: async (id) => (await api.get(path(id))) as BackfillRow,
-    create: async (ask) => (await api.post('/backfills', { body: ask })) as BackfillRow,
+    create: async ({ requestKey, ...body }) => (await api.post('/backfills', { body, idempotencyKey: requestKey })) as BackfillRow,
     cancel: async (id) => (await api.post(`${path(id)}/cancel`)) as BackfillRow,
     needsConfirm: (err) => err instanceof ApiError && err.issues.some((i) => i.field === 'confirm'),
   };
@@ -186,6 +189,7 @@ export async function backfillCommand(ops: BackfillOps, args: string[]): Promise
           confirm: hasFlag(args, '--yes'),
           // Any other word goes to the store, which refuses it naming the field.
           mode: flag(args, '--mode') as BackfillMode | undefined,
+          requestKey: flag(args, '--idempotency-key'),
         });
       } catch (err) {
         if (ops.needsConfirm(err)) {
@@ -195,6 +199,7 @@ export async function backfillCommand(ops: BackfillOps, args: string[]): Promise
         }
         throw err;
       }
+      if (b.repeated) console.log(`backfill ${b.id} was started by an earlier request with this key; nothing new was started`);
       console.log(`backfill ${b.id} of ${b.dagId}: ${b.totalSlots} slots from ${fmt(b.fromAt)} to ${fmt(b.toAt)}, at most ${b.maxActiveRuns} unfinished runs`);
       if (hasFlag(args, '--no-wait')) return 0;
       return follow(ops, b);

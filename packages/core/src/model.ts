@@ -177,4 +177,6 @@ export interface BackfillRow {
   createdAt: Date;
   /** When it finished, or when its leader cancelled its queued runs; null while it is open. */
   endedAt: Date | null;
+  /** Set only on createBackfill's answer to a request whose key started this backfill before: nothing was written. */
+  repeated?: true;
 }

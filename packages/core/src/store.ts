@@ -166,7 +166,9 @@ export interface CatalogueStore extends StoreTime {
    * Records a backfill of the DAG over [from, to) (validated by planBackfill against the
    * DAG's current schedule, which pins the version whose slots it covers) and notifies the
    * shard's leader, which creates its runs. Throws InvalidInputError naming the field, or
-   * NotFoundError for a DAG that does not exist; a refusal writes nothing.
+   * NotFoundError for a DAG that does not exist; a refusal writes nothing. With a
+   * `requestKey`, a request of the DAG with a key a backfill was started with returns that
+   * backfill and writes nothing, whatever else it asks, so a request sent twice starts one.
    */
   createBackfill(request: BackfillRequest): Promise<BackfillRow>;
   getBackfill(backfillId: BackfillId): Promise<BackfillRow>;

@@ -19,6 +19,11 @@ export interface BackfillRequest {
   confirm?: boolean;
   /** The console user or the CLI's OS user, for the row and the event log. */
   requestedBy: string;
+  /**
+   * The request's key (checked as checkRequestKey checks a trigger's): a second request of
+   * the DAG with the same key starts nothing and returns the backfill the first one started.
+   */
+  requestKey?: string;
 }
 
 /** What a store writes for an accepted request. */

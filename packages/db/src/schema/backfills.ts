@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { dags } from './dags';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'date' });
@@ -35,12 +35,20 @@ export const backfills = pgTable(
     requestedBy: text('requested_by').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     endedAt: ts('ended_at'),
+    /**
+     * The key a request was sent with (an API client's Idempotency-Key, the CLI's
+     * --idempotency-key), so a request sent twice starts one backfill; null without one.
+     */
+    requestKey: text('request_key'),
   },
   (t) => [
     index('backfills_open_idx')
       .on(t.shard, t.id)
       .where(sql`${t.endedAt} is null`),
     index('backfills_dag_idx').on(t.dagId, t.id),
+    uniqueIndex('backfills_dag_request_key_idx')
+      .on(t.dagId, t.requestKey)
+      .where(sql`${t.requestKey} is not null`),
     check('backfills_range_check', sql`${t.fromAt} < ${t.toAt} and ${t.maxActiveRuns} >= 1 and ${t.totalSlots} >= 1`),
     check('backfills_mode_check', sql`${t.mode} in ('skip', 'rerun')`),
     check('backfills_state_check', sql`${t.state} in ('running', 'done', 'cancelled')`),

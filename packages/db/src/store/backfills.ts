@@ -5,6 +5,7 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
+  checkRequestKey,
   defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
@@ -67,17 +68,26 @@ function backfillFromRow(r: RawRow): BackfillRow {
  */
 export async function createBackfill(db: Db, request: BackfillRequest): Promise<BackfillRow> {
   const dagId = parseDagId(request.dagId, 'dagId');
+  const requestKey = request.requestKey === undefined ? null : checkRequestKey(request.requestKey);
   return db.transaction(async (tx) => {
     const dag = await getDag(tx, dagId);
+    const earlier = requestKey === null ? undefined : await firstRow(tx, sql`select id from backfills where dag_id = ${dag.id} and request_key = ${requestKey}`);
+    if (earlier) return { ...(await getBackfill(tx, toId(earlier.id) as BackfillId)), repeated: true };
     const plan = planBackfill(request, dag.spec.schedule);
+    // Two requests with one key racing: the second waits on the first's index entry, then inserts nothing.
     const inserted = await firstRow(
       tx,
-      sql`insert into backfills (dag_id, dag_version, shard, from_at, to_at, max_active_runs, mode, state, total_slots, next_slot_at, requested_by)
+      sql`insert into backfills (dag_id, dag_version, shard, from_at, to_at, max_active_runs, mode, state, total_slots, next_slot_at, requested_by, request_key)
           values (${dag.id}, ${dag.version}, ${dag.shard}, ${ts(new Date(plan.fromMs))}, ${ts(new Date(plan.toMs))}, ${plan.maxActiveRuns}, ${plan.mode},
-            'running', ${plan.totalSlots}, ${ts(new Date(plan.firstSlotMs))}, ${plan.requestedBy})
+            'running', ${plan.totalSlots}, ${ts(new Date(plan.firstSlotMs))}, ${plan.requestedBy}, ${requestKey})
+          on conflict (dag_id, request_key) where request_key is not null do nothing
           returning id`,
     );
-    const id = toId(inserted?.id) as BackfillId;
+    if (!inserted) {
+      const first = await firstRow(tx, sql`select id from backfills where dag_id = ${dag.id} and request_key = ${requestKey}`);
+      return { ...(await getBackfill(tx, toId(first?.id) as BackfillId)), repeated: true };
+    }
+    const id = toId(inserted.id) as BackfillId;
     await rows(tx, noticeSql({ kind: 'backfill-changed', shard: dag.shard, backfillId: id }));
     return getBackfill(tx, id);
   });

@@ -4,6 +4,7 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
+  checkRequestKey,
   defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
@@ -51,6 +52,8 @@ interface MemBackfill {
 export class MemoryBackfills {
   private readonly backfills = new Map<string, MemBackfill>();
   private nextNum = 1;
+  /** Backfills started with a request key, by DAG and key, as the SQL store's unique index finds them. */
+  private readonly byRequestKey = new Map<string, BackfillId>();
 
   constructor(
     private readonly tables: MemoryTables,
@@ -60,8 +63,11 @@ export class MemoryBackfills {
 
   async createBackfill(request: BackfillRequest): Promise<BackfillRow> {
     const dagId = parseDagId(request.dagId, 'dagId');
+    const requestKey = request.requestKey === undefined ? null : checkRequestKey(request.requestKey);
     const dag = this.tables.dags.get(dagId);
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
+    const keyed = requestKey === null ? undefined : this.byRequestKey.get(`${dagId}\u0000${requestKey}`);
+    if (keyed !== undefined) return { ...(await this.getBackfill(keyed)), repeated: true };
     const plan = planBackfill(request, this.tables.specOf(dag).schedule);
     const now = this.tables.nowMs();
     const num = this.nextNum++;
@@ -87,6 +93,7 @@ export class MemoryBackfills {
       runIds: [],
     };
     this.backfills.set(b.id, b);
+    if (requestKey !== null) this.byRequestKey.set(`${dagId}\u0000${requestKey}`, b.id);
     this.tables.emit({ op: 'backfill:created', atMs: now, backfillId: b.id, dagId });
     this.tables.publish({ kind: 'backfill-changed', shard: b.shard, backfillId: b.id });
     return this.rowOf(b);

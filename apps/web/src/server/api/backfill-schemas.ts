@@ -52,6 +52,7 @@ export const backfillRowSchema = z.object({
   requestedBy: z.string(),
   createdAt: instant,
   endedAt: instant.nullable(),
+  repeated: z.literal(true).optional().describe('Present on the answer to a request whose Idempotency-Key started this backfill before'),
 });
 
 export const backfillListAnswer = z.object({ backfills: z.array(backfillRowSchema) });

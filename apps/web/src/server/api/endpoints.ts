@@ -180,13 +180,23 @@ export const createBackfill = endpoint({
   method: 'POST',
   path: '/backfills',
   operationId: 'createBackfill',
-  summary: "Backfill a DAG's schedule slots in [from, to): its shard's leader creates one run per slot, at most maxActiveRuns unfinished at once",
+  summary:
+    "Backfill a DAG's schedule slots in [from, to): its shard's leader creates one run per slot, at most maxActiveRuns unfinished at once; with an Idempotency-Key, a repeated request starts nothing and returns the first backfill",
   role: 'operator',
   body: b.backfillBody,
   bodyRequired: true,
   bodyNamesStored: true,
-  answer: { status: 201, schema: b.backfillRowSchema, description: 'The backfill, running; follow it with GET /backfills/{id}' },
-  run: async ({ caller, body }) => ({ status: 201, body: await caller.backfills.create({ ...body, dagId: parseDagId(body.dagId, 'dagId') }) }),
+  idempotent: true,
+  answer: {
+    status: 201,
+    schema: b.backfillRowSchema,
+    description: 'The backfill, running; follow it with GET /backfills/{id}',
+    alsoStatus: { status: 200, description: 'A repeated Idempotency-Key: the backfill the first request started (repeated: true), nothing written' },
+  },
+  run: async ({ caller, body, idempotencyKey }) => {
+    const started = await caller.backfills.create({ ...body, dagId: parseDagId(body.dagId, 'dagId'), requestKey: idempotencyKey });
+    return { status: started.repeated ? 200 : 201, body: started };
+  },
 });
 
 export const getBackfill = endpoint({

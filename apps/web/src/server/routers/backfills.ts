@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BACKFILL_MODES, backfillIdSchema, dagIdSchema, LIMITS, parseInstant, type BackfillMode } from '@fenceline/core';
 import { auditChange } from '../audit';
+import { requestKeySchema } from '../request-key';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
 import { dagIdFromUrl } from '../url-ids';
 
@@ -31,6 +32,8 @@ export const backfillsRouter = router({
         confirm: z.boolean().optional(),
         /** skip (the default) leaves slots that have a run; rerun clears their ended runs to run again. */
         mode: z.enum(BACKFILL_MODES as [BackfillMode, ...BackfillMode[]]).optional(),
+        /** The API's Idempotency-Key: a request repeated with it starts nothing and returns the first backfill. */
+        requestKey: requestKeySchema.optional(),
       }),
     )
     .mutation(({ input, ctx }) =>
@@ -43,9 +46,17 @@ export const backfillsRouter = router({
           confirm: input.confirm,
           mode: input.mode,
           requestedBy: ctx.principal.user.name,
+          requestKey: input.requestKey,
         });
+        // A repeated request wrote nothing, so it records nothing.
+        if (b.repeated) return b;
         const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
-        await auditChange(store, ctx, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });
+        await auditChange(store, ctx, {
+          action: 'backfill.created',
+          dagId: b.dagId,
+          target: b.id,
+          details: input.requestKey ? { ...details, requestKey: input.requestKey } : details,
+        });
         return b;
       }),
     ),

@@ -45,6 +45,20 @@ export function backfillsContract(c: ContractContext): void {
       }
     });
 
+    it('createBackfill with a request key starts one backfill however often it is sent, and a bad key is refused', async () => {
+      const { dagId } = await minuteDag();
+      const base = { dagId, from: FROM, to: minutes(10), requestedBy: 'ops' };
+      const first = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-1' });
+      // Sent again, even asking for something else: the first backfill, nothing new.
+      expect(first.repeated).toBeUndefined();
+      expect(await c.store.createBackfill({ ...base, to: minutes(5), requestKey: 'nightly-fill-1' })).toEqual({ ...first, repeated: true });
+      const other = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-2' });
+      expect(other.id).not.toBe(first.id);
+      const err = await refusedWith(c.store.createBackfill({ ...base, requestKey: 'not a key!' }), 'INVALID_INPUT');
+      expect(err.details.field).toBe('requestKey');
+      expect((await c.store.listBackfills({ dagId })).map((b) => b.id).sort()).toEqual([first.id, other.id].sort());
+    });
+
     it('createBackfill refuses a bad request, naming the field, and records nothing', async () => {
       const { dagId } = await minuteDag();
       const manual = parseDagId(unique('backfill-manual'));

@@ -1,0 +1,2 @@
+ALTER TABLE "backfills" ADD COLUMN "request_key" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "backfills_dag_request_key_idx" ON "backfills" USING btree ("dag_id","request_key") WHERE "backfills"."request_key" is not null;
