@@ -83,6 +83,22 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.log('info', 'scheduler started', { url: `http://${config.host}:${port}`, leads: node.ledShards(), shardCount: node.config.shardCount });
 
+  // postgres.js 3.4.9 can throw outside any call: a transaction whose connection closed
+  // (the primary lost mid-transaction) still sends its ROLLBACK, and the write, deferred to
+  // the next turn, finds the socket gone. Uncaught, that TypeError ended the process; both
+  // schedulers of a failover drill died of it at once. It is the driver's own deferred
+  // write, so it is caught here, narrowly: the pool that holds the broken connection is
+  // replaced, and any other uncaught error still ends the process as before.
+  process.on('uncaughtException', (err: unknown) => {
+    if (!isDriverWriteOnClosedSocket(err)) {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    }
+    log.log('error', 'the database driver wrote to a closed connection; replacing the store connections', { error: err.message });
+    node.metrics.inc('store_reconnects_total');
+    void store.reconnect().catch(() => undefined);
+  });
+
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -99,6 +115,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The driver's deferred write on a connection whose socket is gone (see the handler in main). */
+function isDriverWriteOnClosedSocket(err: unknown): err is TypeError {
+  return err instanceof TypeError && /reading 'write'/.test(err.message) && /postgres[\\/]src[\\/]connection\.js/.test(err.stack ?? '') && /nextWrite/.test(err.stack ?? '');
 }
 
 main().catch((err) => {

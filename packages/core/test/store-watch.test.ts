@@ -36,7 +36,7 @@ describe('StoreWatch: every store call has a deadline', () => {
     let now = 0;
     const { store, waiting } = fakeStore();
     const { told, hooks } = recorder();
-    const watch = new StoreWatch({ nowMs: () => now }, 1000, hooks);
+    const watch = new StoreWatch({ nowMs: () => now }, 1000, hooks, 2000);
     const watched = watch.wrap(store);
     expect(watched.name).toBe('fake');
     const stuck = watched.stuck();
@@ -59,24 +59,43 @@ describe('StoreWatch: every store call has a deadline', () => {
     now = 1500;
     waiting[0]!.resolve('');
     expect(await answered).toBe('wrote a');
-    expect(told[2]).toBe('outage ended after 499 ms, 1 failed');
     expect(watch.pending().calls).toBe(0);
+    // The outage ends once calls have succeeded for the settling time, and lasted to the first of them.
+    now = 3499;
+    watch.check();
+    expect(told).toHaveLength(2);
+    now = 3500;
+    watch.check();
+    expect(told[2]).toBe('outage ended after 499 ms, 1 failed');
   });
 
-  it('tells an outage once when it begins and once when it ends, however many calls fail in it', async () => {
+  it('tells an outage once when it begins and once when it ends, however many calls fail or succeed in between', async () => {
     let now = 0;
     const { store, waiting } = fakeStore();
     const { told, hooks } = recorder();
-    const watched = new StoreWatch({ nowMs: () => now }, 1000, hooks).wrap(store);
+    const watch = new StoreWatch({ nowMs: () => now }, 1000, hooks, 5000);
+    const watched = watch.wrap(store);
+    const write = async (x: string) => {
+      const p = watched.write(x);
+      waiting.shift()!.resolve('');
+      await p;
+    };
     for (let i = 0; i < 50; i++) {
       now += 100;
       await expect(watched.down()).rejects.toBeInstanceOf(StoreUnavailableError);
+      // A failover: some calls get through while others still fail.
+      if (i % 10 === 0) await write(`w${i}`);
+      watch.check();
     }
     expect(told).toEqual(['outage began in down: the database is unavailable (ECONNREFUSED)']);
     now = 7_000;
-    const write = watched.write('b');
-    waiting[0]!.resolve('');
-    await write;
+    await write('b');
+    now = 11_999;
+    await write('c');
+    watch.check();
+    expect(told).toHaveLength(1);
+    now = 12_000;
+    watch.check();
     expect(told).toEqual(['outage began in down: the database is unavailable (ECONNREFUSED)', 'outage ended after 6900 ms, 50 failed']);
   });
 

@@ -25,8 +25,8 @@ const UNWATCHED = new Set(['subscribe', 'close', 'reconnect', 'constructor']);
  * an answer after `deadlineMs` is failed with StoreUnavailableError, as a lost connection
  * is, so whatever waits on it (a batch of results, a loop) moves on and tries again, and
  * the node is told so it can replace its connections. It also tells when the store becomes
- * unreachable and when it answers again, so an outage is one line at each end rather than
- * a line per failed call.
+ * unreachable and when it answers again (calls succeeding, none failing, for settleMs), so
+ * an outage is one line at each end rather than a line per failed call.
  *
  * No timer is set per call: calls are kept in the order they started (a Set keeps
  * insertion order), and `check`, run by one timer of the node every second or so, fails
@@ -36,11 +36,19 @@ export class StoreWatch {
   private readonly inFlight = new Set<InFlight>();
   private outageSinceMs: number | null = null;
   private failedDuringOutage = 0;
+  /** During an outage, when calls began to succeed again with no failure since. */
+  private answeringSinceMs: number | null = null;
 
   constructor(
     private readonly clock: Clock,
     private readonly deadlineMs: number,
     private readonly hooks: StoreWatchHooks,
+    /**
+     * How long calls must succeed with none failing before an outage counts as over. In a
+     * failover some calls succeed and some fail for a while, and that is one outage, not
+     * a dozen.
+     */
+    private readonly settleMs = 5_000,
   ) {}
 
   /** The store with every call watched; the same object's other properties are passed through. */
@@ -71,9 +79,17 @@ export class StoreWatch {
     return this.outageSinceMs !== null;
   }
 
-  /** Fails every call that has waited longer than the deadline. */
+  /** Fails every call that has waited longer than the deadline, and ends an outage whose calls have succeeded for settleMs. */
   check(): void {
     const now = this.clock.nowMs();
+    if (this.outageSinceMs !== null && this.answeringSinceMs !== null && now - this.answeringSinceMs >= this.settleMs) {
+      const durationMs = this.answeringSinceMs - this.outageSinceMs;
+      const failed = this.failedDuringOutage;
+      this.outageSinceMs = null;
+      this.answeringSinceMs = null;
+      this.failedDuringOutage = 0;
+      this.hooks.outageEnded(durationMs, failed);
+    }
     let oldest: InFlight | null = null;
     let failed = 0;
     for (const call of this.inFlight) {
@@ -113,18 +129,18 @@ export class StoreWatch {
     };
   }
 
-  /** A call got an answer (a refusal is an answer too): an outage, if one was on, is over. */
+  /**
+   * A call got an answer (a refusal is an answer too): an outage, if one is on, ends once
+   * calls have kept succeeding for settleMs (check), and its length runs to this first one.
+   */
   private answered(): void {
-    if (this.outageSinceMs === null) return;
-    const durationMs = this.clock.nowMs() - this.outageSinceMs;
-    const failed = this.failedDuringOutage;
-    this.outageSinceMs = null;
-    this.failedDuringOutage = 0;
-    this.hooks.outageEnded(durationMs, failed);
+    if (this.outageSinceMs === null || this.answeringSinceMs !== null) return;
+    this.answeringSinceMs = this.clock.nowMs();
   }
 
   private unavailable(method: string, err: StoreUnavailableError): void {
     this.failedDuringOutage++;
+    this.answeringSinceMs = null;
     if (this.outageSinceMs !== null) return;
     this.outageSinceMs = this.clock.nowMs();
     this.hooks.outageBegan(method, err);
