@@ -34,6 +34,7 @@ const INSTANT_FIELDS = new Set([
   'requestedAt',
   'appliedAt',
   'writtenAt',
+  'at',
 ]);
 
 function reviveInstants(key: string, value: unknown): unknown {

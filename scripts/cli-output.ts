@@ -19,6 +19,8 @@ type RunLine = Pick<RunRow, 'id' | 'dagId' | 'dagVersion' | 'state' | 'trigger' 
 
 export type JobLine = Pick<JobRow, 'id' | 'taskId' | 'state' | 'attempt' | 'maxAttempts' | 'fence' | 'holder' | 'leaseExpiresAt' | 'lastError'> & {
   result: { outcome: string; fence: number } | null;
+  /** Attempts through the job's life and the last clear (absent from an older API). */
+  history?: { seen: number; lastClear: { by: string; at: Date } | null };
 };
 
 export function describeSchedule(s: DagLine['schedule']): string {
@@ -76,7 +78,10 @@ export function printJobs(run: Pick<RunRow, 'id' | 'dagId' | 'dagVersion' | 'sta
       job: j.id,
       task: j.taskId,
       state: j.state,
-      attempt: `${j.attempt}/${j.maxAttempts}`,
+      // Attempts through the job's whole life, as the run page numbers them; the budget is what a clear resets.
+      attempts: j.history?.seen ?? j.attempt,
+      budget: `${j.attempt}/${j.maxAttempts}`,
+      cleared: j.history?.lastClear ? `by ${j.history.lastClear.by} ${fmt(j.history.lastClear.at)}` : '-',
       fence: j.fence,
       holder: j.holder ?? '-',
       leaseExpiresAt: fmt(j.leaseExpiresAt),

@@ -78,8 +78,17 @@ export const jobRowSchema = z.looseObject({
   id: z.string(),
   taskId: z.string(),
   state: z.string(),
-  attempt: z.number().int(),
+  attempt: z.number().int().describe('Attempts counted against the retry budget since the run started or the task was last cleared'),
   fence: z.number().int(),
+  history: z
+    .object({
+      seen: z.number().int().describe("Attempts through the job's whole life, as the run page numbers them (1, 2, 3 ...); a clear does not reset it"),
+      lastClear: z
+        .object({ kind: z.string(), by: z.string(), at: instant, reason: z.string().nullable() })
+        .nullable()
+        .describe('The last clear or retry from failure that reset the retry budget, and who asked for it'),
+    })
+    .optional(),
   result: z
     .object({ outcome: z.enum(['succeeded', 'failed']), fence: z.number().int() })
     .nullable()
