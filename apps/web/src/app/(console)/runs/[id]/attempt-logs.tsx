@@ -27,11 +27,12 @@ export function AttemptLogs({ attempts, error, numberOf }: { attempts: ShownAtte
       {attempts?.map((a) => (
         <details key={a.fence} open={a === attempts.at(-1)} data-testid={`attempt-${a.fence}`}>
           <summary>
-            attempt {numberOf(a.fence) ?? a.attempt} · fence <code>{a.fence}</code> · <code>{a.workerId}</code> · <StateBadge state={a.outcome} /> · <Time at={a.endedAt} />{' '}
-            <a href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
-              download
-            </a>
+            attempt {numberOf(a.fence) ?? a.attempt} · fence <code>{a.fence}</code> · <code>{a.workerId}</code> · <StateBadge state={a.outcome} /> · <Time at={a.endedAt} />
           </summary>
+          {/* Outside the summary: a link inside a control that toggles is a control in a control. */}
+          <a href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
+            download
+          </a>
           {a.error ? <pre className="logs bad">{a.error}</pre> : null}
           <pre className="logs" data-testid={`attempt-log-${a.fence}`}>
             {a.logs ?? 'The worker captured no logs for this attempt.'}
