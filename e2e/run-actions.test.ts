@@ -120,6 +120,24 @@ describe('operator actions on the run page', () => {
     );
     await screenshot(page, 'run-actions-02-retried');
 
+    // The retried task's attempts are numbered through its whole life, apart from its retry
+    // budget, which the retry reset; the table says where the retry fell and who asked for it.
+    await page.getByTestId('gantt-row-load').click();
+    const attemptsCell = page.getByTestId('job-attempts');
+    await until('the attempts after the retry to be counted', async () => Number(await attemptsCell.getAttribute('data-seen')) >= 2, 20_000);
+    const seen = Number(await attemptsCell.getAttribute('data-seen'));
+    const budget = Number(await attemptsCell.getAttribute('data-budget'));
+    assert.ok(budget < seen, `the budget (${budget}) restarted below the attempts seen (${seen})`);
+    assert.match((await attemptsCell.textContent()) ?? '', new RegExp(`^${seen} in all; retry budget ${budget} of \\d+ since the retry from failure by e2e-operator$`));
+    for (let n = 1; n <= seen; n++) await page.getByTestId(`attempt-row-${n}`).waitFor();
+    assert.equal(await page.getByTestId(`attempt-row-${seen + 1}`).count(), 0);
+    assert.match((await page.getByTestId('attempt-clear').textContent()) ?? '', /Retry from failure by e2e-operator/);
+    await until('the last attempt’s log to be listed', async () => (await page.getByTestId('attempt-logs').locator('summary').count()) >= 2, 20_000);
+    const headers = await page.getByTestId('attempt-logs').locator('summary').allTextContents();
+    const numbers = headers.map((t) => Number(/^attempt (\d+)/.exec(t)?.[1]));
+    assert.equal(new Set(numbers).size, numbers.length, `each attempt's log has its own number: ${headers.join(' | ')}`);
+    assert.equal(numbers.at(-1), seen, 'the last log is the last attempt');
+
     // Clear one finished task from its panel: it runs again, and the run ends succeeded again.
     await page.getByTestId('gantt-row-report').click();
     await page.getByTestId('clear-task').click();

@@ -27,6 +27,7 @@ const DEFAULT_FILES = [
   'editor.test.ts',
   'runs.test.ts',
   'trigger-params.test.ts',
+  'accessibility.test.ts',
   'run-actions.test.ts',
   'backfill.test.ts',
   'runs-list.test.ts',

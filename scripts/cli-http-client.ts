@@ -37,6 +37,7 @@ const INSTANT_FIELDS = new Set([
   'fromAt',
   'toAt',
   'nextSlotAt',
+  'at',
 ]);
 
 function reviveInstants(key: string, value: unknown): unknown {

@@ -19,6 +19,8 @@ type RunLine = Pick<RunRow, 'id' | 'dagId' | 'dagVersion' | 'state' | 'trigger' 
 
 export type JobLine = Pick<JobRow, 'id' | 'taskId' | 'state' | 'attempt' | 'maxAttempts' | 'fence' | 'holder' | 'leaseExpiresAt' | 'lastError'> & {
   result: { outcome: string; fence: number } | null;
+  /** Attempts through the job's life and the last clear (absent from an older API). */
+  history?: { seen: number; lastClear: { by: string; at: Date } | null };
 };
 
 export function describeSchedule(s: DagLine['schedule']): string {
@@ -77,7 +79,10 @@ export function printJobs(run: Pick<RunRow, 'id' | 'dagId' | 'dagVersion' | 'sta
       task: j.taskId,
       // The store's leased is running to a user, as the console and the API say it.
       state: jobStateWord(j.state),
-      attempt: `${j.attempt}/${j.maxAttempts}`,
+      // Attempts through the job's whole life, as the run page numbers them; the budget is what a clear resets.
+      attempts: j.history?.seen ?? j.attempt,
+      budget: `${j.attempt}/${j.maxAttempts}`,
+      cleared: j.history?.lastClear ? `by ${j.history.lastClear.by} ${fmt(j.history.lastClear.at)}` : '-',
       fence: j.fence,
       holder: j.holder ?? '-',
       leaseExpiresAt: fmt(j.leaseExpiresAt),

@@ -16,7 +16,7 @@ import {
   type WorkerCredentialStore,
 } from '@fenceline/core';
 import { openStore, type SqlStore } from '@fenceline/db';
-import { offerOfMeta } from '@fenceline/db/console';
+import { attemptHistory, offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';
 import { BACKFILL_HELP, backfillCommand, storeBackfills } from './cli-backfill';
 import { LIMIT_HELP, limitCommand } from './cli-limits';
@@ -112,7 +112,7 @@ type CliStore = CatalogueStore &
   WorkerCredentialStore &
   ResourceLimitStore &
   NotificationStore &
-  Pick<SqlStore, 'putDags'>;
+  Pick<SqlStore, 'putDags' | 'db'>;
 
 async function run(store: CliStore, command: string, args: string[]): Promise<number> {
   switch (command) {
@@ -170,7 +170,8 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const run = await store.getRun(runId);
       const [jobs, results] = await Promise.all([store.listJobs(runId), store.listRunResults(runId)]);
       const byJob = new Map(results.map((r) => [r.jobId, r]));
-      const rows = jobs.map((j) => ({ ...j, result: byJob.get(j.id) ?? null }));
+      const history = await attemptHistory(store.db, runId, jobs);
+      const rows = jobs.map((j) => ({ ...j, result: byJob.get(j.id) ?? null, history: history.get(j.id) }));
       printJobs(run, rows);
       return 0;
     }

@@ -26,6 +26,7 @@ export * from './run/actions';
 export * from './run/trigger-rules';
 export * from './run/run-page';
 export * from './run/log-chunks';
+export * from './run/attempt-numbers';
 export * from './fairshare/plan';
 export * from './fairshare/lend-check';
 export * from './routing/offer';

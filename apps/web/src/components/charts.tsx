@@ -8,12 +8,27 @@ import { useEffect, useRef, useState, type ReactNode, type RefObject } from 'rea
  * their measured width in pixels, so tick labels keep their size however wide the card is.
  */
 
-export function BarChart({ values, secondary, labels, height = 90, testId }: { values: number[]; secondary?: number[]; labels?: string[]; height?: number; testId?: string }) {
+export function BarChart({
+  values,
+  secondary,
+  labels,
+  height = 90,
+  testId,
+  label,
+}: {
+  values: number[];
+  secondary?: number[];
+  labels?: string[];
+  height?: number;
+  testId?: string;
+  /** What the chart shows, as its accessible name. */
+  label: string;
+}) {
   const max = Math.max(1, ...values.map((v, i) => v + (secondary?.[i] ?? 0)));
   const width = 600;
   const bar = width / Math.max(values.length, 1);
   return (
-    <svg className="chart" viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="none" role="img" data-testid={testId}>
+    <svg className="chart" viewBox={`0 0 ${width} ${height}`} preserveAspectRatio="none" role="img" aria-label={label} data-testid={testId}>
       {values.map((v, i) => {
         const h = (v / max) * (height - 4);
         const s = ((secondary?.[i] ?? 0) / max) * (height - 4);
@@ -163,6 +178,7 @@ export function ChartBox({
   testId,
   children,
   data,
+  label,
 }: {
   boxRef: RefObject<HTMLDivElement | null>;
   width: number;
@@ -170,11 +186,13 @@ export function ChartBox({
   testId?: string;
   children: ReactNode;
   data?: Record<string, string | number>;
+  /** What the chart shows, as its accessible name: a chart is one image to assistive technology. */
+  label: string;
 }) {
   const attrs = Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [`data-${k}`, String(v)]));
   return (
     <div ref={boxRef} style={{ width: '100%' }}>
-      <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" data-testid={testId} {...attrs}>
+      <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label} data-testid={testId} {...attrs}>
         {children}
       </svg>
     </div>
@@ -202,7 +220,10 @@ export function LineChart({
   yMax,
   integer = true,
   markers = [],
+  label,
 }: {
+  /** What the chart shows, as its accessible name. */
+  label: string;
   series: LineSeries[];
   capLine?: number;
   height?: number;
@@ -228,7 +249,7 @@ export function LineChart({
   const xAt = (v: number) => area.left + (xTop <= 0 ? 0 : (v / xTop) * area.width);
   const yAt = (v: number) => area.top + area.height - (v / yTop) * area.height;
   return (
-    <ChartBox boxRef={ref} width={width} height={height} testId={testId} data={{ 'y-max': yTop, 'x-max': x ? xTop : points - 1, points }}>
+    <ChartBox boxRef={ref} width={width} height={height} testId={testId} label={label} data={{ 'y-max': yTop, 'x-max': x ? xTop : points - 1, points }}>
       <YAxis area={area} ticks={yTicks} at={yAt} label={yLabel} />
       {x ? <XAxis area={area} ticks={xTicks} at={xAt} label={x.label} /> : null}
       {markers.map((m) => (
@@ -276,7 +297,10 @@ export function GroupedBarChart({
   format = tickText,
   height = 200,
   testId,
+  label,
 }: {
+  /** What the chart shows, as its accessible name. */
+  label: string;
   groups: BarGroup[];
   yLabel: string;
   yMax?: number;
@@ -293,7 +317,7 @@ export function GroupedBarChart({
   const groupWidth = area.width / Math.max(1, groups.length);
   const bottom = area.top + area.height;
   return (
-    <ChartBox boxRef={ref} width={width} height={height} testId={testId} data={{ 'y-max': top, bars: groups.reduce((n, g) => n + g.bars.length, 0) }}>
+    <ChartBox boxRef={ref} width={width} height={height} testId={testId} label={label} data={{ 'y-max': top, bars: groups.reduce((n, g) => n + g.bars.length, 0) }}>
       <YAxis area={area} ticks={ticks} at={yAt} label={yLabel} format={format} />
       {groups.map((g, gi) => {
         const slot = (groupWidth - 16) / Math.max(1, g.bars.length);
@@ -334,7 +358,16 @@ export function GroupedBarChart({
 export function Meter({ value, max, testId }: { value: number; max: number; testId?: string }) {
   const fraction = max > 0 ? Math.min(1, value / max) : 0;
   return (
-    <div className="meter" data-testid={testId} title={`${value} of ${max}`}>
+    <div
+      className="meter"
+      data-testid={testId}
+      title={`${value} of ${max}`}
+      role="meter"
+      aria-valuemin={0}
+      aria-valuemax={Math.max(max, value)}
+      aria-valuenow={value}
+      aria-label={`${value} of ${max}`}
+    >
       <div className={`meter-fill ${value >= max && max > 0 ? 'full' : ''}`} style={{ width: `${fraction * 100}%` }} />
     </div>
   );

@@ -78,7 +78,8 @@ export function DiffView({ lines, context = 3 }: { lines: DiffLine[]; context?: 
   });
   if (!lines.some((l) => l.kind !== 'same')) return <div className="muted">No changes.</div>;
   return (
-    <pre className="diff" data-testid="version-diff">
+    // A scrolling box takes focus, so a keyboard can scroll it.
+    <pre className="diff" data-testid="version-diff" tabIndex={0}>
       {rows.map(({ key, line }) =>
         line ? (
           <div key={key} className={`diff-${line.kind}`}>

@@ -15,6 +15,7 @@ const NAV = [
   { href: '/editor', label: 'Editor', icon: '✎' },
   { href: '/shards', label: 'Shards', icon: '⬡' },
   { href: '/fair-share', label: 'Fair share', icon: '◔' },
+  { href: '/limits', label: 'Limits', icon: '⧗' },
   { href: '/workers', label: 'Workers', icon: '▤' },
   { href: '/notifications', label: 'Notifications', icon: '✉' },
   { href: '/simulator', label: 'Simulator', icon: '⚗' },

@@ -14,3 +14,4 @@ export { runTimeline, type RunTimeline, type JobTimeline, type Attempt, type Tim
 export { seedDags } from './seed';
 export { liveOffers, offerOfMeta, poolsOf, type LiveOffers, type LiveOffer, type PoolSummary } from './routing';
 export { limitWaiters, type LimitWaiter } from './limits';
+export { attemptHistory, type AttemptHistory } from './attempt-history';

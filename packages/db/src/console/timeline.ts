@@ -1,16 +1,36 @@
 import { sql } from 'drizzle-orm';
-import { DEFAULT_POOL, needOf, unmetNeed, type DagSpec, type JobId, type JobRow, type RunId, type RunRow, type WorkerId } from '@fenceline/core';
+import {
+  clearsOfTask,
+  DEFAULT_POOL,
+  needOf,
+  numberAttempts,
+  pendingClear,
+  unmetNeed,
+  type ClearMark,
+  type DagSpec,
+  type JobId,
+  type JobRow,
+  type RunId,
+  type RunRow,
+  type WorkerId,
+} from '@fenceline/core';
 import { getDagVersion } from '../store/dags';
 import { listJobs } from '../store/jobs';
 import { resourceUse } from '../store/resources';
 import { getRun } from '../store/runs';
+import { listRunActions } from '../store/run-actions';
 import { capOf, poolSnapshot } from './pool';
 import { liveOffers } from './routing';
 import { date, dateOrNull, jobIdOrNull, num, numOrNull, query, strOrNull, workerIdOrNull, type ConsoleDb } from './sql';
 
 /** One lease of a job, from its grant to whatever ended it. */
 export interface Attempt {
+  /** The job's retry-budget count at this lease (a clear starts it again at 1). */
   attempt: number;
+  /** Its number in the job's whole life, 1, 2, 3 ..., which a clear does not reset: what a person reads. */
+  number: number;
+  /** For the first attempt after a clear (or a retry from failure): that clear, and who asked for it. */
+  afterClear: ClearMark | null;
   fence: number;
   workerId: WorkerId | null;
   grantedAt: Date;
@@ -38,7 +58,7 @@ export interface TimelineInterval {
   from: Date;
   to: Date;
   open: boolean;
-  /** For an attempt: its number and how it ended (see Attempt.outcome). */
+  /** For an attempt: its number in the job's life and how it ended (see Attempt.outcome). */
   attempt?: number;
   outcome?: string;
 }
@@ -46,6 +66,10 @@ export interface TimelineInterval {
 export interface JobTimeline {
   job: JobRow;
   attempts: Attempt[];
+  /** Every clear of the task, oldest first: each reset its retry budget. */
+  clears: ClearMark[];
+  /** A clear no attempt has followed yet (the job waits to run again). */
+  pendingClear: ClearMark | null;
   /** The job's life in order, from the run's start: what the run timeline draws. */
   intervals: TimelineInterval[];
   /** Why the job is not running now, in words, for jobs that are neither leased nor finished. */
@@ -86,7 +110,7 @@ function readyAgain(outcome: string, data: Record<string, unknown>): boolean {
  */
 export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFraction: number; liveWindowMs: number }): Promise<RunTimeline> {
   const run = await getRun(db, runId);
-  const [version, jobs, events, pool, live, limits] = await Promise.all([
+  const [version, jobs, events, pool, live, limits, actions] = await Promise.all([
     getDagVersion(db, run.dagId, run.dagVersion),
     listJobs(db, runId),
     // Renewal events carry the job but not the run (the renewing node may not lead it), so they are found by job.
@@ -100,6 +124,7 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
     poolSnapshot(db, opts.liveWindowMs),
     liveOffers(db, opts.liveWindowMs),
     resourceUse(db),
+    listRunActions(db, runId),
   ]);
   const spec = version.spec;
   // The cap is per DAG and pool: the DAG's leases are counted per pool of their task (as this run's version names it).
@@ -142,10 +167,10 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
 
   const runStart = run.startedAt ?? run.createdAt;
   const timelines = jobs.map((job): JobTimeline => {
-    const attempts: Attempt[] = [];
+    const attempts: Omit<Attempt, 'number' | 'afterClear'>[] = [];
     // Whether each attempt's end made the job ready again, by index in `attempts`.
     const reReady: boolean[] = [];
-    let open: Attempt | null = null;
+    let open: Omit<Attempt, 'number' | 'afterClear'> | null = null;
     for (const e of eventsByJob.get(job.id) ?? []) {
       const type = String(e.type);
       const data = (e.data ?? {}) as Record<string, unknown>;
@@ -188,7 +213,9 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
       attempts.push(open);
       reReady.push(false);
     }
-    useRowTimes(job, attempts, reReady);
+    const clears = clearsOfTask(actions, job.taskId);
+    const numbered: Attempt[] = numberAttempts(attempts, clears);
+    useRowTimes(job, numbered, reReady);
     const task = spec.tasks.find((t) => t.id === job.taskId);
     const taskPool = task?.pool ?? DEFAULT_POOL;
     const dependsOn = task?.dependsOn ?? [];
@@ -196,8 +223,10 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
     const upstreamEnd = upstreamEnds.length > 0 ? new Date(Math.max(...upstreamEnds)) : runStart;
     return {
       job,
-      attempts,
-      intervals: intervalsOf(job, attempts, reReady, { runStart, upstreamEnd, now: pool.now }),
+      attempts: numbered,
+      clears,
+      pendingClear: pendingClear(numbered, clears),
+      intervals: intervalsOf(job, numbered, reReady, { runStart, upstreamEnd, now: pool.now }),
       waitingReason: whyWaiting(job, dependsOn, byTask, {
         now: pool.now,
         held: heldIn.get(taskPool) ?? 0,
@@ -256,7 +285,7 @@ function intervalsOf(job: JobRow, attempts: Attempt[], reReady: boolean[], t: { 
   let readySince: Date | null = firstReady ?? firstGrant;
   for (const a of attempts) {
     if (readySince) add('ready', readySince, a.grantedAt);
-    add('attempt', a.grantedAt, a.endedAt, { attempt: a.attempt, outcome: a.outcome });
+    add('attempt', a.grantedAt, a.endedAt, { attempt: a.number, outcome: a.outcome });
     readySince = null;
     if (a.endedAt && a.retryAt) {
       add('backoff', a.endedAt, a.retryAt, { open: a.retryAt.getTime() > t.now.getTime() });

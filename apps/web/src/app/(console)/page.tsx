@@ -123,6 +123,7 @@ export default function OverviewPage() {
           <Card title="Throughput: jobs finished per minute, last 30 minutes">
             <BarChart
               testId="throughput-chart"
+              label={`Jobs finished per minute over the last 30 minutes: ${o.throughput.reduce((n, t) => n + t.succeeded, 0)} succeeded, ${o.throughput.reduce((n, t) => n + t.failed, 0)} failed`}
               values={o.throughput.map((t) => t.succeeded)}
               secondary={o.throughput.map((t) => t.failed)}
               labels={o.throughput.map((t) => formatTime(t.at, zone, 'minutes'))}

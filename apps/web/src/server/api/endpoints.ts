@@ -1,6 +1,7 @@
 import { jobStateWord, parseBackfillId, parseDagId, type DagId, type RunActionRow } from '@fenceline/core';
 import type { RouteHandler } from './handler';
 import { routeHandler, type Endpoint } from './handler';
+import { attemptHistory } from '@fenceline/db/console';
 import { runIdFromUrl } from '../url-ids';
 import * as b from './backfill-schemas';
 import * as n from './notification-schemas';
@@ -121,9 +122,16 @@ export const getRun = endpoint({
     const [run, jobs, results] = await Promise.all([store.getRun(runId), store.listJobs(runId), store.listRunResults(runId)]);
     // Only the outcome and fence of each result: its output and logs have their own reads, and may be large.
     const byJob = new Map(results.map((r) => [r.jobId, r]));
+    const history = await attemptHistory(store.db, runId, jobs);
     const withResults = jobs.map((j) => {
       const r = byJob.get(j.id);
-      return { ...j, state: jobStateWord(j.state), result: r ? { outcome: r.outcome, fence: r.fence } : null };
+      const h = history.get(j.id);
+      return {
+        ...j,
+        state: jobStateWord(j.state),
+        history: h ? { seen: h.seen, lastClear: h.lastClear && { kind: h.lastClear.kind, by: h.lastClear.by, at: h.lastClear.at, reason: h.lastClear.reason } } : undefined,
+        result: r ? { outcome: r.outcome, fence: r.fence } : null,
+      };
     });
     return { status: 200, body: { run, jobs: withResults } };
   },

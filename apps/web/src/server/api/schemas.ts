@@ -145,7 +145,7 @@ export const jobRowSchema = z.object({
   shard: count,
   taskId: z.string(),
   state: jobStateWordSchema,
-  attempt: count,
+  attempt: count.describe('Attempts counted against the retry budget since the run started or the task was last cleared'),
   maxAttempts: z.number().int().min(1),
   fence: count,
   holder: z.string().nullable().describe('The worker that holds (or last held) the lease'),
@@ -159,6 +159,15 @@ export const jobRowSchema = z.object({
   leasedAt: instant.nullable(),
   endedAt: instant.nullable(),
   lastError: z.string().nullable(),
+  history: z
+    .object({
+      seen: z.number().int().describe("Attempts through the job's whole life, as the run page numbers them (1, 2, 3 ...); a clear does not reset it"),
+      lastClear: z
+        .object({ kind: z.string(), by: z.string(), at: instant, reason: z.string().nullable() })
+        .nullable()
+        .describe('The last clear or retry from failure that reset the retry budget, and who asked for it'),
+    })
+    .optional(),
   result: z
     .object({ outcome: z.enum(['succeeded', 'failed']), fence: count })
     .nullable()

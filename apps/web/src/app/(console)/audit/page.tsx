@@ -14,8 +14,8 @@ export default function AuditPage() {
     <>
       <PageHeader title="Audit log" subtitle="Who changed what, when and from where. The log is append-only: nothing in the product edits or deletes an entry." />
       <div className="field-row">
-        <input data-testid="audit-filter-actor" placeholder="Who (user name)…" value={actor} onChange={(e) => setActor(e.target.value)} />
-        <select data-testid="audit-filter-action" value={action} onChange={(e) => setAction(e.target.value as AuditAction | '')}>
+        <input data-testid="audit-filter-actor" aria-label="Who (user name)" placeholder="Who (user name)…" value={actor} onChange={(e) => setActor(e.target.value)} />
+        <select data-testid="audit-filter-action" aria-label="Action" value={action} onChange={(e) => setAction(e.target.value as AuditAction | '')}>
           <option value="">every action</option>
           {AUDIT_ACTIONS.map((a) => (
             <option key={a} value={a}>
@@ -23,7 +23,7 @@ export default function AuditPage() {
             </option>
           ))}
         </select>
-        <input data-testid="audit-filter-dag" placeholder="DAG id…" value={dagId} onChange={(e) => setDagId(e.target.value)} />
+        <input data-testid="audit-filter-dag" aria-label="DAG id" placeholder="DAG id…" value={dagId} onChange={(e) => setDagId(e.target.value)} />
       </div>
       <Card>
         <AuditTable filter={{ actor: actor.trim() || undefined, action: action || undefined, dagId: dagId.trim() || undefined }} />

@@ -52,12 +52,13 @@ export function JsonMirror({ spec, setSpec }: { spec: DraftSpec; setSpec: (next:
   return (
     <section className="card json-card">
       <div className="card-head">
-        <h2>Spec (JSON, editable)</h2>
+        <h2 id="spec-json-title">Spec (JSON, editable)</h2>
         {json.error ? <span className="badge state-failed">not applied</span> : <span className="muted small">edits apply to the graph as you type</span>}
       </div>
       <textarea
         className="json"
         data-testid="spec-json"
+        aria-labelledby="spec-json-title"
         spellCheck={false}
         value={json.text}
         onFocus={json.onFocus}

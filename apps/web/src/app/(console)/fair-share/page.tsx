@@ -127,7 +127,12 @@ export default function FairSharePage() {
             )}
           </Card>
           <Card title="Leases held over the last 10 minutes">
-            <LineChart testId="share-chart" series={f.history.series.map((s) => ({ name: s.dagId, values: s.held }))} capLine={f.cap} />
+            <LineChart
+              testId="share-chart"
+              label="Leases each DAG held over the last 10 minutes, with the cap"
+              series={f.history.series.map((s) => ({ name: s.dagId, values: s.held }))}
+              capLine={f.cap}
+            />
             <p className="small muted">Each line sums a DAG&apos;s leases over its pools; the cap line is the default pool&apos;s.</p>
             <div className="legend small">
               {f.history.series.map((s, i) => (

@@ -35,7 +35,14 @@ export function LeaderTimeline({
   const ticks = niceTicks(minutes, { target: Math.max(2, Math.min(8, Math.floor(area.width / 80))) }).filter((t) => t <= minutes + 1e-9);
   const takeovers = spans.filter((s) => s.kind === 'takeover').length;
   return (
-    <ChartBox boxRef={ref} width={width} height={height} testId={testId} data={{ changes: spans.length, takeovers, shards: rows }}>
+    <ChartBox
+      boxRef={ref}
+      width={width}
+      height={height}
+      testId={testId}
+      label={`Leader of each shard over virtual time: ${takeovers} takeovers`}
+      data={{ changes: spans.length, takeovers, shards: rows }}
+    >
       {Array.from({ length: rows }, (_, shard) => (
         <text key={shard} x={area.left - 6} y={yOf(shard) + ROW_PX - 3} textAnchor="end" style={{ ...AXIS_TEXT, fontSize: 10 }}>
           shard {shard}

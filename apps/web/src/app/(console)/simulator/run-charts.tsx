@@ -74,6 +74,7 @@ export function RunCharts({
           yMax={scales.running}
           markers={markers}
           testId={`sim-running-chart-${index}`}
+          label="Running jobs per DAG group over virtual time"
         />
         <Legend
           items={groups.map((g, i) => ({ name: g, color: seriesColor(i) }))}
@@ -91,6 +92,7 @@ export function RunCharts({
           yMax={scales.events}
           markers={markers}
           testId={`sim-expiry-chart-${index}`}
+          label={`Lease expiries and refused writes per ${intervalS} virtual seconds`}
         />
         <Legend
           items={[
@@ -130,6 +132,7 @@ export function RunCharts({
           yMax={scales.latencyS}
           format={latencyText}
           testId={`sim-latency-chart-${index}`}
+          label="Start latency by DAG group, in seconds: p50, p90, p99 and max"
         />
         <div className="table-scroll">
           <table className="table small">

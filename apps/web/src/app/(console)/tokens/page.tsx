@@ -38,8 +38,14 @@ export default function TokensPage() {
             create.mutate({ name, role, expiresInDays: days });
           }}
         >
-          <input data-testid="new-token-name" placeholder="what it is for (ci, backup…)" value={name} onChange={(e) => setName(e.target.value)} />
-          <select data-testid="new-token-role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          <input
+            data-testid="new-token-name"
+            aria-label="Name of the new token"
+            placeholder="what it is for (ci, backup…)"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <select data-testid="new-token-role" aria-label="Role of the new token" value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {ROLES.filter((r) => roleAtLeast(myRole, r)).map((r) => (
               <option key={r} value={r}>
                 {r}

@@ -41,8 +41,16 @@ export default function UsersPage() {
             create.mutate({ name, role, password: password === '' ? undefined : password });
           }}
         >
-          <input data-testid="new-user-name" placeholder="user name" autoCapitalize="none" spellCheck={false} value={name} onChange={(e) => setName(e.target.value)} />
-          <select data-testid="new-user-role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          <input
+            data-testid="new-user-name"
+            aria-label="Name of the new user"
+            placeholder="user name"
+            autoCapitalize="none"
+            spellCheck={false}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <select data-testid="new-user-role" aria-label="Role of the new user" value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {ROLES.map((r) => (
               <option key={r} value={r}>
                 {r}
@@ -97,6 +105,7 @@ export default function UsersPage() {
                     <td>
                       <select
                         data-testid={`user-role-${u.name}`}
+                        aria-label={`Role of ${u.name}`}
                         value={u.role}
                         disabled={setUserRole.isPending}
                         onChange={(e) => setUserRole.mutate({ userId: u.id, role: e.target.value as Role })}

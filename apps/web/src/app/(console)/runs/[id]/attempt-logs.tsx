@@ -15,9 +15,10 @@ interface ShownAttempt {
 
 /**
  * The logs of every attempt that wrote a result, oldest first, each with a link that
- * downloads it as a file: the result above is only the last attempt's.
+ * downloads it as a file: the result above is only the last attempt's. Each is named by its
+ * number in the job's whole life (numberOf, by fence), as the attempts table names it.
  */
-export function AttemptLogs({ attempts, error }: { attempts: ShownAttempt[] | undefined; error: unknown }) {
+export function AttemptLogs({ attempts, error, numberOf }: { attempts: ShownAttempt[] | undefined; error: unknown; numberOf: (fence: number) => number | undefined }) {
   return (
     <div data-testid="attempt-logs">
       <h3>Logs of every attempt</h3>
@@ -26,11 +27,12 @@ export function AttemptLogs({ attempts, error }: { attempts: ShownAttempt[] | un
       {attempts?.map((a) => (
         <details key={a.fence} open={a === attempts.at(-1)} data-testid={`attempt-${a.fence}`}>
           <summary>
-            attempt {a.attempt} · fence <code>{a.fence}</code> · <code>{a.workerId}</code> · <StateBadge state={a.outcome} /> · <Time at={a.endedAt} />{' '}
-            <a href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
-              download
-            </a>
+            attempt {numberOf(a.fence) ?? a.attempt} · fence <code>{a.fence}</code> · <code>{a.workerId}</code> · <StateBadge state={a.outcome} /> · <Time at={a.endedAt} />
           </summary>
+          {/* Outside the summary: a link inside a control that toggles is a control in a control. */}
+          <a href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
+            download
+          </a>
           {a.error ? <pre className="logs bad">{a.error}</pre> : null}
           <pre className="logs" data-testid={`attempt-log-${a.fence}`}>
             {a.logs ?? 'The worker captured no logs for this attempt.'}

@@ -18,6 +18,7 @@ import { LastError } from './last-error';
 import { JobActions, RunActionBar } from './run-actions';
 import { LiveLog } from './live-log';
 import { plural } from '@/lib/plural';
+import { attemptsText } from '@fenceline/core';
 
 export default function RunPage() {
   const { id } = useParams<{ id: string }>();
@@ -113,8 +114,8 @@ export default function RunPage() {
                     <span>Fence</span>
                     <code>{job.job.fence}</code>
                     <span>Attempts</span>
-                    <span>
-                      {job.job.attempt} of {job.job.maxAttempts}
+                    <span data-testid="job-attempts" data-seen={job.attempts.length} data-budget={job.job.attempt}>
+                      {attemptsText({ seen: job.attempts.length, attempt: job.job.attempt, maxAttempts: job.job.maxAttempts, lastClear: job.clears.at(-1) ?? null })}
                     </span>
                     <span>Depends on</span>
                     <span>{job.dependsOn.join(', ') || 'nothing (a root)'}</span>
@@ -151,22 +152,26 @@ export default function RunPage() {
                         </tr>
                       </thead>
                       <tbody>
-                        {job.attempts.map((a, i) => (
-                          <tr key={i}>
-                            <td>{a.attempt || i + 1}</td>
-                            <td>
-                              <code>{a.workerId ?? '–'}</code>
-                            </td>
-                            <td>
-                              <code>{a.fence}</code>
-                            </td>
-                            <td>
-                              <StateBadge state={a.outcome} />
-                              {a.error ? <div className="small muted">{a.error}</div> : null}
-                            </td>
-                            <td className="num">{formatDuration((a.endedAt ? new Date(a.endedAt).getTime() : new Date(t.now).getTime()) - new Date(a.grantedAt).getTime())}</td>
-                          </tr>
+                        {job.attempts.map((a) => (
+                          <Fragment key={a.fence}>
+                            {a.afterClear ? <ClearRow clear={a.afterClear} /> : null}
+                            <tr data-testid={`attempt-row-${a.number}`}>
+                              <td>{a.number}</td>
+                              <td>
+                                <code>{a.workerId ?? '–'}</code>
+                              </td>
+                              <td>
+                                <code>{a.fence}</code>
+                              </td>
+                              <td>
+                                <StateBadge state={a.outcome} />
+                                {a.error ? <div className="small muted">{a.error}</div> : null}
+                              </td>
+                              <td className="num">{formatDuration((a.endedAt ? new Date(a.endedAt).getTime() : new Date(t.now).getTime()) - new Date(a.grantedAt).getTime())}</td>
+                            </tr>
+                          </Fragment>
                         ))}
+                        {job.pendingClear ? <ClearRow clear={job.pendingClear} /> : null}
                       </tbody>
                     </table>
                   </div>
@@ -187,7 +192,7 @@ export default function RunPage() {
                   ) : result.isSuccess ? (
                     <div className="muted">No result written yet.</div>
                   ) : null}
-                  <AttemptLogs attempts={attempts.data} error={attempts.error} />
+                  <AttemptLogs attempts={attempts.data} error={attempts.error} numberOf={(fence) => job.attempts.find((a) => a.fence === fence)?.number} />
                 </div>
               ) : (
                 <div className="muted">Select a task in the graph or the timeline to see its attempts, why it waits, and its logs.</div>
@@ -197,5 +202,17 @@ export default function RunPage() {
         </>
       ) : null}
     </>
+  );
+}
+
+/** The line in a job's attempts table where a clear fell: it reset the retry budget, and says who asked and why. */
+function ClearRow({ clear }: { clear: { kind: string; by: string; at: Date | string; reason: string | null } }) {
+  return (
+    <tr className="clear-row" data-testid="attempt-clear">
+      <td colSpan={5} className="small">
+        ↻ {clear.kind === 'retry_failed' ? 'Retry from failure' : 'Cleared'} by <strong>{clear.by}</strong> <Time at={clear.at} />
+        {clear.reason ? `: ${clear.reason}` : ''}; the retry budget starts again, the attempts below came after it
+      </td>
+    </tr>
   );
 }
