@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fenced, memoryFenceStore } from '@fenceline/effects';
 import { runHttp } from '../src/handlers/http';
 import type { TaskContext, UpstreamOutputs } from '../src/task';
 
@@ -149,5 +150,25 @@ describe('worker: http jobs', () => {
     expect(err.message).toBe(`GET http://127.0.0.1:${silentPort}/slow: no answer from 127.0.0.1:${silentPort} before the job was stopped: timed out after 200 ms`);
     // The worker reports this message for a stopped job because it carries the stop's reason.
     expect(err.cause).toBe(controller.signal.reason);
+  });
+});
+
+describe('worker: http jobs to a fenced receiver', () => {
+  it('is fenced by a receiver guard through the headers it sends: a later attempt finds the effect applied, an earlier one is refused', async () => {
+    let applied = 0;
+    const receiver = createServer(fenced((_req, res) => void res.end(`applied ${++applied}`), { store: memoryFenceStore() }));
+    const port = await listen(receiver);
+    try {
+      const url = `http://127.0.0.1:${port}/charge`;
+      const attempt = (fence: number) => ({ ...context(), fence });
+      expect(await runHttp({ method: 'POST', url }, attempt(42))).toEqual({ status: 200, body: 'applied 1' });
+      expect(await runHttp({ method: 'POST', url }, attempt(44))).toMatchObject({ status: 200, body: expect.stringContaining('already-applied') });
+      const stale = await runHttp({ method: 'POST', url }, attempt(43)).catch((err: unknown) => err as Error);
+      expect(stale).toBeInstanceOf(Error);
+      expect((stale as Error).message).toBe(`POST ${url} answered 409, expected one of 200, 201, 202, 204`);
+      expect(applied).toBe(1);
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 });

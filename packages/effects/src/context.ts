@@ -10,6 +10,8 @@ export interface EffectContext {
   taskId: string;
   /** The fence of the job's current lease: it rises with every lease, clear and retry of the task. */
   fence: number;
+  /** The worker's default key for the job's effects (`dagId/runId/taskId`); derived from the ids when absent. */
+  effectKey?: string;
   /** Told of every effect's outcome, so the worker can report it with the job's result. */
   reportEffect?: (report: EffectReport) => void;
 }
@@ -65,7 +67,7 @@ export function resolveEffect(ctx: EffectContext, options: EffectOptions = {}): 
   if (!ctx || typeof ctx !== 'object') throw new EffectInputError('ctx', 'the job context is required (a TaskContext, or { dagId, runId, taskId, fence })');
   const fence = ctx.fence;
   if (!Number.isSafeInteger(fence) || fence < 0) throw new EffectInputError('ctx.fence', `must be a whole number of at least 0, got ${String(fence)}`);
-  const key = options.key ?? effectKey(ctx);
+  const key = options.key ?? ctx.effectKey ?? effectKey(ctx);
   if (typeof key !== 'string' || key.length === 0) throw new EffectInputError('key', 'must be a non-empty string');
   if (key.length > MAX_EFFECT_KEY_CHARS) throw new EffectInputError('key', `must be at most ${MAX_EFFECT_KEY_CHARS} characters`);
   if (key.includes('\0')) throw new EffectInputError('key', 'must not contain the NUL character');
