@@ -22,6 +22,17 @@ export async function workerTokenCommand(store: WorkerCredentialStore & AuditSto
       if (!pool) throw new InvalidInputError('pool: worker-token create needs --pool NAME', { field: 'pool' });
       const problem = poolProblem(pool);
       if (problem !== null) throw new InvalidInputError(`pool: ${problem}, got "${pool}"`, { field: 'pool', problem });
+      // A credential acts as ids "P" and "P-...", so two pools one of which is the other's
+      // name and a "-" would both act as the longer one's worker ids.
+      const overlap = (await store.listWorkerCredentials()).find(
+        (r) => r.revokedAt === null && r.pool !== pool && (pool.startsWith(`${r.pool}-`) || r.pool.startsWith(`${pool}-`)),
+      );
+      if (overlap) {
+        throw new InvalidInputError(
+          `pool: "${pool}" would share worker ids with pool "${overlap.pool}" (credential ${overlap.id}): ids "${pool.length > overlap.pool.length ? pool : overlap.pool}-..." would belong to both; choose a pool name that is not the other's name and a "-" longer or shorter`,
+          { field: 'pool', conflictsWith: overlap.pool },
+        );
+      }
       const issued = issueWorkerToken(pool);
       const row = await store.createWorkerCredential({ id: issued.id, pool, secretHash: issued.secretHash });
       await cliAudit(store, { action: 'worker_token.created', target: row.id, details: { pool } });

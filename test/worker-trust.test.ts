@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseJobId, parseWorkerId } from '@fenceline/core';
+import { issueWorkerToken } from '@fenceline/scheduler';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 import { runCli } from './support/cli-process';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
@@ -14,12 +15,11 @@ import { eventually, startFixture, type Fixture } from './support/cluster-fixtur
 
 type Client = ReturnType<typeof schedulerClient>;
 
-async function issue(databaseUrl: string, pool: string): Promise<string> {
-  const out = await runCli(databaseUrl, 'worker-token', 'create', '--pool', pool);
-  expect(out.code, out.stderr).toBe(0);
-  const token = /token \(shown only now\): (\S+)/.exec(out.stdout)?.[1];
-  expect(token, out.stdout).toBeTruthy();
-  return token!;
+/** A credential for `pool`, issued as the CLI does (the CLI's own path is worker-identity.test.ts's). */
+async function issue(f: Fixture, pool: string): Promise<string> {
+  const issued = issueWorkerToken(pool);
+  await f.store.createWorkerCredential({ id: issued.id, pool, secretHash: issued.secretHash });
+  return issued.token;
 }
 
 /** The typed code a call was refused with, or 'OK'. */
@@ -45,8 +45,8 @@ describe('the worker protocol trust boundary against real schedulers', () => {
     // Leases that outlive a slow moment of a busy machine: these tests hold them by hand.
     f = await startFixture({ schedulers: 2, workers: 0, env: { FENCELINE_WORKER_AUTH: 'credentials', FENCELINE_LEASE_TTL_MS: '120000', FENCELINE_RENEW_INTERVAL_MS: '40000' } });
     urls = [f.cluster.schedulerUrl(0), f.cluster.schedulerUrl(1)];
-    alpha = await issue(f.databaseUrl, 'alpha');
-    alphaTwo = await issue(f.databaseUrl, 'alpha');
+    alpha = await issue(f, 'alpha');
+    alphaTwo = await issue(f, 'alpha');
   });
   afterAll(async () => f?.stop());
 
@@ -108,6 +108,13 @@ describe('the worker protocol trust boundary against real schedulers', () => {
       else expect(answer[0], `the holder's completion ${i}`).toMatchObject({ ok: true, state: 'succeeded' });
     });
     for (const l of leases) expect(await f.store.getResult(parseJobId(l.jobId))).toMatchObject({ workerId: 'alpha-1', fence: l.fence, output: { by: 'holder' } });
+  });
+
+  it('issues no credential whose pool would share worker ids with another pool', async () => {
+    // "alpha-x-1" would be a worker id of both "alpha" and "alpha-x".
+    const out = await runCli(f.databaseUrl, 'worker-token', 'create', '--pool', 'alpha-x');
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/^INVALID_INPUT: pool: "alpha-x" would share worker ids with pool "alpha"/m);
   });
 
   it('lets a credential offer, register, poll and write only for its own pool, on every node', async () => {

@@ -253,6 +253,16 @@ export class WorkerPool {
     if (worker) this.answer(worker, []);
   }
 
+  /**
+   * Hands back (onUnclaimed) the leases waiting in a worker's outbox, and ends its wait: for
+   * a worker registered anew under another session, which cannot write the old one's leases.
+   */
+  dropOutbox(workerId: WorkerId): void {
+    this.cancel(workerId);
+    const worker = this.workers.get(workerId);
+    if (worker && worker.outbox.length > 0) this.options.onUnclaimed(workerId, this.takeOutbox(worker));
+  }
+
   forget(workerId: WorkerId): void {
     this.cancel(workerId);
     const worker = this.workers.get(workerId);

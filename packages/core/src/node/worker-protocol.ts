@@ -90,7 +90,7 @@ export class WorkerProtocol {
     // waits here for the old one's next poll goes back, never to the new session, which
     // could not write it and must not be shown it.
     const previous = this.sessions.get(workerId);
-    if (previous !== undefined && previous !== input.session) c.pool.forget(workerId);
+    if (previous !== undefined && previous !== input.session) c.pool.dropOutbox(workerId);
     c.pool.touch(workerId, slots, offer);
     c.emit({ type: 'worker:registered', workerId, nodeId: c.nodeId, data: { slots, credentialId: input.credentialId } });
     return c.store
