@@ -30,7 +30,7 @@ export function AttemptLogs({ attempts, error, numberOf }: { attempts: ShownAtte
             attempt {numberOf(a.fence) ?? a.attempt} · fence <code>{a.fence}</code> · <code>{a.workerId}</code> · <StateBadge state={a.outcome} /> · <Time at={a.endedAt} />
           </summary>
           {/* Outside the summary: a link inside a control that toggles is a control in a control. */}
-          <a href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
+          <a className="target-link" href={`/api/jobs/${a.jobId}/attempts/${a.fence}/logs`} download data-testid={`attempt-download-${a.fence}`}>
             download
           </a>
           {a.error ? <pre className="logs bad">{a.error}</pre> : null}

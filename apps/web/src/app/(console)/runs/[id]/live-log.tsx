@@ -29,7 +29,7 @@ export function LiveLog({ jobId, fence }: { jobId: string; fence: number }) {
     <div data-testid="live-log" data-fence={fence}>
       <h3>
         Live log <span className="muted small">attempt under fence {fence}, streamed with its renewals</span>{' '}
-        <a href={`/api/jobs/${jobId}/attempts/${fence}/logs`} download data-testid="live-log-download">
+        <a className="target-link" href={`/api/jobs/${jobId}/attempts/${fence}/logs`} download data-testid="live-log-download">
           download so far
         </a>
       </h3>
