@@ -9,6 +9,8 @@ import type { DagSpec } from './spec';
  */
 export type JobState = 'waiting' | 'ready' | 'leased' | 'succeeded' | 'failed' | 'upstream_failed' | 'skipped' | 'cancelled';
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** The state a run ended in. */
+export type RunEnd = Extract<RunState, 'succeeded' | 'failed' | 'cancelled'>;
 /**
  * What made a run: its DAG's schedule, a manual trigger, a backfill (BackfillRow), or a
  * rerun of a slot whose earlier run was cleared.

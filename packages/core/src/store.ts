@@ -1,6 +1,6 @@
 import type { DeposedLeaderError } from './errors';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
-import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunRow, ShardLeaseRow, WorkerRow } from './model';
+import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { BackfillRequest } from './backfill/plan';
 import type { DagSpecInput } from './spec';
 import type { ResourceLimitRow } from './resources/limits';
@@ -555,8 +555,11 @@ export interface NotificationLeaderStore {
    * notifications it created.
    */
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]>;
-  /** The state of the DAG's latest ended run scheduled before this run (what a recovery is judged by); null if none. */
-  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null>;
+  /**
+   * For each run, the state of its DAG's latest ended run scheduled before it (what a
+   * recovery is judged by), read in one statement for the batch; runs with none are left out.
+   */
+  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>>;
 }
 
 /** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { DeposedLeaderError } from '../errors';
 import { notificationBackoffMs, webhookKey, type DueNotification, type NotificationEventItem, type NotificationRow } from '../notify/notifications';
+import type { RunId } from '../ids';
 import type { LeaderToken, NotificationLeaderStore } from '../store';
 import { isStoreUnavailable } from '../unavailable';
 
@@ -49,6 +50,8 @@ const DUE_PER_PASS = 20;
  * bounds what it cannot know (a predecessor's backoffs, a difference of clocks).
  */
 const IDLE_RECHECK_MS = 30_000;
+/** Succeeded runs judged per store read at most, so one statement stays small. */
+const RECOVERY_BATCH = 500;
 
 /**
  * Turns a leader's run and job ends into notifications, and delivers the due ones of the
@@ -65,6 +68,9 @@ export class Notifier implements LeaderNotifications {
    * shard would cost a statement a tick while nothing is pending.
    */
   private readonly wakeAtMs = new Map<string, number>();
+  /** Succeeded runs waiting for the read that tells whether each is a recovery. */
+  private readonly recoveries: { token: LeaderToken; runId: string; dagId: string; payload: Record<string, unknown> }[] = [];
+  private judging = false;
 
   constructor(private readonly deps: NotifierDeps) {}
 
@@ -77,14 +83,39 @@ export class Notifier implements LeaderNotifications {
     const payload = { runId: run.id, dagId: run.dagId, scheduledAt: run.scheduledAt.toISOString(), state };
     if (state === 'failed') this.queue(token, [{ event: 'run_failed', dagId: run.dagId, subject: run.id, payload }]);
     if (state !== 'succeeded') return;
-    // A recovery is judged by the DAG's previous ended run, read from the store rather than
-    // memory, since the failed run may have been finished by an earlier leader.
+    this.recoveries.push({ token, runId: run.id, dagId: run.dagId, payload });
+    this.judgeRecoveries();
+  }
+
+  /**
+   * A recovery is judged by the DAG's previous ended run, read from the store rather than
+   * memory, since the failed run may have been finished by an earlier leader. One read is
+   * out at a time and takes every succeeded run that ended while the last was out, so a
+   * busy leader pays one statement per batch of runs, not one per run.
+   */
+  private judgeRecoveries(): void {
+    if (this.judging || this.recoveries.length === 0) return;
+    const batch = this.recoveries.splice(0, RECOVERY_BATCH);
+    this.judging = true;
     void this.deps.store
-      .previousRunEnd(run.id as never)
-      .then((previous) => {
-        if (previous === 'failed') this.queue(token, [{ event: 'run_recovered', dagId: run.dagId, subject: run.id, payload }]);
+      .previousRunEnds(batch.map((r) => r.runId as RunId))
+      .then((ends) => {
+        const byToken = new Map<LeaderToken, NotificationEventItem[]>();
+        for (const r of batch) {
+          if (ends.get(r.runId as RunId) !== 'failed') continue;
+          const items = byToken.get(r.token) ?? [];
+          items.push({ event: 'run_recovered', dagId: r.dagId, subject: r.runId, payload: r.payload });
+          byToken.set(r.token, items);
+        }
+        for (const [token, items] of byToken) this.queue(token, items);
       })
-      .catch((err: unknown) => this.failed('notify:recovered', token, err));
+      .catch((err: unknown) => {
+        for (const token of new Set(batch.map((r) => r.token))) this.failed('notify:recovered', token, err);
+      })
+      .finally(() => {
+        this.judging = false;
+        this.judgeRecoveries();
+      });
   }
 
   taskFailed(token: LeaderToken, job: { id: string; runId: string; dagId: string; taskId: string }): void {

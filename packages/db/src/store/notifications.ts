@@ -20,11 +20,12 @@ import {
   type NotificationEventItem,
   type NotificationRow,
   type NotificationRuleRow,
+  type RunEnd,
   type RunId,
 } from '@fenceline/core';
 import { array, firstRow, msInterval, rows, type Executor, type RawRow } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
-import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrNull } from './rows';
+import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrNull, toRunId } from './rows';
 
 /**
  * Notification channels, rules and notifications (NotificationStore and
@@ -299,13 +300,25 @@ export async function recordDelivery(db: Executor, token: LeaderToken, notificat
   return written[0] ? notificationFromRow(written[0]) : null;
 }
 
-export async function previousRunEnd(db: Executor, runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
-  if (!isId(runId)) return null;
-  const row = await firstRow(
+/**
+ * For each run, the state of its DAG's latest ended run scheduled before it (what a
+ * recovery is judged by), in one statement for the whole batch; a run with no earlier
+ * ended run, or an id that is not a run, is left out of the answer.
+ */
+export async function previousRunEnds(db: Executor, runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+  const ids = [...new Set(runIds.filter(isId))];
+  const ends = new Map<RunId, RunEnd>();
+  if (ids.length === 0) return ends;
+  const result = await rows(
     db,
-    sql`select p.state from runs r join runs p on p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id)
-        where r.id = ${runId} and p.state in ('succeeded', 'failed', 'cancelled')
-        order by p.scheduled_at desc, p.id desc limit 1`,
+    sql`select r.id, p.state from runs r
+        cross join lateral (
+          select p.state from runs p
+          where p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id) and p.state in ('succeeded', 'failed', 'cancelled')
+          order by p.scheduled_at desc, p.id desc limit 1
+        ) p
+        where r.id = any(${array(ids, 'bigint')})`,
   );
-  return row ? (str(row.state) as 'succeeded' | 'failed' | 'cancelled') : null;
+  for (const row of result) ends.set(toRunId(row.id), str(row.state) as RunEnd);
+  return ends;
 }

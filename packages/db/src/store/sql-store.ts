@@ -51,6 +51,7 @@ import type {
   NewJob,
   RenewOutcome,
   ResultRow,
+  RunEnd,
   RunId,
   RunRow,
   ScheduledRunsItem,
@@ -213,8 +214,8 @@ export class SqlStore implements Store {
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
     return notificationWatch.enqueueClusterNotifications(this.db, token, options);
   }
-  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
-    return notifications.previousRunEnd(this.db, runId);
+  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+    return notifications.previousRunEnds(this.db, runIds);
   }
 
   // ---- ResourceLimitStore -------------------------------------------------------------------

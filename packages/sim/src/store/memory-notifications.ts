@@ -30,6 +30,7 @@ import {
   type NotificationRuleRow,
   type NotificationStore,
   type NotificationWatch,
+  type RunEnd,
   type RunId,
 } from '@fenceline/core';
 import { date, type MemRun } from './memory-rows';
@@ -153,7 +154,7 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     for (const r of this.tables.runs.values()) {
       if (r.shard !== token.shard || r.endedAtMs === null || r.endedAtMs <= since) continue;
       if (r.state === 'failed') items.push({ event: 'run_failed', dagId: r.dagId, subject: r.id, endedAtMs: r.endedAtMs, payload: runPayload(r, 'failed') });
-      if (r.state === 'succeeded' && (await this.previousRunEnd(r.id)) === 'failed') {
+      if (r.state === 'succeeded' && this.previousRunEnd(r.id as RunId) === 'failed') {
         items.push({ event: 'run_recovered', dagId: r.dagId, subject: r.id, endedAtMs: r.endedAtMs, payload: runPayload(r, 'succeeded') });
       }
     }
@@ -259,12 +260,22 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     return this.row(n);
   }
 
-  async previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
+  async previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+    const ends = new Map<RunId, RunEnd>();
+    for (const runId of runIds) {
+      const end = this.previousRunEnd(runId);
+      if (end !== null) ends.set(runId, end);
+    }
+    return ends;
+  }
+
+  /** The state of the run's DAG's latest ended run scheduled before it, by (scheduled_at, id) as the SQL store orders them. */
+  private previousRunEnd(runId: RunId): RunEnd | null {
     const run = this.tables.runs.get(runId);
     if (!run) return null;
-    let best: { scheduledAtMs: number; num: number; state: 'succeeded' | 'failed' | 'cancelled' } | null = null;
-    for (const p of this.tables.runs.values()) {
-      if (p.dagId !== run.dagId || (p.state !== 'succeeded' && p.state !== 'failed' && p.state !== 'cancelled')) continue;
+    let best: { scheduledAtMs: number; num: number; state: RunEnd } | null = null;
+    for (const p of this.tables.runsByDag.get(run.dagId) ?? []) {
+      if (p.state !== 'succeeded' && p.state !== 'failed' && p.state !== 'cancelled') continue;
       const before = p.scheduledAtMs < run.scheduledAtMs || (p.scheduledAtMs === run.scheduledAtMs && p.num < run.num);
       if (!before) continue;
       if (best === null || p.scheduledAtMs > best.scheduledAtMs || (p.scheduledAtMs === best.scheduledAtMs && p.num > best.num)) {

@@ -41,6 +41,7 @@ import type {
   NewJob,
   RenewOutcome,
   ResultRow,
+  RunEnd,
   RunId,
   RunRow,
   ScheduledRunsItem,
@@ -322,8 +323,8 @@ export class MemoryStore implements Store {
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
     return this.notifications.enqueueClusterNotifications(token, options);
   }
-  previousRunEnd(runId: RunId): Promise<'succeeded' | 'failed' | 'cancelled' | null> {
-    return this.notifications.previousRunEnd(runId);
+  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+    return this.notifications.previousRunEnds(runIds);
   }
 
   setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow> {

@@ -65,6 +65,8 @@ export class MemoryTables {
   readonly versions = new Map<string, DagVersionRow[]>();
   readonly dueIndex = new Map<number, Heap<IndexEntry>>();
   readonly runs = new Map<string, MemRun>();
+  /** Each DAG's runs in the order they were made (the index on runs.dag_id). */
+  readonly runsByDag = new Map<string, MemRun[]>();
   readonly runKeys = new Map<string, string>();
   /** The unique index on (dag_id, request_key): a manual trigger's key, to its run id. */
   readonly requestKeys = new Map<string, string>();
@@ -141,6 +143,9 @@ export class MemoryTables {
       jobIds: [],
     };
     this.runs.set(run.id, run);
+    const ofDag = this.runsByDag.get(dag.id);
+    if (ofDag) ofDag.push(run);
+    else this.runsByDag.set(dag.id, [run]);
     this.runKeys.set(`${dag.id}\u0000${scheduledAtMs}`, run.id);
     let active = this.activeRunsByShard.get(dag.shard);
     if (!active) this.activeRunsByShard.set(dag.shard, (active = new Set()));

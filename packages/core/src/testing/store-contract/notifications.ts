@@ -218,7 +218,7 @@ export function notificationsContract(c: ContractContext): void {
         const third = await c.store.triggerRun(dagId as never);
         await c.store.startRunsAcross([{ token, items: [{ runId: third.id, jobs: [] }] }]);
         await c.store.finishRunsAcross([{ token, items: [{ runId: third.id, state: 'succeeded' }] }]);
-        expect(await c.store.previousRunEnd(third.id)).toBe('failed');
+        expect((await c.store.previousRunEnds([third.id])).get(third.id)).toBe('failed');
 
         const caught = await c.store.catchUpNotifications(token);
         const mine = caught.filter((n) => n.ruleId === recovered.id || n.ruleId === tasks.id);
@@ -238,15 +238,27 @@ export function notificationsContract(c: ContractContext): void {
       }
     });
 
-    it('tells the state of a DAG’s previous ended run', async () => {
+    it('tells the state of each run’s previous ended run, for a batch in one read', async () => {
       const { token, dagId } = await c.leadFreshShard();
       await c.store.putDag({ id: dagId, tasks: [{ id: 'a', type: 'noop' }] }, 4096);
       const first = await c.store.triggerRun(dagId as never);
-      expect(await c.store.previousRunEnd(first.id)).toBeNull();
+      expect(await c.store.previousRunEnds([first.id])).toEqual(new Map());
       await c.store.finishRunsAcross([{ token, items: [{ runId: first.id, state: 'failed' }] }]);
       await c.h.advanceMs(5);
       const second = await c.store.triggerRun(dagId as never);
-      expect(await c.store.previousRunEnd(second.id)).toBe('failed');
+      await c.store.startRunsAcross([{ token, items: [{ runId: second.id, jobs: [] }] }]);
+      await c.store.finishRunsAcross([{ token, items: [{ runId: second.id, state: 'succeeded' }] }]);
+      await c.h.advanceMs(5);
+      const third = await c.store.triggerRun(dagId as never);
+      // Each run is judged by its own predecessor; one with none, and an id that is no run, are left out.
+      const ends = await c.store.previousRunEnds([third.id, second.id, first.id, '999999999' as never, second.id]);
+      expect(ends).toEqual(
+        new Map([
+          [third.id, 'succeeded'],
+          [second.id, 'failed'],
+        ]),
+      );
+      expect(await c.store.previousRunEnds([])).toEqual(new Map());
     });
   });
 }
