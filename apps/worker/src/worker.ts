@@ -99,7 +99,10 @@ export class Worker {
       effectKey: `${job.dagId}/${job.runId}/${job.taskId}`,
       params: job.params,
       upstream: () => (upstream ??= upstreamFor(control)),
-      signal: control.signal,
+      // Read on first use: the job's stop switch is made only for a handler that looks.
+      get signal() {
+        return control.signal;
+      },
       ...(control.traceparent ? { traceparent: control.traceparent } : {}),
       log: (message, fields) => {
         const line = fields ? `${message} ${JSON.stringify(fields)}` : message;

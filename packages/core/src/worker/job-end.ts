@@ -11,7 +11,7 @@ export interface JobFailure {
  * error already says so in more detail (it keeps the stop's reason as its cause, as the
  * http handler does); a handler that returned after its stop still failed.
  */
-export function failureOf(end: JobEnd, signal: AbortSignal): JobFailure | null {
+export function failureOf(end: JobEnd, signal: Pick<AbortSignal, 'aborted' | 'reason'>): JobFailure | null {
   const stop: unknown = signal.aborted ? signal.reason : undefined;
   if (end.ok) return stop === undefined ? null : { error: message(stop), retryable: true };
   const err = end.error;

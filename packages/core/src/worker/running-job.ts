@@ -1,6 +1,7 @@
 import type { JobId } from '../ids';
 import type { Assignment } from '../node/worker-pool';
 import type { TraceSpan } from '../tracing';
+import type { LazyAbort } from './lazy-abort';
 import type { LogStream } from './log-stream';
 
 /** A job in one of the worker's slots, from its delivery until its result is answered. */
@@ -8,7 +9,8 @@ export interface RunningJob {
   readonly job: Assignment;
   /** The node that delivered the job; its writes and renewals go there first. */
   readonly via: number;
-  readonly controller: AbortController;
+  /** Stops the job's handler (lease lost, timed out, shutting down). */
+  readonly controller: LazyAbort;
   /** When this worker started it, by its own clock. */
   readonly startedMs: number;
   /** Set once the lease is known lost or handed back: the job must write nothing any more. */

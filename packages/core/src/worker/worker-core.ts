@@ -6,6 +6,7 @@ import type { RenewOutcome } from '../store';
 import { retryDelayMs } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
+import { LazyAbort } from './lazy-abort';
 import { LogStream } from './log-stream';
 import { viaThenOthers } from './node-order';
 import { emptyWorkerStats, type JobEnd, type OpenPoll, type WorkerStats } from './protocol';
@@ -235,7 +236,7 @@ export class WorkerCore {
     const r: RunningJob = {
       job,
       via,
-      controller: new AbortController(),
+      controller: new LazyAbort(),
       startedMs: now,
       lost: false,
       finishing: false,
@@ -299,7 +300,9 @@ export class WorkerCore {
     let cancelTimeout: (() => void) | null = null;
     try {
       const running = this.deps.executor.run(job, {
-        signal: controller.signal,
+        get signal() {
+          return controller.signal;
+        },
         checkFence: () => this.renewals.checkFence(r),
         log: (line) => r.logStream.append(line),
         upstream: () => this.upstreamOf(r),
@@ -319,7 +322,7 @@ export class WorkerCore {
       this.leaveSlot(job.jobId);
       return;
     }
-    const send = storableEnd(job.jobId, (end.ok ? end.output : null) ?? null, failureOf(end, controller.signal), end.logs);
+    const send = storableEnd(job.jobId, (end.ok ? end.output : null) ?? null, failureOf(end, controller), end.logs);
     r.finishing = true;
     this.finishing++;
     this.wakePollers();
