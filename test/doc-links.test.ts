@@ -60,8 +60,8 @@ describe('links in the documentation', () => {
   });
 
   it('finds links outside code only', () => {
-    const found = links('See [a](a.md) and [b](b.md#x "title").\n\n```md\n[c](c.md)\n```\n\nNot `[d](d.md)`.\n\n[e]: e.md\n');
-    expect(found.map((l) => l.target)).toEqual(['a.md', 'b.md#x', 'e.md']);
+    const found = links('See [a](a.md) and [b](b.md#x "title") and [p](<app/(console)/page.tsx>).\n\n```md\n[c](c.md)\n```\n\nNot `[d](d.md)`.\n\n[e]: e.md\n');
+    expect(found.map((l) => l.target)).toEqual(['a.md', 'b.md#x', 'app/(console)/page.tsx', 'e.md']);
   });
 });
 
@@ -99,7 +99,8 @@ function links(text: string): { target: string; line: number }[] {
   const found: { target: string; line: number }[] = [];
   for (const { text: raw, line } of proseLines(text)) {
     const prose = raw.replace(/(`+)[^`]*?\1/g, '');
-    for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) found.push({ target: m[1], line });
+    // A destination is either <in angle brackets> (it may hold spaces and parentheses) or bare.
+    for (const m of prose.matchAll(/\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+"[^"]*")?\s*\)/g)) found.push({ target: m[1] ?? m[2] ?? '', line });
     const definition = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/.exec(prose);
     if (definition) found.push({ target: definition[1], line });
   }
