@@ -83,10 +83,11 @@ function proseLines(text: string): { text: string; line: number }[] {
   const out: { text: string; line: number }[] = [];
   let fence: string | null = null;
   text.split('\n').forEach((line, i) => {
-    const opener = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (opener) {
-      if (fence === null) fence = opener[1][0];
-      else if (opener[1][0] === fence) fence = null;
+    // A fence closes only with the character it opened with (``` or ~~~).
+    const opener = /^\s*([`~])\1\1/.exec(line)?.[1];
+    if (opener !== undefined) {
+      if (fence === null) fence = opener;
+      else if (opener === fence) fence = null;
       return;
     }
     if (fence === null) out.push({ text: line, line: i + 1 });
@@ -102,7 +103,7 @@ function links(text: string): { target: string; line: number }[] {
     // A destination is either <in angle brackets> (it may hold spaces and parentheses) or bare.
     for (const m of prose.matchAll(/\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+"[^"]*")?\s*\)/g)) found.push({ target: m[1] ?? m[2] ?? '', line });
     const definition = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/.exec(prose);
-    if (definition) found.push({ target: definition[1], line });
+    if (definition?.[1]) found.push({ target: definition[1], line });
   }
   return found;
 }
@@ -116,10 +117,10 @@ function headingAnchors(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const { text: line } of proseLines(text)) {
-    for (const m of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(m[1]);
-    const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!heading) continue;
-    const plain = heading[1]
+    for (const m of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) if (m[1]) anchors.add(m[1]);
+    const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const plain = heading
       .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
       .replace(/<[^>]+>/g, '')
       .toLowerCase();
