@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
 
-/** A scheduler process's settings, read from the environment (see README "Configuration"). */
+/** A scheduler process's settings, read from the environment (see docs/configuration.md). */
 export interface SchedulerConfig {
   nodeId: string;
   host: string;

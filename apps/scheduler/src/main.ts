@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const log = jsonLogger({ service: 'scheduler', nodeId: config.nodeId });
   setInternalErrorLog(log.child({ component: 'api' }));
   const store = await openStore({ databaseUrl: await resolveDatabaseUrl(), applicationName: config.nodeId, max: 10 });
-  // Off unless an OTLP endpoint is configured (README, "Traces"): then the node's spans
+  // Off unless an OTLP endpoint is configured (docs/traces.md): then the node's spans
   // and those of its hot-path store writes are exported.
   const telemetry = await tracingFromEnv('fenceline-scheduler');
   const node = new SchedulerNode({

@@ -24,7 +24,7 @@ export interface WorkerConfig {
   tasksModule: string | null;
 }
 
-/** Reads the worker's settings from the environment (see README "Configuration"). */
+/** Reads the worker's settings from the environment (see docs/configuration.md). */
 export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const urls = (env.FENCELINE_SCHEDULER_URLS ?? 'http://127.0.0.1:7400')
     .split(',')

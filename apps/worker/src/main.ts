@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   };
   // A user module registers named job types with defineTask() when it is imported.
   if (config.tasksModule) await import(pathToFileURL(resolve(config.tasksModule)).href);
-  // Off unless an OTLP endpoint is configured (README, "Traces").
+  // Off unless an OTLP endpoint is configured (docs/traces.md).
   const telemetry = await tracingFromEnv('fenceline-worker');
   const worker = new Worker({ ...config, log, tracing: telemetry.tracing });
   await worker.start();

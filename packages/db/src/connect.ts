@@ -16,7 +16,7 @@ export interface OpenStoreOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The deadlines every store connection is opened with (README, "Configuration"). */
+/** The deadlines every store connection is opened with (docs/configuration.md). */
 export interface ConnectionDeadlines {
   /** How long opening a connection (TCP, start-up, the primary check) may take. */
   connectTimeoutMs: number;

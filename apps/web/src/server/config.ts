@@ -1,6 +1,6 @@
 import { DEFAULTS } from '@fenceline/core';
 
-/** The console's settings, read from the environment once per process (see README.md). */
+/** The console's settings, read from the environment once per process (see docs/configuration.md). */
 export interface ConsoleConfig {
   databaseUrl: string;
   /** How long a console session lasts from sign-in (FENCELINE_SESSION_HOURS). */

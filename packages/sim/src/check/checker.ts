@@ -88,7 +88,7 @@ export interface CheckerOptions {
 }
 
 /**
- * The invariants I1-I8 of docs/architecture.md, checked against what the store actually did. The
+ * The invariants I1-I12 of docs/architecture.md, checked against what the store actually did. The
  * checker keeps its own shadow of every lease (fence, holder, expiry), every shard's
  * epoch, every (dag, scheduled_at) and the leases each DAG holds, built only from the
  * store's write records, and judges each record the instant it lands. Time-based checks

@@ -64,7 +64,7 @@ export const notificationRowSchema = z.object({
   shard: z.number().int().min(0).describe('The shard whose leader delivers it'),
   dagId: z.string().nullable().describe('null for a cluster event'),
   event: z.enum(NOTIFICATION_EVENTS),
-  payload: z.record(z.string(), z.unknown()).describe("The event's data, as the delivery's body carries it under data (see the README, Notifications)"),
+  payload: z.record(z.string(), z.unknown()).describe("The event's data, as the delivery's body carries it under data (see docs/notifications.md)"),
   state: z.enum(NOTIFICATION_STATES),
   attempts: z.number().int().min(0),
   nextAttemptAt: instant,

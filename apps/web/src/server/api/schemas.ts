@@ -41,7 +41,7 @@ export const dagListQuery = z.strictObject({
 });
 
 /** A DAG spec, as `fenceline apply` reads it; the store validates it and lists every problem as an INVALID_DAG issue. */
-export const applyBody = z.record(z.string(), z.unknown()).describe('A DAG spec (see the README, "DAG specs")');
+export const applyBody = z.record(z.string(), z.unknown()).describe('A DAG spec (see docs/dag-specs.md)');
 
 export const triggerBody = z.strictObject({
   params: z.record(z.string().max(LIMITS.maxParamNameLength), z.unknown()).optional().describe("Values for the DAG's declared params; each bad one is an issue named params.NAME"),
