@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { characterProblem } from '../input/free-form';
 import { parseDagId } from '../ids';
-import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
+import { poolProblem } from '../routing/offer';
 import type { Schedule } from '../spec';
 
 /**
@@ -331,7 +331,9 @@ export function checkRuleInput(input: NewNotificationRule): CheckedRule {
   let pool: string | null = null;
   if (given(input.pool)) {
     if (event !== 'pool_no_worker') throw new InvalidInputError('pool: applies only to pool_no_worker rules', { field: 'pool' });
-    if (typeof input.pool !== 'string' || !POOL_PATTERN.test(input.pool)) throw new InvalidInputError(`pool ${POOL_CHARACTERS}`, { field: 'pool' });
+    if (typeof input.pool !== 'string') throw new InvalidInputError('pool must be a string', { field: 'pool' });
+    const problem = poolProblem(input.pool);
+    if (problem !== null) throw new InvalidInputError(`pool ${problem}`, { field: 'pool' });
     pool = input.pool;
   }
   return { channelId: input.channelId, dagId, event, afterSeconds, pool };
