@@ -1,17 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { InvalidInputError, poolProblem, workerTokenPool } from '@fenceline/core';
+import { secretHash } from '@fenceline/db/people';
 
 /**
  * The form of an issued worker credential and of a session secret. A credential's token
  * is `flw.<pool>.<secret>`: the pool is in the clear, so a worker can name itself after
  * its pool without more settings, and the secret is 32 random bytes. The store keeps only
- * the SHA-256 of the whole token.
+ * the SHA-256 of the whole token (secretHash, the store's one rule for every secret it
+ * keeps: worker credentials, sessions and API tokens alike).
  */
-
-/** The hex SHA-256 of a secret: what the store keeps and looks up. */
-export function secretHash(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
 
 /** A new credential's id and token for `pool`; the token is shown once and never stored. */
 export function issueWorkerToken(pool: string): { id: string; token: string; secretHash: string } {
