@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { CHANNEL_KINDS, channelIdSchema, NOTIFICATION_EVENTS, NOTIFICATION_STATES, notificationIdSchema, NOTIFY_LIMITS, ruleIdSchema } from '@fenceline/core';
+import { instant } from './schemas';
 
 /**
  * The HTTP API's schemas for notification channels, rules and notifications. They bound
  * what is passed on; the store checks the rest (a rule's afterSeconds for a timed event, a
  * cluster event naming no DAG) and names the field it refuses.
  */
-
-const instant = z.iso.datetime({ offset: true });
 
 /** A channel, rule or notification id as the path gives it. */
 export const channelIdPath = z.object({ id: channelIdSchema.describe('The channel id') });
