@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRunId, parseDagId, LIMITS, type JobRow, type RunRow } from '@fenceline/core';
-import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
+import { benchSpec, seedBenchDags } from '@fenceline/db/bench-support';
 import { sleep } from '../scripts/cluster';
 import { eventually, FAST_ENV, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
 
