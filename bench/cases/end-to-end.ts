@@ -13,7 +13,7 @@ import {
   triggerBenchRuns,
 } from '@fenceline/db/bench';
 import { LONG_PAUSE_MS } from '@fenceline/scheduler';
-import type { Cluster } from '../../scripts/cluster';
+import type { Cluster } from '../../tools/start/cluster';
 import { benchCluster, cpuSeconds, fmt, machineBusySeconds, percentile, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;
