@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 import { fmt } from './lib';
 
 /**

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, DEFAULT_SERVER_URL, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import { serverVersion } from '@fenceline/db/bench';
-import { Cluster, REPO_ROOT, type ClusterOptions, type ManagedProcess, type ProcessSpec } from '../scripts/cluster';
+import { serverVersion } from '@fenceline/db/bench-support';
+import { Cluster, REPO_ROOT, type ClusterOptions, type ManagedProcess, type ProcessSpec } from '../tools/start/cluster';
 
 /** The server every case makes its databases on; main.ts puts the one it found or started into DATABASE_URL. */
 export function adminUrl(): string {

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 
 /** The bench's handle on a few load generator processes sharing many worker identities. */
 export class LoadGenerators {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireServer } from '@fenceline/db';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 import { fmt, machineInfo, type BenchContext, type CaseResult } from './lib';
 import { storeCeiling } from './cases/store-ceiling';
 import { endToEnd } from './cases/end-to-end';

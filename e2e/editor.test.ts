@@ -224,7 +224,7 @@ describe('DAG page writes', () => {
     const cell = page.getByTestId('next-run-e2e-held');
     await until('the list to say paused', async () => ((await cell.textContent()) ?? '') === 'paused');
 
-    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'cli.ts'), 'dags', '--search', 'e2e-held'], {
+    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'apps', 'cli', 'src', 'cli.ts'), 'dags', '--search', 'e2e-held'], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: h.databaseUrl },
     });

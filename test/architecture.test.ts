@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INVARIANTS } from '@fenceline/sim';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 
 /**
  * The import boundaries and the core's freedom from ambient time are ESLint rules now
@@ -18,7 +18,7 @@ import { REPO_ROOT } from '../scripts/cluster';
  * its ledger row commit together); the examples and the chaos soak's effects workload are
  * user code built on it, with tables of their own in a database of their own.
  */
-const USER_DATABASE_CODE = ['packages/db/', 'packages/effects/', 'examples/', 'scripts/chaos/effects/'];
+const USER_DATABASE_CODE = ['packages/db/', 'packages/effects/', 'examples/', 'tools/chaos/effects/'];
 
 describe('architecture', () => {
   it("keeps every SQL statement in packages/db, apart from user code writing to the user's own database", () => {

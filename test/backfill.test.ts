@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBackfillId, parseDagId, parseRunId, type BackfillId, type BackfillRow, type RunRow } from '@fenceline/core';
-import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
+import { benchSpec, seedBenchDags } from '@fenceline/db/bench-support';
 import { runCli } from './support/cli-process';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 

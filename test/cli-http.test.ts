@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseRunId } from '@fenceline/core';
-import { Cluster } from '../scripts/cluster';
+import { Cluster } from '../tools/start/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
 import { runCli, spawnCli, type CliOutcome } from './support/cli-process';
 import { eventually, FAST_ENV } from './support/cluster-fixture';

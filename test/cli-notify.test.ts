@@ -53,6 +53,11 @@ describe('cli: notify', () => {
     expect(badEvent.stderr).toContain('INVALID_INPUT: event');
     const unknownChannel = await runCli(databaseUrl, 'notify', 'rule', 'add', '999999', '--event', 'run_failed');
     expect(unknownChannel.stderr).toContain('INVALID_INPUT: channelId');
+    // The core's one sequence id rule: no channel or rule could have these ids, so nothing is read or written.
+    const outOfRange = 'must be a numeric id from 1 to 9223372036854775807';
+    expect((await runCli(databaseUrl, 'notify', 'rule', 'add', '0', '--event', 'run_failed')).stderr).toContain(`INVALID_INPUT: channelId: ${outOfRange}`);
+    expect((await runCli(databaseUrl, 'notify', 'channel', 'delete', '9223372036854775808')).stderr).toContain(`INVALID_INPUT: ID: ${outOfRange}`);
+    expect((await runCli(databaseUrl, 'notify', 'rule', 'delete', '0')).stderr).toContain(`INVALID_INPUT: ID: ${outOfRange}`);
     expect(await store.listNotificationRules()).toHaveLength(1);
     expect((await runCli(databaseUrl, 'notify', 'rule', 'list')).stdout).toContain('nightly');
 

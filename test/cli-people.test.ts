@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUserName } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { secretHash, verifyPassword } from '@fenceline/db/people';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 import { ADMIN_URL } from './support/cluster-fixture';
 
 /**
@@ -15,7 +15,7 @@ import { ADMIN_URL } from './support/cluster-fixture';
  */
 
 const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO_ROOT, 'scripts/cli.ts');
+const CLI = join(REPO_ROOT, 'apps/cli/src/cli.ts');
 
 let databaseName: string;
 let databaseUrl: string;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 import { ADMIN_URL } from './support/cluster-fixture';
 import { parseDagId } from '@fenceline/core';
 
@@ -17,7 +17,7 @@ import { parseDagId } from '@fenceline/core';
  */
 
 const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO_ROOT, 'scripts/cli.ts');
+const CLI = join(REPO_ROOT, 'apps/cli/src/cli.ts');
 
 let databaseName: string;
 let databaseUrl: string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRunId, parseDagId, LIMITS, type JobRow, type RunRow } from '@fenceline/core';
-import { benchSpec, seedBenchDags } from '@fenceline/db/bench';
-import { sleep } from '../scripts/cluster';
+import { benchSpec, seedBenchDags } from '@fenceline/db/bench-support';
+import { sleep } from '../tools/start/cluster';
 import { eventually, FAST_ENV, loadExample, startFixture, type Fixture } from './support/cluster-fixture';
 
 const TTL_MS = Number(FAST_ENV.FENCELINE_LEASE_TTL_MS);

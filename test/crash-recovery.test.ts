@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
-import { Cluster } from '../scripts/cluster';
+import { Cluster } from '../tools/start/cluster';
 import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
 
 /**

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 
 const execFileAsync = promisify(execFile);
 

@@ -3,9 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../scripts/cluster';
-import { haUnavailableReason } from '../scripts/ha/formation';
-import { freePortBlock } from '../scripts/ha/ports';
+import { REPO_ROOT } from '../tools/start/cluster';
+import { haUnavailableReason } from '../tools/ha/formation';
+import { freePortBlock } from '../tools/ha/ports';
 
 // `npm run ha -- up` needs Debian's postgresql-15-auto-failover; without it the test is skipped and says why.
 const unavailable = await haUnavailableReason();
@@ -31,7 +31,7 @@ function processesUsing(dir: string): number[] {
  * it announced and how it exited.
  */
 async function interruptUp(port: number, when: RegExp): Promise<{ dir: string; code: number | null; output: string[] }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts/ha/main.ts'), 'up', '--port', String(port)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'tools/ha/main.ts'), 'up', '--port', String(port)], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

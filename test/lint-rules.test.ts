@@ -1,6 +1,6 @@
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 
 // The repository's boundaries are lint rules (eslint.config.js). A rule that stopped
 // matching, say after a config edit, would pass every file silently; these cases lint

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForHttp, sleep } from '../scripts/cluster';
+import { waitForHttp, sleep } from '../tools/start/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 import { Receiver } from './support/webhook-receiver';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, type DagSpecInput, type NotificationRow } from '@fenceline/core';
-import { sleep } from '../scripts/cluster';
+import { sleep } from '../tools/start/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 import { Receiver, type Received } from './support/webhook-receiver';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, shardOf } from '@fenceline/core';
-import { sleep } from '../scripts/cluster';
+import { sleep } from '../tools/start/cluster';
 import { eventually, FAST_ENV, startFixture, type Fixture } from './support/cluster-fixture';
 
 /** The fixture fixes the cluster's shard count at FAST_ENV's before any node starts. */

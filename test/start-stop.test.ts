@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import type { ClusterFile } from '../scripts/cluster-file';
+import type { ClusterFile } from '@fenceline/cli/cluster-file';
 import { ADMIN_URL, eventually } from './support/cluster-fixture';
 import { exitWithin, freePortBase, launch, processLogs, type Launch } from './support/launcher';
 import { parseDagId, parseUserName } from '@fenceline/core';

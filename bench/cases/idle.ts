@@ -1,4 +1,4 @@
-import { backends, transactionCount, workerRowWrites } from '@fenceline/db/bench';
+import { backends, transactionCount, workerRowWrites } from '@fenceline/db/bench-support';
 import { benchCluster, cpuSeconds, fmt, round, sleep, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
 import { LoadGenerators } from '../loadgen-client';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { REPO_ROOT } from '../../scripts/cluster';
+import { REPO_ROOT } from '../../tools/start/cluster';
 import { fmt, type BenchContext, type CaseResult } from '../lib';
 
 /**

@@ -1,4 +1,4 @@
-import { backends, benchSpec, seedBenchDags, transactionCount, triggerBenchRuns } from '@fenceline/db/bench';
+import { backends, benchSpec, seedBenchDags, transactionCount, triggerBenchRuns } from '@fenceline/db/bench-support';
 import { benchCluster, cpuSeconds, fmt, percentile, pidOf, round, sleep, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
 import { LoadGenerators } from '../loadgen-client';
 

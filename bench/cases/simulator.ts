@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../scripts/cluster';
+import { REPO_ROOT } from '../../tools/start/cluster';
 import { fmt, round, type BenchContext, type CaseResult } from '../lib';
 
 /**

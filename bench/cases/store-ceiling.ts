@@ -1,4 +1,4 @@
-import { ceilingComplete, ceilingLease, seedReadyJobs } from '@fenceline/db/bench';
+import { ceilingComplete, ceilingLease, seedReadyJobs } from '@fenceline/db/bench-support';
 import { fmt, round, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const CONNECTIONS = 10;

@@ -1,5 +1,5 @@
-import { runFailoverDrill } from '../../scripts/ha/drill';
-import { haUnavailableReason } from '../../scripts/ha/formation';
+import { runFailoverDrill } from '../../tools/ha/drill';
+import { haUnavailableReason } from '../../tools/ha/formation';
 import { fmt, type BenchContext, type CaseResult } from '../lib';
 
 /**

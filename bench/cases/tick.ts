@@ -1,4 +1,4 @@
-import { benchSpec, explainDue, makeDue, runCreationSpan, seedBenchDags } from '@fenceline/db/bench';
+import { benchSpec, explainDue, makeDue, runCreationSpan, seedBenchDags } from '@fenceline/db/bench-support';
 import { shardOf, type LeaderGroup, type LeaderToken, type NewJob, type ScheduledRunsItem } from '@fenceline/core';
 import { benchCluster, fmt, percentile, pidOf, round, rssMb, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 

@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { parseUserName } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { hashPassword } from '@fenceline/db/people';
-import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../scripts/cluster';
+import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../tools/start/cluster';
 import { chromiumPath, missingChromium } from './chromium';
 import { freePort, freePortRun } from './ports';
 
@@ -92,7 +92,7 @@ function stopConsole(proc: ChildProcess): void {
  * Everything the browser tests run against, all real: a fresh database on the run's
  * PostgreSQL (DATABASE_URL, which `test:e2e` sets; else the server on 127.0.0.1:5432; else
  * an embedded one for this file), two scheduler processes and three workers from
- * scripts/cluster.ts, and the built console under `next start`. The console must have been
+ * tools/start/cluster.ts, and the built console under `next start`. The console must have been
  * built first (`test:e2e` does).
  *
  * Each part is stopped in reverse order, by `stop()` or as soon as a later part fails to

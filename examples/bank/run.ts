@@ -5,7 +5,7 @@ import postgres from 'postgres';
 import { parse as parseYaml } from 'yaml';
 import { parseDagId } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore } from '@fenceline/db';
-import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../../scripts/cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../../tools/start/cluster';
 
 /**
  * `npm run example:bank`: moves money between two accounts under chaos and checks the

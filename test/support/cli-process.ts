@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { REPO_ROOT } from '../../scripts/cluster';
+import { REPO_ROOT } from '../../tools/start/cluster';
 
 const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO_ROOT, 'scripts/cli.ts');
+const CLI = join(REPO_ROOT, 'apps/cli/src/cli.ts');
 
 export interface CliOutcome {
   code: number | null;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { DagSpecInput } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
-import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep, type ClusterOptions } from '../../scripts/cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep, type ClusterOptions } from '../../tools/start/cluster';
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 

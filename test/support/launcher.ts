@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../scripts/cluster';
+import { REPO_ROOT } from '../../tools/start/cluster';
 
-/** `npm start` as a test runs it: scripts/start.ts in a process group standing for the terminal's. */
+/** `npm start` as a test runs it: tools/start/start.ts in a process group standing for the terminal's. */
 export interface Launch {
   proc: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */
@@ -20,7 +20,7 @@ export interface Launch {
 
 /** Starts the launcher with `env` over this process's environment and `args` after the script. */
 export function launch(env: Record<string, string>, args: string[] = []): Launch {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts/start.ts'), ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'tools/start/start.ts'), ...args], {
     cwd: REPO_ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

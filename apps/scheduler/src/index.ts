@@ -7,6 +7,6 @@
 export { workerRouter, type WorkerRouter } from './api/worker-router';
 export { readSchedulerConfig, type SchedulerConfig } from './config';
 export { LONG_PAUSE_MS } from './runtime-metrics';
-export { issueWorkerToken, poolProblem } from './api/worker-credentials';
+export { issueWorkerToken } from './api/worker-credentials';
 export { createSchedulerServer } from './http';
 export { WorkerAuth } from './api/worker-auth';

@@ -5,7 +5,7 @@ import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';
 import { createSchedulerServer } from './http';
 import { setInternalErrorLog } from './api/opaque-errors';
-import { errorFields, jobLogIds, jsonLogger } from './log';
+import { errorFields, jobLogIds, jsonLogger } from '@fenceline/telemetry/log';
 import { tracedStore, tracingFromEnv } from '@fenceline/telemetry';
 import { startRuntimeMetrics } from './runtime-metrics';
 

@@ -4,7 +4,7 @@ import { NotFoundError, type NoticeStore, type SchedulerNode, type WorkerCredent
 import { WorkerAuth } from '../src/api/worker-auth';
 import { setInternalErrorLog } from '../src/api/opaque-errors';
 import { createSchedulerServer } from '../src/http';
-import type { Logger, LogLevel } from '../src/log';
+import type { Logger, LogLevel } from '@fenceline/telemetry/log';
 
 /** What a failed statement's error looks like: the statement, then every parameter it was given. */
 const STATEMENT_ERROR = 'Failed query: insert into results (job_id, output) values ($1, $2)\nparams: 7,{"secret":"another-callers-output"}';

@@ -70,4 +70,10 @@ describe('worker authentication', () => {
     expect(tokenPool(issueWorkerToken('gpu-east').token)).toBe('gpu-east');
     expect(() => issueWorkerToken('GPU')).toThrow(/^pool: /);
   });
+
+  it('issues a credential for every pool name a worker may serve, up to 63 characters', () => {
+    const longest = `g${'p'.repeat(62)}`;
+    expect(tokenPool(issueWorkerToken(longest).token)).toBe(longest);
+    expect(() => issueWorkerToken(`${longest}u`)).toThrow(/^pool: must be lower-case .* at most 63 characters/);
+  });
 });

@@ -62,6 +62,18 @@ describe('console: ids in input', () => {
     expect((await caller.runs.timeline({ runId })).run.id).toBe(runId);
   });
 
+  it('refuses action, backfill, channel, rule and notification ids outside the sequence rule, naming the field', async () => {
+    for (const bad of ['0', '01', '1'.repeat(20), '9223372036854775808']) {
+      expect(await refusal(caller.runActions.get({ actionId: bad })), bad).toEqual({ code: 'BAD_REQUEST', said: `actionId: ${OUT_OF_RANGE}` });
+      expect(await refusal(caller.backfills.cancel({ id: bad })), bad).toEqual({ code: 'BAD_REQUEST', said: `id: ${OUT_OF_RANGE}` });
+      expect(await refusal(appRouter.createCaller(contextAs('admin')).notifications.deleteChannel({ id: bad })), bad).toEqual({ code: 'BAD_REQUEST', said: `id: ${OUT_OF_RANGE}` });
+      expect(await refusal(caller.notifications.deleteRule({ id: bad })), bad).toEqual({ code: 'BAD_REQUEST', said: `id: ${OUT_OF_RANGE}` });
+      expect(await refusal(caller.notifications.retry({ id: bad })), bad).toEqual({ code: 'BAD_REQUEST', said: `id: ${OUT_OF_RANGE}` });
+    }
+    expect((await refusal(caller.runActions.get({ actionId: MAX_SEQUENCE_ID }))).code).toBe('NOT_FOUND');
+    expect((await refusal(caller.notifications.retry({ id: MAX_SEQUENCE_ID }))).code).toBe('NOT_FOUND');
+  });
+
   it('takes DAG ids by the spec rule', async () => {
     expect(await refusal(caller.dags.get({ id: 'a/b' }))).toEqual({
       code: 'NOT_FOUND',

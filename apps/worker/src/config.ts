@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { LABEL_CHARACTERS, LABEL_PATTERN, MAX_LABELS, POOL_CHARACTERS, POOL_PATTERN, workerIdProblem, type WorkerId } from '@fenceline/core';
+import { LABEL_CHARACTERS, LABEL_PATTERN, MAX_LABELS, poolProblem, workerIdProblem, workerTokenPool, type WorkerId } from '@fenceline/core';
 import type { ShellPolicy } from './handlers/shell';
 
 export interface WorkerConfig {
@@ -37,13 +37,14 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!Number.isInteger(slots) || slots < 1 || slots > 10_000) throw new Error(`FENCELINE_WORKER_SLOTS must be an integer from 1 to 10000, got "${env.FENCELINE_WORKER_SLOTS}"`);
   // The schedulers refuse every call from an id outside the shared rule, so a bad one stops the worker here, named.
   // An issued credential (flw.<pool>.<secret>) acts only as ids of its pool, so the default id starts with it.
-  const credentialPool = /^flw\.([a-z0-9][a-z0-9-]*)\./.exec(token)?.[1] ?? null;
+  const credentialPool = workerTokenPool(token);
   const workerId = env.FENCELINE_WORKER_ID || `${credentialPool ?? 'worker'}-${hostname()}-${randomUUID().slice(0, 8)}`;
   const idProblem = workerIdProblem(workerId);
   if (idProblem !== null) throw new Error(`FENCELINE_WORKER_ID ${idProblem}, got "${workerId}"`);
   // A credential serves its own pool only (the schedulers refuse any other), so that is the default.
   const servedPool = env.FENCELINE_WORKER_POOL || credentialPool || 'default';
-  if (!POOL_PATTERN.test(servedPool)) throw new Error(`FENCELINE_WORKER_POOL ${POOL_CHARACTERS}, got "${servedPool}"`);
+  const poolIssue = poolProblem(servedPool);
+  if (poolIssue !== null) throw new Error(`FENCELINE_WORKER_POOL ${poolIssue}, got "${servedPool}"`);
   if (credentialPool !== null && servedPool !== credentialPool) {
     throw new Error(`FENCELINE_WORKER_POOL is "${servedPool}", but this credential serves pool "${credentialPool}" only; leave it unset or use a credential of that pool`);
   }

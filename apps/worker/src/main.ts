@@ -5,13 +5,12 @@ import { readWorkerConfig } from './config';
 import { Worker } from './worker';
 import { registeredTaskNames } from './task';
 import { tracingFromEnv } from '@fenceline/telemetry';
+import { jsonLogger, type LogLevel } from '@fenceline/telemetry/log';
 
 async function main(): Promise<void> {
   const config = readWorkerConfig();
-  const log = (level: string, msg: string, fields: Record<string, unknown> = {}): void => {
-    if (level === 'debug' && process.env.FENCELINE_LOG_LEVEL !== 'debug') return;
-    process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level, msg, service: 'worker', workerId: config.workerId, ...fields }) + '\n');
-  };
+  const logger = jsonLogger({ service: 'worker', workerId: config.workerId });
+  const log = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void => logger.log(level, msg, fields);
   // A user module registers named job types with defineTask() when it is imported.
   if (config.tasksModule) await import(pathToFileURL(resolve(config.tasksModule)).href);
   // Off unless an OTLP endpoint is configured (docs/traces.md).

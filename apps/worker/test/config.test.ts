@@ -28,5 +28,8 @@ describe('worker settings', () => {
     expect(() => readWorkerConfig({ FENCELINE_WORKER_TOKEN: token, FENCELINE_WORKER_POOL: 'default' })).toThrow(
       'FENCELINE_WORKER_POOL is "default", but this credential serves pool "gpu" only',
     );
+    const longest = `g${'p'.repeat(62)}`;
+    expect(readWorkerConfig({ FENCELINE_WORKER_TOKEN: `flw.${longest}.${'a'.repeat(43)}` }).pool).toBe(longest);
+    expect(() => readWorkerConfig({ ...BASE, FENCELINE_WORKER_POOL: `${longest}u` })).toThrow('FENCELINE_WORKER_POOL must be lower-case');
   });
 });

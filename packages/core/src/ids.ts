@@ -24,12 +24,25 @@ export type DagId = Branded<'DagId'>;
 export type WorkerId = Branded<'WorkerId'>;
 /** A backfill's id: a PostgreSQL bigint sequence value, printed in decimal. */
 export type BackfillId = Branded<'BackfillId'>;
+/** An operator action on a run (retry, mark, skip, cancel): a bigint sequence value. */
+export type ActionId = Branded<'ActionId'>;
+/** A notification channel's id: a bigint sequence value. */
+export type ChannelId = Branded<'ChannelId'>;
+/** A notification rule's id: a bigint sequence value. */
+export type RuleId = Branded<'RuleId'>;
+/** A notification's id: a bigint sequence value. */
+export type NotificationId = Branded<'NotificationId'>;
 
 /** The largest value of a PostgreSQL bigint, the type of every sequence id. */
 export const MAX_SEQUENCE_ID = '9223372036854775807';
 export const MAX_WORKER_ID_LENGTH = 200;
 
 const DIGITS = /^[0-9]+$/;
+/**
+ * The shape of a sequence id for documents (OpenAPI) that cannot state the range; the
+ * parsers check the range as well (sequenceIdProblem), so this is never the check itself.
+ */
+export const SEQUENCE_ID_SHAPE = '^[1-9][0-9]{0,18}$';
 /** The spec's rule for DAG and task ids (spec.ts checks specs with it). */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const WORKER_NAME = /^[A-Za-z0-9_.:@-]+$/;
@@ -74,29 +87,45 @@ export const isBackfillId = (value: unknown): value is BackfillId => isSequenceI
 export const isDagId = (value: unknown): value is DagId => typeof value === 'string' && nameIdProblem(value) === null;
 export const isWorkerId = (value: unknown): value is WorkerId => typeof value === 'string' && workerIdProblem(value) === null;
 
-function parseWith<Id extends string>(problemOf: (text: string) => string | null, value: unknown, field: string): Id {
+/** `value` as an Id if `problemOf` finds nothing wrong, else an INVALID_INPUT error naming `field`. */
+export function parseIdWith<Id extends string>(problemOf: (text: string) => string | null, value: unknown, field: string): Id {
   const problem = typeof value === 'string' ? problemOf(value) : 'must be a string';
   if (problem !== null) throw new InvalidInputError(`${field}: ${problem}`, { field, problem });
   return value as Id;
 }
 
-/** The id, or an INVALID_INPUT error whose message and details name `field`. */
-export const parseJobId = (value: unknown, field = 'jobId'): JobId => parseWith<JobId>(sequenceIdProblem, value, field);
-export const parseRunId = (value: unknown, field = 'runId'): RunId => parseWith<RunId>(sequenceIdProblem, value, field);
-export const parseBackfillId = (value: unknown, field = 'backfillId'): BackfillId => parseWith<BackfillId>(sequenceIdProblem, value, field);
-export const parseDagId = (value: unknown, field = 'dagId'): DagId => parseWith<DagId>(nameIdProblem, value, field);
-export const parseWorkerId = (value: unknown, field = 'workerId'): WorkerId => parseWith<WorkerId>(workerIdProblem, value, field);
+/**
+ * The id, or an INVALID_INPUT error whose message and details name `field`. Every
+ * boundary (console, HTTP API, CLI, worker protocol) reads ids through these, so 0, a
+ * leading zero or a value above the largest bigint is refused the same way everywhere.
+ */
+export const parseJobId = (value: unknown, field = 'jobId'): JobId => parseIdWith<JobId>(sequenceIdProblem, value, field);
+export const parseRunId = (value: unknown, field = 'runId'): RunId => parseIdWith<RunId>(sequenceIdProblem, value, field);
+export const parseBackfillId = (value: unknown, field = 'backfillId'): BackfillId => parseIdWith<BackfillId>(sequenceIdProblem, value, field);
+export const parseActionId = (value: unknown, field = 'actionId'): ActionId => parseIdWith<ActionId>(sequenceIdProblem, value, field);
+export const parseChannelId = (value: unknown, field = 'channelId'): ChannelId => parseIdWith<ChannelId>(sequenceIdProblem, value, field);
+export const parseRuleId = (value: unknown, field = 'ruleId'): RuleId => parseIdWith<RuleId>(sequenceIdProblem, value, field);
+export const parseNotificationId = (value: unknown, field = 'notificationId'): NotificationId => parseIdWith<NotificationId>(sequenceIdProblem, value, field);
+export const parseDagId = (value: unknown, field = 'dagId'): DagId => parseIdWith<DagId>(nameIdProblem, value, field);
+export const parseWorkerId = (value: unknown, field = 'workerId'): WorkerId => parseIdWith<WorkerId>(workerIdProblem, value, field);
 
 /** A zod string checked by `problemOf`; the issue carries its message, and zod adds the field's path. */
-function schemaOf(problemOf: (text: string) => string | null) {
+export function idSchemaOf(problemOf: (text: string) => string | null) {
   return z.string().superRefine((text, ctx) => {
     const problem = problemOf(text);
     if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
   });
 }
 
-export const jobIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as JobId);
-export const runIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as RunId);
-export const backfillIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as BackfillId);
-export const dagIdSchema = schemaOf(nameIdProblem).transform((text) => text as DagId);
-export const workerIdSchema = schemaOf(workerIdProblem).transform((text) => text as WorkerId);
+/** A sequence id's zod string, its shape stated for JSON Schema documents. */
+export const sequenceIdSchema = () => idSchemaOf(sequenceIdProblem).meta({ pattern: SEQUENCE_ID_SHAPE });
+
+export const jobIdSchema = sequenceIdSchema().transform((text) => text as JobId);
+export const runIdSchema = sequenceIdSchema().transform((text) => text as RunId);
+export const backfillIdSchema = sequenceIdSchema().transform((text) => text as BackfillId);
+export const actionIdSchema = sequenceIdSchema().transform((text) => text as ActionId);
+export const channelIdSchema = sequenceIdSchema().transform((text) => text as ChannelId);
+export const ruleIdSchema = sequenceIdSchema().transform((text) => text as RuleId);
+export const notificationIdSchema = sequenceIdSchema().transform((text) => text as NotificationId);
+export const dagIdSchema = idSchemaOf(nameIdProblem).transform((text) => text as DagId);
+export const workerIdSchema = idSchemaOf(workerIdProblem).transform((text) => text as WorkerId);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InvalidInputError } from './errors';
-import { sequenceIdProblem } from './ids';
+import { idSchemaOf, parseIdWith, sequenceIdProblem, sequenceIdSchema } from './ids';
 
 /**
  * The ids and names of the people side of the store (users, API tokens), parsed at the
@@ -37,28 +37,15 @@ export function userNameProblem(text: string): string | null {
   return USER_NAME.test(text) ? null : USER_NAME_CHARACTERS;
 }
 
-function parseWith<Id extends string>(problemOf: (text: string) => string | null, value: unknown, field: string): Id {
-  const problem = typeof value === 'string' ? problemOf(value) : 'must be a string';
-  if (problem !== null) throw new InvalidInputError(`${field}: ${problem}`, { field, problem });
-  return value as Id;
-}
-
-export const parseUserId = (value: unknown, field = 'userId'): UserId => parseWith<UserId>(sequenceIdProblem, value, field);
-export const parseApiTokenId = (value: unknown, field = 'tokenId'): ApiTokenId => parseWith<ApiTokenId>(sequenceIdProblem, value, field);
-export const parseUserName = (value: unknown, field = 'name'): UserName => parseWith<UserName>(userNameProblem, value, field);
+export const parseUserId = (value: unknown, field = 'userId'): UserId => parseIdWith<UserId>(sequenceIdProblem, value, field);
+export const parseApiTokenId = (value: unknown, field = 'tokenId'): ApiTokenId => parseIdWith<ApiTokenId>(sequenceIdProblem, value, field);
+export const parseUserName = (value: unknown, field = 'name'): UserName => parseIdWith<UserName>(userNameProblem, value, field);
 export function parseRole(value: unknown, field = 'role'): Role {
   if (typeof value === 'string' && (ROLES as readonly string[]).includes(value)) return value as Role;
   throw new InvalidInputError(`${field}: must be one of ${ROLES.join(', ')}`, { field, problem: 'unknown role' });
 }
 
-function schemaOf(problemOf: (text: string) => string | null) {
-  return z.string().superRefine((text, ctx) => {
-    const problem = problemOf(text);
-    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-  });
-}
-
-export const userIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as UserId);
-export const apiTokenIdSchema = schemaOf(sequenceIdProblem).transform((text) => text as ApiTokenId);
-export const userNameSchema = schemaOf(userNameProblem).transform((text) => text as UserName);
+export const userIdSchema = sequenceIdSchema().transform((text) => text as UserId);
+export const apiTokenIdSchema = sequenceIdSchema().transform((text) => text as ApiTokenId);
+export const userNameSchema = idSchemaOf(userNameProblem).transform((text) => text as UserName);
 export const roleSchema = z.enum(ROLES);

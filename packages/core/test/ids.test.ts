@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InvalidInputError } from '../src/errors';
 import {
+  actionIdSchema,
+  apiTokenIdSchema,
+  backfillIdSchema,
+  channelIdSchema,
   dagIdSchema,
   isDagId,
   isJobId,
@@ -9,13 +13,25 @@ import {
   isWorkerId,
   jobIdSchema,
   MAX_SEQUENCE_ID,
+  notificationIdSchema,
+  parseActionId,
+  parseApiTokenId,
+  parseBackfillId,
+  parseChannelId,
   parseDagId,
   parseJobId,
+  parseNotificationId,
+  parseRuleId,
   parseRunId,
+  parseUserId,
   parseWorkerId,
+  ruleIdSchema,
   runIdSchema,
+  SEQUENCE_ID_SHAPE,
+  userIdSchema,
   workerIdSchema,
-} from '../src/ids';
+} from '../src/index';
+import { checkRuleInput } from '../src/notify/notifications';
 import { validateDag } from '../src/dag/validate';
 
 /** The field and problem an id parser refused with, or null if it accepted. */
@@ -85,6 +101,47 @@ describe('job and run ids', () => {
     expect(result.success).toBe(false);
     expect(result.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['leases.1.jobId', `must be a numeric id from 1 to ${MAX_SEQUENCE_ID}`]]);
     expect(schema.parse({ leases: [{ jobId: MAX_SEQUENCE_ID }] }).leases[0]!.jobId).toBe(MAX_SEQUENCE_ID);
+  });
+});
+
+/** Every sequence id kind, by its parser (with its default field) and its zod schema. */
+const SEQUENCE_KINDS: [string, (value: unknown) => unknown, z.ZodType][] = [
+  ['jobId', parseJobId, jobIdSchema],
+  ['runId', parseRunId, runIdSchema],
+  ['backfillId', parseBackfillId, backfillIdSchema],
+  ['actionId', parseActionId, actionIdSchema],
+  ['channelId', parseChannelId, channelIdSchema],
+  ['ruleId', parseRuleId, ruleIdSchema],
+  ['notificationId', parseNotificationId, notificationIdSchema],
+  ['userId', parseUserId, userIdSchema],
+  ['tokenId', parseApiTokenId, apiTokenIdSchema],
+];
+
+describe('every sequence id kind', () => {
+  it('takes the same ids: 1 to the largest bigint, in plain decimal; refuses 0 and anything larger', () => {
+    for (const [field, parse, schema] of SEQUENCE_KINDS) {
+      for (const [text, ok] of SEQUENCE_EDGES) {
+        const why = `${field} ${JSON.stringify(text)}`;
+        const refused = refusal(() => parse(text));
+        expect(refused === null, why).toBe(ok);
+        if (!ok) expect(refused?.details.field, why).toBe(field);
+        expect(schema.safeParse(text).success, why).toBe(ok);
+      }
+    }
+  });
+
+  it('states the shape of a sequence id in JSON Schema, which the range check narrows', () => {
+    const shape = new RegExp(SEQUENCE_ID_SHAPE);
+    for (const [text, ok] of SEQUENCE_EDGES) if (ok) expect(shape.test(text), text).toBe(true);
+    for (const [, , schema] of SEQUENCE_KINDS) expect(z.toJSONSchema(schema, { io: 'input' })).toMatchObject({ type: 'string', pattern: SEQUENCE_ID_SHAPE });
+  });
+
+  it("holds a notification rule's channel to the same rule", () => {
+    const rule = { event: 'run_failed' as const };
+    expect(checkRuleInput({ ...rule, channelId: MAX_SEQUENCE_ID }).channelId).toBe(MAX_SEQUENCE_ID);
+    for (const bad of ['0', '01', '9223372036854775808', '1'.repeat(20)]) {
+      expect(() => checkRuleInput({ ...rule, channelId: bad }), bad).toThrow('channelId must name an existing channel');
+    }
   });
 });
 

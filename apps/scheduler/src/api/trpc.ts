@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
 import { internalErrorMessage } from './opaque-errors';
 import type { WorkerCaller } from './worker-auth';
-import { poolAllows, secretHash } from './worker-credentials';
+import { secretHash } from '@fenceline/db/people';
+import { poolAllows } from './worker-credentials';
 
 export interface WorkerContext {
   node: SchedulerNode;

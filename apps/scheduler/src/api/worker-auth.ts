@@ -1,7 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import type { NoticeStore, WorkerCredentialStore } from '@fenceline/core';
 import { tokenMatches } from './auth';
-import { secretHash, tokenPool } from './worker-credentials';
+import { secretHash } from '@fenceline/db/people';
+import { tokenPool } from './worker-credentials';
 
 /**
  * Who is calling the worker protocol: an issued credential, bound to its pool, or (in

@@ -1,26 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { InvalidInputError } from '@fenceline/core';
+import { randomBytes } from 'node:crypto';
+import { InvalidInputError, poolProblem, workerTokenPool } from '@fenceline/core';
+import { secretHash } from '@fenceline/db/people';
 
 /**
  * The form of an issued worker credential and of a session secret. A credential's token
  * is `flw.<pool>.<secret>`: the pool is in the clear, so a worker can name itself after
  * its pool without more settings, and the secret is 32 random bytes. The store keeps only
- * the SHA-256 of the whole token.
+ * the SHA-256 of the whole token (secretHash, the store's one rule for every secret it
+ * keeps: worker credentials, sessions and API tokens alike).
  */
-
-/** A pool name: lower-case letters, digits and "-", starting with a letter or digit. */
-export const POOL_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
-const TOKEN_PATTERN = /^flw\.([a-z0-9][a-z0-9-]{0,39})\.[A-Za-z0-9_-]{43}$/;
-
-/** Why text is not a pool name, or null. */
-export function poolProblem(pool: string): string | null {
-  return POOL_PATTERN.test(pool) ? null : 'must be 1 to 40 lower-case letters, digits or "-", starting with a letter or digit';
-}
-
-/** The hex SHA-256 of a secret: what the store keeps and looks up. */
-export function secretHash(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
 
 /** A new credential's id and token for `pool`; the token is shown once and never stored. */
 export function issueWorkerToken(pool: string): { id: string; token: string; secretHash: string } {
@@ -32,7 +20,7 @@ export function issueWorkerToken(pool: string): { id: string; token: string; sec
 
 /** The pool an issued token names, or null when the text is not in the issued form. */
 export function tokenPool(token: string): string | null {
-  return TOKEN_PATTERN.exec(token)?.[1] ?? null;
+  return workerTokenPool(token);
 }
 
 /**

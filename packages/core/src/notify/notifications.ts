@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { characterProblem } from '../input/free-form';
-import { parseDagId } from '../ids';
-import { POOL_CHARACTERS, POOL_PATTERN } from '../routing/offer';
+import { parseDagId, sequenceIdProblem } from '../ids';
+import { poolProblem } from '../routing/offer';
 import type { Schedule } from '../spec';
 
 /**
@@ -210,7 +210,7 @@ export function deadlineSubject(dagId: string, scheduledAt: Date): string {
 export function checkDeadlineChecks(checks: DeadlineCheck[]): DeadlineCheck[] {
   if (checks.length > NOTIFY_LIMITS.maxItemsPerEnqueue) throw new InvalidInputError(`at most ${NOTIFY_LIMITS.maxItemsPerEnqueue} checks per call`, { field: 'checks' });
   checks.forEach((c, i) => {
-    if (typeof c.ruleId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(c.ruleId)) throw new InvalidInputError('ruleId must name a rule', { field: `checks.${i}.ruleId` });
+    if (typeof c.ruleId !== 'string' || sequenceIdProblem(c.ruleId) !== null) throw new InvalidInputError('ruleId must name a rule', { field: `checks.${i}.ruleId` });
     parseDagId(c.dagId, `checks.${i}.dagId`);
     if (!(c.scheduledAt instanceof Date) || Number.isNaN(c.scheduledAt.getTime())) throw new InvalidInputError('scheduledAt must be a date', { field: `checks.${i}.scheduledAt` });
   });
@@ -309,7 +309,7 @@ export interface CheckedRule {
 
 /** Checks a rule's own fields (the store checks that its channel exists); throws InvalidInputError naming the field. */
 export function checkRuleInput(input: NewNotificationRule): CheckedRule {
-  if (typeof input.channelId !== 'string' || !/^[1-9][0-9]{0,18}$/.test(input.channelId)) {
+  if (typeof input.channelId !== 'string' || sequenceIdProblem(input.channelId) !== null) {
     throw new InvalidInputError('channelId must name an existing channel', { field: 'channelId' });
   }
   const event = oneOf(input.event, 'event', NOTIFICATION_EVENTS);
@@ -331,7 +331,9 @@ export function checkRuleInput(input: NewNotificationRule): CheckedRule {
   let pool: string | null = null;
   if (given(input.pool)) {
     if (event !== 'pool_no_worker') throw new InvalidInputError('pool: applies only to pool_no_worker rules', { field: 'pool' });
-    if (typeof input.pool !== 'string' || !POOL_PATTERN.test(input.pool)) throw new InvalidInputError(`pool ${POOL_CHARACTERS}`, { field: 'pool' });
+    if (typeof input.pool !== 'string') throw new InvalidInputError('pool must be a string', { field: 'pool' });
+    const problem = poolProblem(input.pool);
+    if (problem !== null) throw new InvalidInputError(`pool ${problem}`, { field: 'pool' });
     pool = input.pool;
   }
   return { channelId: input.channelId, dagId, event, afterSeconds, pool };

@@ -14,9 +14,33 @@ export const DEFAULT_POOL = 'default';
 /** The types every worker runs without being told (shell is not among them: it must be allowed). */
 export const ALWAYS_RUN_TYPES = ['noop', 'sleep', 'http'] as const;
 
-/** A pool name: lower-case letters, digits and dashes, starting with a letter or digit. */
+/**
+ * A pool name: lower-case letters, digits and dashes, starting with a letter or digit, at
+ * most 63 characters. This is the one rule for a pool name: the worker's settings, the
+ * worker protocol, notification rules and issued worker credentials all check it, so a
+ * pool one of them accepts is accepted by all. The store keeps pools as unbounded text.
+ */
+export const MAX_POOL_NAME_LENGTH = 63;
 export const POOL_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
-export const POOL_CHARACTERS = 'must be lower-case letters, digits and -, starting with a letter or digit, at most 63 characters';
+export const POOL_CHARACTERS = `must be lower-case letters, digits and -, starting with a letter or digit, at most ${MAX_POOL_NAME_LENGTH} characters`;
+
+/** Why text is not a pool name, or null if it is one. */
+export function poolProblem(pool: string): string | null {
+  return POOL_PATTERN.test(pool) ? null : POOL_CHARACTERS;
+}
+
+/**
+ * An issued worker credential is `flw.<pool>.<secret>`, the secret 32 random bytes in
+ * base64url: the pool is in the clear, so a worker can name itself after its pool without
+ * more settings. The scheduler issues and checks tokens; the worker reads its pool.
+ */
+const WORKER_TOKEN = /^flw\.([^.]+)\.[A-Za-z0-9_-]{43}$/;
+
+/** The pool an issued worker token names, or null when the text is not in the issued form. */
+export function workerTokenPool(token: string): string | null {
+  const pool = WORKER_TOKEN.exec(token)?.[1];
+  return pool !== undefined && poolProblem(pool) === null ? pool : null;
+}
 
 /** A label: `name` or `name=value`, each lower-case letters, digits, `_`, `.` and `-`. */
 export const LABEL_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,62}(=[a-z0-9][a-z0-9_.-]{0,62})?$/;

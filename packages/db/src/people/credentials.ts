@@ -57,7 +57,7 @@ export function newSecret(prefix: 'fls' | 'flt' | 'flp'): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 
-/** What the store keeps of a session or token secret. */
+/** What the store keeps of a secret (a session, an API token, a worker credential): its hex SHA-256. */
 export function secretHash(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }

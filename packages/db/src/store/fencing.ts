@@ -17,6 +17,16 @@ export function fencedWhere(ref: LeaseRef, alias = ''): SQL {
 }
 
 /**
+ * The fenced join of a batch write: the batch `r` (job_id, fence, worker_id, session) joined
+ * to the jobs `j` it names, keeping only live leases that carry exactly that fence for that
+ * holder and session, as fencedWhere does for one write. The caller may add conditions.
+ */
+export function fencedBatchJoin(): SQL {
+  return sql`r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
+            where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}`;
+}
+
+/**
  * The session check of a fenced write, for a session value (a parameter or a column of
  * the batch): the lease was granted to that session and it is still its holder's current
  * one, so a worker that registered anew (a restarted process) has made every write of

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { failureProblem, LIMITS, resultProblem, resultSizeRefusal, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
-import { BACKOFF_INTERVAL, fenceStates, fencedWhere, refusal, refuse, sessionHolds } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refusal, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -100,8 +100,7 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
               )}) as r(job_id, fence, worker_id, output, logs, at, session)
           ),
           locked as materialized (
-            select j.id, r.at from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
-            where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
+            select j.id, r.at from ${fencedBatchJoin()}
               and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
             order by j.id
             for update of j

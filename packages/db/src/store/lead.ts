@@ -51,6 +51,27 @@ export function deposed(token: LeaderToken, operation: string): DeposedLeaderErr
 }
 
 /**
+ * Leader tokens as a set of rows: `unnest` of their shards, node ids and epochs, in the
+ * order given, for the caller to name (`as t(shard, node_id, epoch)`, with ordinality or
+ * not). Every statement that checks several tokens at once reads them through this.
+ */
+export function leaderTokensUnnest(tokens: LeaderToken[]): SQL {
+  // The line break before the epochs is part of the statement's text: kept so that the
+  // text sent (and the server's cached plan of it) is the one the grants always sent.
+  return sql`unnest(${array(
+    tokens.map((t) => t.shard),
+    'int',
+  )}, ${array(
+    tokens.map((t) => t.nodeId),
+    'text',
+  )},
+      ${array(
+        tokens.map((t) => t.epoch),
+        'bigint',
+      )})`;
+}
+
+/**
  * The lead check of a statement that writes for several leaders at once. `t` numbers the
  * tokens (`g`, from 1, in the order given) and `lead` keeps those still leading, with their
  * shard, locking each lease row FOR KEY SHARE as `leadCte` does. Items carry the number of
@@ -58,17 +79,7 @@ export function deposed(token: LeaderToken, operation: string): DeposedLeaderErr
  */
 export function leadManyCte(tokens: LeaderToken[]): SQL {
   return sql`t as (
-    select * from unnest(${array(
-      tokens.map((t) => t.shard),
-      'int',
-    )}, ${array(
-      tokens.map((t) => t.nodeId),
-      'text',
-    )},
-      ${array(
-        tokens.map((t) => t.epoch),
-        'bigint',
-      )}) with ordinality as t(shard, node_id, epoch, g)
+    select * from ${leaderTokensUnnest(tokens)} with ordinality as t(shard, node_id, epoch, g)
   ),
   lead as (
     select t.g, s.shard from shard_leases s join t on s.shard = t.shard and s.holder = t.node_id and s.epoch = t.epoch

@@ -4,7 +4,7 @@ import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, Re
 import { array, msInterval, rows, type Db, type Executor, type RawRow } from './db';
 import { lockLimits } from './resources';
 import { withoutRefusedLends } from './lending';
-import { BACKOFF_INTERVAL, fenceStates, refusal, sessionHolds } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, refusal } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
 
@@ -203,8 +203,7 @@ export async function renewLeases(db: Executor, refs: RenewRef[], ttlMs: number)
               }) with ordinality as r(job_id, fence, worker_id, session, ${logged ? sql`log, ` : sql``}ord)
           ),
           locked as materialized (
-            select j.id, r.ord from r join jobs j on j.id = r.job_id and j.fence = r.fence and j.holder = r.worker_id
-            where j.state = 'leased' and j.lease_expires_at > now() and ${sessionHolds(sql`r.session`, 'j')}
+            select j.id, r.ord from ${fencedBatchJoin()}
             order by j.id
             for update of j
           ),

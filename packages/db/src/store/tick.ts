@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { checkSkippedSlots, type DagSpec, type DueDag, type DuePageKey, type DueReadOptions, type LeaderToken, type ShardSnapshot } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
-import { deposed } from './lead';
+import { deposed, leaderTokensUnnest } from './lead';
 import { jobFromRow, runFromRow, toDagId, toDate, toNumber } from './rows';
 
 export async function now(db: Executor): Promise<Date> {
@@ -23,17 +23,7 @@ export function dueDagsQuery(tokens: LeaderToken[], limit: number, after?: DuePa
   const past = after ? sql`and (d.next_run_at, d.id) > (${after.nextRunAt.toISOString()}::timestamptz, ${after.id}::text)` : sql``;
   return sql`with led as (
           select l.shard from shard_leases l
-          join unnest(${array(
-            tokens.map((t) => t.shard),
-            'int',
-          )}, ${array(
-            tokens.map((t) => t.nodeId),
-            'text',
-          )},
-            ${array(
-              tokens.map((t) => t.epoch),
-              'bigint',
-            )}) as t(shard, node_id, epoch)
+          join ${leaderTokensUnnest(tokens)} as t(shard, node_id, epoch)
             on l.shard = t.shard and l.holder = t.node_id and l.epoch = t.epoch
           where l.expires_at > now()
         ),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BACKFILL_MODES, LIMITS, type BackfillMode } from '@fenceline/core';
+import { BACKFILL_MODES, backfillIdSchema, LIMITS, type BackfillMode } from '@fenceline/core';
 import { instant } from './schemas';
 
 /**
@@ -11,12 +11,7 @@ import { instant } from './schemas';
 const modes = BACKFILL_MODES as [BackfillMode, ...BackfillMode[]];
 const count = z.number().int().min(0);
 
-export const backfillIdPath = z.object({
-  id: z
-    .string()
-    .regex(/^[0-9]{1,19}$/, 'must be a backfill id, a whole number in plain decimal')
-    .describe('The backfill id'),
-});
+export const backfillIdPath = z.object({ id: backfillIdSchema.describe('The backfill id') });
 
 export const backfillListQuery = z.strictObject({
   dag: z.string().min(1).max(2_000).optional().describe('Only backfills of this DAG'),

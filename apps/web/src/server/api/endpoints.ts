@@ -291,7 +291,7 @@ export const deleteNotificationChannel = endpoint({
   operationId: 'deleteNotificationChannel',
   summary: 'Delete a channel and its rules; its notifications stay, and are not sent again',
   role: 'admin',
-  params: n.notificationIdPath,
+  params: n.channelIdPath,
   answer: { status: 200, schema: n.deletedAnswer, description: 'The channel was deleted' },
   run: async ({ caller, params }) => ({ status: 200, body: await caller.notifications.deleteChannel({ id: params.id }) }),
 });
@@ -325,7 +325,7 @@ export const deleteNotificationRule = endpoint({
   operationId: 'deleteNotificationRule',
   summary: 'Delete a rule; what it queued already is still sent',
   role: 'operator',
-  params: n.notificationIdPath,
+  params: n.ruleIdPath,
   answer: { status: 200, schema: n.deletedAnswer, description: 'The rule was deleted' },
   run: async ({ caller, params }) => ({ status: 200, body: await caller.notifications.deleteRule({ id: params.id }) }),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CHANNEL_KINDS, NOTIFICATION_EVENTS, NOTIFICATION_STATES, NOTIFY_LIMITS } from '@fenceline/core';
+import { CHANNEL_KINDS, channelIdSchema, NOTIFICATION_EVENTS, NOTIFICATION_STATES, notificationIdSchema, NOTIFY_LIMITS, ruleIdSchema } from '@fenceline/core';
+import { instant } from './schemas';
 
 /**
  * The HTTP API's schemas for notification channels, rules and notifications. They bound
@@ -7,15 +8,10 @@ import { CHANNEL_KINDS, NOTIFICATION_EVENTS, NOTIFICATION_STATES, NOTIFY_LIMITS 
  * cluster event naming no DAG) and names the field it refuses.
  */
 
-const instant = z.iso.datetime({ offset: true });
-
 /** A channel, rule or notification id as the path gives it. */
-export const notificationIdPath = z.object({
-  id: z
-    .string()
-    .regex(/^[0-9]{1,19}$/, 'must be an id, a whole number in plain decimal')
-    .describe('The id'),
-});
+export const channelIdPath = z.object({ id: channelIdSchema.describe('The channel id') });
+export const ruleIdPath = z.object({ id: ruleIdSchema.describe('The rule id') });
+export const notificationIdPath = z.object({ id: notificationIdSchema.describe('The notification id') });
 
 export const notificationListQuery = z.strictObject({
   state: z.enum(NOTIFICATION_STATES).optional().describe('Only notifications in this state; dead ones are the dead letters'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  actionIdSchema,
   dagSpecSchema,
   JOB_STATE_WORDS,
   LIMITS,
@@ -25,12 +26,7 @@ const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as 
 /** A path's DAG id as it comes: an id no DAG could have is answered NOT_FOUND by the read, INVALID_INPUT by a write. */
 export const dagIdPath = z.object({ id: z.string().min(1).max(2000).describe('The DAG id') });
 export const runIdPath = z.object({ id: z.string().max(200).describe('The run id, a whole number in plain decimal') });
-export const actionIdPath = z.object({
-  id: z
-    .string()
-    .regex(/^[0-9]{1,19}$/, 'must be an action id')
-    .describe('The run action id'),
-});
+export const actionIdPath = z.object({ id: actionIdSchema.describe('The run action id') });
 
 export const dagListQuery = z.strictObject({
   search: storableText().max(200).optional().describe('Matches DAG ids containing this text'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError } from '@fenceline/core';
+import { channelIdSchema, NotFoundError, notificationIdSchema, ruleIdSchema } from '@fenceline/core';
 import { auditChange } from '../audit';
 import { adminProcedure, operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
 
@@ -29,8 +29,6 @@ const ruleInput = z.object({
   pool: z.string().max(1_000).nullable().optional(),
 });
 
-const idInput = z.object({ id: z.string().max(100) });
-
 export const notificationsRouter = router({
   channels: viewerProcedure.query(() => withStore((store) => store.listNotificationChannels())),
 
@@ -50,7 +48,7 @@ export const notificationsRouter = router({
     }),
   ),
 
-  deleteChannel: adminProcedure.input(idInput).mutation(({ input, ctx }) =>
+  deleteChannel: adminProcedure.input(z.object({ id: channelIdSchema })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const before = (await store.listNotificationChannels()).find((c) => c.id === input.id);
       if (!(await store.deleteNotificationChannel(input.id))) throw new NotFoundError(`no channel ${input.id}`);
@@ -72,7 +70,7 @@ export const notificationsRouter = router({
     }),
   ),
 
-  deleteRule: operatorProcedure.input(idInput).mutation(({ input, ctx }) =>
+  deleteRule: operatorProcedure.input(z.object({ id: ruleIdSchema })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const before = (await store.listNotificationRules()).find((r) => r.id === input.id);
       if (!(await store.deleteNotificationRule(input.id))) throw new NotFoundError(`no rule ${input.id}`);
@@ -81,7 +79,7 @@ export const notificationsRouter = router({
     }),
   ),
 
-  retry: operatorProcedure.input(idInput).mutation(({ input, ctx }) =>
+  retry: operatorProcedure.input(z.object({ id: notificationIdSchema })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const row = await store.retryNotification(input.id);
       await auditChange(store, ctx, { action: 'notify.retried', dagId: row.dagId, target: row.id, details: { event: row.event, channelId: row.channelId } });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS, type RunActionKind } from '@fenceline/core';
+import { actionIdSchema, LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS, type RunActionKind } from '@fenceline/core';
 import { auditChange } from '../audit';
 import { requestKeySchema } from '../request-key';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';
@@ -46,8 +46,6 @@ export const runActionsRouter = router({
         return action;
       }),
     ),
-  get: viewerProcedure
-    .input(z.object({ actionId: z.string().regex(/^[0-9]{1,19}$/, 'an action id') }))
-    .query(({ input }) => withStore((store) => store.getRunAction(input.actionId))),
+  get: viewerProcedure.input(z.object({ actionId: actionIdSchema })).query(({ input }) => withStore((store) => store.getRunAction(input.actionId))),
   list: viewerProcedure.input(z.object({ runId: runIdText })).query(({ input }) => withStore((store) => store.listRunActions(runIdFromUrl(input.runId)))),
 });

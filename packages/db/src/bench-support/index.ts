@@ -1,12 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { canonicalJson, shardOf, type LeaderToken } from '@fenceline/core';
-import { dueDagsQuery } from './store/tick';
-import { array, msInterval, rows, type Executor } from './store/db';
-import { toDate, toId, toNumber } from './store/rows';
+import { dueDagsQuery } from '../store/tick';
+import { array, msInterval, rows, type Executor } from '../store/db';
+import { toDate, toId, toNumber } from '../store/rows';
 
 /**
- * SQL used only by the benchmark harness (bench/). It lives here because every SQL
- * statement of the product lives in packages/db; nothing in the product imports it.
+ * SQL used only by the benchmark harness (bench/), exported as @fenceline/db/bench-support.
+ * It lives here rather than in bench/ because every SQL statement of the repository's own
+ * store lives in packages/db (test/architecture.test.ts checks it); nothing in the product
+ * imports it.
  *
  * The "store ceiling" statements are the production lease and fenced completion with the
  * scheduler taken away: the same conditions (state, backoff, fence, holder, liveness by the

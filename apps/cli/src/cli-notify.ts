@@ -2,7 +2,9 @@ import {
   formatDurationSeconds,
   InvalidInputError,
   isClusterEvent,
+  parseChannelId,
   parseDurationSeconds,
+  parseRuleId,
   type AuditStore,
   type ChannelKind,
   type NotificationEvent,
@@ -74,7 +76,7 @@ async function channelCommand(store: NotifyCliStore, verb: string | undefined, r
       );
       return 0;
     case 'delete': {
-      const id = need(rest[0], 'channel id');
+      const id = parseChannelId(need(rest[0], 'channel id'), 'ID');
       if (!(await store.deleteNotificationChannel(id))) {
         console.error(`no channel ${id}`);
         return 1;
@@ -93,7 +95,7 @@ async function ruleCommand(store: NotifyCliStore, verb: string | undefined, rest
     case 'add': {
       const after = flag(args, '--after');
       const rule = await store.createNotificationRule({
-        channelId: need(rest[0], 'channel id'),
+        channelId: parseChannelId(need(rest[0], 'channel id')),
         event: need(flag(args, '--event'), '--event EVENT') as NotificationEvent,
         dagId: flag(args, '--dag') ?? null,
         afterSeconds: after === undefined ? null : parseDurationSeconds(after),
@@ -124,7 +126,7 @@ async function ruleCommand(store: NotifyCliStore, verb: string | undefined, rest
       );
       return 0;
     case 'delete': {
-      const id = need(rest[0], 'rule id');
+      const id = parseRuleId(need(rest[0], 'rule id'), 'ID');
       if (!(await store.deleteNotificationRule(id))) {
         console.error(`no rule ${id}`);
         return 1;

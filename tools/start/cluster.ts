@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** How long a worker lets its jobs finish on stop unless FENCELINE_SHUTDOWN_GRACE_MS says otherwise (the worker's own default). */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;

@@ -33,7 +33,7 @@ import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
 
 const HELP = `fenceline: operate a fenceline cluster
 
-Usage: npm run fenceline -- <command> [args]
+Usage: fenceline <command> [args]   (in the repository: npx fenceline, or npm run fenceline --)
 
 Commands:
   apply <file.json|file.yaml>... [--idempotency-key K]

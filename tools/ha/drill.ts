@@ -3,7 +3,7 @@ import type { DagSpecInput } from '@fenceline/core';
 import { parseDagId } from '@fenceline/core';
 import { createDatabase, openStore } from '@fenceline/db';
 import { auditStore, firstLeaseGrantedAfter, jobProgress, timelineFencings, type AuditReport } from '@fenceline/db/audit';
-import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../start/cluster';
 import { startFormation, type Formation } from './formation';
 import { join } from 'node:path';
 

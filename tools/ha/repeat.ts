@@ -6,7 +6,7 @@ import type { DagSpecInput } from '@fenceline/core';
 import { parseDagId } from '@fenceline/core';
 import { createDatabase, openStore } from '@fenceline/db';
 import { auditStore, jobProgress, runProgress, storeActivity, type AuditReport } from '@fenceline/db/audit';
-import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../start/cluster';
 import { violationsOf, withDeadline } from './drill';
 import { startFormation, type FormationNode } from './formation';
 

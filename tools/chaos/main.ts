@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { capFor, DEFAULTS, parseDagId, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
-import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../cluster';
+import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../start/cluster';
 import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
 import { auditEffects, openUserDatabase, type EffectsAudit } from './effects/audit';
@@ -114,7 +114,7 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
     workerSlots: SLOTS,
     basePort: 18400 + Math.floor(random() * 1000),
     output: process.env.FENCELINE_CHAOS_VERBOSE ? 'prefixed' : 'quiet',
-    tasksModule: join(REPO_ROOT, 'scripts', 'chaos', 'effects', 'tasks.ts'),
+    tasksModule: join(REPO_ROOT, 'tools', 'chaos', 'effects', 'tasks.ts'),
     env: {
       ...FAST_TTL_ENV,
       FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS: '2000',

@@ -34,7 +34,7 @@ export function chaosDags(random: () => number): { scheduled: DagSpecInput[]; fa
     maxActiveRuns: 3,
     tasks: [{ id: 'flaky', type: 'flaky', config: { succeedOnAttempt: 2 }, retries: 8, retryBackoffMs: 300 }],
   };
-  // The same effects with and without @fenceline/effects (scripts/chaos/effects/tasks.ts):
+  // The same effects with and without @fenceline/effects (tools/chaos/effects/tasks.ts):
   // each job works past a lease's worth of a pause's start, then writes its effect.
   const effectTasks = (type: string) =>
     Array.from({ length: 6 }, (_, i) => ({

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
 import { Cluster, DEFAULT_SHUTDOWN_GRACE_MS, REPO_ROOT, waitForHttp } from './cluster';
-import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from './cluster-file';
+import { DATA_DIR, readSecrets, writeClusterFile, writeSecrets } from '@fenceline/cli/cluster-file';
 import { AlreadyRunningError, releaseStartLock, takeStartLock, updateStartLock } from './start-lock';
 
 /** The options `npm start -- ...` takes. */

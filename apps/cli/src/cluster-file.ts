@@ -1,6 +1,9 @@
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { REPO_ROOT } from './cluster';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root, where `npm start` keeps its data unless FENCELINE_DATA_DIR says otherwise. */
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** What `npm start` records about the running embedded cluster, so the CLI can find it. */
 export interface ClusterFile {

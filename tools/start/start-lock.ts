@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DATA_DIR } from './cluster-file';
+import { DATA_DIR } from '@fenceline/cli/cluster-file';
 
 /**
  * The lock that keeps one `npm start` per data folder. A second start in the same folder
