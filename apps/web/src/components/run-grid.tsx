@@ -17,6 +17,15 @@ const DEFAULT_SIZE = 25;
 /** A grid whose runs have all ended changes only when a run starts: it is read again this often. */
 const SETTLED_MS = 10_000;
 
+/**
+ * Column widths in pixels, as the style sheet sets them: the table is laid out fixed from
+ * its first row, so opening a group of two hundred tasks by a hundred runs does not make
+ * the browser measure twenty thousand cells to size the columns.
+ */
+const TASK_WIDTH = 220;
+const TREND_WIDTH = 120;
+const CELL_WIDTH = 16;
+
 /** A column: one run, as every cell of it names it. */
 interface Column {
   id: string;
@@ -127,7 +136,15 @@ export function RunGridCard({ dagId }: { dagId: string }) {
             cancelled, » skipped. Arrow keys move between cells; Enter opens the job.
           </p>
           <div className="table-scroll run-grid-scroll">
-            <table ref={table} className="run-grid" data-testid="run-grid" aria-describedby="run-grid-help" onKeyDown={moveFocus} onClick={follow}>
+            <table
+              ref={table}
+              className="run-grid"
+              style={{ width: `${TASK_WIDTH + TREND_WIDTH + columns.length * (CELL_WIDTH + 2) + 6}px` }}
+              data-testid="run-grid"
+              aria-describedby="run-grid-help"
+              onKeyDown={moveFocus}
+              onClick={follow}
+            >
               <caption className="sr-only">
                 Last {columns.length} runs of {dagId} by task
               </caption>
@@ -207,7 +224,7 @@ const GridRowView = memo(
                   data-state={cell.state}
                   tabIndex={-1}
                 >
-                  <span aria-hidden="true">{STATE_MARK[cell.state]}</span>
+                  {STATE_MARK[cell.state]}
                 </a>
               </td>
             );
@@ -250,7 +267,7 @@ const GridRowView = memo(
                 data-testid={`grid-cell-${row.id}-${c.id}`}
                 tabIndex={-1}
               >
-                <span aria-hidden="true">{STATE_MARK[state]}</span>
+                {STATE_MARK[state]}
               </a>
             </td>
           );
