@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { parseDagId, parseRunId } from '@fenceline/core';
+import { seedRunGrid } from '@fenceline/db/console';
 import { axeScan, failingLines } from './src/axe';
 import { ADMIN, SHARDS, fillSignIn, startHarness, until, type Harness } from './src/env';
 import { chain } from './src/specs';
@@ -24,6 +25,8 @@ const NAV_PAGES = ['/', '/dags', '/runs', '/editor', '/shards', '/fair-share', '
 const OK_DAG = 'a11y-chain';
 const FAILING_DAG = 'a11y-failing';
 const PARAMS_DAG = 'a11y-params';
+/** A seeded fan-out with ended runs, for the DAG page's grid of runs by task with a group of tasks open. */
+const GRID_DAG = 'a11y-grid';
 
 /** The page's data has arrived: its heading is there, nothing says Loading, and no console request is out. */
 async function settled(page: Page): Promise<void> {
@@ -125,6 +128,7 @@ describe('accessibility: no serious or critical violation on any page', () => {
       { id: PARAMS_DAG, schedule: { kind: 'manual' }, params: { batch: { type: 'integer', required: true, description: 'Rows a batch' } }, tasks: [{ id: 'only', type: 'noop' }] },
       SHARDS,
     );
+    await seedRunGrid(h.store.db, { dagId: GRID_DAG, tasks: 20, runs: 12, shardCount: SHARDS });
     await h.store.setResourceLimit({ name: 'warehouse', capacity: 2 });
     const channel = await h.store.createNotificationChannel({ name: 'ops-hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook' });
     await h.store.createNotificationRule({ channelId: channel.id, dagId: FAILING_DAG, event: 'run_failed' });
@@ -143,6 +147,12 @@ describe('accessibility: no serious or critical violation on any page', () => {
     for (const path of NAV_PAGES) failures.push(...(await scan(path, 'with data')));
     failures.push(...(await scan(`/dags/${OK_DAG}`, 'with data')));
     failures.push(...(await scan(`/dags/${FAILING_DAG}`, 'with data')));
+    failures.push(
+      ...(await scan(`/dags/${GRID_DAG}`, 'grid with a group open', async (page) => {
+        await page.locator('[data-testid^="grid-toggle-"]').first().click();
+        await page.locator('.grid-member').first().waitFor();
+      })),
+    );
     failures.push(...(await scan(`/runs/${ok.id}`, 'succeeded')));
     // A failed run with a task's panel open: its attempts, its error, its actions.
     failures.push(

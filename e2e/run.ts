@@ -34,6 +34,7 @@ const DEFAULT_FILES = [
   'api-reference.test.ts',
   'pools-limits.test.ts',
   'notifications.test.ts',
+  'run-grid.test.ts',
 ];
 
 async function main(): Promise<number> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual, storableText } from '@fenceline/core';
-import { dagListPage, liveJobTypes } from '@fenceline/db/console';
+import { dagListPage, liveJobTypes, MAX_GRID_RUNS, runGrid } from '@fenceline/db/console';
 import { auditChange } from '../audit';
 import { requestKeySchema } from '../request-key';
 import { clusterShardCount, type ConsoleStore } from '../store';
@@ -58,6 +58,14 @@ export const dagsRouter = router({
       return { dag, versions, now: await store.now() };
     }),
   ),
+
+  /**
+   * The DAG's last runs by task, for its page's grid: every job's state, attempts and time
+   * in each of the last `runs` runs (newest first), with the current version's tasks as rows.
+   */
+  grid: viewerProcedure
+    .input(z.object({ id: dagIdText, runs: z.number().int().min(1).max(MAX_GRID_RUNS).default(25) }))
+    .query(({ input }) => withStore((store) => runGrid(store.db, dagIdFromUrl(input.id), { limit: input.runs }))),
 
   /** Every version's spec, newest first, for the history and its diffs. */
   versions: viewerProcedure.input(z.object({ id: dagIdText })).query(({ input }) => withStore(async (store) => store.listDagVersions(dagIdFromUrl(input.id)))),

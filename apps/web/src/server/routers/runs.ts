@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jobIdSchema, RUN_CURSOR_MAX_LENGTH } from '@fenceline/core';
-import { runTimeline } from '@fenceline/db/console';
+import { runDurations, runTimeline } from '@fenceline/db/console';
 import { router, settings, viewerProcedure, withStore } from '../trpc';
 import { runIdFromUrl } from '../url-ids';
 import { runPageQueryFromUrl } from '../run-filters';
@@ -18,6 +18,9 @@ const runIdText = z.string().max(200);
  * its parameter rather than with a schema's issues.
  */
 const runFilterText = z.string().max(RUN_CURSOR_MAX_LENGTH).optional();
+
+/** How many earlier runs the run page compares a run with. */
+const RUN_HISTORY = 20;
 
 export const runsRouter = router({
   /** A page of runs of every DAG (or one), filtered and ordered, by keyset cursor. */
@@ -41,6 +44,10 @@ export const runsRouter = router({
       }),
     ),
   timeline: viewerProcedure.input(z.object({ runId: runIdText })).query(({ input }) => withStore(async (store) => runTimeline(store.db, runIdFromUrl(input.runId), settings()))),
+  /** The run's duration beside the last 20 succeeded runs of its DAG before it, for the run page's comparison. */
+  durations: viewerProcedure
+    .input(z.object({ runId: runIdText }))
+    .query(({ input }) => withStore((store) => runDurations(store.db, runIdFromUrl(input.runId), { limit: RUN_HISTORY }))),
   /** Every attempt of the job that wrote a result, oldest first: each one's outcome, error, output and logs. */
   attempts: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.listAttempts(input.jobId))),
   /** The log lines an attempt streamed while it ran, after the chunk `afterSeq`, for the job panel's live tail. */

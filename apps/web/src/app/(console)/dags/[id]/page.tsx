@@ -13,6 +13,7 @@ import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
 import { AuditTable } from '@/components/audit-table';
 import { BackfillCard } from '@/components/backfill-card';
+import { RunGridCard } from '@/components/run-grid';
 import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
@@ -227,6 +228,7 @@ export default function DagPage() {
           >
             <DagGraph tasks={(timeline.data?.run.id === runId ? timeline.data.spec : d.spec).tasks} states={states} details={details} />
           </Card>
+          <RunGridCard dagId={d.id} />
           <div className="grid-2">
             <Card
               title="Runs"

@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useParams } from 'next/navigation';
+import { useParams, useSearchParams } from 'next/navigation';
 import { Fragment, useState } from 'react';
 import { LIVE_MS, livePoll, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
@@ -17,6 +17,7 @@ import { AttemptLogs } from './attempt-logs';
 import { LastError } from './last-error';
 import { JobActions, RunActionBar } from './run-actions';
 import { LiveLog } from './live-log';
+import { RunDurationCard } from './run-duration';
 import { plural } from '@/lib/plural';
 import { attemptsText } from '@fenceline/core';
 
@@ -25,7 +26,17 @@ export default function RunPage() {
   const trpc = useTRPC();
   const q = useQuery(trpc.runs.timeline.queryOptions({ runId: id }, { refetchInterval: livePoll }));
   const missing = isNotFound(q.error);
-  const [selected, setSelected] = useState<string | null>(null);
+  // The job shown in the side panel is addressed by its task (?task=extract), so a link (the
+  // DAG page's grid) can open the run with a job selected; choosing another keeps the URL in step.
+  const search = useSearchParams();
+  const [selected, setSelectedTask] = useState<string | null>(search.get('task'));
+  const setSelected = (taskId: string | null) => {
+    setSelectedTask(taskId);
+    const url = new URL(window.location.href);
+    if (taskId === null) url.searchParams.delete('task');
+    else url.searchParams.set('task', taskId);
+    window.history.replaceState(window.history.state, '', url);
+  };
   const t = missing ? undefined : q.data;
   const job = t?.jobs.find((j) => j.job.taskId === selected) ?? null;
   const result = useQuery(
@@ -96,6 +107,7 @@ export default function RunPage() {
               </div>
             </Card>
           ) : null}
+          <RunDurationCard runId={t.run.id} />
           <Card title="Graph">
             <DagGraph tasks={t.spec.tasks} states={states} onSelect={setSelected} height={300} />
           </Card>
