@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { retryDelayAfter } from '@fenceline/core';
 
 /**
  * A multiplexed worker-identity load generator: one process speaks the worker protocol
@@ -18,6 +19,11 @@ import { Agent, request } from 'node:http';
  *   {cmd: 'idle', waitMs}                      every identity registers with every node and
  *                                              keeps one long poll open on it (re-polling
  *                                              when answered), until
+ *   {cmd: 'fleet', waitMs}                     every identity registers with and long-polls
+ *                                              every node as apps/worker does (on a failure:
+ *                                              the worker's backoff, then register again);
+ *                                              replies at once, the loops run until stop
+ *   {cmd: 'fleetStats'}                        failures per node by HTTP status or error code
  *   {cmd: 'stop'}
  */
 
@@ -63,7 +69,16 @@ function call<T>(node: number, procedure: string, input: unknown, agent: Agent, 
           try {
             const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { result?: { data: T }; error?: { message: string } };
             if (parsed.result) resolve(parsed.result.data);
-            else reject(new Error(parsed.error?.message ?? `status ${res.statusCode}`));
+            else {
+              // A node's Retry-After goes on the error, as the worker's transport puts it.
+              const after = Number(res.headers['retry-after']);
+              reject(
+                Object.assign(new Error(parsed.error?.message ?? `status ${res.statusCode}`), {
+                  code: String(res.statusCode),
+                  ...(after > 0 ? { retryAfterMs: after * 1000 } : {}),
+                }),
+              );
+            }
           } catch (err) {
             reject(err);
           }
@@ -216,6 +231,61 @@ async function idle(waitMs: number): Promise<{ registered: number }> {
   return { registered: registered.reduce((a: number, b: number) => a + b, 0) };
 }
 
+/** Failures per node, by HTTP status or socket error code, since the fleet loops began. */
+const fleetFailures: Record<string, number>[] = [];
+
+/**
+ * The worker's polling as apps/worker does it (packages/core/src/worker/worker-core.ts),
+ * for every identity on every node: register, then one long poll at a time; after a
+ * failed poll, wait retryDelayAfter (the backoff, or the node's Retry-After) and register again (a restarted node has
+ * forgotten the worker). Jobs are never expected; any that comes is handed back.
+ */
+function fleet(waitMs: number): void {
+  idling = true;
+  urls.forEach((_, node) => (fleetFailures[node] = {}));
+  const failed = (node: number, err: unknown): void => {
+    const code = String((err as { code?: string }).code ?? (err as Error).message);
+    fleetFailures[node]![code] = (fleetFailures[node]![code] ?? 0) + 1;
+  };
+  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  for (const id of ids) {
+    urls.forEach((_, node) => {
+      void (async () => {
+        let failures = 0;
+        let registered = false;
+        while (idling) {
+          if (!registered) {
+            try {
+              // On the poll's agent, as a worker process registers and polls over its own connections.
+              await call(node, 'register', { workerId: id, slots: 1, session: sessionOf(id) }, pollAgent, 30_000);
+              registered = true;
+            } catch (err) {
+              failed(node, err);
+              await sleep(retryDelayAfter(err, failures++));
+              continue;
+            }
+          }
+          try {
+            const jobs = await call<{ jobId: string; fence: number }[]>(
+              node,
+              'poll',
+              { workerId: id, session: sessionOf(id), slots: 1, free: 1, waitMs },
+              pollAgent,
+              waitMs + 30_000,
+            );
+            failures = 0;
+            for (const j of jobs) await call(node, 'release', { workerId: id, session: sessionOf(id), jobId: j.jobId, fence: j.fence }, callAgent).catch(() => undefined);
+          } catch (err) {
+            failed(node, err);
+            await sleep(retryDelayAfter(err, ++failures));
+            registered = false;
+          }
+        }
+      })();
+    });
+  }
+}
+
 process.on('message', (msg: { cmd: string; id: number } & Record<string, unknown>) => {
   const reply = (data: unknown): void => {
     process.send?.({ id: msg.id, data });
@@ -238,6 +308,13 @@ process.on('message', (msg: { cmd: string; id: number } & Record<string, unknown
       break;
     case 'idle':
       idle(msg.waitMs as number).then(reply, fail);
+      break;
+    case 'fleet':
+      fleet(msg.waitMs as number);
+      reply({ ok: true });
+      break;
+    case 'fleetStats':
+      reply({ failures: fleetFailures, rssMb: process.memoryUsage().rss / 1048576 });
       break;
     case 'stop':
       idling = false;

@@ -14,6 +14,7 @@ import { storeFailover } from './cases/store-failover';
 import { renderMarkdown } from './report';
 import { cpuPerJob, guardLimit, judge, readBaseline, writeBaseline } from './cpu-guard';
 import { peers } from './cases/peers';
+import { fleetConnections } from './cases/fleet';
 import { targetLines } from './targets';
 
 /**
@@ -36,15 +37,17 @@ const CASES: { key: string; run: (ctx: BenchContext) => Promise<CaseResult> }[] 
   { key: 'idle', run: idleCost },
   { key: 'sim', run: simulatorSpeed },
   { key: 'store-failover', run: storeFailover },
+  { key: 'fleet', run: fleetConnections },
 ];
 
 /**
  * Cases that --quick leaves out unless --only names them: the store-failover drill brings
  * up a PostgreSQL formation of its own and takes about a minute (the cluster test
  * test/store-failover.test.ts runs the same drill in the test suite), and the peer queues
- * install their own packages and take minutes.
+ * install their own packages and take minutes, as does the fleet case, which also holds
+ * tens of thousands of sockets.
  */
-const NOT_IN_QUICK = new Set(['store-failover', 'peers']);
+const NOT_IN_QUICK = new Set(['store-failover', 'peers', 'fleet']);
 
 /**
  * Cases that run alone before the others in quick mode: the store ceiling, and the end to

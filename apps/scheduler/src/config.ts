@@ -15,6 +15,11 @@ export interface SchedulerConfig {
   workerAuth: 'credentials' | 'dev';
   /** The fleet-wide token, in development mode only. */
   workerToken: string | null;
+  /**
+   * The most HTTP connections the node holds at once (FENCELINE_MAX_CONNECTIONS); null
+   * derives it from the file descriptor limit (connection-limit.ts).
+   */
+  maxConnections: number | null;
   node: NodeConfig;
 }
 
@@ -70,6 +75,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
     port: int(env, 'FENCELINE_SCHEDULER_PORT', 7400, 0),
     workerAuth,
     workerToken: workerAuth === 'dev' ? fleetToken : null,
+    maxConnections: env.FENCELINE_MAX_CONNECTIONS ? int(env, 'FENCELINE_MAX_CONNECTIONS', 0) : null,
     node: {
       shardCount: int(env, 'FENCELINE_SHARDS', d.shardCount),
       shardLeaseTtlMs: int(env, 'FENCELINE_SHARD_LEASE_TTL_MS', d.shardLeaseTtlMs),

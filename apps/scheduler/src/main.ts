@@ -8,6 +8,7 @@ import { setInternalErrorLog } from './api/opaque-errors';
 import { errorFields, jobLogIds, jsonLogger } from '@fenceline/telemetry/log';
 import { tracedStore, tracingFromEnv } from '@fenceline/telemetry';
 import { startRuntimeMetrics } from './runtime-metrics';
+import { fdLimit, limitConnections, maxConnectionsFor } from './connection-limit';
 
 /** The machine's clock and timers, bound here so the scheduling logic never reads them itself. */
 export const systemClock: Clock = { nowMs: () => Date.now() };
@@ -74,14 +75,33 @@ async function main(): Promise<void> {
     log.log('warn', 'FENCELINE_WORKER_TOKEN is ignored: only issued worker credentials are accepted (FENCELINE_WORKER_AUTH=dev accepts it)', {});
   }
   const runtime = startRuntimeMetrics();
-  const server = createSchedulerServer(node, auth, runtime.snapshot);
+  let connections: { open(): number; refused(): number } | null = null;
+  const server = createSchedulerServer(node, auth, () => ({
+    ...runtime.snapshot(),
+    http_connections_open: connections?.open() ?? 0,
+    http_connections_refused_total: connections?.refused() ?? 0,
+  }));
+  // Every worker holds a long poll on every node, so a node's connections grow with the
+  // fleet; past its descriptors it refuses the excess rather than failing (connection-limit.ts).
+  const fds = fdLimit();
+  const maxConnections = maxConnectionsFor(fds, config.maxConnections);
+  connections = limitConnections(server, { maxConnections, fdLimit: fds, log: (level, msg, fields) => log.log(level, msg, fields), nowMs: systemClock.nowMs });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.log('info', 'scheduler started', { url: `http://${config.host}:${port}`, leads: node.ledShards(), shardCount: node.config.shardCount });
+  log.log('info', 'scheduler started', {
+    url: `http://${config.host}:${port}`,
+    leads: node.ledShards(),
+    shardCount: node.config.shardCount,
+    maxConnections: Number.isFinite(maxConnections) ? maxConnections : null,
+    fdLimit: fds,
+  });
 
   // postgres.js 3.4.9 can throw outside any call: a transaction whose connection closed
   // (the primary lost mid-transaction) still sends its ROLLBACK, and the write, deferred to

@@ -24,3 +24,11 @@ export function typedRefusal(err: unknown): FencelineError | null {
 export function isUnreachable(err: unknown): boolean {
   return err instanceof TRPCClientError && err.data == null && !(err.shape && typeof err.shape === 'object');
 }
+
+/** The wait in ms a node asked for in its answer's Retry-After (whole seconds), or null. */
+export function retryAfterOf(err: unknown): number | null {
+  if (!(err instanceof TRPCClientError)) return null;
+  const response = (err.meta as { response?: { headers?: { get(name: string): string | null } } } | undefined)?.response;
+  const raw = response?.headers?.get('retry-after');
+  return raw && /^\d+$/.test(raw.trim()) ? Number(raw) * 1000 : null;
+}

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
 import { errorFromJSON, type PollItem } from '@fenceline/core';
 import { checkedTraceparents } from './trace-context';
-import { schedulerClient, typedRefusal, type SchedulerClient } from './client';
+import { retryAfterOf, schedulerClient, typedRefusal, type SchedulerClient } from './client';
 
 /**
  * The worker protocol over HTTP: one tRPC client per scheduler node. A node's typed
@@ -80,11 +80,18 @@ export class HttpTransport implements WorkerTransport {
   }
 }
 
-/** Rejects with the typed refusal inside a tRPC error, or with the transport error as it is. */
+/**
+ * Rejects with the typed refusal inside a tRPC error, or with the transport error as it
+ * is; a node's Retry-After (a 503 at its connection limit) goes with it as `retryAfterMs`,
+ * which the worker core waits out before asking that node again.
+ */
 async function refusals<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    throw typedRefusal(err) ?? err;
+    const typed = typedRefusal(err);
+    if (typed) throw typed;
+    const retryAfterMs = retryAfterOf(err);
+    throw retryAfterMs !== null && err instanceof Error ? Object.assign(err, { retryAfterMs }) : err;
   }
 }

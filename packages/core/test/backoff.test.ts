@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maxAttemptsOf, retryBackoffMs } from '../src/run/backoff';
+import { retryDelayAfter } from '../src/worker/backoff';
 
 describe('retry backoff', () => {
   it('doubles from the base after each failed attempt, up to the maximum', () => {
@@ -18,5 +19,16 @@ describe('retry backoff', () => {
   it('gives a task its retries plus the first attempt', () => {
     expect(maxAttemptsOf({ retries: 0 })).toBe(1);
     expect(maxAttemptsOf({ retries: 3 })).toBe(4);
+  });
+});
+
+describe("a worker's wait before asking a node again", () => {
+  it('is the backoff, or what the node asked for in Retry-After when that is longer, at most a minute', () => {
+    expect([0, 1, 5, 9].map((a) => retryDelayAfter(new Error('reset'), a))).toEqual([100, 200, 2_000, 2_000]);
+    expect(retryDelayAfter(Object.assign(new Error('503'), { retryAfterMs: 5_000 }), 1)).toBe(5_000);
+    expect(retryDelayAfter(Object.assign(new Error('503'), { retryAfterMs: 50 }), 5)).toBe(2_000);
+    expect(retryDelayAfter(Object.assign(new Error('503'), { retryAfterMs: 3_600_000 }), 1)).toBe(60_000);
+    expect(retryDelayAfter({ retryAfterMs: 'soon' }, 0)).toBe(100);
+    expect(retryDelayAfter(null, 0)).toBe(100);
   });
 });

@@ -3,7 +3,7 @@ import { FencelineError, LeaseLostError } from '../errors';
 import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome } from '../store';
-import { retryDelayMs } from './backoff';
+import { retryDelayAfter, retryDelayMs } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
 import { LazyAbort } from './lazy-abort';
@@ -171,7 +171,7 @@ export class WorkerCore {
       } catch (err) {
         if (err instanceof FencelineError) throw err;
         if (attempt % 10 === 0) this.deps.log?.('warn', 'scheduler not reachable yet; retrying', { node: i, error: String(err) });
-        await this.sleep(retryDelayMs(attempt));
+        await this.sleep(retryDelayAfter(err, attempt));
       }
     }
   }
@@ -210,7 +210,7 @@ export class WorkerCore {
         }
         failures++;
         if (failures === 1 || failures % 20 === 0) this.deps.log?.('warn', 'poll failed; retrying', { node: i, error: String(err) });
-        await this.sleep(retryDelayMs(failures));
+        await this.sleep(retryDelayAfter(err, failures));
         // A restarted node forgets us; registering again is idempotent.
         await this.registerWith(i).catch(() => undefined);
       } finally {
