@@ -64,10 +64,34 @@ describe('fencedWriteFile', () => {
     expect(await fencedWriteFile(live, 'x', job(1))).toMatchObject({ outcome: 'applied' });
   });
 
+  it("times the lock's wait on the clock it is given", async () => {
+    // A clock that moves a minute per reading gives up on a live holder's lock at its second
+    // reading after the first, long before a 30 s wait would end on the machine's clock.
+    const path = fresh();
+    mkdirSync(`${path}.lock`);
+    writeFileSync(join(`${path}.lock`, 'owner'), String(process.pid));
+    let minute = 0;
+    const fast = () => ++minute * 60_000;
+    await expect(fencedWriteFile(path, 'x', job(1), { nowMs: fast })).rejects.toThrow(/still held after 30000 ms/);
+    expect(minute).toBe(2);
+    // A clock that stands still waits past a 1 ms timeout for as long as the holder keeps the
+    // lock: the holder lets go at the clock's fifth reading, and the write then lands.
+    let readings = 0;
+    const still = () => {
+      if (++readings === 5) rmSync(`${path}.lock`, { recursive: true });
+      return 1_000;
+    };
+    expect(await fencedWriteFile(path, 'after the wait', job(1), { nowMs: still, lockTimeoutMs: 1 })).toMatchObject({ outcome: 'applied' });
+    expect(readings).toBe(5);
+    expect(readFileSync(path, 'utf8')).toBe('after the wait');
+  });
+
   it('refuses bad input naming the field, and writes nothing', async () => {
     const path = fresh();
     await expect(fencedWriteFile(path, 'x', job(Number.NaN))).rejects.toMatchObject({ name: 'EffectInputError', field: 'ctx.fence' });
     await expect(fencedWriteFile('', 'x', job(1))).rejects.toMatchObject({ field: 'path' });
+    await expect(fencedWriteFile(path, 'x', job(1), { nowMs: 5 as unknown as () => number })).rejects.toMatchObject({ name: 'EffectInputError', field: 'nowMs' });
+    await expect(fencedWriteFile(path, 'x', job(1), { lockTimeoutMs: -1 })).rejects.toMatchObject({ name: 'EffectInputError', field: 'lockTimeoutMs' });
     expect(readdirSync(root).filter((f) => f.includes(`report-${n}`))).toEqual([]);
   });
 });

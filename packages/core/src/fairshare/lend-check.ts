@@ -22,10 +22,12 @@ export interface LendCheck {
   reserve: number;
   /**
    * The reserve as a share of the pool, and the window in which a worker counts as live: the
-   * store counts the reserve again from the workers it has seen within the window, and
-   * keeps the larger. A node that has just started has not yet heard from workers whose
-   * every slot is busy (they poll no one), so its own pool, and the reserve it counts from
-   * it, is too small until they finish a job.
+   * store counts the reserve again from the workers it has seen within the window or that
+   * hold a lease on record, and keeps the larger. A node that has just started has not yet
+   * heard from workers whose every slot is busy (they poll no one), so its own pool, and the
+   * reserve it counts from it, is too small until they finish a job. A busy worker's
+   * last_seen is written by the node it talks to, so while that node is paused or cut off
+   * the worker looks silent to the store too; its leases show it is still in the pool.
    */
   fraction: number;
   liveWindowMs: number;
@@ -58,7 +60,7 @@ export function lendCheckWorkers(grants: Iterable<LendCheckedGrant>): WorkerId[]
  * freshest view of which workers wait), counts the pool's free slots from it and the store's records
  * (`held`: leases per worker; `slots`: a registered worker's slots, undefined for one the
  * store does not know; `poolSlots`: the slots of the pool's workers the store has seen
- * within the check's live window, for the reserve), and takes away every grant of the batch in the pool that does not
+ * within the check's live window or that hold a lease, for the reserve), and takes away every grant of the batch in the pool that does not
  * lend, whether or not it will land (so the answer never depends on the order in which the
  * grants are applied). The lent grants then fit in what is left above the reserve, first
  * come first served; the rest are refused and their jobs stay ready.

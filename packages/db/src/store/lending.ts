@@ -31,13 +31,16 @@ export async function withoutRefusedLends(tx: Executor, items: { token: LeaderTo
     slots.set(String(r.id), toNumber(r.slots));
     held.set(String(r.id), toNumber(r.held));
   }
-  // The live slots of each pool that lends, for the reserve: a range scan of the live workers.
+  // The slots of each pool that lends, for the reserve: its workers seen within the live
+  // window (a range scan) and those holding a lease (a scan of the leased-holder index).
   const live = new Map<string, number>();
   for (const check of lendingChecks(flat)) {
     const [row] = await rows(
       tx,
-      sql`select coalesce(sum(slots), 0) as slots from workers
-          where last_seen >= now() - ${msInterval(check.liveWindowMs)} and coalesce(meta->'offer'->>'pool', ${DEFAULT_POOL}) = ${check.pool}`,
+      sql`select coalesce(sum(w.slots), 0) as slots from workers w
+          where coalesce(w.meta->'offer'->>'pool', ${DEFAULT_POOL}) = ${check.pool}
+            and w.id in (select id from workers where last_seen >= now() - ${msInterval(check.liveWindowMs)}
+                         union select holder from jobs where state = 'leased' and holder is not null)`,
     );
     live.set(check.pool, toNumber(row?.slots ?? 0));
   }

@@ -8,6 +8,12 @@ import { EffectInputError } from '../errors';
 export interface FencedWriteOptions extends EffectOptions {
   /** How long to wait for the path's lock before giving up; default 30 s. */
   lockTimeoutMs?: number;
+  /**
+   * The clock the lock's wait is measured on, in milliseconds; default `Date.now`. A
+   * worker that runs on a clock of its own passes it here, so the wait is timed as the
+   * rest of its work is.
+   */
+  nowMs?: () => number;
 }
 
 export type FencedWriteResult = { outcome: 'applied' | 'already-applied' | 'stale'; key: string; fence: number; recordedFence?: number };
@@ -26,11 +32,16 @@ export type FencedWriteResult = { outcome: 'applied' | 'already-applied' | 'stal
 export async function fencedWriteFile(path: string, data: string | Uint8Array, ctx: EffectContext, options: FencedWriteOptions = {}): Promise<FencedWriteResult> {
   const { key, fence, mode } = resolveEffect(ctx, options);
   if (typeof path !== 'string' || path.length === 0) throw new EffectInputError('path', 'must be a file path');
+  const nowMs = options.nowMs ?? Date.now;
+  if (typeof nowMs !== 'function') throw new EffectInputError('nowMs', 'must be a function returning milliseconds');
+  const lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
+  if (!Number.isFinite(lockTimeoutMs) || lockTimeoutMs < 0)
+    throw new EffectInputError('lockTimeoutMs', `must be a number of milliseconds of at least 0, got ${String(lockTimeoutMs)}`);
   const temp = join(dirname(path), `.${basename(path)}.${fence}.${randomBytes(6).toString('hex')}.tmp`);
   await writeDurably(temp, data);
   let result: FencedWriteResult;
   try {
-    result = await withPathLock(path, options.lockTimeoutMs ?? 30_000, async () => {
+    result = await withPathLock(path, lockTimeoutMs, nowMs, async () => {
       const fences = await readFences(path);
       const recorded = fences[key] ?? null;
       const outcome = decide(recorded, fence, mode);
@@ -76,9 +87,9 @@ async function writeDurably(path: string, data: string | Uint8Array): Promise<vo
   }
 }
 
-async function withPathLock<T>(path: string, timeoutMs: number, body: () => Promise<T>): Promise<T> {
+async function withPathLock<T>(path: string, timeoutMs: number, nowMs: () => number, body: () => Promise<T>): Promise<T> {
   const lock = `${path}.lock`;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = nowMs() + timeoutMs;
   for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
     try {
       await mkdir(lock);
@@ -87,7 +98,7 @@ async function withPathLock<T>(path: string, timeoutMs: number, body: () => Prom
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     if (await holderDied(lock)) continue;
-    if (Date.now() > deadline) throw new Error(`${path}: its lock ${lock} is still held after ${timeoutMs} ms`);
+    if (nowMs() > deadline) throw new Error(`${path}: its lock ${lock} is still held after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
   try {

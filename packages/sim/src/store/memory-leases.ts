@@ -52,15 +52,18 @@ export class MemoryLeases {
     if (!lendsAny(flat)) return null;
     const wanted = new Set<string>(lendCheckWorkers(flat));
     const held = new Map<string, number>();
+    const holders = new Set<string>();
     for (const id of this.tables.leased) {
       const job = this.tables.jobs.get(id);
-      if (job?.state === 'leased' && job.holder !== null && wanted.has(job.holder)) held.set(job.holder, (held.get(job.holder) ?? 0) + 1);
+      if (job?.state !== 'leased' || job.holder === null) continue;
+      holders.add(job.holder);
+      if (wanted.has(job.holder)) held.set(job.holder, (held.get(job.holder) ?? 0) + 1);
     }
     const refused = refusedLends(
       flat,
       (w) => held.get(w) ?? 0,
       (w) => this.tables.workerTable.slots(w),
-      (check) => this.tables.workerTable.liveSlots(check.pool, this.tables.nowMs() - check.liveWindowMs),
+      (check) => this.tables.workerTable.liveSlots(check.pool, this.tables.nowMs() - check.liveWindowMs, holders),
     );
     return new Set([...refused].map((i) => flat[i]!));
   }

@@ -27,12 +27,15 @@ export class MemoryWorkers {
     return { ...row };
   }
 
-  /** The slots of the workers of `pool` seen at or after `cutoffMs` (a worker without an offer serves the default pool). */
-  liveSlots(pool: string, cutoffMs: number): number {
+  /**
+   * The slots of the workers of `pool` seen at or after `cutoffMs`, or holding a lease (`holders`),
+   * the lending reserve's pool (a worker without an offer serves the default pool).
+   */
+  liveSlots(pool: string, cutoffMs: number, holders: ReadonlySet<string>): number {
     let n = 0;
     for (const w of this.rows.values()) {
       const offered = (w.meta.offer as { pool?: unknown } | undefined)?.pool;
-      if (w.lastSeen.getTime() >= cutoffMs && (typeof offered === 'string' ? offered : DEFAULT_POOL) === pool) n += w.slots;
+      if ((w.lastSeen.getTime() >= cutoffMs || holders.has(w.id)) && (typeof offered === 'string' ? offered : DEFAULT_POOL) === pool) n += w.slots;
     }
     return n;
   }

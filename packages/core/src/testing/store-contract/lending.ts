@@ -109,6 +109,38 @@ export function lendingContract(c: ContractContext): void {
       expect(granted.map((g) => g.taskId)).toEqual(['t0', 't1', 't2', 't3']);
     });
 
+    it('counts a worker holding a lease in the pool of the reserve, however long ago it was last seen', async () => {
+      const { token, jobs } = await world();
+      const pool = unique('lendheld')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-');
+      const ids = [0, 1, 2, 3, 4].map((i) => parseWorkerId(unique(`lend-h${i}`)));
+      for (const id of ids)
+        await c.store.registerWorker({ id, slots: 2, nodeId: null, meta: { offer: { pool, labels: [], types: ['noop'] } }, session: `session-of-${id}`, credentialId: null });
+      const [busy, , ...idle] = ids as [WorkerId, WorkerId, WorkerId, WorkerId, WorkerId];
+      // busy holds both its slots; then no node writes its last_seen for longer than the live
+      // window (as when the node it talks to is paused), while the idle workers poll again.
+      const held = await grantLeases(c.store, token, [grant(jobs[0]!.id, busy), grant(jobs[1]!.id, busy)], LONG_TTL_MS);
+      expect(held).toHaveLength(2);
+      await c.h.advanceMs(2_500);
+      await c.store.heartbeatWorkers(
+        idle.map((workerId) => ({ workerId, silentMs: 0 })),
+        null,
+      );
+      // Seen within the window: the three idle workers, 6 slots, a reserve of 3 at a half;
+      // with busy, whose leases show it is in the pool, 8 slots and a reserve of 4. Of the
+      // idle workers' 6 free slots 2 may be lent, not 3. The second worker, silent and
+      // holding nothing, counts in neither.
+      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, liveWindowMs: 2_000, workers: idle.map((workerId) => ({ workerId, free: 2 })) };
+      const granted = await grantLeases(
+        c.store,
+        token,
+        jobs.slice(2).map((j, i) => grant(j.id, idle[i % 3]!, check, true)),
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t2', 't3']);
+    });
+
     it('never refuses a grant within its cap, even one that takes the reserve', async () => {
       const { ids, token, jobs } = await world();
       // No worker is free by the check, yet grants that lend nothing all land: the reserve is kept for them.
