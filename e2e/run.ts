@@ -28,6 +28,7 @@ const DEFAULT_FILES = [
   'runs.test.ts',
   'trigger-params.test.ts',
   'accessibility.test.ts',
+  'keyboard.test.ts',
   'run-actions.test.ts',
   'backfill.test.ts',
   'runs-list.test.ts',
