@@ -150,7 +150,9 @@ describe('the CLI over the HTTP API', () => {
   });
 
   it('cancels a run, waits for its leader to apply it, and shows its jobs', async () => {
-    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    // The first run, which the scheduler started; the CLI user's own, queued after it, waits for it to end.
+    const runs = (await api.store.pageRuns({ dagId, limit: 50 })).rows;
+    const run = runs[runs.length - 1];
     await eventually('the run started by the scheduler', async () => (await api.store.listJobs(parseRunId(run!.id))).length > 0, 30_000);
     const out = await asOperator('cancel', run!.id, '--reason', 'not needed');
     expect(out.stderr).toBe('');
