@@ -113,12 +113,16 @@ describe('the CLI over the HTTP API', () => {
     expect((await api.store.getRun(parseRunId(match![1]!))).params).toEqual({ batch: 7 });
   });
 
-  it('shares the key with the store path: the same key against the store returns the run the API queued', async () => {
+  it("keeps a key its caller's own: the same key against the store is the CLI user's, so it queues a run of its own, once", async () => {
     const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
-    const out = await runCli(process.env.DATABASE_URL!, 'trigger', dagId, '--idempotency-key', 'nightly-7');
-    expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(new RegExp(`^run ${run!.id} of cli-http queued`));
-    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(1);
+    const out = await runCli(process.env.DATABASE_URL!, 'trigger', dagId, '--param', 'batch=7', '--idempotency-key', 'nightly-7');
+    expect(out.code, out.stderr).toBe(0);
+    const mine = /^run (\d+) of cli-http queued/.exec(out.stdout)?.[1];
+    expect(mine, out.stdout).toBeDefined();
+    expect(mine).not.toBe(run!.id);
+    const again = await runCli(process.env.DATABASE_URL!, 'trigger', dagId, '--param', 'batch=7', '--idempotency-key', 'nightly-7');
+    expect(again.stdout).toBe(out.stdout);
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(2);
   });
 
   it('prints a refused trigger with the code, message and each bad field, and queues nothing', async () => {
@@ -127,7 +131,7 @@ describe('the CLI over the HTTP API', () => {
     expect(out.stderr).toMatch(/^INVALID_INPUT: .*params\.batch/);
     expect(out.stderr).toContain('\n  params.batch: must be an integer');
     expectNoStack(out);
-    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(1);
+    expect((await api.store.pageRuns({ dagId, limit: 50 })).rows).toHaveLength(2);
   });
 
   it('lists runs with filters, and names a bad filter', async () => {
@@ -146,7 +150,9 @@ describe('the CLI over the HTTP API', () => {
   });
 
   it('cancels a run, waits for its leader to apply it, and shows its jobs', async () => {
-    const [run] = (await api.store.pageRuns({ dagId, limit: 1 })).rows;
+    // The first run, which the scheduler started; the CLI user's own, queued after it, waits for it to end.
+    const runs = (await api.store.pageRuns({ dagId, limit: 50 })).rows;
+    const run = runs[runs.length - 1];
     await eventually('the run started by the scheduler', async () => (await api.store.listJobs(parseRunId(run!.id))).length > 0, 30_000);
     const out = await asOperator('cancel', run!.id, '--reason', 'not needed');
     expect(out.stderr).toBe('');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULTS, parseUserName } from '@fenceline/core';
+import { DEFAULTS, logSafeError, logSafeMessage, parseUserName } from '@fenceline/core';
 import { hashPassword, verifyPassword } from '@fenceline/db/people';
 import { openStore, startEmbeddedPostgres, type SqlStore } from '@fenceline/db';
 import { existsSync } from 'node:fs';
@@ -242,7 +242,7 @@ function relay(): void {
   try {
     takeStartLock();
   } catch (err) {
-    console.error(err instanceof AlreadyRunningError ? err.message : `fenceline cannot start: ${String(err)}`);
+    console.error(err instanceof AlreadyRunningError ? err.message : `fenceline cannot start: ${logSafeMessage(err)}`);
     process.exit(1);
   }
   process.on('exit', releaseStartLock);
@@ -269,7 +269,9 @@ function relay(): void {
 
 if (process.env.FENCELINE_START_RELAYED === '1') {
   main().catch((err) => {
-    console.error(`fenceline failed to start: ${err instanceof StartRefusal ? err.message : err instanceof Error ? err.stack : String(err)}`);
+    // An unexpected failure may be a store statement's, which quotes its parameters: the launcher logs it as every process does (log-safe.ts).
+    const safe = logSafeError(err);
+    console.error(`fenceline failed to start: ${err instanceof StartRefusal ? err.message : safe.stack ? `${safe.error}\n${safe.stack}` : safe.error}`);
     process.exit(1);
   });
 } else {

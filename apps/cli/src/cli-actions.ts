@@ -1,7 +1,7 @@
 import { jobStateWord, parseRunId, type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core';
 import { cliAudit, osUser } from './cli-people';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
-import { commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
+import { cliKeyOwner, commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
 
 /** The operator actions on runs, as CLI commands. */
 export const ACTION_HELP = `  cancel <RUN_ID> [--task T]... [--downstream] [--reason TEXT]
@@ -77,7 +77,7 @@ export async function runActionCommand(store: ActionCliStore, command: string, a
   const req = actionRequestOf(command, args);
   const action = await sendOnce({
     key: requestKeyOf(req.requestKey),
-    send: (requestKey) => store.requestRunAction({ ...req, requestKey }),
+    send: (requestKey) => store.requestRunAction({ ...req, requestKey, requestOwner: cliKeyOwner() }),
     transient: lostInTransit,
     command: commandLine(command, args),
   });

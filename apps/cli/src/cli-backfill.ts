@@ -15,6 +15,7 @@ import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import type { ApiClient } from './cli-http-client';
 import { ApiError } from './cli-http-client';
 import { cliAudit, osUser } from './cli-people';
+import { cliKeyOwner } from './cli-once';
 
 export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait] [--idempotency-key KEY]
                                    one run per schedule slot in [from, to), at most N unfinished at once
@@ -61,7 +62,7 @@ export function storeBackfills(store: BackfillStore): BackfillOps {
     get: (id) => store.getBackfill(id),
     create: async (ask) => {
       // An unreadable date goes to the store as an invalid one, which refuses it by its field.
-      const b = await store.createBackfill({ ...ask, from: new Date(ask.from), to: new Date(ask.to), requestedBy: osUser() });
+      const b = await store.createBackfill({ ...ask, from: new Date(ask.from), to: new Date(ask.to), requestedBy: osUser(), requestOwner: cliKeyOwner() });
       if (b.repeated) return b;
       const details = { backfillId: b.id, from: b.fromAt.toISOString(), to: b.toAt.toISOString(), slots: b.totalSlots, maxActiveRuns: b.maxActiveRuns };
       await cliAudit(store, { action: 'backfill.created', dagId: b.dagId, target: b.id, details });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FencelineError } from '@fenceline/core';
 import { UsageError } from './cli-args';
+import { osUser } from './cli-people';
 
 /**
  * A CLI write that must happen once (trigger, cancel, clear, retry, mark) always carries a
@@ -14,6 +15,14 @@ import { UsageError } from './cli-args';
 export const SEND_TRIES = 3;
 /** The wait before the second try; it doubles for each try after. */
 export const FIRST_RETRY_DELAY_MS = 500;
+
+/**
+ * Who holds the keys the CLI sends straight to the store: its OS user, as the run actions
+ * and backfills it requests name it. Over the HTTP API the key is the token owner's instead.
+ */
+export function cliKeyOwner(): string {
+  return `cli:${osUser()}`;
+}
 
 /** The key given on the command line, or a new one when none was. */
 export function requestKeyOf(given: string | undefined): string {

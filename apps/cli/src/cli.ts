@@ -26,7 +26,7 @@ import { flag, fmt, hasFlag, instantFlag, need, positional, UsageError } from '.
 import { printApplied, printDags, printJobs, printPaused, printRuns, printSpecProblems, printTriggered } from './cli-output';
 import { paramIssueLines, triggerParams } from './cli-params';
 import { connectionOf, overHttp } from './cli-http';
-import { commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
+import { cliKeyOwner, commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
 import { readClusterFile } from './cluster-file';
 import { readSpecFiles } from './spec-files';
 import { WORKER_TOKEN_HELP, workerTokenCommand } from './worker-token';
@@ -148,7 +148,7 @@ async function run(store: CliStore, command: string, args: string[]): Promise<nu
       const params = wantsParams ? triggerParams(args, (await store.getDag(dagId)).spec.params) : undefined;
       const run = await sendOnce({
         key: requestKeyOf(flag(args, '--idempotency-key')),
-        send: (requestKey) => store.triggerRun(dagId, { params, requestKey }),
+        send: (requestKey) => store.triggerRun(dagId, { params, requestKey, requestOwner: cliKeyOwner() }),
         transient: lostInTransit,
         command: commandLine('trigger', args),
       });
@@ -237,7 +237,7 @@ async function apply(store: CliStore, files: string[], requestKey: string | unde
             specs.map((s) => s.spec),
             shardCount,
           )
-        : [await store.putDag(specs[0]!.spec, shardCount, { requestKey })];
+        : [await store.putDag(specs[0]!.spec, shardCount, { requestKey, requestOwner: cliKeyOwner() })];
   } catch (err) {
     if (err instanceof FencelineError) throw err;
     // The driver's error quotes the statement; the reason underneath is what an operator can act on.

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { type Clock, logSafeMessage, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
+import { type Clock, logSafeError, logSafeMessage, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';
@@ -111,7 +111,9 @@ async function main(): Promise<void> {
   // replaced, and any other uncaught error still ends the process as before.
   process.on('uncaughtException', (err: unknown) => {
     if (!isDriverWriteOnClosedSocket(err)) {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      // Its last words go through logSafeError too: an uncaught store error quotes its statement's parameters.
+      const safe = logSafeError(err);
+      process.stderr.write(`${safe.errorName ? `${safe.errorName}: ` : ''}${safe.error}${safe.stack ? `\n${safe.stack}` : ''}\n`);
       process.exit(1);
     }
     log.log('error', 'the database driver wrote to a closed connection; replacing the store connections', { error: err.message });

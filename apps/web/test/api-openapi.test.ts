@@ -196,8 +196,13 @@ describe('a client written from the document', () => {
     const keyed = await call('createBackfill', { token: operator, body: { ...body, mode: 'rerun' }, headers: { 'idempotency-key': 'doc-fill-1' } });
     expect(keyed).toMatchObject({ status: 201, body: { mode: 'rerun' } });
     expect(keyed.body.repeated).toBeUndefined();
-    const again = await call('createBackfill', { token: operator, body, headers: { 'idempotency-key': 'doc-fill-1' } });
+    const again = await call('createBackfill', { token: operator, body: { ...body, mode: 'rerun' }, headers: { 'idempotency-key': 'doc-fill-1' } });
     expect(again).toMatchObject({ status: 200, body: { id: keyed.body.id, mode: 'rerun', repeated: true } });
+    // The key with another body (the default mode) is another request: refused 422, naming the header.
+    expect(await call('createBackfill', { token: operator, body, headers: { 'idempotency-key': 'doc-fill-1' } })).toMatchObject({
+      status: 422,
+      body: { code: 'KEY_REUSED', issues: [{ field: 'Idempotency-Key' }] },
+    });
     expect((await api.store.listAudit({ limit: 50 })).filter((e) => e.action === 'backfill.created' && e.target === keyed.body.id)).toHaveLength(1);
     expect((await call('createBackfill', { token: operator, body, headers: { 'idempotency-key': 'bad key!' } })).body).toMatchObject({
       code: 'INVALID_INPUT',

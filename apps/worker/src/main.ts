@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     log('info', 'shutting down: taking no new work', { signal });
     await worker.stop();
     log('info', 'worker stopped', { stats: worker.stats });
-    await telemetry.shutdown().catch((err) => log('warn', 'could not export the last spans', { error: String(err) }));
+    await telemetry.shutdown().catch((err) => log('warn', 'could not export the last spans', { error: logSafeMessage(err) }));
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'UNAUTHORIZED',
   'FORBIDDEN',
   'TOO_LARGE',
+  'KEY_REUSED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -72,6 +73,13 @@ export class ForbiddenError extends FencelineError {
 }
 export class TooLargeError extends FencelineError {
   readonly code = 'TOO_LARGE' as const;
+}
+/**
+ * A request key its caller already used for a different request (another body, another
+ * target): the key names one request, so the second is refused and writes nothing.
+ */
+export class KeyReusedError extends FencelineError {
+  readonly code = 'KEY_REUSED' as const;
 }
 
 /**
@@ -137,6 +145,7 @@ const BY_CODE: Record<ErrorCode, new (message: string, details?: Record<string, 
   UNAUTHORIZED: UnauthorizedError,
   FORBIDDEN: ForbiddenError,
   TOO_LARGE: TooLargeError,
+  KEY_REUSED: KeyReusedError,
 };
 
 /** Rebuilds a typed error from its wire form ({code, message, details}). */

@@ -7,6 +7,7 @@ export * from './clock';
 export * from './tracing';
 export * from './heap';
 export * from './limits';
+export * from './request-keys';
 export * from './spec';
 export * from './model';
 export * from './store';

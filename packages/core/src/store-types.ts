@@ -1,4 +1,5 @@
 import type { ErrorCode, FencelineError } from './errors';
+import type { KeyedRequestOptions } from './request-keys';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, JobRow, JobState, RunRow, ShardLeaseRow } from './model';
 import type { RunParams } from './dag/params';
@@ -214,6 +215,12 @@ export interface ScheduledRunsItem {
 /** A run a tick created: `jobs` is set when it was created running (ScheduledRunsItem.start). */
 export type CreatedRun = RunRow & { jobs?: JobRow[] };
 
+/** A manual trigger's run; `repeated` when a request key made the trigger a repeat that queued nothing. */
+export type TriggeredRun = RunRow & { repeated?: true };
+
+/** A stored run action; `repeated` when a request key made the request a repeat that stored nothing. */
+export type RequestedRunAction = RunActionRow & { repeated?: true };
+
 /** The items one leader writes in a multi-shard statement, under its own token. */
 export interface LeaderGroup<T> {
   token: LeaderToken;
@@ -361,8 +368,7 @@ export type StoreNotice =
   | { kind: 'backfill-changed'; shard: number; backfillId: BackfillId };
 
 /** How a manual trigger identifies itself; see CatalogueStore.triggerRun. */
-export interface TriggerOptions {
-  requestKey?: string;
+export interface TriggerOptions extends KeyedRequestOptions {
   /**
    * Values for the DAG's declared parameters, checked against the current version's
    * declaration (resolveRunParams) before anything is written; the run stores them with the
@@ -414,8 +420,10 @@ export interface RunActionRequest {
   reason?: string | null;
   /** Who asked (a user name, `cli`), for the event log. */
   requestedBy: string;
-  /** As for triggers: a second request with the same key for the run returns the first one. */
+  /** As for triggers: the same request for the run sent again by its owner with the key returns the first one. */
   requestKey?: string;
+  requestOwner?: string;
+  requestFingerprint?: string;
 }
 
 /** A stored request and, once its shard's leader applied it, what it changed. */

@@ -1,4 +1,5 @@
 import type { DeposedLeaderError } from './errors';
+import type { KeyedRequestOptions } from './request-keys';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { BackfillRequest } from './backfill/plan';
@@ -32,6 +33,8 @@ import type {
   UpstreamOutput,
   ScheduledRunsItem,
   CreatedRun,
+  TriggeredRun,
+  RequestedRunAction,
   LeaderGroup,
   DueDag,
   DueReadOptions,
@@ -121,10 +124,8 @@ export interface ClusterStore extends StoreTime {
   listWorkers(withinMs: number): Promise<WorkerRow[]>;
 }
 
-/** How a put is asked: with a request key, a repeated put returns the first answer. */
-export interface PutDagOptions {
-  requestKey?: string;
-}
+/** How a put is asked: with a request key, a repeated put returns the first answer (KeyedRequestOptions). */
+export type PutDagOptions = KeyedRequestOptions;
 
 /** What a put stored: the version now current, whether this put created it, and whether a request key made it a repeat. */
 export interface PutDagAnswer {
@@ -143,9 +144,11 @@ export interface CatalogueStore extends StoreTime {
    * Validates and stores a spec. A spec equal to the current version changes nothing;
    * otherwise a new immutable version is created and becomes current. Throws InvalidDagError.
    * With a `requestKey` (checked as checkRequestKey checks a trigger's), the answer is
-   * stored with the key for the DAG in the same write: a second put of the DAG with that
-   * key writes nothing, even when the DAG changed in between, and returns the first answer
-   * with `repeated: true`.
+   * stored with the key, its owner and the request's fingerprint for the DAG in the same
+   * write: the same put of the DAG sent again by the key's owner writes nothing, even when
+   * the DAG changed in between, and returns the first answer with `repeated: true`; the
+   * owner's key sent with another spec throws KeyReusedError and writes nothing. Another
+   * owner's key of the same text is a key of its own (KeyedRequestOptions).
    */
   putDag(spec: DagSpecInput, shardCount: number, options?: PutDagOptions): Promise<PutDagAnswer>;
   getDag(dagId: DagId): Promise<DagRow>;
@@ -154,21 +157,23 @@ export interface CatalogueStore extends StoreTime {
   setPaused(dagId: DagId, paused: boolean): Promise<DagRow>;
   /**
    * Queues a manual run at store time now; notifies the shard's leader. With a
-   * `requestKey`, a second trigger of the DAG with the same key queues nothing and returns
-   * the run the first one queued, so a request sent twice (a double click, a retry after a
-   * lost answer) makes one run. Throws InvalidInputError for a key that fails
+   * `requestKey`, the same trigger of the DAG sent again by the key's owner queues nothing
+   * and returns the run the first one queued, marked `repeated`, so a request sent twice (a
+   * double click, a retry after a lost answer) makes one run; the key sent by its owner with
+   * other params throws KeyReusedError. Throws InvalidInputError for a key that fails
    * checkRequestKey or for params the DAG's declaration refuses (`details.issues` names each
    * bad field as `params.NAME`), NotFoundError for a DAG that does not exist; a refused
    * trigger writes nothing.
    */
-  triggerRun(dagId: DagId, options?: TriggerOptions): Promise<RunRow>;
+  triggerRun(dagId: DagId, options?: TriggerOptions): Promise<TriggeredRun>;
   /**
    * Records a backfill of the DAG over [from, to) (validated by planBackfill against the
    * DAG's current schedule, which pins the version whose slots it covers) and notifies the
    * shard's leader, which creates its runs. Throws InvalidInputError naming the field, or
    * NotFoundError for a DAG that does not exist; a refusal writes nothing. With a
-   * `requestKey`, a request of the DAG with a key a backfill was started with returns that
-   * backfill and writes nothing, whatever else it asks, so a request sent twice starts one.
+   * `requestKey`, the same request of the DAG sent again by the key's owner returns the
+   * backfill the first one started (`repeated: true`) and writes nothing, so a request sent
+   * twice starts one; the key sent by its owner with another request throws KeyReusedError.
    */
   createBackfill(request: BackfillRequest): Promise<BackfillRow>;
   getBackfill(backfillId: BackfillId): Promise<BackfillRow>;
@@ -189,11 +194,13 @@ export interface CatalogueStore extends StoreTime {
 export interface RunActionStore extends StoreTime {
   /**
    * Checks the request against its run's DAG version (checkRunActionRequest), stores it
-   * as pending and tells the shard's leader. With a `requestKey`, a second request with
-   * that key for the run stores nothing and returns the first. Throws NotFoundError for a
+   * as pending and tells the shard's leader. With a `requestKey`, the same request for the
+   * run sent again by the key's owner stores nothing and returns the first, marked
+   * `repeated`; the key sent by its owner with another request throws KeyReusedError.
+   * Throws NotFoundError for a
    * run that does not exist, InvalidInputError naming each bad field.
    */
-  requestRunAction(req: RunActionRequest): Promise<RunActionRow>;
+  requestRunAction(req: RunActionRequest): Promise<RequestedRunAction>;
   getRunAction(actionId: string): Promise<RunActionRow>;
   /** The run's actions, newest first. */
   listRunActions(runId: RunId): Promise<RunActionRow[]>;

@@ -99,7 +99,9 @@ export async function withStore<T>(fn: (store: ConsoleStore) => Promise<T>): Pro
               ? 'FORBIDDEN'
               : err.code === 'DEPOSED_LEADER' || err.code === 'STALE_FENCE' || err.code === 'LEASE_LOST'
                 ? 'CONFLICT'
-                : 'BAD_REQUEST';
+                : err.code === 'KEY_REUSED'
+                  ? 'UNPROCESSABLE_CONTENT'
+                  : 'BAD_REQUEST';
       throw new TRPCError({ code, message: `${err.code}: ${err.message}`, cause: err });
     }
     throw err;

@@ -6,6 +6,7 @@ import { DEFAULTS, LIMITS } from '../limits';
 import type { Schedule } from '../spec';
 import type { BackfillStep } from '../store-types';
 import { nextSlotAfter, walkForward } from '../schedule/slots';
+import { requestFingerprintText } from '../request-keys';
 
 /** A backfill request as an operator sends it (CatalogueStore.createBackfill). */
 export interface BackfillRequest {
@@ -20,10 +21,13 @@ export interface BackfillRequest {
   /** The console user or the CLI's OS user, for the row and the event log. */
   requestedBy: string;
   /**
-   * The request's key (checked as checkRequestKey checks a trigger's): a second request of
-   * the DAG with the same key starts nothing and returns the backfill the first one started.
+   * The request's key, its owner and fingerprint (KeyedRequestOptions): the same request of
+   * the DAG sent again by its owner with the key starts nothing and returns the backfill the
+   * first one started; the key sent with another request is refused (KeyReusedError).
    */
   requestKey?: string;
+  requestOwner?: string;
+  requestFingerprint?: string;
 }
 
 /** What a store writes for an accepted request. */
@@ -121,5 +125,19 @@ export function checkBackfillStep(step: BackfillStep): void {
     if (Number.isNaN(ms) || (i > 0 && ms <= step.slots[i - 1]!.getTime())) {
       throw new InvalidInputError('backfill step slots must be valid dates in ascending order', { backfillId: step.backfillId });
     }
+  });
+}
+
+/**
+ * What a backfill request asks, for its key's fingerprint: its DAG, range, mode and cap, not
+ * who asked, the key, or `confirm` (which only lets a large request through).
+ */
+export function backfillFingerprint(request: BackfillRequest): string {
+  const instant = (v: unknown): unknown => (v instanceof Date ? v.getTime() : v);
+  return requestFingerprintText('createBackfill', String(request.dagId), {
+    from: instant(request.from),
+    to: instant(request.to),
+    maxActiveRuns: request.maxActiveRuns ?? DEFAULTS.backfillMaxActiveRuns,
+    mode: request.mode ?? 'skip',
   });
 }

@@ -7,6 +7,7 @@ import type { DagSpec } from '../spec';
 import type { JobChange, RunActionKind, RunActionRequest } from '../store-types';
 import { graphIndexOf } from '../dag/graph';
 import { isTerminalJobState } from './machine';
+import { requestFingerprintText } from '../request-keys';
 
 export const RUN_ACTION_KINDS: readonly RunActionKind[] = ['cancel', 'clear', 'retry_failed', 'mark_success', 'mark_failed'];
 
@@ -124,4 +125,14 @@ function closureWithDownstream(graph: ReturnType<typeof graphIndexOf>, roots: st
     }
   }
   return [...out];
+}
+
+/** What a run action request asks, for its key's fingerprint: everything but who asked and the key. */
+export function runActionFingerprint(req: RunActionRequest): string {
+  return requestFingerprintText('requestRunAction', req.runId, {
+    kind: req.kind,
+    taskIds: req.taskIds ?? [],
+    downstream: req.downstream === true,
+    reason: req.reason ?? null,
+  });
 }

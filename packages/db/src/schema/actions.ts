@@ -26,6 +26,13 @@ export const runActions = pgTable(
     reason: text('reason'),
     requestedBy: text('requested_by').notNull(),
     requestKey: text('request_key'),
+    /**
+     * Who sent the key (a user's id, `cli`): a key is one caller's, so another caller's
+     * request with the same key is a request of its own (docs/security.md).
+     */
+    requestOwner: text('request_owner').notNull().default(''),
+    /** The SHA-256 of what the keyed request asked; a reuse of the key with another request is refused. Null without a key. */
+    requestFingerprint: text('request_fingerprint'),
     state: text('state', { enum: ['pending', 'applied'] })
       .notNull()
       .default('pending'),
@@ -42,7 +49,7 @@ export const runActions = pgTable(
       .where(sql`${t.state} = 'pending'`),
     index('run_actions_run_idx').on(t.runId, t.id),
     uniqueIndex('run_actions_request_key_idx')
-      .on(t.runId, t.requestKey)
+      .on(t.runId, t.requestOwner, t.requestKey)
       .where(sql`${t.requestKey} is not null`),
   ],
 );

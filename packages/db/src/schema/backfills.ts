@@ -40,6 +40,13 @@ export const backfills = pgTable(
      * --idempotency-key), so a request sent twice starts one backfill; null without one.
      */
     requestKey: text('request_key'),
+    /**
+     * Who sent the key (a user's id, `cli`): a key is one caller's, so another caller's
+     * request with the same key is a request of its own (docs/security.md).
+     */
+    requestOwner: text('request_owner').notNull().default(''),
+    /** The SHA-256 of what the keyed request asked; a reuse of the key with another request is refused. Null without a key. */
+    requestFingerprint: text('request_fingerprint'),
   },
   (t) => [
     index('backfills_open_idx')
@@ -47,7 +54,7 @@ export const backfills = pgTable(
       .where(sql`${t.endedAt} is null`),
     index('backfills_dag_idx').on(t.dagId, t.id),
     uniqueIndex('backfills_dag_request_key_idx')
-      .on(t.dagId, t.requestKey)
+      .on(t.dagId, t.requestOwner, t.requestKey)
       .where(sql`${t.requestKey} is not null`),
     check('backfills_range_check', sql`${t.fromAt} < ${t.toAt} and ${t.maxActiveRuns} >= 1 and ${t.totalSlots} >= 1`),
     check('backfills_mode_check', sql`${t.mode} in ('skip', 'rerun')`),

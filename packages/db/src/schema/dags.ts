@@ -59,9 +59,16 @@ export const dagRequestKeys = pgTable(
       .notNull()
       .references(() => dags.id, { onDelete: 'cascade' }),
     requestKey: text('request_key').notNull(),
+    /**
+     * Who sent the key (a user's id, `cli`): a key is one caller's, so another caller's
+     * request with the same key is a request of its own (docs/security.md).
+     */
+    requestOwner: text('request_owner').notNull().default(''),
+    /** The SHA-256 of what the keyed request asked; a reuse of the key with another request is refused. */
+    requestFingerprint: text('request_fingerprint'),
     version: integer('version').notNull(),
     created: boolean('created').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.dagId, t.requestKey] })],
+  (t) => [primaryKey({ columns: [t.dagId, t.requestOwner, t.requestKey] })],
 );

@@ -37,6 +37,13 @@ export const runs = pgTable(
      */
     requestKey: text('request_key'),
     /**
+     * Who sent the key (a user's id, `cli`): a key is one caller's, so another caller's
+     * request with the same key is a request of its own (docs/security.md).
+     */
+    requestOwner: text('request_owner').notNull().default(''),
+    /** The SHA-256 of what the keyed request asked; a reuse of the key with another request is refused. Null without a key. */
+    requestFingerprint: text('request_fingerprint'),
+    /**
      * The run's resolved parameters: a manual trigger's values checked against its DAG
      * version's declaration with the defaults filled in, or the defaults for a scheduled run.
      */
@@ -47,7 +54,7 @@ export const runs = pgTable(
   (t) => [
     unique('runs_dag_scheduled_at_key').on(t.dagId, t.scheduledAt),
     uniqueIndex('runs_dag_request_key_idx')
-      .on(t.dagId, t.requestKey)
+      .on(t.dagId, t.requestOwner, t.requestKey)
       .where(sql`${t.requestKey} is not null`),
     index('runs_shard_state_idx').on(t.shard, t.state),
     index('runs_dag_id_idx').on(t.dagId, t.id),

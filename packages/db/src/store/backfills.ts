@@ -5,7 +5,8 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
-  checkRequestKey,
+  backfillFingerprint,
+  heldKeyOf,
   defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
@@ -21,6 +22,7 @@ import { array, firstRow, jsonb, rows, ts, type Db, type Executor, type RawRow }
 import { getDag } from './dags';
 import { deposed, leadCte } from './lead';
 import { noticeSql } from './notices';
+import { checkStoredRequest, storedFingerprint } from './request-keys';
 import { toDagId, toDate, toDateOrNull, toId, toNumber, toRunId, runFromRow } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at, params`;
@@ -68,24 +70,36 @@ function backfillFromRow(r: RawRow): BackfillRow {
  */
 export async function createBackfill(db: Db, request: BackfillRequest): Promise<BackfillRow> {
   const dagId = parseDagId(request.dagId, 'dagId');
-  const requestKey = request.requestKey === undefined ? null : checkRequestKey(request.requestKey);
+  const held = heldKeyOf(request, () => backfillFingerprint(request));
+  const requestKey = held?.key ?? null;
+  const owner = held?.owner ?? '';
   return db.transaction(async (tx) => {
     const dag = await getDag(tx, dagId);
-    const earlier = requestKey === null ? undefined : await firstRow(tx, sql`select id from backfills where dag_id = ${dag.id} and request_key = ${requestKey}`);
-    if (earlier) return { ...(await getBackfill(tx, toId(earlier.id) as BackfillId)), repeated: true };
+    // The owner's backfill under the key, if any; the key sent with another request is refused, and the transaction writes nothing.
+    const byKey = async (): Promise<BackfillRow | null> => {
+      if (held === null) return null;
+      const row = await firstRow(tx, sql`select id, request_fingerprint from backfills where dag_id = ${dag.id} and request_owner = ${owner} and request_key = ${requestKey}`);
+      if (!row) return null;
+      checkStoredRequest(held, row.request_fingerprint);
+      return { ...(await getBackfill(tx, toId(row.id) as BackfillId)), repeated: true };
+    };
+    const earlier = await byKey();
+    if (earlier) return earlier;
     const plan = planBackfill(request, dag.spec.schedule);
     // Two requests with one key racing: the second waits on the first's index entry, then inserts nothing.
     const inserted = await firstRow(
       tx,
-      sql`insert into backfills (dag_id, dag_version, shard, from_at, to_at, max_active_runs, mode, state, total_slots, next_slot_at, requested_by, request_key)
+      sql`insert into backfills (dag_id, dag_version, shard, from_at, to_at, max_active_runs, mode, state, total_slots, next_slot_at, requested_by,
+            request_key, request_owner, request_fingerprint)
           values (${dag.id}, ${dag.version}, ${dag.shard}, ${ts(new Date(plan.fromMs))}, ${ts(new Date(plan.toMs))}, ${plan.maxActiveRuns}, ${plan.mode},
-            'running', ${plan.totalSlots}, ${ts(new Date(plan.firstSlotMs))}, ${plan.requestedBy}, ${requestKey})
-          on conflict (dag_id, request_key) where request_key is not null do nothing
+            'running', ${plan.totalSlots}, ${ts(new Date(plan.firstSlotMs))}, ${plan.requestedBy}, ${requestKey}, ${owner}, ${held === null ? null : storedFingerprint(held)})
+          on conflict (dag_id, request_owner, request_key) where request_key is not null do nothing
           returning id`,
     );
     if (!inserted) {
-      const first = await firstRow(tx, sql`select id from backfills where dag_id = ${dag.id} and request_key = ${requestKey}`);
-      return { ...(await getBackfill(tx, toId(first?.id) as BackfillId)), repeated: true };
+      const first = await byKey();
+      if (!first) throw new Error(`backfill of ${dag.id} was neither stored nor found under its key`);
+      return first;
     }
     const id = toId(inserted.id) as BackfillId;
     await rows(tx, noticeSql({ kind: 'backfill-changed', shard: dag.shard, backfillId: id }));

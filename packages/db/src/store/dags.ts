@@ -2,7 +2,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import {
   NotFoundError,
   canonicalJson,
-  checkRequestKey,
+  heldKeyOf,
+  requestFingerprintText,
+  type HeldKey,
   firstSlot,
   parseDagSpec,
   shardOf,
@@ -18,6 +20,7 @@ import {
 import { array, firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
 import { checkSpecResources } from './resources';
+import { checkStoredRequest, storedFingerprint } from './request-keys';
 import { dagFromRow, dagVersionFromRow, toDate, toNumber } from './rows';
 
 /** The current version's spec joined to the head row: what every DagRow read selects. */
@@ -41,10 +44,10 @@ function nextRunFor(spec: DagSpec, now: Date): Date | null {
 export async function putDag(db: Db, input: DagSpecInput, shardCount: number, options: PutDagOptions = {}): Promise<PutDagResult> {
   // Both throw before anything is written: InvalidDagError listing every issue, InvalidInputError for the key.
   const spec = parseDagSpec(input);
-  const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+  const held = heldKeyOf(options, () => requestFingerprintText('putDag', spec.id, spec));
   return db.transaction(async (tx) => {
-    if (key === null) return putParsedDag(tx, spec, await storeNow(tx), shardCount);
-    return putKeyedDag(tx, spec, key, await storeNow(tx), shardCount);
+    if (held === null) return putParsedDag(tx, spec, await storeNow(tx), shardCount);
+    return putKeyedDag(tx, spec, held, await storeNow(tx), shardCount);
   });
 }
 
@@ -57,14 +60,24 @@ export async function putDag(db: Db, input: DagSpecInput, shardCount: number, op
  * under the lock: read before it, a racing first put could commit the DAG and its key
  * between the read and the lock, and the repeat would be stored a second time.
  */
-async function putKeyedDag(tx: Executor, spec: DagSpec, key: string, now: Date, shardCount: number): Promise<PutDagResult> {
-  const held = async (): Promise<PutDagResult | null> => {
-    const row = await firstRow(tx, sql`select version, created from dag_request_keys where dag_id = ${spec.id} and request_key = ${key}`);
-    return row ? { dagId: spec.id, version: toNumber(row.version), created: row.created === true, repeated: true } : null;
+async function putKeyedDag(tx: Executor, spec: DagSpec, held: HeldKey, now: Date, shardCount: number): Promise<PutDagResult> {
+  const earlier = async (): Promise<PutDagResult | null> => {
+    const row = await firstRow(
+      tx,
+      sql`select version, created, request_fingerprint from dag_request_keys where dag_id = ${spec.id} and request_owner = ${held.owner} and request_key = ${held.key}`,
+    );
+    if (!row) return null;
+    // The same key with another spec: refused, and the transaction writes nothing.
+    checkStoredRequest(held, row.request_fingerprint);
+    return { dagId: spec.id, version: toNumber(row.version), created: row.created === true, repeated: true };
   };
-  const answer = await putParsedDag(tx, spec, now, shardCount, held);
+  const answer = await putParsedDag(tx, spec, now, shardCount, earlier);
   if (answer.repeated) return answer;
-  await rows(tx, sql`insert into dag_request_keys (dag_id, request_key, version, created) values (${spec.id}, ${key}, ${answer.version}, ${answer.created})`);
+  await rows(
+    tx,
+    sql`insert into dag_request_keys (dag_id, request_key, request_owner, request_fingerprint, version, created)
+        values (${spec.id}, ${held.key}, ${held.owner}, ${storedFingerprint(held)}, ${answer.version}, ${answer.created})`,
+  );
   return answer;
 }
 

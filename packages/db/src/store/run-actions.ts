@@ -1,6 +1,7 @@
 import { sql, TransactionRollbackError, type SQL } from 'drizzle-orm';
 import {
-  checkRequestKey,
+  heldKeyOf,
+  runActionFingerprint,
   checkRunActionRequest,
   NotFoundError,
   type DagSpec,
@@ -10,12 +11,14 @@ import {
   type RunActionRequest,
   type RunActionResult,
   type RunActionRow,
+  type RequestedRunAction,
   type RunActionWrite,
   type RunId,
   type RunRow,
 } from '@fenceline/core';
 import { firstRow, jsonb, rows, type Db, type Executor, type RawRow } from './db';
 import { deposed } from './lead';
+import { checkStoredRequest, storedFingerprint } from './request-keys';
 import { isId, jobFromRow, runFromRow, str, strOrNull, toDagId, toDate, toDateOrNull, toId, toJobId, toNumber, toRunId, toWorkerIdOrNull } from './rows';
 
 /**
@@ -45,23 +48,35 @@ function actionFromRow(r: RawRow): RunActionRow {
   };
 }
 
-export async function requestRunAction(db: Db, req: RunActionRequest): Promise<RunActionRow> {
-  const key = req.requestKey === undefined ? null : checkRequestKey(req.requestKey);
+export async function requestRunAction(db: Db, req: RunActionRequest): Promise<RequestedRunAction> {
+  const held = heldKeyOf(req, () => runActionFingerprint(req));
+  const key = held?.key ?? null;
+  const owner = held?.owner ?? '';
+  // The owner's action under the key, if any; the key sent with another request is refused before anything is written.
+  const byKey = async (): Promise<RequestedRunAction | null> => {
+    if (held === null) return null;
+    const row = await firstRow(
+      db,
+      sql`select ${ACTION_COLUMNS}, request_fingerprint from run_actions where run_id = ${req.runId} and request_owner = ${owner} and request_key = ${key}`,
+    );
+    if (!row) return null;
+    checkStoredRequest(held, row.request_fingerprint);
+    return { ...actionFromRow(row), repeated: true };
+  };
   const run = isId(req.runId)
     ? await firstRow(db, sql`select r.id, r.dag_id, r.shard, v.spec from runs r join dag_versions v on v.dag_id = r.dag_id and v.version = r.dag_version where r.id = ${req.runId}`)
     : undefined;
   if (!run) throw new NotFoundError(`run ${req.runId} does not exist`, { runId: req.runId });
   checkRunActionRequest(run.spec as DagSpec, req);
-  if (key !== null) {
-    const earlier = await firstRow(db, sql`select ${ACTION_COLUMNS} from run_actions where run_id = ${req.runId} and request_key = ${key}`);
-    if (earlier) return actionFromRow(earlier);
-  }
+  const earlier = await byKey();
+  if (earlier) return earlier;
   const shard = toNumber(run.shard);
   const result = await rows(
     db,
     sql`with w as (
-          insert into run_actions (run_id, dag_id, shard, kind, task_ids, downstream, reason, requested_by, request_key)
-          values (${req.runId}, ${str(run.dag_id)}, ${shard}, ${req.kind}, ${jsonb(req.taskIds ?? [])}, ${req.downstream === true}, ${req.reason ?? null}, ${req.requestedBy}, ${key}::text)
+          insert into run_actions (run_id, dag_id, shard, kind, task_ids, downstream, reason, requested_by, request_key, request_owner, request_fingerprint)
+          values (${req.runId}, ${str(run.dag_id)}, ${shard}, ${req.kind}, ${jsonb(req.taskIds ?? [])}, ${req.downstream === true}, ${req.reason ?? null}, ${req.requestedBy},
+            ${key}::text, ${owner}, ${held === null ? null : storedFingerprint(held)}::text)
           on conflict do nothing
           returning ${ACTION_COLUMNS}
         ),
@@ -69,10 +84,10 @@ export async function requestRunAction(db: Db, req: RunActionRequest): Promise<R
         select (select count(*) from n) as notified, w.* from w`,
   );
   if (result[0]) return actionFromRow(result[0]);
-  // The key was taken by a request that raced this one: answer with that request.
-  const holder = await firstRow(db, sql`select ${ACTION_COLUMNS} from run_actions where run_id = ${req.runId} and request_key = ${key}`);
+  // The key was taken by a request that raced this one: answer with that request, if it asked the same.
+  const holder = await byKey();
   if (!holder) throw new Error(`run action for run ${req.runId} was neither stored nor found under its key`);
-  return actionFromRow(holder);
+  return holder;
 }
 
 export async function getRunAction(db: Executor, actionId: string): Promise<RunActionRow> {

@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import {
   checkJobsPerRun,
-  checkRequestKey,
+  heldKeyOf,
+  requestFingerprintText,
   resolveRunParams,
   InvalidInputError,
   LIMITS,
@@ -15,11 +16,13 @@ import {
   type JobRow,
   type ScheduledRunsItem,
   type CreatedRun,
+  type TriggeredRun,
   type TriggerOptions,
   type DagSpec,
 } from '@fenceline/core';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
+import { storedFingerprint, checkStoredRequest } from './request-keys';
 import { isId, jobFromRow, runFromRow, toId } from './rows';
 
 const RUN_COLUMNS = sql`id, dag_id, dag_version, shard, scheduled_at, trigger, state, created_at, started_at, ended_at, params`;
@@ -80,12 +83,18 @@ function insertJobs(runs: SQL, payload: string, key: 'run_id' | 'dag_id', where:
  * The notice carries the resolved params (LIMITS.maxRunParamsBytes keeps it inside
  * PostgreSQL's notice size), so the leader needs no read of the run.
  */
-export async function triggerRun(db: Db, dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
-  const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
-  const byKey = async (): Promise<RunRow | null> => {
-    if (key === null) return null;
-    const row = await firstRow(db, sql`select ${RUN_COLUMNS} from runs where dag_id = ${dagId} and request_key = ${key}`);
-    return row ? runFromRow(row) : null;
+export async function triggerRun(db: Db, dagId: string, options: TriggerOptions = {}): Promise<TriggeredRun> {
+  const held = heldKeyOf(options, () => requestFingerprintText('triggerRun', dagId, { params: options.params ?? {} }));
+  const key = held?.key ?? null;
+  const owner = held?.owner ?? '';
+  const fingerprint = held === null ? null : storedFingerprint(held);
+  // The owner's run under the key, if any; the same key sent with other params is refused here, before anything is written.
+  const byKey = async (): Promise<TriggeredRun | null> => {
+    if (held === null) return null;
+    const row = await firstRow(db, sql`select ${RUN_COLUMNS}, request_fingerprint from runs where dag_id = ${dagId} and request_owner = ${owner} and request_key = ${key}`);
+    if (!row) return null;
+    checkStoredRequest(held, row.request_fingerprint);
+    return { ...runFromRow(row), repeated: true };
   };
   const earlier = await byKey();
   if (earlier) return earlier;
@@ -101,8 +110,8 @@ export async function triggerRun(db: Db, dagId: string, options: TriggerOptions 
       db,
       sql`with d as (select id, shard, current_version from dags where id = ${dagId}),
           w as (
-            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, request_key, params)
-            select id, current_version, shard, ${at}, 'manual', 'queued', ${key}::text, ${JSON.stringify(params)}::jsonb from d
+            insert into runs (dag_id, dag_version, shard, scheduled_at, trigger, state, request_key, request_owner, request_fingerprint, params)
+            select id, current_version, shard, ${at}, 'manual', 'queued', ${key}::text, ${owner}, ${fingerprint}::text, ${JSON.stringify(params)}::jsonb from d
             where current_version = ${version}
             on conflict do nothing
             returning ${RUN_COLUMNS}

@@ -4,7 +4,8 @@ import {
   parseDagId,
   planBackfill,
   checkBackfillStep,
-  checkRequestKey,
+  backfillFingerprint,
+  heldKeyOf,
   defaultRunParams,
   type BackfillAdvance,
   type BackfillId,
@@ -17,7 +18,7 @@ import {
   type RunId,
 } from '@fenceline/core';
 import { date, dateOrNull, runRowOf, type MemRun } from './memory-rows';
-import type { MemoryTables } from './memory-tables';
+import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 import type { MemoryRunActions } from './memory-run-actions';
 
 /** A backfill as the memory store keeps it, times in epoch milliseconds. */
@@ -53,7 +54,7 @@ export class MemoryBackfills {
   private readonly backfills = new Map<string, MemBackfill>();
   private nextNum = 1;
   /** Backfills started with a request key, by DAG and key, as the SQL store's unique index finds them. */
-  private readonly byRequestKey = new Map<string, BackfillId>();
+  private readonly byRequestKey = new Map<string, { backfillId: BackfillId; fingerprint: string }>();
 
   constructor(
     private readonly tables: MemoryTables,
@@ -63,11 +64,14 @@ export class MemoryBackfills {
 
   async createBackfill(request: BackfillRequest): Promise<BackfillRow> {
     const dagId = parseDagId(request.dagId, 'dagId');
-    const requestKey = request.requestKey === undefined ? null : checkRequestKey(request.requestKey);
+    const held = heldKeyOf(request, () => backfillFingerprint(request));
     const dag = this.tables.dags.get(dagId);
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
-    const keyed = requestKey === null ? undefined : this.byRequestKey.get(`${dagId}\u0000${requestKey}`);
-    if (keyed !== undefined) return { ...(await this.getBackfill(keyed)), repeated: true };
+    const keyed = held === null ? undefined : this.byRequestKey.get(heldKeySlot(dagId, held));
+    if (held !== null && keyed !== undefined) {
+      checkFiledRequest(held, keyed.fingerprint);
+      return { ...(await this.getBackfill(keyed.backfillId)), repeated: true };
+    }
     const plan = planBackfill(request, this.tables.specOf(dag).schedule);
     const now = this.tables.nowMs();
     const num = this.nextNum++;
@@ -93,7 +97,7 @@ export class MemoryBackfills {
       runIds: [],
     };
     this.backfills.set(b.id, b);
-    if (requestKey !== null) this.byRequestKey.set(`${dagId}\u0000${requestKey}`, b.id);
+    if (held !== null) this.byRequestKey.set(heldKeySlot(dagId, held), { backfillId: b.id, fingerprint: held.fingerprint });
     this.tables.emit({ op: 'backfill:created', atMs: now, backfillId: b.id, dagId });
     this.tables.publish({ kind: 'backfill-changed', shard: b.shard, backfillId: b.id });
     return this.rowOf(b);

@@ -1,6 +1,7 @@
 import {
   canonicalJson,
-  checkRequestKey,
+  heldKeyOf,
+  requestFingerprintText,
   firstSlot,
   NotFoundError,
   assertResourcesFit,
@@ -16,11 +17,11 @@ import {
   type PutDagOptions,
   type DagVersionRow,
   type ListDagsQuery,
-  type RunRow,
   type TriggerOptions,
+  type TriggeredRun,
 } from '@fenceline/core';
 import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
-import type { MemoryTables } from './memory-tables';
+import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 
 /** DAG specs and their versions, pausing and manual triggers, in memory (CatalogueStore; its backfills are memory-backfills.ts). */
 export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBackfill' | 'getBackfill' | 'listBackfills' | 'cancelBackfill'> {
@@ -29,12 +30,15 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
   /** With a request key, a repeated put returns the answer kept for the key and writes nothing, as the SQL store's does. */
   async putDag(input: DagSpecInput, shardCount: number, options: PutDagOptions = {}): Promise<PutDagAnswer> {
     const spec = parseDagSpec(input);
-    const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
-    if (key === null) return this.put(spec, shardCount);
-    const kept = this.tables.dagRequestKeys.get(`${spec.id}\u0000${key}`);
-    if (kept) return { dagId: spec.id, ...kept, repeated: true };
+    const held = heldKeyOf(options, () => requestFingerprintText('putDag', spec.id, spec));
+    if (held === null) return this.put(spec, shardCount);
+    const kept = this.tables.dagRequestKeys.get(heldKeySlot(spec.id, held));
+    if (kept) {
+      checkFiledRequest(held, kept.fingerprint);
+      return { dagId: spec.id, version: kept.version, created: kept.created, repeated: true };
+    }
     const answer = this.put(spec, shardCount);
-    this.tables.dagRequestKeys.set(`${spec.id}\u0000${key}`, { version: answer.version, created: answer.created });
+    this.tables.dagRequestKeys.set(heldKeySlot(spec.id, held), { version: answer.version, created: answer.created, fingerprint: held.fingerprint });
     return answer;
   }
 
@@ -114,12 +118,15 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
     return dagRowOf(dag, this.tables.specOf(dag));
   }
 
-  async triggerRun(dagId: string, options: TriggerOptions = {}): Promise<RunRow> {
-    const key = options.requestKey === undefined ? null : checkRequestKey(options.requestKey);
+  async triggerRun(dagId: string, options: TriggerOptions = {}): Promise<TriggeredRun> {
+    const held = heldKeyOf(options, () => requestFingerprintText('triggerRun', dagId, { params: options.params ?? {} }));
     const dag = this.tables.dags.get(dagId);
     if (!dag) throw new NotFoundError(`DAG ${dagId} does not exist`, { dagId });
-    const keyed = key === null ? undefined : this.tables.requestKeys.get(`${dagId}\u0000${key}`);
-    if (keyed !== undefined) return runRowOf(this.tables.runs.get(keyed)!);
+    const keyed = held === null ? undefined : this.tables.requestKeys.get(heldKeySlot(dagId, held));
+    if (held !== null && keyed !== undefined) {
+      checkFiledRequest(held, keyed.fingerprint);
+      return { ...runRowOf(this.tables.runs.get(keyed.runId)!), repeated: true };
+    }
     // Checked against the version the run pins, before anything is written.
     const params = resolveRunParams(this.tables.specOf(dag).params ?? {}, options.params ?? {});
     // The SQL store retries a collision on (dag_id, scheduled_at) with clock_timestamp(),
@@ -129,7 +136,7 @@ export class MemoryCatalogue implements Omit<CatalogueStore, 'now' | 'createBack
     for (let k = 0; k < 3; k++) {
       if (this.tables.rules.slotTaken(dagId, now + k)) continue;
       const run = this.tables.insertRun(dag, now + k, 'manual', null, null, params);
-      if (key !== null) this.tables.requestKeys.set(`${dagId}\u0000${key}`, run.id);
+      if (held !== null) this.tables.requestKeys.set(heldKeySlot(dagId, held), { runId: run.id, fingerprint: held.fingerprint });
       this.tables.publish({
         kind: 'run-queued',
         shard: dag.shard,

@@ -1,5 +1,6 @@
 import {
-  checkRequestKey,
+  heldKeyOf,
+  runActionFingerprint,
   checkRunActionRequest,
   NotFoundError,
   type JobChange,
@@ -8,11 +9,12 @@ import {
   type RunActionOutcome,
   type RunActionRequest,
   type RunActionRow,
+  type RequestedRunAction,
   type RunActionWrite,
   type RunRow,
 } from '@fenceline/core';
 import { date, runRowOf, type MemJob } from './memory-rows';
-import type { MemoryTables } from './memory-tables';
+import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 
 /** A stored action, as the memory store keeps it. */
 interface MemAction extends Omit<RunActionRow, 'createdAt' | 'appliedAt'> {
@@ -33,20 +35,24 @@ const rowOf = (a: MemAction): RunActionRow => {
  */
 export class MemoryRunActions {
   private readonly actions = new Map<string, MemAction>();
-  private readonly keys = new Map<string, string>();
+  private readonly keys = new Map<string, { actionId: string; fingerprint: string }>();
   private nextNum = 1;
 
   constructor(private readonly tables: MemoryTables) {}
 
-  async requestRunAction(req: RunActionRequest): Promise<RunActionRow> {
-    const key = req.requestKey === undefined ? null : checkRequestKey(req.requestKey);
+  async requestRunAction(req: RunActionRequest): Promise<RequestedRunAction> {
+    const held = heldKeyOf(req, () => runActionFingerprint(req));
+    const key = held?.key ?? null;
     const run = this.tables.runs.get(req.runId);
     if (!run) throw new NotFoundError(`run ${req.runId} does not exist`, { runId: req.runId });
     const spec = this.tables.versions.get(run.dagId)?.find((v) => v.version === run.dagVersion)?.spec;
     if (!spec) throw new NotFoundError(`run ${req.runId} does not exist`, { runId: req.runId });
     checkRunActionRequest(spec, req);
-    const keyed = key === null ? undefined : this.keys.get(`${req.runId}\u0000${key}`);
-    if (keyed !== undefined) return rowOf(this.actions.get(keyed)!);
+    const keyed = held === null ? undefined : this.keys.get(heldKeySlot(req.runId, held));
+    if (held !== null && keyed !== undefined) {
+      checkFiledRequest(held, keyed.fingerprint);
+      return { ...rowOf(this.actions.get(keyed.actionId)!), repeated: true };
+    }
     const action: MemAction = {
       id: String(this.nextNum++),
       runId: run.id,
@@ -64,7 +70,7 @@ export class MemoryRunActions {
       requestKey: key,
     };
     this.actions.set(action.id, action);
-    if (key !== null) this.keys.set(`${req.runId}\u0000${key}`, action.id);
+    if (held !== null) this.keys.set(heldKeySlot(req.runId, held), { actionId: action.id, fingerprint: held.fingerprint });
     this.tables.publish({ kind: 'run-action', shard: run.shard, actionId: action.id, runId: run.id });
     return rowOf(action);
   }

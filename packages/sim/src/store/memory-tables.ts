@@ -1,4 +1,6 @@
 import {
+  checkSameRequest,
+  type HeldKey,
   DeposedLeaderError,
   Heap,
   retryBackoffMs,
@@ -68,10 +70,10 @@ export class MemoryTables {
   /** Each DAG's runs in the order they were made (the index on runs.dag_id). */
   readonly runsByDag = new Map<string, MemRun[]>();
   readonly runKeys = new Map<string, string>();
-  /** The unique index on (dag_id, request_key): a manual trigger's key, to its run id. */
-  readonly requestKeys = new Map<string, string>();
-  /** The answers of puts made with a request key, by DAG id and key. */
-  readonly dagRequestKeys = new Map<string, { version: number; created: boolean }>();
+  /** The unique index on (dag_id, request_owner, request_key): a manual trigger's key, to its run id and fingerprint. */
+  readonly requestKeys = new Map<string, { runId: string; fingerprint: string }>();
+  /** The answers of puts made with a request key, by DAG id, owner and key, with the put's fingerprint. */
+  readonly dagRequestKeys = new Map<string, { version: number; created: boolean; fingerprint: string }>();
   /** resource_limits: capacity and last change per limit name. */
   readonly resourceLimits = new Map<string, { capacity: number; updatedAtMs: number }>();
   /** resource_holds: per job, the units of each limit its lease under `fence` holds. */
@@ -198,4 +200,14 @@ export class MemoryTables {
   backoffMs(job: MemJob): number {
     return retryBackoffMs(Math.max(job.attempt, 1), job.retryBackoffMs, job.retryBackoffMaxMs);
   }
+}
+
+/** Where a memory store files a held key: what it is scoped to (a DAG, a run), its owner and the key, as the SQL store's unique indexes do. */
+export function heldKeySlot(scope: string, held: HeldKey): string {
+  return `${scope}\u0000${held.owner}\u0000${held.key}`;
+}
+
+/** Refuses a held key filed with another request's fingerprint; the memory store keeps the fingerprint's text itself. */
+export function checkFiledRequest(held: HeldKey, filed: string): void {
+  checkSameRequest(held, filed, (a, b) => a === b);
 }

@@ -16,6 +16,7 @@ export const API_ERROR_CODES = [
   'NOT_FOUND',
   'TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
+  'KEY_REUSED',
   'CONFLICT',
   'STALE_FENCE',
   'FORGED_FENCE',
@@ -41,6 +42,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   NOT_FOUND: 404,
   TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  KEY_REUSED: 422,
   CONFLICT: 409,
   STALE_FENCE: 409,
   FORGED_FENCE: 409,
@@ -104,6 +106,8 @@ export function zodIssues(error: z.ZodError, where = 'body'): ApiIssue[] {
 export function answerForError(err: unknown, path: string): Response {
   if (err instanceof ApiRefusal) return errorResponse({ code: err.code, message: err.message, ...(err.issues ? { issues: err.issues } : {}) });
   const cause = err instanceof TRPCError ? err.cause : err;
+  // The store names the key as its own field; the API's caller sent it as a header, so the answer names the header.
+  if (isFencelineError(cause) && cause.code === 'KEY_REUSED') return errorResponse(keyReused());
   if (isFencelineError(cause)) {
     const issues = issuesOf(cause.details, cause.message);
     return errorResponse({ code: cause.code, message: cause.message, ...(issues ? { issues } : {}) });
@@ -120,4 +124,16 @@ export function answerForError(err: unknown, path: string): Response {
   }
   const wrapped = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: err });
   return errorResponse({ code: 'INTERNAL', message: opaqueMessage(wrapped, path) ?? 'internal error' });
+}
+
+/** The answer to an Idempotency-Key its caller already used for a different request. */
+export function keyReused(): ApiErrorBody {
+  const message = 'this key was already used by this caller for a different request (another body or target); send a new key with a new request';
+  return { code: 'KEY_REUSED', message: `Idempotency-Key: ${message}`, issues: [{ field: 'Idempotency-Key', message }] };
+}
+
+/** The answer to an Idempotency-Key whose first request is still being answered. */
+export function keyInFlight(): ApiRefusal {
+  const message = 'a request with this key is still being answered; send it again once that one is answered';
+  return new ApiRefusal('CONFLICT', `Idempotency-Key: ${message}`, [{ field: 'Idempotency-Key', message }]);
 }

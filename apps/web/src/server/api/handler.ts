@@ -7,7 +7,7 @@ import { requestKeySchema } from '../request-key';
 import { appRouter } from '../routers/app';
 import { clientAddress, servedOverHttps } from '../session';
 import { consoleStore, type ConsoleStore } from '../store';
-import { answerForError, ApiRefusal, zodIssues } from './errors';
+import { answerForError, ApiRefusal, keyInFlight, zodIssues } from './errors';
 
 /** The largest body the API reads: a DAG spec at its limit plus room for the rest. */
 export const MAX_API_BODY_BYTES = LIMITS.maxSpecBytes + 64 * 1024;
@@ -147,6 +147,24 @@ async function bodyOf(req: Request): Promise<unknown> {
 }
 
 /**
+ * The keyed requests this process is answering, by caller, method, path and key. A repeat
+ * that arrives while its first is still being answered is refused 409 at once (the
+ * Idempotency-Key draft's answer), rather than left to wait on the first's write; the
+ * store's unique keys are what keep two processes from both writing it.
+ */
+const inFlight = new Set<string>();
+
+async function once<T>(slot: string, call: () => Promise<T>): Promise<T> {
+  if (inFlight.has(slot)) throw keyInFlight();
+  inFlight.add(slot);
+  try {
+    return await call();
+  } finally {
+    inFlight.delete(slot);
+  }
+}
+
+/**
  * The route handler of one endpoint. In order: the caller's token and role (so a refused
  * caller costs no body read), the body within its limit, every input against its schema,
  * then the endpoint itself. Any refusal is answered in the one error shape (errors.ts).
@@ -170,7 +188,9 @@ export function routeHandler<P, Q, B>(endpoint: Endpoint<P, Q, B>): RouteHandler
       const body = parse(endpoint.body, raw, 'body');
       const idempotencyKey = keyHeader === null ? undefined : parse(requestKeySchema, keyHeader, 'Idempotency-Key');
       const store = await consoleStore();
-      const answer = await endpoint.run({ params, query, body, idempotencyKey, ctx, caller: appRouter.createCaller(ctx), store });
+      const call = () => endpoint.run({ params, query, body, idempotencyKey, ctx, caller: appRouter.createCaller(ctx), store });
+      const answer =
+        idempotencyKey === undefined ? await call() : await once(`${ctx.principal!.user.id}\u0000${endpoint.method} ${new URL(req.url).pathname}\u0000${idempotencyKey}`, call);
       return Response.json(answer.body, { status: answer.status, headers: { 'cache-control': 'no-store' } });
     } catch (err) {
       return answerForError(err, endpoint.operationId);

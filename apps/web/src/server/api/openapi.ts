@@ -31,6 +31,8 @@ const ERROR_ANSWERS: Record<string, string> = {
   '404': 'NOT_FOUND: no such DAG, run, action, backfill, limit, channel, rule or notification',
   '413': 'TOO_LARGE: the body is over the limit',
   '415': 'UNSUPPORTED_MEDIA_TYPE: a body that is not sent as application/json',
+  '409': 'CONFLICT: a request with this Idempotency-Key is still being answered; send it again once that one is answered',
+  '422': 'KEY_REUSED: this caller already used the Idempotency-Key for a different request (another body or target); nothing is written',
   '500': 'INTERNAL: an unexpected failure; the message carries only an id the console logged it under',
 };
 
@@ -57,7 +59,8 @@ export function openApiDocument(): JsonSchema {
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: 'A repeated request with the same key returns the first answer and creates nothing',
+        description:
+          "The caller's own key for this request: the same request (method, path and body) sent again by the same user with it returns the first answer and creates nothing; sent with a different request it is refused 422 KEY_REUSED, and while the first is still being answered 409 CONFLICT. Another user's key of the same text is a key of its own.",
         schema: jsonSchema(requestKeySchema, 'input'),
       });
     }
@@ -71,6 +74,7 @@ export function openApiDocument(): JsonSchema {
     if (e.role !== 'viewer') errors.push('403');
     if (e.params || e.bodyNamesStored) errors.push('404');
     if (e.body) errors.push('413', '415');
+    if (e.idempotent) errors.push('409', '422');
     errors.push('500');
     for (const status of errors) responses[status] = errorAnswer(status);
     const operation: JsonSchema = { operationId: e.operationId, summary: e.summary, description: `Needs the ${e.role} role or above.`, parameters, responses };

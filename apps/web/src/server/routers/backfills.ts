@@ -32,7 +32,7 @@ export const backfillsRouter = router({
         confirm: z.boolean().optional(),
         /** skip (the default) leaves slots that have a run; rerun clears their ended runs to run again. */
         mode: z.enum(BACKFILL_MODES as [BackfillMode, ...BackfillMode[]]).optional(),
-        /** The API's Idempotency-Key: a request repeated with it starts nothing and returns the first backfill. */
+        /** The API's Idempotency-Key, the caller's own: the same request repeated with it starts nothing and returns the first backfill. */
         requestKey: requestKeySchema.optional(),
       }),
     )
@@ -47,6 +47,7 @@ export const backfillsRouter = router({
           mode: input.mode,
           requestedBy: ctx.principal.user.name,
           requestKey: input.requestKey,
+          requestOwner: ctx.principal.user.id,
         });
         // A repeated request wrote nothing, so it records nothing.
         if (b.repeated) return b;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, specsEqual, storableText } from '@fenceline/core';
+import { catchupSchema, dagIdSchema as dagId, isDagId, isFencelineError, LIMITS, requestFingerprintText, specsEqual, storableText } from '@fenceline/core';
 import { dagListPage, liveJobTypes, MAX_GRID_RUNS, runGrid } from '@fenceline/db/console';
 import { auditChange } from '../audit';
 import { requestKeySchema } from '../request-key';
@@ -76,16 +76,21 @@ export const dagsRouter = router({
    * exists `paused` pauses or resumes it rather than going into a version of its own: the
    * spec is stored with the current version's `paused`, and a toggle alone stores nothing.
    *
-   * With a request key, a save the store has seen with that key already writes nothing (no
-   * version, no pause, no audit entry) and answers the version and `created` it stored the
-   * first time; its `paused` is null, since this request changed nothing.
+   * With a request key, a save the store has seen from this caller with that key and this
+   * spec already writes nothing (no version, no pause, no audit entry) and answers the
+   * version and `created` it stored the first time; its `paused` is null, since this request
+   * changed nothing. The caller's key sent with another spec is refused (KEY_REUSED).
    */
   save: operatorProcedure.input(z.object({ spec: z.unknown(), requestKey: requestKeySchema.optional() })).mutation(({ input, ctx }) =>
     withStore(async (store) => {
       const spec = input.spec as Parameters<typeof store.putDag>[0];
-      const keyed = input.requestKey === undefined ? undefined : { requestKey: input.requestKey };
       // An id no DAG can have names no current DAG; putDag refuses the spec with its issues.
       const id = typeof spec === 'object' && spec !== null && isDagId(spec.id) ? spec.id : null;
+      // The key is the caller's, and names the spec as sent: the store's input keeps the current pause, which may change between a request and its repeat.
+      const keyed =
+        input.requestKey === undefined
+          ? undefined
+          : { requestKey: input.requestKey, requestOwner: ctx.principal.user.id, requestFingerprint: requestFingerprintText('dags.save', id ?? '', input.spec) };
       const current = id === null ? null : await store.getDag(id).catch((err: unknown) => (isFencelineError(err) && err.code === 'NOT_FOUND' ? null : Promise.reject(err)));
       if (current === null) {
         const { repeated, ...created } = await store.putDag(spec, await clusterShardCount(), keyed);
@@ -104,7 +109,8 @@ export const dagsRouter = router({
 
   /**
    * Queues a manual run. The console makes one request key per click, so a click whose
-   * request arrives twice (a double click, a retry) queues one run. `params` are the trigger
+   * request arrives twice (a double click, a retry) queues one run, recorded once; the key
+   * is the caller's, and sent with other params it is refused (KEY_REUSED). `params` are the trigger
    * form's values; the store checks them against the DAG's declaration and refuses the
    * trigger, writing nothing, with an issue per bad field (`params.NAME`).
    */
@@ -118,7 +124,9 @@ export const dagsRouter = router({
     )
     .mutation(({ input, ctx }) =>
       withStore(async (store) => {
-        const run = await store.triggerRun(input.id, { requestKey: input.requestKey, params: input.params });
+        const { repeated, ...run } = await store.triggerRun(input.id, { requestKey: input.requestKey, requestOwner: ctx.principal.user.id, params: input.params });
+        // A repeat queued nothing, so it records nothing: the entry of the first request stands, with its own caller.
+        if (repeated) return run;
         await auditChange(store, ctx, {
           action: 'dag.triggered',
           dagId: input.id,

@@ -28,15 +28,17 @@ export const runActionsRouter = router({
     .mutation(({ input, ctx }) =>
       withStore(async (store) => {
         const runId = runIdFromUrl(input.runId);
-        const action = await store.requestRunAction({
+        const { repeated, ...action } = await store.requestRunAction({
           runId,
           kind: input.kind,
           taskIds: input.taskIds,
           downstream: input.downstream,
           reason: input.reason,
-          requestedBy: ctx.principal?.user.name ?? 'anonymous',
-          ...(input.requestKey ? { requestKey: input.requestKey } : {}),
+          requestedBy: ctx.principal.user.name,
+          ...(input.requestKey ? { requestKey: input.requestKey, requestOwner: ctx.principal.user.id } : {}),
         });
+        // A repeat stored nothing, so it records nothing: the first request's entry stands, with its own caller.
+        if (repeated) return action;
         await auditChange(store, ctx, {
           action: 'run.action_requested',
           dagId: action.dagId,

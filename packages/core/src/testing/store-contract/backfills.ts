@@ -48,15 +48,21 @@ export function backfillsContract(c: ContractContext): void {
     it('createBackfill with a request key starts one backfill however often it is sent, and a bad key is refused', async () => {
       const { dagId } = await minuteDag();
       const base = { dagId, from: FROM, to: minutes(10), requestedBy: 'ops' };
-      const first = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-1' });
-      // Sent again, even asking for something else: the first backfill, nothing new.
+      const first = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-1', requestOwner: 'ann' });
+      // Sent again: the first backfill, nothing new; the default cap and mode spelt out are the same request.
       expect(first.repeated).toBeUndefined();
-      expect(await c.store.createBackfill({ ...base, to: minutes(5), requestKey: 'nightly-fill-1' })).toEqual({ ...first, repeated: true });
-      const other = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-2' });
+      expect(await c.store.createBackfill({ ...base, mode: 'skip', requestKey: 'nightly-fill-1', requestOwner: 'ann' })).toEqual({ ...first, repeated: true });
+      // The key sent with another request is refused, naming the key, and starts nothing.
+      const reused = await refusedWith(c.store.createBackfill({ ...base, to: minutes(5), requestKey: 'nightly-fill-1', requestOwner: 'ann' }), 'KEY_REUSED');
+      expect(reused.details.field).toBe('requestKey');
+      // The key is its owner's: another owner's request with it is a request of its own.
+      const bobs = await c.store.createBackfill({ ...base, to: minutes(5), requestKey: 'nightly-fill-1', requestOwner: 'bob' });
+      expect(bobs.id).not.toBe(first.id);
+      const other = await c.store.createBackfill({ ...base, requestKey: 'nightly-fill-2', requestOwner: 'ann' });
       expect(other.id).not.toBe(first.id);
       const err = await refusedWith(c.store.createBackfill({ ...base, requestKey: 'not a key!' }), 'INVALID_INPUT');
       expect(err.details.field).toBe('requestKey');
-      expect((await c.store.listBackfills({ dagId })).map((b) => b.id).sort()).toEqual([first.id, other.id].sort());
+      expect((await c.store.listBackfills({ dagId })).map((b) => b.id).sort()).toEqual([first.id, bobs.id, other.id].sort());
     });
 
     it('createBackfill refuses a bad request, naming the field, and records nothing', async () => {

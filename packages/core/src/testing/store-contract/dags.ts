@@ -74,6 +74,21 @@ export function dagsContract(c: ContractContext): void {
       expect(await c.store.putDag(spec(other), SHARD_COUNT, { requestKey: 'apply-1' })).toEqual({ dagId: other, version: 1, created: true });
     });
 
+    it("putDag's request key is its owner's and names one spec: another owner's is its own, another spec is refused", async () => {
+      const { dagId } = dagIdInFreshShard('owned-put');
+      expect(await c.store.putDag(spec(dagId, { description: 'one' }), SHARD_COUNT, { requestKey: 'apply-1', requestOwner: 'ann' })).toEqual({ dagId, version: 1, created: true });
+      expect(await c.store.putDag(spec(dagId, { description: 'two' }), SHARD_COUNT, { requestKey: 'apply-1', requestOwner: 'bob' })).toEqual({ dagId, version: 2, created: true });
+      const reused = await refusedWith(c.store.putDag(spec(dagId, { description: 'three' }), SHARD_COUNT, { requestKey: 'apply-1', requestOwner: 'ann' }), 'KEY_REUSED');
+      expect(reused.details.field).toBe('requestKey');
+      expect(await c.store.putDag(spec(dagId, { description: 'one' }), SHARD_COUNT, { requestKey: 'apply-1', requestOwner: 'ann' })).toEqual({
+        dagId,
+        version: 1,
+        created: true,
+        repeated: true,
+      });
+      expect(await c.store.listDagVersions(dagId)).toHaveLength(2);
+    });
+
     it('putDag refuses a malformed request key, naming the field, and stores nothing', async () => {
       const { dagId } = dagIdInFreshShard('bad-key-put');
       for (const requestKey of ['', 'has space', 'x'.repeat(200), "'; drop table dags; --"]) {

@@ -59,6 +59,13 @@ export function runActionsContract(c: ContractContext): void {
       ]);
       expect(two.id).toBe(one.id);
       expect((await c.store.listRunActions(run.id)).length).toBe(2);
+      // The key is its owner's: another owner's request with it is stored; the owner's key with another request is refused.
+      const theirs = await c.store.requestRunAction({ runId: run.id, kind: 'cancel', requestedBy: 'bob', requestKey: 'k-1', requestOwner: 'bob' });
+      expect(theirs.id).not.toBe(one.id);
+      expect(await c.store.requestRunAction({ runId: run.id, kind: 'cancel', requestedBy: 'bob', requestKey: 'k-1', requestOwner: 'bob' })).toEqual({ ...theirs, repeated: true });
+      const reused = await refusedWith(c.store.requestRunAction({ runId: run.id, kind: 'cancel', reason: 'other', requestedBy: 'ops', requestKey: 'k-1' }), 'KEY_REUSED');
+      expect(reused.details.field).toBe('requestKey');
+      expect((await c.store.listRunActions(run.id)).length).toBe(3);
     });
 
     it('cancels a run: open jobs end cancelled, a held lease is revoked and its late result refused', async () => {

@@ -45,6 +45,20 @@ export function triggersContract(c: ContractContext): void {
       expect((await c.store.listRuns({ dagId, limit: 10 })).map((r) => r.id).sort()).toEqual([first.id, second.id, keyless.id].sort());
     });
 
+    it("triggerRun's request key is its owner's and names one request: another owner's is its own, other params are refused", async () => {
+      const { dagId } = await c.leadFreshShard();
+      await c.store.putDag(spec(dagId), SHARD_COUNT);
+      const anns = await c.store.triggerRun(dagId, { requestKey: 'shared-key', requestOwner: 'ann' });
+      expect(anns.repeated).toBeUndefined();
+      const bobs = await c.store.triggerRun(dagId, { requestKey: 'shared-key', requestOwner: 'bob' });
+      expect(bobs.id).not.toBe(anns.id);
+      expect(await c.store.triggerRun(dagId, { requestKey: 'shared-key', requestOwner: 'ann' })).toEqual({ ...anns, repeated: true });
+      expect((await c.store.triggerRun(dagId, { requestKey: 'shared-key', requestOwner: 'bob', params: {} })).id).toBe(bobs.id);
+      const reused = await refusedWith(c.store.triggerRun(dagId, { requestKey: 'shared-key', requestOwner: 'ann', params: { day: 'monday' } }), 'KEY_REUSED');
+      expect(reused.details.field).toBe('requestKey');
+      expect((await c.store.listRuns({ dagId, limit: 10 })).map((r) => r.id).sort()).toEqual([anns.id, bobs.id].sort());
+    });
+
     it('triggerRun refuses a malformed request key, naming the field, and queues nothing', async () => {
       const { dagId } = await c.leadFreshShard();
       await c.store.putDag(spec(dagId), SHARD_COUNT);

@@ -58,7 +58,8 @@ function Operation({ op }: { op: ReferenceOperation }) {
       <p data-testid={`${testId}-summary`}>{op.summary}</p>
       {op.idempotent ? (
         <p className="small" data-testid={`${testId}-idempotency`}>
-          Takes an <code>Idempotency-Key</code> header: a repeated request with the same key creates nothing and gets the first answer back.
+          Takes an <code>Idempotency-Key</code> header, the caller&apos;s own: the same request sent again by the same user with the key creates nothing and gets the first answer
+          back; the key sent with a different request is refused (422 KEY_REUSED), and while the first is still being answered, 409 CONFLICT.
         </p>
       ) : null}
       {op.parameters.length > 0 ? (
