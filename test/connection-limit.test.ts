@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
-import { REPO_ROOT } from '../scripts/cluster';
+import { REPO_ROOT } from '../tools/start/cluster';
 import { ADMIN_URL, eventually } from './support/cluster-fixture';
 import { freePortBase } from './support/launcher';
 

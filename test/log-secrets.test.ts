@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId } from '@fenceline/core';
-import { Cluster, REPO_ROOT } from '../scripts/cluster';
+import { Cluster, REPO_ROOT } from '../tools/start/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
 import { serveRoute } from '../apps/web/test/support/serve-route';
 import { signInThroughRoute } from '../apps/web/test/support/route-sign-in';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { REPO_ROOT, type Cluster } from '../../scripts/cluster';
+import { REPO_ROOT, type Cluster } from '../../tools/start/cluster';
 import { benchCluster, cpuSeconds, fmt, round, rssMb, sleep, until, withDatabase, WORKER_TOKEN, type BenchContext, type CaseResult } from '../lib';
 import { LoadGenerators } from '../loadgen-client';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { LogLevel } from './log';
+import type { LogLevel } from '@fenceline/telemetry/log';
 
 /** How long a refused client is asked to wait before it tries this node again. */
 export const RETRY_AFTER_SECONDS = 5;
