@@ -25,6 +25,7 @@ options:
                     round so the node rejoins); default postmaster
   --jobs J          repeat: jobs per round (default 200)
   --stop-on-failure repeat: stop at the first round that does not resume in time
+  --keep-logs       repeat: keep the cluster processes' logs also when every round passed
 
 Needs Debian's postgresql-15-auto-failover (apt-get install -y postgresql-15-auto-failover).`;
 
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
       jobs: intOption(rest, '--jobs', 200, 10, 100_000),
       kill,
       stopOnFailure: rest.includes('--stop-on-failure'),
+      keepLogs: rest.includes('--keep-logs'),
       log: (l) => process.stdout.write(`${l}\n`),
     });
     const done = report.rounds.filter((r) => r.doneMs !== null).map((r) => r.doneMs!);
@@ -102,7 +104,8 @@ async function main(): Promise<void> {
         `first result ${range(resumed)}, all done ${range(done)} after the kill; ${report.audit.succeededJobs} jobs succeeded, ` +
         `${report.violations.length === 0 ? 'audit clean' : `violations: ${report.violations.join('; ')}`}\n`,
     );
-    if (report.failedRounds.length > 0) process.stdout.write(`rounds that did not resume: ${report.failedRounds.join(', ')}; process logs in ${report.logDir}\n`);
+    if (report.failedRounds.length > 0) process.stdout.write(`rounds that did not resume: ${report.failedRounds.join(', ')}\n`);
+    if (report.failedRounds.length > 0 || report.violations.length > 0 || rest.includes('--keep-logs')) process.stdout.write(`process logs in ${report.logDir}\n`);
     if (report.failedRounds.length > 0 || report.violations.length > 0) process.exitCode = 1;
     return;
   }
