@@ -77,7 +77,8 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
   const jobs = opts.jobs ?? 200;
   const resumeWithinMs = opts.resumeWithinMs ?? 60_000;
   const logDir = await mkdtemp(join(tmpdir(), 'fenceline-ha-repeat-logs-'));
-  const formation = await startFormation({ basePort: opts.basePort, log });
+  // A busy machine brings a node up slowly; the default 90 s was seen to run out at load 35.
+  const formation = await startFormation({ basePort: opts.basePort, log, startTimeoutMs: 300_000 });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
