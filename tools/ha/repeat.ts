@@ -35,6 +35,8 @@ export interface RepeatOptions {
   resumeWithinMs?: number;
   /** Stop at the first round that does not resume in time, rather than carry on. */
   stopOnFailure?: boolean;
+  /** Keep the cluster processes' logs also when every round passed. */
+  keepLogs?: boolean;
   schedulers?: number;
   workers?: number;
   workerSlots?: number;
@@ -64,7 +66,7 @@ export interface RepeatReport {
   failedRounds: number[];
   audit: AuditReport;
   violations: string[];
-  /** Where each process's log was written (removed when every round passed). */
+  /** Where each process's log was written (removed when every round passed, unless keepLogs). */
   logDir: string;
 }
 
@@ -75,7 +77,8 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
   const jobs = opts.jobs ?? 200;
   const resumeWithinMs = opts.resumeWithinMs ?? 60_000;
   const logDir = await mkdtemp(join(tmpdir(), 'fenceline-ha-repeat-logs-'));
-  const formation = await startFormation({ basePort: opts.basePort, log });
+  // A busy machine brings a node up slowly; the default 90 s was seen to run out at load 35.
+  const formation = await startFormation({ basePort: opts.basePort, log, startTimeoutMs: 300_000 });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
@@ -119,7 +122,7 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
     const audit = await auditStore(databaseUrl);
     const failedRounds = rounds.filter((r) => r.doneMs === null).map((r) => r.round);
     const violations = violationsOf(audit, jobs * rounds.length);
-    if (failedRounds.length === 0 && violations.length === 0) await rm(logDir, { recursive: true, force: true });
+    if (failedRounds.length === 0 && violations.length === 0 && !opts.keepLogs) await rm(logDir, { recursive: true, force: true });
     return { kill: opts.kill, jobsPerRound: jobs, rounds, failedRounds, audit, violations, logDir };
   } finally {
     if (cluster) await cluster.stop(5000).catch(() => undefined);
@@ -143,6 +146,7 @@ async function runRound(
   const killAt = Math.max(1, Math.round(jobs * (opts.killAtFraction ?? 0.3)));
   await waitFor(`round ${round}: ${killAt} jobs to succeed`, 180_000, async () => ((await progress())?.succeeded ?? 0) >= killAt);
   const killedAt = Date.now();
+  log(`round ${round}: killing the primary at ${new Date(killedAt).toISOString()}`);
   const killed: FormationNode = await formation.killPrimary({ machine: opts.kill === 'machine' });
   let base: number | null = null;
   let resumedMs: number | null = null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { databaseOf, withDatabase } from '../src/client';
+import { databaseOf, reconnectDelayS, withDatabase } from '../src/client';
 
 describe('database URLs', () => {
   it('names another database on the same servers, a multi-host URL included, keeping its options', () => {
@@ -12,5 +12,12 @@ describe('database URLs', () => {
   it('reads the database a URL names, postgres when it names none', () => {
     expect(databaseOf('postgres://u@h1:1,h2:2/fenceline?sslmode=disable')).toBe('fenceline');
     expect(databaseOf('postgres://u@h1:1')).toBe('postgres');
+  });
+
+  it('waits at most a second before a lost connection connects again, however many were lost', () => {
+    expect(reconnectDelayS(0)).toBe(0.05);
+    expect(reconnectDelayS(2)).toBe(0.2);
+    expect(reconnectDelayS(10)).toBe(1);
+    expect(reconnectDelayS(1000)).toBe(1);
   });
 });

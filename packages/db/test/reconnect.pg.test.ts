@@ -1,0 +1,75 @@
+import { createServer, Socket, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '../src/client';
+
+/**
+ * A failover cuts every connection of a pool at once. The pool must connect again within
+ * about a second of the database answering, however many connections were cut: the
+ * driver's own backoff grows with every connection of the pool that closed with an error
+ * (up to 20 s), so a pool of ten cut connections used to wait 10 to 20 s before trying
+ * the promoted standby.
+ */
+const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+
+/** A TCP relay in front of the database that can reset every connection through it, as a lost server does. */
+class ResettingRelay {
+  private readonly sockets = new Set<Socket>();
+  readonly server: Server = createServer((client) => {
+    const upstream = new Socket();
+    upstream.connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+
+  listen(): Promise<number> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as { port: number }).port)));
+  }
+
+  /** Resets every connection (RST), so the driver sees ECONNRESET on each. */
+  resetAll(): void {
+    for (const s of this.sockets) s.resetAndDestroy();
+  }
+
+  close(): Promise<void> {
+    this.resetAll();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let relay: ResettingRelay;
+let port: number;
+
+beforeAll(async () => {
+  relay = new ResettingRelay();
+  port = await relay.listen();
+});
+afterAll(async () => {
+  await relay?.close();
+});
+
+describe('a pool whose connections were all cut', () => {
+  it('connects again and answers within a couple of seconds, twice in a row', async () => {
+    const url = `postgres://${target.username || 'postgres'}@127.0.0.1:${port}${target.pathname}`;
+    const sql = connect(url, { max: 10, connect_timeout: 5 });
+    try {
+      for (let cut = 0; cut < 2; cut++) {
+        // Ten statements at once open all ten connections of the pool.
+        await Promise.all(Array.from({ length: 10 }, () => sql`select pg_sleep(0.2)`));
+        relay.resetAll();
+        // The cut is seen by every connection before the next statements are sent.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const started = Date.now();
+        const answers = await Promise.all(Array.from({ length: 10 }, async () => (await sql`select 1 as one`)[0]!.one as number));
+        const tookMs = Date.now() - started;
+        expect(answers).toEqual(Array.from({ length: 10 }, () => 1));
+        expect(tookMs).toBeLessThan(3000);
+      }
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+});
