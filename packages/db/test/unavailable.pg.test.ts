@@ -6,7 +6,7 @@ import { terminateBackends } from '../src/audit';
 import { openStore, type SqlStore } from '../src/index';
 import { schema } from '../src/schema/index';
 import { SqlStore as SqlStoreClass } from '../src/store/sql-store';
-import { isLostConnection } from '../src/store/unavailable';
+import { isLostConnection, isStandbyAnswer } from '../src/store/unavailable';
 import { freshDatabase } from './harness';
 
 /**
@@ -81,6 +81,45 @@ describe('the SQL store on a database out of reach', () => {
     }
     // postgres.js reconnects by itself: the store works again without being reopened.
     expect(await store.getJobs([])).toEqual([]);
+  });
+
+  it('replaces a pool whose connections reached a standby, so the next writes land on the primary', async () => {
+    // The first pool's sessions refuse writes as a standby does (25006); the pool the store
+    // opens again is an ordinary one, as a multi-host URL's would reach the new primary.
+    const standby = postgres(database.url, { max: 2, onnotice: () => {}, connection: { default_transaction_read_only: true } });
+    const primaries: ReturnType<typeof postgres>[] = [];
+    const stuck = new SqlStoreClass(drizzle(standby, { schema }), () => {
+      const client = postgres(database.url, { max: 2, onnotice: () => {} });
+      primaries.push(client);
+      return drizzle(client, { schema });
+    });
+    try {
+      const first = await stuck.acquireShard({ shard: 0, nodeId: 'node-standby', ttlMs: 60_000 }).catch((e: unknown) => e);
+      expect(first).toBeInstanceOf(StoreUnavailableError);
+      expect((first as Error).message).toBe('the database is unavailable (25006)');
+      // The refusal replaced the pool: a write soon lands, where the old pool refused every one.
+      await waitFor(async () => (await stuck.acquireShard({ shard: 0, nodeId: 'node-standby', ttlMs: 60_000 }).catch(() => null)) !== null);
+      expect(primaries.length).toBe(1);
+    } finally {
+      await stuck.db.$client.end({ timeout: 1 }).catch(() => undefined);
+      await standby.end({ timeout: 1 }).catch(() => undefined);
+      for (const p of primaries) await p.end({ timeout: 1 }).catch(() => undefined);
+    }
+  });
+
+  it('takes a server in recovery for a standby, as the lineage check meets it after a failover', async () => {
+    const client = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      // What PostgreSQL answers pg_current_wal_lsn() with on a node in recovery.
+      const recovery = await client`do $$ begin raise exception 'recovery is in progress' using errcode = '55000'; end $$`.catch((e: unknown) => e);
+      const other = await client`do $$ begin raise exception 'some other prerequisite' using errcode = '55000'; end $$`.catch((e: unknown) => e);
+      expect(isStandbyAnswer(recovery)).toBe(true);
+      expect(isLostConnection(recovery)).toBe(true);
+      expect(isStandbyAnswer(other)).toBe(false);
+      expect(isLostConnection(other)).toBe(false);
+    } finally {
+      await client.end({ timeout: 1 });
+    }
   });
 
   it('leaves a refusal of bad input as it was', async () => {

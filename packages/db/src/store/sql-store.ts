@@ -110,6 +110,9 @@ import * as people from './people';
 import * as auditLog from './audit-log';
 import { mapUnavailableErrors } from './unavailable';
 
+/** How often at most a standby's answers replace the pool: a promotion takes seconds. */
+const STANDBY_RECONNECT_EVERY_MS = 3_000;
+
 /**
  * The Store contract on PostgreSQL. Every method is one function in a file named for its
  * concern, and each is one statement or one short transaction with all time taken from
@@ -118,6 +121,8 @@ import { mapUnavailableErrors } from './unavailable';
  */
 export class SqlStore implements Store {
   private current: Db;
+  /** When a standby's answer last replaced the pool (wall clock), so a failover replaces it at most every few seconds. */
+  private standbyReconnectAtMs = 0;
   /** The notice listeners subscribed, so a reconnect can subscribe them again on the new connections. */
   private readonly listeners = new Map<(notice: StoreNotice) => void, () => Promise<void>>();
 
@@ -504,6 +509,19 @@ export class SqlStore implements Store {
     await Promise.all([...this.listeners.keys()].map((listener) => this.resubscribe(listener, this.current)));
   }
 
+  /**
+   * A statement was answered by a standby: connections that reached a node in recovery
+   * stay there, failing every write, until the pool is replaced. With a multi-host URL the
+   * new pool's connections go to the node that is primary now (or fail as unavailable
+   * until one is promoted), so a failover cannot leave the store stuck on its old primary.
+   */
+  standbyAnswered(): void {
+    const now = Date.now();
+    if (!this.connectAgain || now - this.standbyReconnectAtMs < STANDBY_RECONNECT_EVERY_MS) return;
+    this.standbyReconnectAtMs = now;
+    void this.reconnect().catch(() => undefined);
+  }
+
   /** Subscribes a listener on a new pool, trying again each second while the store is away; the nodes' reconciliation covers notices missed meanwhile. */
   private async resubscribe(listener: (notice: StoreNotice) => void, db: Db): Promise<void> {
     while (this.listeners.has(listener) && this.current === db) {
@@ -519,4 +537,4 @@ export class SqlStore implements Store {
 
 // A lost connection reaches the scheduling logic as core's StoreUnavailableError, whichever
 // method met it, so the logic can tell an outage it waits out from a bug it must report.
-mapUnavailableErrors(SqlStore.prototype);
+mapUnavailableErrors(SqlStore.prototype, (store) => (store as SqlStore).standbyAnswered());

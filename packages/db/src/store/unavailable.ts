@@ -29,6 +29,20 @@ const LOST_CONNECTION_CODES = new Set([
  */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25006']);
 
+/**
+ * A standby's refusal: a write on a node in recovery (25006), or a function only a primary
+ * runs, such as the WAL position the lineage check reads (55000, "recovery is in
+ * progress"). The connection works but reached the wrong node (one just demoted, or one
+ * opened while the formation changed its primary); it stays there until it is replaced.
+ */
+export function isStandbyAnswer(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = codeOf(e);
+    if (code === '25006' || (code === '55000' && /recovery is in progress/i.test(e.message))) return true;
+  }
+  return false;
+}
+
 function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -40,7 +54,7 @@ export function isLostConnection(err: unknown): boolean {
     const code = codeOf(e);
     if (code && (LOST_CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
   }
-  return false;
+  return isStandbyAnswer(err);
 }
 
 /** The error a store method rejects with: a lost connection as core's StoreUnavailableError, anything else as it was. */
@@ -53,9 +67,10 @@ export function storeErrorOf(err: unknown): unknown {
 /**
  * Makes every promise-returning method of `proto` reject with storeErrorOf's mapping, so
  * no method of the store can forget it. A refusal thrown before the first statement (bad
- * input) is thrown as it was.
+ * input) is thrown as it was. A standby's answer is also told to `onStandby`, called on the
+ * store, so it can replace connections that would otherwise stay on the wrong node.
  */
-export function mapUnavailableErrors(proto: object): void {
+export function mapUnavailableErrors(proto: object, onStandby?: (store: unknown) => void): void {
   for (const name of Object.getOwnPropertyNames(proto)) {
     const method = (proto as Record<string, unknown>)[name];
     if (name === 'constructor' || typeof method !== 'function') continue;
@@ -66,6 +81,7 @@ export function mapUnavailableErrors(proto: object): void {
         const result = (method as (...a: unknown[]) => unknown).apply(this, args);
         if (!(result instanceof Promise)) return result;
         return result.catch((err: unknown) => {
+          if (onStandby && isStandbyAnswer(err)) onStandby(this);
           throw storeErrorOf(err);
         });
       },
