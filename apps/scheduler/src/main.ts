@@ -120,6 +120,22 @@ async function main(): Promise<void> {
     node.metrics.inc('store_reconnects_total');
     void store.reconnect().catch(() => undefined);
   });
+  // The driver also rejects promises no call waits on when it destroys a pool's
+  // connections (its end() after a reconnect, a primary lost under a query of its own):
+  // uncaught, that rejection ended the process, and both schedulers of a failover drill
+  // died of it in one round. Nothing waited on it, so nothing is lost by letting it go; a
+  // burst of them (one per connection) replaces the pool once. Any other unhandled
+  // rejection is thrown on, to the handler above, which ends the process as before.
+  let droppedAtMs = 0;
+  process.on('unhandledRejection', (reason: unknown) => {
+    if (!isDriverConnectionLoss(reason)) throw reason;
+    const now = Date.now();
+    if (now - droppedAtMs < 3_000) return;
+    droppedAtMs = now;
+    log.log('warn', 'the database driver lost connections no call was waiting on; replacing the store connections', { error: reason.message, code: reason.code });
+    node.metrics.inc('store_reconnects_total');
+    void store.reconnect().catch(() => undefined);
+  });
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -137,6 +153,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The driver's error for a connection it closed or destroyed (postgres.js's codes for them). */
+function isDriverConnectionLoss(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && (code === 'CONNECTION_DESTROYED' || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED');
 }
 
 /** The driver's deferred write on a connection whose socket is gone (see the handler in main). */
