@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId } from '@fenceline/core';
+import { refuseChannelInserts } from '@fenceline/db/audit';
 import { Cluster, REPO_ROOT } from '../tools/start/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
 import { serveRoute } from '../apps/web/test/support/serve-route';
@@ -98,14 +99,6 @@ async function apiPost(path: string, body: unknown): Promise<{ status: number; t
   return { status: res.status, text: await res.text() };
 }
 
-/** Makes every insert into notification_channels fail in PostgreSQL, as a store failing underneath would, until `undo` is called. */
-async function breakChannelInserts(): Promise<{ undo: () => Promise<void> }> {
-  const run = (text: string) => api.store.db.execute(text);
-  await run(`create or replace function fenceline_test_refuse() returns trigger language plpgsql as $$ begin raise exception 'the channel table is failing'; end $$`);
-  await run(`create trigger fenceline_test_refuse before insert on notification_channels for each row execute function fenceline_test_refuse()`);
-  return { undo: async () => void (await run(`drop trigger fenceline_test_refuse on notification_channels`)) };
-}
-
 describe('no process logs a secret, a token or a whole channel URL', () => {
   it('runs a flow with known secrets, fails channel creation in the store, and finds none of them in any log', async () => {
     const hookUrl = `${receiver.url}/hooks/${pathToken}?token=${queryToken}`;
@@ -124,7 +117,7 @@ describe('no process logs a secret, a token or a whole channel URL', () => {
     expect(receiver.received[1]).toMatchObject({ path: `/hooks/${pathToken}?token=${queryToken}`, event: 'run_failed', signatureOk: true });
 
     // Channel creations that fail in the store, unexpectedly: over the API with the token, and through the console's procedure with the session.
-    const broken = await breakChannelInserts();
+    const broken = await refuseChannelInserts(process.env.DATABASE_URL!);
     let viaApi: { status: number; text: string };
     let viaConsole: Response;
     try {

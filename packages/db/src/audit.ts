@@ -105,6 +105,31 @@ export async function sampleShares(databaseUrl: string, liveWithinMs: number): P
 }
 
 /**
+ * Makes every insert into notification_channels fail inside PostgreSQL, as a store failing
+ * underneath would, until the returned `undo` runs: the drills' way to put a store error
+ * on the channel path without touching the code under test.
+ */
+export async function refuseChannelInserts(databaseUrl: string): Promise<{ undo: () => Promise<void> }> {
+  const sql = connect(databaseUrl, { max: 1 });
+  try {
+    await sql.unsafe(`create or replace function fenceline_test_refuse() returns trigger language plpgsql as $$ begin raise exception 'the channel table is failing'; end $$`);
+    await sql.unsafe(`create trigger fenceline_test_refuse before insert on notification_channels for each row execute function fenceline_test_refuse()`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  return {
+    undo: async () => {
+      const undo = connect(databaseUrl, { max: 1 });
+      try {
+        await undo.unsafe(`drop trigger fenceline_test_refuse on notification_channels`);
+      } finally {
+        await undo.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+/**
  * Cuts every connection to one database, as a PostgreSQL restart would, except the
  * caller's own: every process must reconnect and carry on.
  */
