@@ -25,16 +25,24 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel 
 
 const toStdout = (line: string): void => void process.stdout.write(`${line}\n`);
 
-/** A logger that writes `base` on every line at `minLevel` and above, to stdout unless given `write`. */
-export function jsonLogger(base: Record<string, unknown>, minLevel: LogLevel = logLevelFromEnv(), write: (line: string) => void = toStdout): Logger {
+/** The wall clock a process logs by; the logger takes it as a parameter, so a test or the simulator can pass its own. */
+const wallClockMs = (): number => Date.now();
+
+/** A logger that writes `base` on every line at `minLevel` and above, to stdout unless given `write`, stamped by `nowMs`. */
+export function jsonLogger(
+  base: Record<string, unknown>,
+  minLevel: LogLevel = logLevelFromEnv(),
+  write: (line: string) => void = toStdout,
+  nowMs: () => number = wallClockMs,
+): Logger {
   const min = LEVELS.indexOf(minLevel);
   return {
     log(level, msg, fields = {}) {
       if (LEVELS.indexOf(level) < min) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...fields }));
+      write(JSON.stringify({ time: new Date(nowMs()).toISOString(), level, msg, ...base, ...fields }));
     },
     child(fields) {
-      return jsonLogger({ ...base, ...fields }, minLevel, write);
+      return jsonLogger({ ...base, ...fields }, minLevel, write, nowMs);
     },
   };
 }
