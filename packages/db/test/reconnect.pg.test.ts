@@ -53,7 +53,10 @@ afterAll(async () => {
 
 describe('a pool whose connections were all cut', () => {
   it('connects again and answers within a couple of seconds, twice in a row', async () => {
-    const url = `postgres://${target.username || 'postgres'}@127.0.0.1:${port}${target.pathname}`;
+    const relayed = new URL(target.href);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(port);
+    const url = relayed.href;
     const sql = connect(url, { max: 10, connect_timeout: 5 });
     try {
       for (let cut = 0; cut < 2; cut++) {
