@@ -17,8 +17,8 @@ let api: Awaited<ReturnType<typeof startApiHttp>>;
 let ann: { token: string; name: string };
 let bob: { token: string; name: string };
 
+/** The DAG whose runs the run action cases act on, a new run each. */
 const triggerDag = parseDagId('keyed-trigger');
-const hourly = parseDagId('keyed-backfill');
 
 beforeAll(async () => {
   api = await startApiHttp();
@@ -30,7 +30,6 @@ beforeAll(async () => {
   ann = await operator();
   bob = await operator();
   await api.store.putDag({ id: triggerDag, params: { batch: { type: 'integer', required: true } }, tasks: [{ id: 'one', type: 'noop', config: {} }] }, 4);
-  await api.store.putDag({ id: hourly, schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'one', type: 'noop', config: {} }] }, 4);
 }, 120_000);
 afterAll(async () => {
   await api?.stop();
@@ -76,7 +75,14 @@ const unique = (prefix: string) => `${prefix}-${++cases}`;
 const KEYED: Keyed[] = [
   {
     name: 'trigger',
-    prepare: async () => triggerDag,
+    // A DAG of the case's own: a generated key may come again in a later case (fast-check
+    // draws short keys often and repeats them while shrinking), and on a shared DAG that
+    // later case would be a true repeat of an earlier one.
+    prepare: async () => {
+      const dag = parseDagId(unique('keyed-trigger'));
+      await api.store.putDag({ id: dag, params: { batch: { type: 'integer', required: true } }, tasks: [{ id: 'one', type: 'noop', config: {} }] }, 4);
+      return dag;
+    },
     path: (dag) => `/dags/${dag}/trigger`,
     body: (_dag, n) => ({ params: { batch: n } }),
     created: 201,
@@ -96,7 +102,12 @@ const KEYED: Keyed[] = [
   },
   {
     name: 'backfill',
-    prepare: async () => hourly,
+    // A DAG of the case's own, for the reason the trigger's case gives.
+    prepare: async () => {
+      const dag = parseDagId(unique('keyed-backfill'));
+      await api.store.putDag({ id: dag, schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'one', type: 'noop', config: {} }] }, 4);
+      return dag;
+    },
     path: () => '/backfills',
     body: (dag, n) => ({ dagId: dag, from: '2026-01-01T00:00:00Z', to: new Date(Date.UTC(2026, 0, 1, 1 + (n % 20))).toISOString() }),
     created: 201,
