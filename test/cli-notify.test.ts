@@ -70,7 +70,7 @@ describe('cli: notify', () => {
     expect(await store.listNotificationRules()).toEqual([]);
     expect((await runCli(databaseUrl, 'notify', 'channel', 'delete', channel!.id)).code).toBe(1);
     expect((await runCli(databaseUrl, 'notify', 'nothing')).code).toBe(2);
-  }, 120_000);
+  }, 300_000);
 
   it('adds timed and cluster rules with durations, lists their time and pool, and refuses what they cannot take', async () => {
     const added = await runCli(databaseUrl, 'notify', 'channel', 'add', 'timed', '--endpoint', 'https://hooks.example.com/timed');
@@ -113,5 +113,5 @@ describe('cli: notify', () => {
     }
     expect(await store.listNotificationRules()).toHaveLength(before + 3);
     expect((await runCli(databaseUrl, 'help')).stdout).toContain('--event pool_no_worker --after 2m [--pool POOL]');
-  }, 120_000);
+  }, 300_000);
 });
