@@ -36,6 +36,7 @@ const DEFAULT_FILES = [
   'pools-limits.test.ts',
   'notifications.test.ts',
   'run-grid.test.ts',
+  'run-effects.test.ts',
 ];
 
 async function main(): Promise<number> {

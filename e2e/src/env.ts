@@ -99,7 +99,7 @@ function stopConsole(proc: ChildProcess): void {
  * start: a half-started harness left a scheduler, a database and open connections behind,
  * and they held the test file open until its timeout.
  */
-export async function startHarness(): Promise<Harness> {
+export async function startHarness(options: { tasksModule?: string } = {}): Promise<Harness> {
   const noChromium = missingChromium();
   if (noChromium) throw new Error(noChromium);
   await mkdir(ARTIFACTS, { recursive: true });
@@ -134,8 +134,9 @@ export async function startHarness(): Promise<Harness> {
       // The schedulers listen on the base port and the one above it.
       basePort: await freePortRun(2),
       env: CLUSTER_ENV,
-      // The example job types too (ticker logs over time, for the live log's test).
-      tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+      // The example job types too (ticker logs over time, for the live log's test), unless the
+      // test file brings its own.
+      tasksModule: options.tasksModule ?? join(REPO_ROOT, 'examples', 'tasks.ts'),
       output: process.env.E2E_VERBOSE === '1' ? 'prefixed' : 'quiet',
     });
     started.push(() => cluster.stop(5_000));

@@ -17,13 +17,14 @@ Starts a real cluster (3 schedulers, 4 workers) on a fresh database in DATABASE_
 server, else in the one at postgres://postgres@127.0.0.1:5432/postgres, else in an
 embedded PostgreSQL started for the soak and removed after it (so --keep-db keeps
 nothing then). Runs a workload of sleep DAGs and injects, on a schedule drawn from the
-seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT), SIGKILL of shard leaders
+seed: worker pauses (SIGSTOP past the lease TTL, then SIGCONT; also every 10 s the holder
+of an effects job, by turns with and without the helpers), SIGKILL of shard leaders
 (then restart), SIGKILL of workers mid-job, termination of every database connection,
 and a rogue worker writing forged and replayed fences, and the holder's fence under its own session. Two DAGs make effects outside the scheduler (a row in a user database and a
 call to a user service), one through @fenceline/effects and one without. Then faults stop,
 the workload drains and the store is audited, and the effects are counted per job key:
 with the helpers no duplicate and none under a lower fence; without them, the duplicates
-the helpers prevent.
+the helpers prevent (a run with none there fails: it has not shown the difference).
 With --ha the store is a pg_auto_failover formation started for the soak (a primary and
 a synchronous standby; needs postgresql-15-auto-failover), and halfway through the
 fault phase the primary's machine is lost (its keeper and postmaster get SIGKILL): the
@@ -60,7 +61,7 @@ function parseArgs(argv: string[]): Options {
   return { seed, minutes, keepDb: argv.includes('--keep-db'), ha: argv.includes('--ha') };
 }
 
-type FaultKind = 'pause-worker' | 'kill-leader' | 'kill-worker' | 'cut-database' | 'rogue-writes' | 'lose-store-primary';
+type FaultKind = 'pause-worker' | 'pause-effect-holder' | 'kill-leader' | 'kill-worker' | 'cut-database' | 'rogue-writes' | 'lose-store-primary';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
@@ -126,7 +127,15 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   });
   await cluster.start();
 
-  const faults: Record<FaultKind, number> = { 'pause-worker': 0, 'kill-leader': 0, 'kill-worker': 0, 'cut-database': 0, 'rogue-writes': 0, 'lose-store-primary': 0 };
+  const faults: Record<FaultKind, number> = {
+    'pause-worker': 0,
+    'pause-effect-holder': 0,
+    'kill-leader': 0,
+    'kill-worker': 0,
+    'cut-database': 0,
+    'rogue-writes': 0,
+    'lose-store-primary': 0,
+  };
   const storeFailovers: { promotedMs: number }[] = [];
   const failovers: { shard: number; ms: number }[] = [];
   const violations: string[] = [];
@@ -140,6 +149,11 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
   const endAt = Date.now() + opts.minutes * 60_000;
   let nextTrigger = 0;
   let nextFault = Date.now() + 5_000;
+  // Besides the pauses drawn at random, every 10 s the worker holding an effects job is
+  // paused past its lease, by turns a job without the helpers and one with them, so that
+  // every run, short ones included, has late effects on both sides to count.
+  let nextEffectPause = Date.now() + 8_000;
+  let effectPauses = 0;
   // One loss of the store's primary, halfway through: the formation has no third node to
   // take over a second time.
   let storeLossAt = formation ? Date.now() + (opts.minutes * 60_000) / 2 : Number.POSITIVE_INFINITY;
@@ -177,6 +191,11 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
       const injected = await inject(kind).catch(() => false);
       if (injected) faults[kind]++;
     }
+    if (Date.now() >= nextEffectPause) {
+      nextEffectPause = Date.now() + 10_000;
+      const effectsDag = dags.effects[effectPauses++ % 2]!.id;
+      if (await pauseHolderOf(effectsDag).catch(() => false)) faults['pause-effect-holder']++;
+    }
     if (formation && Date.now() >= storeLossAt) {
       storeLossAt = Number.POSITIVE_INFINITY;
       const lostAt = Date.now();
@@ -196,6 +215,23 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
       );
     }
     await sleep(500);
+  }
+
+  /** Pauses one live worker holding a job of `dagId` long enough for another to take the job and finish its work. */
+  async function pauseHolderOf(dagId: string): Promise<boolean> {
+    const holders = (await store.listLeasedJobs()).filter((j) => j.dagId === dagId && j.holder).map((j) => j.holder!);
+    const candidates = [...new Set(holders)].filter((w) => alive(w) && !paused.has(w) && cluster.procs.has(w));
+    if (candidates.length === 0) return false;
+    const w = pick(candidates);
+    paused.add(w);
+    cluster.signal(w, 'SIGSTOP');
+    pending.push(
+      sleep(TTL_MS * 2 + 3_000).then(() => {
+        cluster.signal(w, 'SIGCONT');
+        paused.delete(w);
+      }),
+    );
+    return true;
   }
 
   async function inject(kind: FaultKind): Promise<boolean> {
@@ -258,6 +294,9 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
         return (await rogue.strike()) > 0;
       case 'lose-store-primary':
         // Injected once, on its own schedule (above), never drawn at random.
+        return false;
+      case 'pause-effect-holder':
+        // On its own schedule (above): it needs an effects job leased at the time.
         return false;
     }
   }
@@ -347,6 +386,10 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
       violations.push(`I12: the ${sink} took ${g.duplicates} duplicate effects and ${g.lowerFence} under a lower fence through the helpers`);
   }
   if (effects.table.guarded.keys === 0) violations.push('effects: no effect of the guarded DAG reached the user table');
+  // The proof is zero duplicates with the helpers and some without them in the same run: a
+  // run whose naive DAG took none at either sink has not shown what the helpers prevent.
+  const naiveDuplicates = effects.table.naive.duplicates + effects.service.naive.duplicates;
+  if (naiveDuplicates === 0) violations.push('effects: not shown: the DAG without the helpers took no duplicate at either sink, so this run proves nothing about them');
 
   console.log('\nfaults injected');
   console.table(faults);
@@ -365,6 +408,11 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
     'service, with helpers': effects.service.guarded,
     'service, without': effects.service.naive,
   });
+  console.log(
+    naiveDuplicates > 0
+      ? `effects: shown: ${effects.table.guarded.duplicates + effects.service.guarded.duplicates} duplicates with the helpers, ${naiveDuplicates} without them`
+      : 'effects: not shown (no duplicate without the helpers in this run)',
+  );
   console.log(`failovers: ${failovers.length}, takeover ms min ${sorted[0] ?? '-'} median ${sorted[Math.floor(sorted.length / 2)] ?? '-'} max ${sorted.at(-1) ?? '-'}`);
 
   if (!opts.keepDb) await dropDatabase(adminUrl, dbName).catch(() => undefined);

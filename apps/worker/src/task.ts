@@ -1,4 +1,4 @@
-import type { RunParams } from '@fenceline/core';
+import type { EffectRecord, RunParams } from '@fenceline/core';
 
 /**
  * What a job handler receives besides its input. The fence is the job's fencing token:
@@ -28,6 +28,14 @@ export interface TaskContext {
    * whose fence keeps rising, so each attempt is fenced against the earlier ones.
    */
   effectKey: string;
+  /**
+   * Records how one of the job's effects ended (applied, already applied, or refused as
+   * stale), sent with the job's result in the same request and shown on the console's run
+   * page. The @fenceline/effects helpers call it themselves when handed this context; call
+   * it for an effect you fence yourself. At most LIMITS.maxEffectsPerAttempt reports per
+   * attempt; a report that is not well formed throws InvalidInputError naming its field.
+   */
+  reportEffect: (report: EffectRecord) => void;
   /** Aborted when the lease is lost (renewal refused or unreachable), on timeout, or on shutdown. */
   signal: AbortSignal;
   /**

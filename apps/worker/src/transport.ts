@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { OpenPoll, RenewOutcome, ResultOutcome, UpstreamOutput, WorkerTransport } from '@fenceline/core';
+import type { EffectRecord, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, UpstreamOutput, WorkerTransport } from '@fenceline/core';
 import { errorFromJSON, type PollItem } from '@fenceline/core';
 import { checkedTraceparents } from './trace-context';
 import { retryAfterOf, schedulerClient, typedRefusal, type SchedulerClient } from './client';
@@ -53,12 +53,15 @@ export class HttpTransport implements WorkerTransport {
     return refusals(this.client(node).renew.mutate({ ...req, session: this.session }, this.deadline()) as unknown as Promise<RenewOutcome[]>);
   }
 
-  async completeMany(node: number, req: { workerId: string; results: { jobId: string; fence: number; output: unknown; logs: string | null }[] }): Promise<ResultOutcome[]> {
+  async completeMany(node: number, req: { workerId: string; results: ResultToSend[] }): Promise<ResultOutcome[]> {
     const outcomes = await refusals(this.client(node).completeMany.mutate({ ...req, session: this.session }, this.deadline()));
     return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
-  async fail(node: number, req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
+  async fail(
+    node: number,
+    req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] },
+  ): Promise<void> {
     await refusals(this.client(node).fail.mutate({ ...req, session: this.session }, this.deadline()));
   }
 

@@ -1,4 +1,19 @@
-import { NO_TRACING, TooLargeError, traceLogFields, WorkerCore, type Assignment, type JobControl, type JobEnd, type Tracing, type WorkerStats } from '@fenceline/core';
+import {
+  effectsProblem,
+  InvalidInputError,
+  LIMITS,
+  NO_TRACING,
+  storedEffects,
+  TooLargeError,
+  traceLogFields,
+  WorkerCore,
+  type Assignment,
+  type EffectRecord,
+  type JobControl,
+  type JobEnd,
+  type Tracing,
+  type WorkerStats,
+} from '@fenceline/core';
 import { HttpTransport } from './transport';
 import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';
@@ -17,6 +32,24 @@ async function upstreamFor(control: JobControl): Promise<UpstreamOutputs> {
     if (err instanceof TooLargeError) throw new NonRetryableError(err.message);
     throw err;
   }
+}
+
+/**
+ * One effect report, checked as the store will check it, so a bad one is refused where it
+ * is made (with the field it names) rather than cost the job its result.
+ */
+function checkedEffect(jobId: string, report: EffectRecord, reported: number): EffectRecord {
+  if (reported >= LIMITS.maxEffectsPerAttempt) {
+    throw new InvalidInputError(`effects: an attempt may report at most ${LIMITS.maxEffectsPerAttempt} effects (LIMITS.maxEffectsPerAttempt)`, {
+      jobId,
+      field: 'effects',
+      limit: LIMITS.maxEffectsPerAttempt,
+    });
+  }
+  const problem = effectsProblem(jobId, [report]);
+  if (problem !== null)
+    throw new InvalidInputError(problem.message.replace(/^effects\.0/, 'report'), { jobId, field: String(problem.details.field).replace(/^effects\.0/, 'report') });
+  return storedEffects([report])![0]!;
 }
 
 /** The worker's settings (see config.ts) plus where its log lines go. */
@@ -86,6 +119,7 @@ export class Worker {
   private async run(job: Assignment, control: JobControl): Promise<JobEnd> {
     const logs: string[] = [];
     let logChars = 0;
+    const effects: EffectRecord[] = [];
     // Read on the first call only: most handlers never look, and each read is a round trip
     // to a node and a store read.
     let upstream: Promise<UpstreamOutputs> | null = null;
@@ -114,13 +148,16 @@ export class Worker {
         logChars += line.length + 1;
       },
       checkFence: control.checkFence,
+      reportEffect: (report) => effects.push(checkedEffect(job.jobId, report, effects.length)),
     };
     const captured = (): string | null => logs.join('\n') || null;
+    // Left out when none were reported, so a job without effects sends what it always did.
+    const reported = (): { effects?: EffectRecord[] } => (effects.length > 0 ? { effects } : {});
     try {
       const output = await this.handlerFor(job.task.type)(job.task.config, ctx);
-      return { ok: true, output, logs: captured() };
+      return { ok: true, output, logs: captured(), ...reported() };
     } catch (err) {
-      return { ok: false, error: err, retryable: !(err instanceof NonRetryableError), logs: captured() };
+      return { ok: false, error: err, retryable: !(err instanceof NonRetryableError), logs: captured(), ...reported() };
     }
   }
 

@@ -24,6 +24,7 @@ function context(signal = new AbortController().signal, params: TaskContext['par
     signal,
     log: (m) => lines.push(m),
     checkFence: async () => undefined,
+    reportEffect: () => undefined,
     lines,
   };
 }

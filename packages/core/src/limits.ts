@@ -100,6 +100,15 @@ export const LIMITS = {
    * events at the mission's load.
    */
   maxBufferedEvents: 100_000,
+  /**
+   * Effect outcomes one attempt may report with its result (@fenceline/effects): a job's
+   * effects are a handful of writes, and each report is stored with the attempt.
+   */
+  maxEffectsPerAttempt: 32,
+  /** An effect report's key, in characters: the effect ledgers' own limit. */
+  maxEffectKeyChars: 1024,
+  /** An effect report's sink name (`postgres`, `http`, a name of the user's), in characters. */
+  maxEffectSinkChars: 64,
 } as const;
 
 /** Refuses a getJobs read of more than LIMITS.maxJobsPerRead ids. */

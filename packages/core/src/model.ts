@@ -1,5 +1,6 @@
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { RunParams } from './dag/params';
+import type { EffectRecord } from './input/effect-reports';
 import type { DagSpec } from './spec';
 
 /**
@@ -104,6 +105,8 @@ export interface ResultRow {
   output: unknown;
   error: string | null;
   logs: string | null;
+  /** The effect outcomes the accepted attempt reported; null when it reported none. */
+  effects: EffectRecord[] | null;
   writtenAt: Date;
 }
 

@@ -3,6 +3,7 @@ import type { KeyedRequestOptions } from './request-keys';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
 import type { BackfillRow, JobRow, JobState, RunRow, ShardLeaseRow } from './model';
 import type { RunParams } from './dag/params';
+import type { EffectRecord } from './input/effect-reports';
 import type { DagSpec } from './spec';
 import type { LendCheck } from './fairshare/lend-check';
 
@@ -163,6 +164,17 @@ export interface CompleteItem {
   ref: LeaseRef;
   output?: unknown;
   logs?: string | null;
+  /** The outcomes of the attempt's effects, kept with its attempt (null or absent: none reported). */
+  effects?: EffectRecord[] | null;
+}
+
+/** A failed attempt as its worker writes it (WorkerProtocolStore.failJob). */
+export interface FailureWrite {
+  error: string;
+  retryable: boolean;
+  logs?: string | null;
+  /** The outcomes of the attempt's effects, kept with its attempt (null or absent: none reported). */
+  effects?: EffectRecord[] | null;
 }
 
 /**
@@ -180,6 +192,8 @@ export interface AttemptRow {
   output: unknown;
   error: string | null;
   logs: string | null;
+  /** The outcomes of the effects this attempt reported (@fenceline/effects), in the order reported; null when it reported none. */
+  effects: EffectRecord[] | null;
   /** When this attempt's lease was granted (store time). */
   startedAt: Date | null;
   /** When its result was written (store time). */

@@ -30,6 +30,7 @@ import type {
   RenewOutcome,
   WriteOutcome,
   CompleteItem,
+  FailureWrite,
   UpstreamOutput,
   ScheduledRunsItem,
   CreatedRun,
@@ -384,7 +385,7 @@ export interface WorkerProtocolStore extends StoreTime {
    * Records a failed attempt: back to ready after the backoff when attempts remain and the
    * failure is retryable, else failed. The result store records it under the same fence.
    */
-  failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow>;
+  failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow>;
   /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
   releaseJob(ref: LeaseRef): Promise<JobRow>;
   /**

@@ -1,7 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fencedWriteFile, readFences } from '../src/index';
 import { job } from './database';
@@ -10,6 +11,19 @@ const root = mkdtempSync(join(tmpdir(), 'fenceline-effects-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => join(root, `report-${++n}.txt`);
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'write-child.ts');
+
+/** A holder in a process of its own (fixtures/write-child.ts): resolves with its outcome once it exits. */
+function holder(path: string, data: string, fence: number, start: string): Promise<{ outcome: string; fence: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, path, data, String(fence), start], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { outcome: string; fence: number }) : reject(new Error(`holder ${fence} exited ${code}: ${err}`)))),
+  );
+}
 
 describe('fencedWriteFile', () => {
   it('writes the first fence, refuses a lower one and, in once mode, does not write a retry again', async () => {
@@ -49,6 +63,24 @@ describe('fencedWriteFile', () => {
       expect(readFileSync(path, 'utf8')).toBe(winner.fence === 10 ? 'older' : 'newer');
     }
   });
+
+  it('lets exactly one of two holder processes racing on one path write in once mode', async () => {
+    for (let i = 0; i < 3; i++) {
+      const path = fresh();
+      const start = `${path}.start`;
+      const racing = Promise.all([holder(path, 'older', 20, start), holder(path, 'newer', 21, start)]);
+      // Both processes wait for the start file, so their writes overlap.
+      writeFileSync(start, '');
+      const results = await racing;
+      expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(1);
+      const winner = results.find((r) => r.outcome === 'applied')!;
+      // The loser was refused (fence 20 after 21) or found it done (fence 21 after 20): never a second write.
+      expect(results.find((r) => r !== winner)!.outcome).toBe(winner.fence === 20 ? 'already-applied' : 'stale');
+      expect(readFileSync(path, 'utf8')).toBe(winner.fence === 20 ? 'older' : 'newer');
+      expect((await readFences(path))['books/17/pay']).toEqual({ fence: 21, appliedFence: winner.fence });
+      rmSync(start);
+    }
+  }, 60_000);
 
   it('takes over the lock of a process that died, and waits for one that lives', async () => {
     const path = fresh();

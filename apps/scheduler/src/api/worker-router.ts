@@ -3,6 +3,7 @@ import {
   LIMITS,
   NAME_CHARACTERS,
   NAME_PATTERN,
+  jobEffectsSchema,
   jobErrorSchema,
   jobIdSchema as jobId,
   jobLogsSchema,
@@ -22,6 +23,8 @@ const session = z.string().min(32).max(200);
 // schema, so bad bytes are refused with the field's path before any store call.
 const logs = jobLogsSchema.nullish();
 const output = jobOutputSchema.optional();
+/** The effect outcomes the attempt reported; absent when it reported none. */
+const effects = jobEffectsSchema.nullish();
 /**
  * What a worker offers. Its pool may be left out: a worker with a pool's credential then
  * serves that pool (and may name no other), one with the development token the default pool.
@@ -125,7 +128,7 @@ export const workerRouter = router({
       z.object({
         workerId,
         session,
-        results: z.array(z.object({ jobId, fence, output, logs })).min(1).max(1_000),
+        results: z.array(z.object({ jobId, fence, output, logs, effects })).min(1).max(1_000),
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -135,15 +138,17 @@ export const workerRouter = router({
       );
     }),
 
-  complete: workerProcedure.input(z.object({ workerId, session, jobId, fence, output, logs })).mutation(async ({ ctx, input }) => {
+  complete: workerProcedure.input(z.object({ workerId, session, jobId, fence, output, logs, effects })).mutation(async ({ ctx, input }) => {
     const row = await ctx.node.complete({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
     return { jobId: row.id, state: row.state, fence: row.fence };
   }),
 
-  fail: workerProcedure.input(z.object({ workerId, session, jobId, fence, error: jobErrorSchema, retryable: z.boolean().default(true), logs })).mutation(async ({ ctx, input }) => {
-    const row = await ctx.node.fail({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
-    return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
-  }),
+  fail: workerProcedure
+    .input(z.object({ workerId, session, jobId, fence, error: jobErrorSchema, retryable: z.boolean().default(true), logs, effects }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await ctx.node.fail({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
+      return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
+    }),
 
   // A fenced read: refused like a write when the fence is no longer the job's current one.
   upstream: workerProcedure

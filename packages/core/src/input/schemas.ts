@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits';
+import { EFFECT_OUTCOMES } from './effect-reports';
 import { characterProblem, jsonProblems, textProblem, type FreeFormLimits } from './free-form';
 
 /**
@@ -44,5 +45,19 @@ export const jobOutputSchema = freeFormJson({ maxDepth: LIMITS.maxJsonDepth, max
 export const jobLogsSchema = storableText().max(LIMITS.maxResultBytes);
 /** A failed attempt's error message. */
 export const jobErrorSchema = storableText().max(LIMITS.maxErrorLength);
+/** One effect outcome a worker reports with its job's result (the checks of effectsProblem, as a schema). */
+export const effectReportSchema = z.strictObject({
+  key: storableText().min(1).max(LIMITS.maxEffectKeyChars),
+  sink: z
+    .string()
+    .min(1)
+    .max(LIMITS.maxEffectSinkChars)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -'),
+  outcome: z.enum(EFFECT_OUTCOMES),
+  fence: z.number().int().min(0),
+  recordedFence: z.number().int().min(0).optional(),
+});
+/** The effect outcomes of one attempt, at most LIMITS.maxEffectsPerAttempt. */
+export const jobEffectsSchema = z.array(effectReportSchema).max(LIMITS.maxEffectsPerAttempt);
 /** A worker's registration metadata: an object of JSON values. */
 export const workerMetaSchema = freeFormJson({ maxDepth: LIMITS.maxJsonDepth, maxBytes: LIMITS.maxWorkerMetaBytes }).pipe(z.record(z.string(), z.unknown()));

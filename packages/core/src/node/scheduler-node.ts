@@ -11,7 +11,8 @@ import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
 import type { ShardLeader } from './shard-leader';
 import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequest } from './worker-pool';
-import { WorkerProtocol, type RegisterAnswer, type PoolBound, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
+import { WorkerProtocol, type FailInput, type RegisterAnswer, type PoolBound, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
+import type { EffectRecord } from '../input/effect-reports';
 import { RELEASE_REASONS, type ReleaseCause } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
 import { RunTraces } from './run-traces';
@@ -371,16 +372,18 @@ export class SchedulerNode {
     return this.protocol.renewMany(refs);
   }
 
-  complete(input: WorkerSessionRef & { jobId: JobId; fence: number; output?: unknown; logs?: string | null }): Promise<JobRow> {
+  complete(input: WorkerSessionRef & { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null }): Promise<JobRow> {
     return this.protocol.complete(input);
   }
 
   /** Several results of one worker in one call, each fenced and answered on its own (WorkerProtocol.completeMany). */
-  completeMany(input: WorkerSessionRef & { results: { jobId: JobId; fence: number; output?: unknown; logs?: string | null }[] }): Promise<WriteOutcome[]> {
+  completeMany(
+    input: WorkerSessionRef & { results: { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null }[] },
+  ): Promise<WriteOutcome[]> {
     return this.protocol.completeMany(input);
   }
 
-  fail(input: WorkerSessionRef & { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+  fail(input: WorkerSessionRef & FailInput): Promise<JobRow> {
     return this.protocol.fail(input);
   }
 

@@ -2,6 +2,7 @@ import { FencelineError, ForbiddenError, InvalidInputError, UnauthorizedError } 
 import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
+import type { EffectRecord } from '../input/effect-reports';
 import type { CompleteItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import type { NodeContext } from './node-context';
@@ -19,7 +20,10 @@ export interface ProtocolDeps {
   kick(): void;
 }
 
-type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: string | null };
+type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null };
+
+/** A worker's failure of one job, with the effect outcomes its attempt reported. */
+export type FailInput = { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null; effects?: EffectRecord[] | null };
 
 /** Who writes: the worker and the session key it presents (see LeaseRef.session). */
 export interface WorkerSessionRef {
@@ -182,7 +186,7 @@ export class WorkerProtocol {
     const { workerId, session, results: items } = input;
     c.pool.seen(workerId);
     const outcomes = await this.completeBatcher.submitMany(
-      items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId, session }, output: i.output, logs: i.logs ?? null })),
+      items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId, session }, output: i.output, logs: i.logs ?? null, effects: i.effects ?? null })),
     );
     const ended: JobRow[] = [];
     for (const o of outcomes) {
@@ -215,12 +219,14 @@ export class WorkerProtocol {
     return outcomes.map((o, i) => (o.ok ? o : { jobId: o.jobId, ok: false as const, error: answerFor(o.error, 'complete', o.jobId, items[i]!.fence) }));
   }
 
-  async fail(input: WorkerSessionRef & { jobId: JobId; fence: number; error: string; retryable?: boolean; logs?: string | null }): Promise<JobRow> {
+  async fail(input: WorkerSessionRef & FailInput): Promise<JobRow> {
     const { c } = this;
     const { workerId } = input;
     c.pool.seen(workerId);
     const ref: LeaseRef = { jobId: input.jobId, fence: input.fence, workerId, session: input.session };
-    const row = await this.fenced('fail', ref, () => c.store.failJob(ref, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null }));
+    const row = await this.fenced('fail', ref, () =>
+      c.store.failJob(ref, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null, effects: input.effects ?? null }),
+    );
     c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
     c.pool.credit(workerId, 1);
     c.emit({

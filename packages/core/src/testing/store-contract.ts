@@ -20,6 +20,7 @@ import { runsContract } from './store-contract/runs';
 import { runActionsContract } from './store-contract/run-actions';
 import { runPagesContract } from './store-contract/run-pages';
 import { attemptsContract } from './store-contract/attempts';
+import { effectReportsContract } from './store-contract/effect-reports';
 import { logChunksContract } from './store-contract/log-chunks';
 import { sessionsContract } from './store-contract/sessions';
 import { ticksContract } from './store-contract/ticks';
@@ -82,6 +83,7 @@ export function storeContract(name: string, setup: () => Promise<StoreHarness>):
     runActionsContract(c);
     runPagesContract(c);
     attemptsContract(c);
+    effectReportsContract(c);
     logChunksContract(c);
     dagsContract(c);
     triggersContract(c);

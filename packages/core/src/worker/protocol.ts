@@ -1,4 +1,5 @@
 import type { FencelineError } from '../errors';
+import type { EffectRecord } from '../input/effect-reports';
 import type { JobId, WorkerId } from '../ids';
 import type { Assignment, PollItem } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
@@ -22,7 +23,8 @@ export interface WorkerTransport {
   renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]>;
   /** Many successful results in one call, each fenced and answered on its own, in order. */
   completeMany(node: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]>;
-  fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void>;
+  /** `effects` rides with the failure when the attempt reported any, and is left out otherwise. */
+  fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] }): Promise<void>;
   release(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: ReleaseCause }): Promise<void>;
   /** The accepted outputs of the job's upstream tasks: a fenced read, refused like a write when the fence is no longer current. */
   upstream(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]>;
@@ -52,6 +54,8 @@ export interface ResultToSend {
   fence: number;
   output: unknown;
   logs: string | null;
+  /** The effect outcomes the attempt reported; left out when it reported none, so a plain result costs nothing more. */
+  effects?: EffectRecord[];
 }
 
 export type ResultOutcome = { ok: true } | { ok: false; error: FencelineError };
@@ -82,8 +86,13 @@ export interface JobControl {
   readonly traceparent?: string;
 }
 
-/** How a handler ended; a failure says whether another attempt could succeed. */
-export type JobEnd = { ok: true; output: unknown; logs: string | null } | { ok: false; error: unknown; retryable: boolean; logs: string | null };
+/**
+ * How a handler ended; a failure says whether another attempt could succeed. `effects` are
+ * the outcomes of the job's fenced effects as the handler reported them (TaskContext's
+ * reportEffect), sent with the result in the same request.
+ */
+export type JobEnd =
+  { ok: true; output: unknown; logs: string | null; effects?: EffectRecord[] } | { ok: false; error: unknown; retryable: boolean; logs: string | null; effects?: EffectRecord[] };
 
 export interface WorkerStats {
   started: number;

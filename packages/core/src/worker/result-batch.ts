@@ -14,7 +14,8 @@ const ENVELOPE_BYTES = 200;
 
 /** About how many bytes a result adds to a request body. */
 export function resultBytes(result: ResultToSend): number {
-  return utf8ByteLength(JSON.stringify(result.output ?? null) ?? 'null') + utf8ByteLength(result.logs ?? '') + ENVELOPE_BYTES;
+  const effects = result.effects ? utf8ByteLength(JSON.stringify(result.effects)) : 0;
+  return utf8ByteLength(JSON.stringify(result.output ?? null) ?? 'null') + utf8ByteLength(result.logs ?? '') + effects + ENVELOPE_BYTES;
 }
 
 /**

@@ -3,6 +3,7 @@ import { FencelineError, LeaseLostError } from '../errors';
 import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome } from '../store';
+import { effectsProblem, type EffectRecord } from '../input/effect-reports';
 import { retryDelayAfter, retryDelayMs } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
@@ -323,17 +324,18 @@ export class WorkerCore {
       return;
     }
     const send = storableEnd(job.jobId, (end.ok ? end.output : null) ?? null, failureOf(end, controller), end.logs);
+    const effects = this.effectsToSend(r, end);
     r.finishing = true;
     this.finishing++;
     this.wakePollers();
     r.span?.event('result', { 'fenceline.job.outcome': send.kind });
     try {
       if (send.kind === 'failure') {
-        await this.sendFailure(r, send.failure, send.logs);
+        await this.sendFailure(r, send.failure, send.logs, effects);
         this.stats.failed++;
         r.span?.end(send.failure.error);
       } else {
-        await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: send.output, logs: send.logs });
+        await this.results.send(r.via, { jobId: job.jobId, fence: job.fence, output: send.output, logs: send.logs, ...(effects ? { effects } : {}) });
         this.stats.succeeded++;
         r.span?.end();
       }
@@ -353,13 +355,34 @@ export class WorkerCore {
     }
   }
 
+  /**
+   * The effect outcomes to send with the job's result, or undefined for none. Reports the
+   * store would refuse are dropped (and logged) here, since a refused item would lose the
+   * job's result along with them.
+   */
+  private effectsToSend(r: RunningJob, end: JobEnd): EffectRecord[] | undefined {
+    if (!end.effects || end.effects.length === 0) return undefined;
+    const problem = effectsProblem(r.job.jobId, end.effects);
+    if (problem === null) return end.effects;
+    this.deps.log?.('warn', 'effect reports dropped: the store would refuse them', { jobId: r.job.jobId, error: problem.message, ...this.jobLogFields(r) });
+    return undefined;
+  }
+
   /** Writes a failure with its fence; while no node answers, tries again after a pause. */
-  private async sendFailure(r: RunningJob, failure: JobFailure, logs: string | null): Promise<void> {
+  private async sendFailure(r: RunningJob, failure: JobFailure, logs: string | null, effects: EffectRecord[] | undefined): Promise<void> {
     const { job } = r;
     for (let attempt = 1; ; attempt++) {
       try {
         await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) =>
-          this.deps.transport.fail(node, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, error: failure.error, retryable: failure.retryable, logs }),
+          this.deps.transport.fail(node, {
+            workerId: this.deps.workerId,
+            jobId: job.jobId,
+            fence: job.fence,
+            error: failure.error,
+            retryable: failure.retryable,
+            logs,
+            ...(effects ? { effects } : {}),
+          }),
         );
         return;
       } catch (err) {

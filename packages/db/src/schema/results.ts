@@ -19,6 +19,8 @@ export const results = pgTable(
     output: jsonb('output'),
     error: text('error'),
     logs: text('logs'),
+    /** The effect outcomes the accepted attempt reported (@fenceline/effects); null when it reported none. */
+    effects: jsonb('effects'),
     writtenAt: timestamp('written_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [check('results_outcome_check', sql`${t.outcome} in ('succeeded', 'failed')`)],
@@ -45,6 +47,8 @@ export const jobAttempts = pgTable(
     output: jsonb('output'),
     error: text('error'),
     logs: text('logs'),
+    /** The effect outcomes this attempt reported, in the order reported; null when it reported none. */
+    effects: jsonb('effects'),
     /** When the lease of this attempt was granted (store time). */
     startedAt: timestamp('started_at', { withTimezone: true, precision: 6, mode: 'date' }),
     endedAt: timestamp('ended_at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),

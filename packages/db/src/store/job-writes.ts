@@ -1,5 +1,18 @@
 import { sql } from 'drizzle-orm';
-import { failureProblem, LIMITS, resultProblem, resultSizeRefusal, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
+import {
+  effectsProblem,
+  failureProblem,
+  LIMITS,
+  storedEffects,
+  resultProblem,
+  resultSizeRefusal,
+  TooLargeError,
+  type CompleteItem,
+  type FailureWrite,
+  type JobRow,
+  type LeaseRef,
+  type WriteOutcome,
+} from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refusal, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
@@ -23,9 +36,15 @@ function assertResultSize(ref: LeaseRef, bytes: number): void {
   if (bytes > LIMITS.maxResultBytes) throw tooLarge(ref, bytes);
 }
 
+/** An attempt's effect reports as the statement takes them: JSON text of only their known fields, or null for none. */
+function effectsJson(effects: CompleteItem['effects']): string | null {
+  const stored = storedEffects(effects);
+  return stored === null ? null : JSON.stringify(stored);
+}
+
 const RESULT_UPSERT = sql`on conflict (job_id) do update set
     fence = excluded.fence, worker_id = excluded.worker_id, outcome = excluded.outcome, output = excluded.output,
-    error = excluded.error, logs = excluded.logs, written_at = excluded.written_at
+    error = excluded.error, logs = excluded.logs, effects = excluded.effects, written_at = excluded.written_at
   where results.fence < excluded.fence`;
 
 /**
@@ -51,10 +70,10 @@ function noHigherResult(ref: LeaseRef) {
  */
 export async function completeJobs(db: Executor, items: CompleteItem[]): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = items.map(() => undefined);
-  const send: { at: number; item: CompleteItem; output: string }[] = [];
+  const send: { at: number; item: CompleteItem; output: string; effects: string | null }[] = [];
   items.forEach((item, at) => {
     // Text and JSON PostgreSQL refuses would fail the statement for every item in it.
-    const problem = resultProblem(item.ref.jobId, item);
+    const problem = resultProblem(item.ref.jobId, item) ?? effectsProblem(item.ref.jobId, item.effects);
     if (problem !== null) {
       outcomes[at] = { jobId: item.ref.jobId, ok: false, error: problem };
       return;
@@ -68,7 +87,7 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
     // Every item goes to the statement, a job named twice included: only one that passes
     // every check may complete it (the first such), whatever the order of the others.
     if (!isId(item.ref.jobId)) return;
-    send.push({ at, item, output });
+    send.push({ at, item, output, effects: effectsJson(item.effects) });
   });
   if (send.length > 0) {
     const written = await rows(
@@ -92,12 +111,15 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
                 send.map((s) => s.item.logs ?? null),
                 'text',
               )}, ${array(
+                send.map((s) => s.effects),
+                'text',
+              )}, ${array(
                 send.map((s) => s.at),
                 'int',
               )}, ${array(
                 send.map((s) => s.item.ref.session),
                 'text',
-              )}) as r(job_id, fence, worker_id, output, logs, at, session)
+              )}) as r(job_id, fence, worker_id, output, logs, effects, at, session)
           ),
           locked as materialized (
             select j.id, r.at from ${fencedBatchJoin()}
@@ -112,14 +134,14 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
             returning j.*, won.at as item_at
           ),
           res as (
-            insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
-            select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, now() from w join r on r.at = w.item_at
+            insert into results (job_id, fence, worker_id, outcome, output, error, logs, effects, written_at)
+            select w.id, w.fence, w.holder, 'succeeded', r.output::jsonb, null, r.logs, r.effects::jsonb, now() from w join r on r.at = w.item_at
             ${RESULT_UPSERT}
             returning job_id
           ),
           att as (
-            insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
-            select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, w.leased_at, now() from w join r on r.at = w.item_at
+            insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, effects, started_at, ended_at)
+            select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, r.effects::jsonb, w.leased_at, now() from w join r on r.at = w.item_at
             ${ATTEMPT_INSERT}
           )
           select w.item_at as at, w.* from w`,
@@ -153,9 +175,10 @@ function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
  * when the failure is retryable and attempts remain, else failed for good. The holder
  * stays as the last holder; the next grant raises the fence.
  */
-export async function failJob(db: Executor, ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
-  const problem = failureProblem(ref.jobId, failure);
+export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
+  const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
   if (problem !== null) throw problem;
+  const effects = effectsJson(failure.effects);
   assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
@@ -174,14 +197,14 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: { error: str
           returning *
         ),
         res as (
-          insert into results (job_id, fence, worker_id, outcome, output, error, logs, written_at)
-          select id, fence, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, now() from w
+          insert into results (job_id, fence, worker_id, outcome, output, error, logs, effects, written_at)
+          select id, fence, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, ${effects}::jsonb, now() from w
           ${RESULT_UPSERT}
           returning job_id
         ),
         att as (
-          insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, started_at, ended_at)
-          select id, fence, attempt, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, leased_at, now() from w
+          insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, effects, started_at, ended_at)
+          select id, fence, attempt, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, ${effects}::jsonb, leased_at, now() from w
           ${ATTEMPT_INSERT}
         )
         select w.*, (select count(*) from res) as results_written from w`,

@@ -1,6 +1,7 @@
 import { isSequenceId } from '@fenceline/core';
 import type {
   AttemptRow,
+  EffectRecord,
   LogChunkRow,
   DagId,
   DagRow,
@@ -147,6 +148,11 @@ export function jobFromRow(r: RawRow): JobRow {
   };
 }
 
+/** An attempt's effect reports as stored (checked by effectsProblem before they were written). */
+function effectsOrNull(v: unknown): EffectRecord[] | null {
+  return Array.isArray(v) && v.length > 0 ? (v as EffectRecord[]) : null;
+}
+
 export function resultFromRow(r: RawRow): ResultRow {
   return {
     jobId: toJobId(r.job_id),
@@ -156,6 +162,7 @@ export function resultFromRow(r: RawRow): ResultRow {
     output: r.output ?? null,
     error: strOrNull(r.error),
     logs: strOrNull(r.logs),
+    effects: effectsOrNull(r.effects),
     writtenAt: toDate(r.written_at),
   };
 }
@@ -170,6 +177,7 @@ export function attemptFromRow(r: RawRow): AttemptRow {
     output: r.output ?? null,
     error: strOrNull(r.error),
     logs: strOrNull(r.logs),
+    effects: effectsOrNull(r.effects),
     startedAt: toDateOrNull(r.started_at),
     endedAt: toDate(r.ended_at),
   };

@@ -1,5 +1,6 @@
 import type {
   BackfillAdvance,
+  FailureWrite,
   ResourceLimitRow,
   NewNotificationChannel,
   NotificationChannelRow,
@@ -395,7 +396,7 @@ export class SqlStore implements Store {
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
     return jobWrites.completeJobs(this.db, items);
   }
-  failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+  failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
     return jobWrites.failJob(this.db, ref, failure);
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {

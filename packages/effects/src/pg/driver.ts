@@ -70,8 +70,26 @@ export async function inTransaction<R>(db: Database, body: (conn: Conn, tx: unkn
       client.release(broken);
     }
   }
-  if (isPgClient(db)) return onPgClient(db, body, rollback);
+  if (isPgClient(db)) return oneAtATime(db, () => onPgClient(db, body, rollback));
   throw new EffectInputError('db', 'must be a postgres.js sql, a pg Pool or a connected pg Client');
+}
+
+/** The transaction last started on each plain client, so the next one waits for it. */
+const clientQueues = new WeakMap<object, Promise<unknown>>();
+
+/**
+ * Runs the transactions of one plain `pg` client one after another. A client is one
+ * connection: a second `begin` sent while a transaction is open would join it, and two
+ * effects would commit or roll back together, their fence checks mixed.
+ */
+function oneAtATime<R>(client: object, run: () => Promise<R>): Promise<R> {
+  const before = clientQueues.get(client) ?? Promise.resolve();
+  const mine = before.then(run, run);
+  clientQueues.set(
+    client,
+    mine.catch(() => undefined),
+  );
+  return mine;
 }
 
 async function onPgClient<R>(client: PgClientLike, body: (conn: Conn, tx: unknown, rollback: (value: R) => never) => Promise<R>, rollback: (value: R) => never): Promise<R> {

@@ -8,6 +8,7 @@ import type {
   ListBackfillsQuery,
   AcquireResult,
   CompleteItem,
+  FailureWrite,
   ContentionAsk,
   ContentionView,
   CreatedRun,
@@ -496,7 +497,7 @@ export class MemoryStore implements Store {
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
     return this.workerWrites.completeJobs(items);
   }
-  failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
+  failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
     return this.workerWrites.failJob(ref, failure);
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {

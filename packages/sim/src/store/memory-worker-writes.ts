@@ -16,6 +16,10 @@ import {
   utf8ByteLength,
   workerMetaProblem,
   type CompleteItem,
+  type EffectRecord,
+  type FailureWrite,
+  effectsProblem,
+  storedEffects,
   type JobId,
   type RenewRef,
   type JobRow,
@@ -111,9 +115,9 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     });
   }
 
-  private completeOne({ ref, output: value, logs }: CompleteItem, now: number): JobRow {
+  private completeOne({ ref, output: value, logs, effects }: CompleteItem, now: number): JobRow {
     const result = { output: value, logs };
-    const problem = resultProblem(ref.jobId, result);
+    const problem = resultProblem(ref.jobId, result) ?? effectsProblem(ref.jobId, effects);
     if (problem !== null) throw problem;
     const output = JSON.stringify(result.output ?? null);
     const tooBig = resultSizeRefusal(ref.jobId, utf8ByteLength(output), utf8ByteLength(result.logs ?? ''));
@@ -124,12 +128,12 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     job.leaseExpiresAtMs = null;
     this.tables.leased.delete(job.id);
     this.tables.emit({ op: 'job:completed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
-    this.writeResult(job, 'succeeded', result.output ?? null, null, result.logs ?? null, now);
+    this.writeResult(job, 'succeeded', result.output ?? null, null, result.logs ?? null, storedEffects(effects), now);
     return this.tables.jobRow(job);
   }
 
-  async failJob(ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
-    const problem = failureProblem(ref.jobId, failure);
+  async failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
+    const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
     if (problem !== null) throw problem;
     this.assertResultSize(ref, utf8ByteLength(failure.error) + utf8ByteLength(failure.logs ?? ''));
     const now = this.tables.nowMs();
@@ -143,7 +147,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     job.lastError = failure.error;
     this.tables.leased.delete(job.id);
     this.tables.emit({ op: retry ? 'job:retry' : 'job:failed', atMs: now, jobId: job.id, dagId: job.dagId, workerId: ref.workerId, fence: ref.fence });
-    this.writeResult(job, 'failed', null, failure.error, failure.logs ?? null, now);
+    this.writeResult(job, 'failed', null, failure.error, failure.logs ?? null, storedEffects(failure.effects), now);
     return this.tables.jobRow(job);
   }
 
@@ -229,10 +233,10 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
   }
 
   /** The result store keeps the highest fence it has seen per job; the attempts keep every one. */
-  private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, now: number): void {
+  private writeResult(job: MemJob, outcome: 'succeeded' | 'failed', output: unknown, error: string | null, logs: string | null, effects: EffectRecord[] | null, now: number): void {
     const held = this.tables.results.get(job.id);
     if (held && held.fence >= job.fence) return;
-    this.tables.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, writtenAt: date(now) });
+    this.tables.results.set(job.id, { jobId: job.id, fence: job.fence, workerId: job.holder!, outcome, output, error, logs, effects, writtenAt: date(now) });
     const attempt = {
       jobId: job.id,
       fence: job.fence,
@@ -242,6 +246,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
       output,
       error,
       logs,
+      effects,
       startedAt: job.leasedAtMs === null ? null : date(job.leasedAtMs),
       endedAt: date(now),
     };

@@ -1,5 +1,6 @@
 import {
   errorFromJSON,
+  type EffectRecord,
   type OpenPoll,
   type RenewOutcome,
   type ResultOutcome,
@@ -126,7 +127,7 @@ export class SimWorkerTransport implements WorkerTransport {
     });
   }
 
-  async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null }): Promise<void> {
+  async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] }): Promise<void> {
     await this.call(i, this.labels[i]!.write, (node) => node.fail({ ...req, session: this.o.session }));
   }
 

@@ -120,7 +120,7 @@ export const getRun = endpoint({
   run: async ({ store, params }) => {
     const runId = runIdFromUrl(params.id);
     const [run, jobs, results] = await Promise.all([store.getRun(runId), store.listJobs(runId), store.listRunResults(runId)]);
-    // Only the outcome and fence of each result: its output and logs have their own reads, and may be large.
+    // Only the outcome, fence and effect outcomes of each result: its output and logs have their own reads, and may be large.
     const byJob = new Map(results.map((r) => [r.jobId, r]));
     const history = await attemptHistory(store.db, runId, jobs);
     const withResults = jobs.map((j) => {
@@ -130,7 +130,7 @@ export const getRun = endpoint({
         ...j,
         state: jobStateWord(j.state),
         history: h ? { seen: h.seen, lastClear: h.lastClear && { kind: h.lastClear.kind, by: h.lastClear.by, at: h.lastClear.at, reason: h.lastClear.reason } } : undefined,
-        result: r ? { outcome: r.outcome, fence: r.fence } : null,
+        result: r ? { outcome: r.outcome, fence: r.fence, effects: r.effects ?? [] } : null,
       };
     });
     return { status: 200, body: { run, jobs: withResults } };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   actionIdSchema,
   dagSpecSchema,
+  EFFECT_OUTCOMES,
   JOB_STATE_WORDS,
   LIMITS,
   MAX_REASON_LENGTH,
@@ -134,6 +135,16 @@ export const runRowSchema = z.object({
 export const runPageAnswer = z.object({ rows: z.array(runRowSchema), next: z.string().nullable(), previous: z.string().nullable() });
 /** A job state as a user reads it: a job leased to a worker is running. */
 export const jobStateWordSchema = z.enum(JOB_STATE_WORDS as [JobStateWord, ...JobStateWord[]]);
+/** One effect outcome an attempt reported (@fenceline/effects, or TaskContext's reportEffect). */
+export const effectReportAnswer = z.object({
+  key: z.string().describe('The effect key: by default the task within its run (dagId/runId/taskId)'),
+  sink: z.string().describe('Which sink decided: postgres, postgres-upsert, http, file, or a name the task gave'),
+  outcome: z
+    .enum(EFFECT_OUTCOMES)
+    .describe('applied: landed under this fence; already-applied: an earlier attempt applied it; stale: refused, a higher fence was already recorded'),
+  fence: count.describe('The fence the attempt carried'),
+  recordedFence: count.optional().describe('For stale, the higher fence the sink had recorded; for already-applied, the fence the effect was applied under'),
+});
 export const jobRowSchema = z.object({
   id: z.string(),
   runId: z.string(),
@@ -165,7 +176,11 @@ export const jobRowSchema = z.object({
     })
     .optional(),
   result: z
-    .object({ outcome: z.enum(['succeeded', 'failed']), fence: count })
+    .object({
+      outcome: z.enum(['succeeded', 'failed']),
+      fence: count,
+      effects: z.array(effectReportAnswer).describe("How the accepted attempt's fenced effects ended, in the order reported; empty when it recorded none"),
+    })
     .nullable()
     .describe('The accepted result, if any'),
 });

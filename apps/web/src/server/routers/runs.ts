@@ -54,6 +54,12 @@ export const runsRouter = router({
   logChunks: viewerProcedure
     .input(z.object({ jobId: jobIdSchema, fence: z.number().int().min(0), afterSeq: z.number().int().min(0).default(0) }))
     .query(({ input }) => withStore((store) => store.listLogChunks({ jobId: input.jobId, fence: input.fence, afterSeq: input.afterSeq }))),
+  /** Each job's accepted result's fence and effect outcomes, for the run page's Effects card (no outputs or logs). */
+  effects: viewerProcedure
+    .input(z.object({ runId: runIdText }))
+    .query(({ input }) =>
+      withStore(async (store) => (await store.listRunResults(runIdFromUrl(input.runId))).map((r) => ({ jobId: r.jobId, fence: r.fence, effects: r.effects ?? [] }))),
+    ),
   /** What the worker wrote for the job: output, error and captured logs, under the highest fence accepted. */
   result: viewerProcedure.input(z.object({ jobId: jobIdSchema })).query(({ input }) => withStore((store) => store.getResult(input.jobId))),
 });

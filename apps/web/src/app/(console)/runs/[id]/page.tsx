@@ -18,6 +18,8 @@ import { LastError } from './last-error';
 import { JobActions, RunActionBar } from './run-actions';
 import { LiveLog } from './live-log';
 import { RunDurationCard } from './run-duration';
+import { EffectsCard } from './effects-card';
+import { effectSummary } from '@/lib/effect-summary';
 import { plural } from '@/lib/plural';
 import { attemptsText } from '@fenceline/core';
 
@@ -111,6 +113,7 @@ export default function RunPage() {
           <Card title="Graph">
             <DagGraph tasks={t.spec.tasks} states={states} onSelect={setSelected} height={300} />
           </Card>
+          <EffectsCard runId={t.run.id} jobs={t.jobs.map((j) => ({ id: j.job.id, taskId: j.job.taskId }))} onSelect={setSelected} />
           <div className="run-layout">
             <Card title="Timeline of every attempt">
               <Gantt timeline={t} selected={selected} onSelect={setSelected} />
@@ -129,6 +132,8 @@ export default function RunPage() {
                     <span data-testid="job-attempts" data-seen={job.attempts.length} data-budget={job.job.attempt}>
                       {attemptsText({ seen: job.attempts.length, attempt: job.job.attempt, maxAttempts: job.job.maxAttempts, lastClear: job.clears.at(-1) ?? null })}
                     </span>
+                    <span>Effect</span>
+                    <JobEffect effects={result.data?.effects} />
                     <span>Depends on</span>
                     <span>{job.dependsOn.join(', ') || 'nothing (a root)'}</span>
                     {job.job.holder ? (
@@ -214,6 +219,23 @@ export default function RunPage() {
         </>
       ) : null}
     </>
+  );
+}
+
+/** The job's effect outcome in the side panel, with a line per effect its accepted attempt reported. */
+function JobEffect({ effects }: { effects: Parameters<typeof effectSummary>[0] }) {
+  const s = effectSummary(effects);
+  return (
+    <span data-testid="job-effect" data-effect={s.word}>
+      <strong>{s.word}</strong>: {s.detail}
+      {s.lines.length > 1 || (s.lines.length === 1 && s.lines[0] !== s.detail) ? (
+        <ul className="small muted">
+          {s.lines.map((l, i) => (
+            <li key={i}>{l}</li>
+          ))}
+        </ul>
+      ) : null}
+    </span>
   );
 }
 
