@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId } from '@fenceline/core';
 import { startApiHttp } from './support/api-http';
 import { appRoutes } from './support/app-routes';
+import { storeSnapshot } from './support/store-snapshot';
 import { leakIn } from '../../../test/support/bad-input';
 
 /**
@@ -156,21 +157,7 @@ function casesOf(path: string, method: string, op: Operation, ids: Record<string
   return cases;
 }
 
-/** Everything a write could have changed, read through the store. */
-async function snapshot(): Promise<string> {
-  const s = api.store;
-  const [dags, runs, limits, channels, rules, notifications, audit] = await Promise.all([
-    s.listDagVersions(parseDagId('sweep')),
-    s.pageRuns({ limit: 500 }),
-    s.listResourceLimits(),
-    s.listNotificationChannels(),
-    s.listNotificationRules(),
-    s.listNotifications({ limit: 1000 }),
-    s.listAudit({ limit: 1000 }),
-  ]);
-  const actions = await Promise.all(runs.rows.map((r) => s.listRunActions(r.id)));
-  return JSON.stringify({ dags, runs: runs.rows, limits, channels, rules, notifications, audit, actions });
-}
+const snapshot = () => storeSnapshot(api.store);
 
 beforeAll(async () => {
   api = await startApiHttp();
