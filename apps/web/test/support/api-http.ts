@@ -4,6 +4,7 @@ import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceli
 import { hashPassword, newSecret, secretHash } from '@fenceline/db/people';
 import { AnswerCheck } from './answer-check';
 import { appRoutes } from './app-routes';
+import { registerSecret } from '../../../../test/support/run-logs';
 import { serveRoute } from './serve-route';
 
 type Module = Record<string, unknown>;
@@ -74,6 +75,7 @@ export async function startApiHttp(): Promise<{
       const user = await store.createUser({ name: `${role}-${++users}` as UserName, role, passwordHash: password });
       const secret = newSecret('flt');
       await store.createApiToken({ userId: user.id, name: 'tests', role, secretHash: secretHash(secret), ttlMs: 3_600_000 });
+      registerSecret(`an API token of a ${role}`, secret);
       return secret;
     },
     answers,
