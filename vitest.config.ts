@@ -24,7 +24,8 @@ export default defineConfig({
         test: {
           name: 'cluster',
           include: ['apps/scheduler/test/**/*.test.ts', 'test/**/*.test.ts'],
-          globalSetup: withDatabase,
+          // The log sweep's teardown runs after every cluster test: it greps all their processes' logs.
+          globalSetup: [...withDatabase, 'test/support/log-sweep.ts'],
           testTimeout: 180_000,
           hookTimeout: 180_000,
           fileParallelism: false,

@@ -83,6 +83,27 @@ describe('detail pages', () => {
     await expectMissing(page, '/runs/999999', 'runs.timeline', 'pages-02-run-not-found');
   });
 
+  test('undecodable paths: next start answers a page with the not-found page (404) and an API path with 400, never a 5xx', async () => {
+    for (const path of ['/runs/%FF', '/dags/%ED%A0%80', '/%', '/runs/%00', `/dags/${'x'.repeat(10 * 1024)}`]) {
+      const res = await fetch(`${h.consoleUrl}${path}`, { redirect: 'manual' });
+      const html = await res.text();
+      assert.equal(res.status, 404, `${path.slice(0, 40)} answered ${res.status}`);
+      // The not-found page comes in the payload the browser renders it from (checked in a browser below).
+      assert.ok(html.includes('page-not-found'), `${path.slice(0, 40)} shows the not-found page`);
+    }
+    for (const path of ['/api/trpc/x%FF', '/api/jobs/%ED%A0%80/attempts/1/logs', '/api/v1/runs/%']) {
+      const res = await fetch(`${h.consoleUrl}${path}`);
+      const body = (await res.json()) as { code: string; message: string };
+      assert.equal(res.status, 400, `${path} answered ${res.status}`);
+      assert.equal(body.code, 'INVALID_INPUT');
+      assert.match(body.message, /^path: /);
+    }
+    // A browser shows it too, and stays on the address it was given.
+    await page.goto(`${h.consoleUrl}/runs/%FF`);
+    await page.getByTestId('page-not-found').waitFor({ timeout: 60_000 });
+    assert.match(page.url(), /\/runs\/%FF$/);
+  });
+
   test('wide fan-out: the DAG and run pages draw 200 children as a few tasks and one group with its count by state', async () => {
     await page.goto(`${h.consoleUrl}/dags/e2e-wide`);
     const graph = page.getByTestId('dag-graph');

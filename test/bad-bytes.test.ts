@@ -6,6 +6,7 @@ import { workerRouter } from '@fenceline/scheduler';
 import { schedulerClient } from '@fenceline/worker';
 import { BAD_VALUES, DEEP, leafPaths, leakIn, replaceAt, toJsonText } from './support/bad-input';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';
+import { basesProblems } from './support/procedure-bases';
 import { WORKER_BASES as BASES } from './support/worker-bases';
 
 interface Answer {
@@ -36,6 +37,10 @@ describe('bad bytes at the worker protocol, through a real scheduler', () => {
           : await fetch(`${url}/trpc/${name}?batch=1`, { method: 'POST', headers, body: toJsonText({ 0: input }) });
     return { status: res.status, text: await res.text() };
   }
+
+  it('has a valid input for every procedure that takes one, so each of its fields is swept', () => {
+    expect(basesProblems(workerRouter._def.procedures, BASES)).toEqual([]);
+  });
 
   it('answers a NUL, a lone surrogate or 5,000-deep nesting in any field of any procedure with a 4xx naming the field', async () => {
     const names = Object.keys(workerRouter._def.procedures);

@@ -10,6 +10,7 @@ import { Cluster } from '../tools/start/cluster';
 import { startApiHttp } from '../apps/web/test/support/api-http';
 import { runCli, spawnCli, type CliOutcome } from './support/cli-process';
 import { eventually, FAST_ENV } from './support/cluster-fixture';
+import { registerSecret, runLogFile } from './support/run-logs';
 
 /**
  * The real CLI process over the console's real HTTP API (--url, --token), with no
@@ -54,6 +55,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fenceline-cli-http-'));
   // One scheduler and no worker: runs start, their jobs wait, and run actions are applied by the shard's leader.
   cluster = new Cluster({
+    tee: runLogFile,
     databaseUrl: process.env.DATABASE_URL!,
     workerToken: randomBytes(18).toString('base64url'),
     basePort: 19400 + Math.floor(Math.random() * 500),
@@ -62,6 +64,7 @@ beforeAll(async () => {
     output: 'quiet',
     env: FAST_ENV,
   });
+  registerSecret("a test cluster's worker token", cluster.opts.workerToken);
   await cluster.start();
   await writeFile(
     join(dir, 'cli-http.json'),

@@ -5,6 +5,7 @@ import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { Cluster } from '../tools/start/cluster';
 import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
+import { registerSecret, runLogFile } from './support/run-logs';
 
 /**
  * A leader can die between any two steps of a multi-step operation. Each case below plays
@@ -104,6 +105,7 @@ describe('crash safety: a leader that died between steps', () => {
     // The crashed node's leases are let go (as expiry would), and a real cluster takes over.
     for (const s of await store.listShards()) if (s.holder === 'crashed-node') await store.releaseShard({ shard: s.shard, nodeId: 'crashed-node', epoch: s.epoch });
     const cluster = new Cluster({
+      tee: runLogFile,
       databaseUrl,
       workerToken: randomBytes(18).toString('base64url'),
       schedulers: 1,
@@ -112,6 +114,7 @@ describe('crash safety: a leader that died between steps', () => {
       output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet',
       env: FAST_ENV,
     });
+    registerSecret("a test cluster's worker token", cluster.opts.workerToken);
     try {
       await cluster.start();
       const ended = async (runId: RunId) => {

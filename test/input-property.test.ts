@@ -8,6 +8,7 @@ import { schedulerClient } from '@fenceline/worker';
 import { leakIn, toJsonText } from './support/bad-input';
 import { startFixture, type Fixture } from './support/cluster-fixture';
 import { hostileInput } from './support/hostile-input';
+import { basesProblems } from './support/procedure-bases';
 import { WORKER_BASES } from './support/worker-bases';
 
 /**
@@ -23,6 +24,10 @@ describe('hostile input to every worker procedure, through a real scheduler', ()
     f = await startFixture({ schedulers: 1, workers: 0 });
   });
   afterAll(async () => f?.stop());
+
+  it('has a valid input for every procedure that takes one, so each of its fields is varied', () => {
+    expect(basesProblems(workerRouter._def.procedures, WORKER_BASES)).toEqual([]);
+  });
 
   it('is answered 4xx or success, never 5xx, never with another caller’s data', async () => {
     const url = f.cluster.schedulerUrl(0);

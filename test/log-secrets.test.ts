@@ -10,6 +10,7 @@ import { signInThroughRoute } from '../apps/web/test/support/route-sign-in';
 import { runCli, type CliOutcome } from './support/cli-process';
 import { eventually, FAST_ENV } from './support/cluster-fixture';
 import { Receiver } from './support/webhook-receiver';
+import { registerSecret, runLogFile } from './support/run-logs';
 
 /**
  * Secrets stay out of every process's log. A real flow runs with secrets the test knows: a
@@ -69,7 +70,18 @@ beforeAll(async () => {
   const credential = /token \(shown only now\): (\S+)/.exec(issued.stdout)?.[1];
   expect(credential, issued.stdout).toBeDefined();
   worker = { token: credential!, secret: credential!.split('.').pop()! };
+  for (const [what, value] of [
+    ['the webhook secret', hookSecret],
+    ['the channel URL path token', pathToken],
+    ['the channel URL query token', queryToken],
+    ['an API token', token],
+    ['a console session cookie', cookie.split('=')[1]!],
+    ['a worker credential', worker.token],
+    ['a worker credential secret', worker.secret],
+  ] as const)
+    registerSecret(what, value);
   cluster = new Cluster({
+    tee: runLogFile,
     databaseUrl: process.env.DATABASE_URL!,
     workerToken: worker.token,
     basePort: 19_900 + Math.floor(Math.random() * 400),

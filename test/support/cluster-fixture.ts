@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { DagSpecInput } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep, type ClusterOptions } from '../../tools/start/cluster';
+import { registerSecret, runLogFile } from './run-logs';
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -35,9 +36,11 @@ export async function startFixture(opts: Partial<ClusterOptions> & { schedulers:
     basePort,
     output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet',
     tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
+    tee: runLogFile,
     ...opts,
     env: { ...FAST_ENV, ...opts.env },
   });
+  registerSecret("the fixture cluster's worker token", cluster.opts.workerToken);
   await cluster.start();
   return {
     cluster,

@@ -25,6 +25,8 @@ const { value: hostileJson } = fc.letrec<{ value: unknown }>((tie) => ({
     fc.boolean(),
     fc.double(),
     fc.integer(),
+    // Below every minimum, past every maximum, past what a double holds exactly.
+    fc.constantFrom(-1, -(2 ** 63), -1e308, 1e308, 2 ** 64, Number.MAX_SAFE_INTEGER + 2),
     hostileString,
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(hostileString, tie('value'), { maxKeys: 4 }),

@@ -1,8 +1,9 @@
 /**
  * A valid input per worker procedure, naming jobs no worker holds: each field is replaced
  * in turn by text and JSON the store cannot take, and every answer must be a 4xx or a
- * success that names the field, never a 5xx, a statement or a stack. A procedure added
- * later without a base here is still swept with bad values at its input's root.
+ * success that names the field, never a 5xx, a statement or a stack. A procedure that
+ * takes input and has no base here fails the sweeps (procedure-bases.ts), so one added
+ * later gets its fields swept.
  */
 /** A well-formed session no worker registered: writes with it reach the store's checks and are refused there. */
 const SESSION = 'sweeper-session-0123456789abcdef0123456789';

@@ -68,6 +68,11 @@ export interface ClusterOptions {
    */
   output?: 'prefixed' | 'quiet' | 'files';
   logDir?: string;
+  /**
+   * Also copies every line of each process to the stream this returns for it (null for
+   * none), whatever `output` is: the tests keep every process's log of a run this way.
+   */
+  tee?: (name: string) => NodeJS.WritableStream | null;
   tasksModule?: string;
   /** The workers' shutdown grace (FENCELINE_SHUTDOWN_GRACE_MS); stop() waits longer than it. */
   shutdownGraceMs?: number;
@@ -168,7 +173,9 @@ export class Cluster {
     });
     const logs: Record<string, unknown>[] = [];
     const file = this.opts.output === 'files' ? openLogFile(this.opts.logDir ?? join(REPO_ROOT, '.data', 'logs'), spec.name) : null;
+    const tee = this.opts.tee?.(spec.name) ?? null;
     const onLine = (line: string, fromStderr: boolean): void => {
+      tee?.write(line + '\n');
       let parsed: Record<string, unknown>;
       let json = true;
       try {
@@ -189,6 +196,8 @@ export class Cluster {
     createInterface({ input: child.stderr! }).on('line', (line) => onLine(line, true));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     if (file) void exited.then(() => file.end());
+    // 'close' comes once the output is read to its end, which 'exit' may precede.
+    if (tee) child.once('close', () => tee.end());
     const proc: ManagedProcess = { name: spec.name, kind: spec.kind, child, logs, exited };
     this.procs.set(spec.name, proc);
     return proc;

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId } from '@fenceline/core';
 import { startApiHttp } from './support/api-http';
+import { appRoutes } from './support/app-routes';
+import { storeSnapshot } from './support/store-snapshot';
 import { leakIn } from '../../../test/support/bad-input';
 
 /**
@@ -155,27 +157,14 @@ function casesOf(path: string, method: string, op: Operation, ids: Record<string
   return cases;
 }
 
-/** Everything a write could have changed, read through the store. */
-async function snapshot(): Promise<string> {
-  const s = api.store;
-  const [dags, runs, limits, channels, rules, notifications, audit] = await Promise.all([
-    s.listDagVersions(parseDagId('sweep')),
-    s.pageRuns({ limit: 500 }),
-    s.listResourceLimits(),
-    s.listNotificationChannels(),
-    s.listNotificationRules(),
-    s.listNotifications({ limit: 1000 }),
-    s.listAudit({ limit: 1000 }),
-  ]);
-  const actions = await Promise.all(runs.rows.map((r) => s.listRunActions(r.id)));
-  return JSON.stringify({ dags, runs: runs.rows, limits, channels, rules, notifications, audit, actions });
-}
+const snapshot = () => storeSnapshot(api.store);
 
 beforeAll(async () => {
   api = await startApiHttp();
   admin = await api.tokenFor('admin');
   doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as typeof doc;
-});
+  // A fresh database and every route module: slow on a loaded machine.
+}, 60_000);
 afterAll(async () => {
   await api?.stop();
 });
@@ -222,6 +211,61 @@ describe('HTTP API: hostile values in every field of every documented endpoint',
     const withInput = operations.filter((o) => o.op.parameters.length > 0 || o.op.requestBody !== undefined);
     expect(withInput.length).toBeGreaterThanOrEqual(15);
     expect([...seen].sort()).toEqual(withInput.map((o) => o.op.operationId).sort());
+    expect(await snapshot()).toBe(before);
+  });
+});
+
+describe('console routes outside the document: hostile values in every path segment', () => {
+  it('answers each 4xx in its error shape, with or without a credential, and writes nothing', async () => {
+    // Every route file under /api/ but the documented API (swept above) and tRPC (swept
+    // procedure by procedure in bad-bytes.test.ts), listed from its folders.
+    const others = appRoutes().filter((r) => r.kind === 'route' && r.path.startsWith('/api/') && !r.path.startsWith('/api/v1/') && r.path !== '/api/trpc/[trpc]');
+    expect(others.map((r) => r.path)).toContain('/api/jobs/[jobId]/attempts/[fence]/logs');
+    const before = await snapshot();
+    const values = [
+      ...HOSTILE_SEGMENTS,
+      ...[...HOSTILE_STRINGS.filter((v) => v !== big), mid, ...HOSTILE_NUMBERS].map((v) => encodeAny(String(v))),
+      '0',
+      '-1',
+      '1e3',
+      '9223372036854775808',
+      '1'.repeat(40),
+    ];
+    const faults: string[] = [];
+    let sent = 0;
+    for (const route of others) {
+      const module = (await import(/* @vite-ignore */ route.absolute)) as Record<string, unknown>;
+      const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => typeof module[m] === 'function');
+      expect(methods.length, route.path).toBeGreaterThan(0);
+      for (const method of methods)
+        for (const param of route.params)
+          for (const raw of values)
+            for (const headers of [{ authorization: `Bearer ${admin}` }, {}]) {
+              const url = route.path.replace(/\[(\w+)\]/g, (_, p: string) => (p === param ? raw : '1'));
+              const what = `${method} ${route.path} ${param}=${raw.slice(0, 20)}${'authorization' in headers ? '' : ' unsigned'}`;
+              sent++;
+              const res = await fetch(`${api.origin}${url}`, { method, headers });
+              const text = await res.text();
+              if (res.status < 400 || res.status >= 500) {
+                faults.push(`${what}: ${res.status} ${text.slice(0, 200)}`);
+                continue;
+              }
+              let body: { code?: unknown; message?: unknown; error?: { code?: unknown; message?: unknown } };
+              try {
+                body = JSON.parse(text) as typeof body;
+              } catch {
+                faults.push(`${what}: ${res.status} is not JSON: ${text.slice(0, 200)}`);
+                continue;
+              }
+              // The API's shape when the proxy refuses the path, else the console's ({ error: { code, message } }).
+              const shaped = body.error ?? body;
+              if (typeof shaped.code !== 'string' || typeof shaped.message !== 'string') faults.push(`${what}: not an error shape: ${text.slice(0, 200)}`);
+              const leak = leakIn(text);
+              if (leak) faults.push(`${what}: leaks ${leak}`);
+            }
+    }
+    expect(faults).toEqual([]);
+    expect(sent).toBeGreaterThan(50);
     expect(await snapshot()).toBe(before);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * A valid input per console procedure: each field is replaced in turn by a NUL, a lone
  * surrogate and 5,000-deep nesting, and every answer must be a 4xx or a success, never a
- * 5xx, a statement or a stack. A procedure added later without a base here is still swept
- * with bad values at its input's root.
+ * 5xx, a statement or a stack. A procedure that takes input and has no base here fails
+ * the sweeps (test/support/procedure-bases.ts), so one added later gets its fields swept.
  */
 export const CONSOLE_BASES: Record<string, unknown> = {
   'auth.signIn': { name: 'sweep-user', password: 'not the password' },
@@ -25,14 +25,22 @@ export const CONSOLE_BASES: Record<string, unknown> = {
   'notifications.retry': { id: '1' },
   'dags.list': { search: 'sweep', sort: 'id', direction: 'asc', limit: 50, offset: 0 },
   'dags.get': { id: 'sweep' },
+  'dags.grid': { id: 'sweep', runs: 5 },
   'dags.versions': { id: 'sweep' },
   'dags.save': { spec: { id: 'sweep', name: 'Sweep', tasks: [{ id: 'one', type: 'noop', config: { note: 'x', list: [1, 'y'] } }] } },
   'dags.trigger': { id: 'sweep', requestKey: 'sweep-key', params: { note: 'text' } },
   'dags.setPaused': { id: 'sweep', paused: true },
   'dags.setCatchup': { id: 'sweep', catchup: { policy: 'latest' } },
   'runs.timeline': { runId: '1' },
+  'runs.durations': { runId: '1' },
   'runs.result': { jobId: '1' },
   'runs.attempts': { jobId: '1' },
   'runs.logChunks': { jobId: '1', fence: 1, afterSeq: 0 },
   'runs.list': { dag: 'sweep', state: 'failed', trigger: 'manual', from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', order: 'oldest', limit: '10' },
+  'runActions.request': { runId: '987654321', kind: 'cancel', taskIds: ['one'], downstream: false, reason: 'sweep', requestKey: 'sweep-key' },
+  'runActions.get': { actionId: '1' },
+  'runActions.list': { runId: '1' },
+  'backfills.list': { dagId: 'sweep' },
+  'backfills.create': { dagId: 'sweep', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', maxActiveRuns: 1, confirm: false, mode: 'skip', requestKey: 'sweep-key' },
+  'backfills.cancel': { id: '1' },
 };

@@ -5,6 +5,7 @@ import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceli
 import { auditStore } from '@fenceline/db/audit';
 import { leakIn, toJsonText } from '../../../test/support/bad-input';
 import { hostileInput } from '../../../test/support/hostile-input';
+import { basesProblems } from '../../../test/support/procedure-bases';
 import { signInThroughRoute } from './support/route-sign-in';
 
 // A database of this file's own, named before the console reads its settings (once).
@@ -46,6 +47,10 @@ describe('console: hostile input to every procedure', () => {
     await store?.close();
     await (await consoleStore()).close();
     await dropDatabase(ADMIN_URL, DB_NAME);
+  });
+
+  it('has a valid input for every procedure that takes one, so each of its fields is varied', () => {
+    expect(basesProblems(procedures, CONSOLE_BASES)).toEqual([]);
   });
 
   it('is answered 4xx or success, never 5xx, never with another caller’s data', async () => {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fenced, memoryFenceStore } from '@fenceline/effects';
 import { runHttp } from '../src/handlers/http';
@@ -108,6 +109,50 @@ describe('worker: http jobs', () => {
         expect(segments(url), `${template} with ${p} went to ${url}`).toBe(segments(template));
       }
     }
+  });
+
+  it('keeps the fixed prefix and segment count of any template, however placeholders and dots stand together', async () => {
+    // A segment is built from placeholders and literal text, dots and encoded dots among it,
+    // so adjacent placeholders and a placeholder beside a dot are generated, not listed.
+    const piece = fc.constantFrom('{{params.a}}', '{{params.b}}', '{{ params.c }}', '.', '%2e', '%2E', 'x');
+    // Each generated segment holds a placeholder: a template's own fixed `..` is its author's to write.
+    const segment = fc
+      .array(piece, { minLength: 1, maxLength: 4 })
+      .filter((parts) => parts.some((part) => part.includes('{{')))
+      .map((parts) => parts.join(''));
+    const template = fc
+      .tuple(fc.array(segment, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
+      .map(([segments, tail, query]) => `/echo/${segments.join('/')}${tail ? '/tail' : ''}${query ? '?q={{params.a}}' : ''}`);
+    const value = fc.oneof(fc.constantFrom('', '.', '..', '%2e', '/', '../', '?', '#', '\\', 'ok'), fc.string({ maxLength: 4 }));
+    const pathOf = (u: string) => u.split(/[?#]/)[0]!;
+    await fc.assert(
+      fc.asyncProperty(template, value, value, value, async (t, a, b, c) => {
+        const params = { a, b, c };
+        // The oracle: fill naively, and see whether a segment holding a placeholder decodes to a dot segment.
+        const naive = pathOf(t)
+          .split('/')
+          .map((s) => ({
+            placeholder: s.includes('{{'),
+            decoded: decodeURIComponent(s.replace(/\{\{\s*params\.(\w+)\s*\}\}/g, (_, n: 'a' | 'b' | 'c') => encodeURIComponent(params[n]))),
+          }));
+        const moves = naive.some((s) => s.placeholder && (s.decoded === '.' || s.decoded === '..'));
+        const outcome = await runHttp({ method: 'POST', url: `http://127.0.0.1:${port}${t}`, body: '' }, context(undefined, params)).then(
+          (out) => (JSON.parse((out as { body: string }).body) as { url: string }).url,
+          (err: Error) => err,
+        );
+        if (moves) {
+          expect(outcome, `${t} with ${JSON.stringify(params)}`).toBeInstanceOf(Error);
+          expect((outcome as Error).name).toBe('NonRetryableError');
+          expect((outcome as Error).message).toMatch(/^url: the path segment filled from \{\{params\.[abc]\}\}/);
+          return;
+        }
+        expect(typeof outcome, `${t} with ${JSON.stringify(params)}: ${String(outcome)}`).toBe('string');
+        const url = outcome as string;
+        expect(url.startsWith(t.split('{{')[0]!), `${t} went to ${url}`).toBe(true);
+        expect(pathOf(url).split('/').length, `${t} went to ${url}`).toBe(pathOf(t).split('/').length);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('fails without retrying when a placeholder names a parameter the run has no value for', async () => {

@@ -3,18 +3,22 @@ import type { Role, UserName } from '@fenceline/core';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { hashPassword, newSecret, secretHash } from '@fenceline/db/people';
 import { AnswerCheck } from './answer-check';
+import { appRoutes } from './app-routes';
+import { registerSecret } from '../../../../test/support/run-logs';
 import { serveRoute } from './serve-route';
 
 type Module = Record<string, unknown>;
 type Handler = (req: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
 /**
- * The HTTP API's route files over real HTTP on a database of the test file's own, each
+ * The console's API route files (the HTTP API's among them) over real HTTP on a database of the test file's own, each
  * served at the path its folder gives it under Next's App Router. It must be started before
  * anything reads the console's settings, which it points at that database.
  */
 export async function startApiHttp(): Promise<{
   url: string;
+  /** Where the console's other routes are served (`/api/jobs/...`). */
+  origin: string;
   store: SqlStore;
   tokenFor: (role: Role) => Promise<string>;
   /** Every answer the API gave, checked against the document (answer-check.ts). */
@@ -26,29 +30,18 @@ export async function startApiHttp(): Promise<{
   process.env.DATABASE_URL = await createDatabase(adminUrl, name);
   const store = await openStore({ databaseUrl: process.env.DATABASE_URL, max: 2, applicationName: 'api-http-test' });
   await store.initCluster(4);
-  const routes: [RegExp, string[], Module][] = [
-    [/^\/api\/v1\/dags$/, [], await import('../../src/app/api/v1/dags/route')],
-    [/^\/api\/v1\/dags\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/dags/[id]/route')],
-    [/^\/api\/v1\/dags\/([^/]+)\/trigger$/, ['id'], await import('../../src/app/api/v1/dags/[id]/trigger/route')],
-    [/^\/api\/v1\/dags\/([^/]+)\/pause$/, ['id'], await import('../../src/app/api/v1/dags/[id]/pause/route')],
-    [/^\/api\/v1\/dags\/([^/]+)\/resume$/, ['id'], await import('../../src/app/api/v1/dags/[id]/resume/route')],
-    [/^\/api\/v1\/runs$/, [], await import('../../src/app/api/v1/runs/route')],
-    [/^\/api\/v1\/runs\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/runs/[id]/route')],
-    [/^\/api\/v1\/runs\/([^/]+)\/actions$/, ['id'], await import('../../src/app/api/v1/runs/[id]/actions/route')],
-    [/^\/api\/v1\/actions\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/actions/[id]/route')],
-    [/^\/api\/v1\/backfills$/, [], await import('../../src/app/api/v1/backfills/route')],
-    [/^\/api\/v1\/backfills\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/backfills/[id]/route')],
-    [/^\/api\/v1\/backfills\/([^/]+)\/cancel$/, ['id'], await import('../../src/app/api/v1/backfills/[id]/cancel/route')],
-    [/^\/api\/v1\/limits$/, [], await import('../../src/app/api/v1/limits/route')],
-    [/^\/api\/v1\/limits\/([^/]+)$/, ['name'], await import('../../src/app/api/v1/limits/[name]/route')],
-    [/^\/api\/v1\/notifications$/, [], await import('../../src/app/api/v1/notifications/route')],
-    [/^\/api\/v1\/notifications\/channels$/, [], await import('../../src/app/api/v1/notifications/channels/route')],
-    [/^\/api\/v1\/notifications\/channels\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/notifications/channels/[id]/route')],
-    [/^\/api\/v1\/notifications\/rules$/, [], await import('../../src/app/api/v1/notifications/rules/route')],
-    [/^\/api\/v1\/notifications\/rules\/([^/]+)$/, ['id'], await import('../../src/app/api/v1/notifications/rules/[id]/route')],
-    [/^\/api\/v1\/notifications\/([^/]+)\/retry$/, ['id'], await import('../../src/app/api/v1/notifications/[id]/retry/route')],
-    [/^\/api\/v1\/openapi\.json$/, [], await import('../../src/app/api/v1/openapi.json/route')],
-  ];
+  // Every route file under app/api, listed from its folders (support/app-routes.ts), so a
+  // route added later is served here, and swept, the day it is added.
+  const routes: [RegExp, string[], Module][] = [];
+  // As Next does, a static segment is preferred to a dynamic one in the same place.
+  const rank = (path: string) =>
+    path
+      .split('/')
+      .map((s) => (s.startsWith('[') ? '1' : '0'))
+      .join('');
+  const files = appRoutes().filter((r) => r.kind === 'route' && r.path.startsWith('/api/'));
+  for (const route of files.sort((a, b) => rank(a.path).localeCompare(rank(b.path))))
+    routes.push([route.pattern, route.params, (await import(/* @vite-ignore */ route.absolute)) as Module]);
   const { consoleStore } = await import('../../src/server/store');
   const { proxy } = await import('../../src/proxy');
   const { NextRequest } = await import('next/server');
@@ -75,12 +68,14 @@ export async function startApiHttp(): Promise<{
   let users = 0;
   return {
     url: `${server.url}/api/v1`,
+    origin: server.url,
     store,
     /** A personal API token of a new user of that role. */
     tokenFor: async (role) => {
       const user = await store.createUser({ name: `${role}-${++users}` as UserName, role, passwordHash: password });
       const secret = newSecret('flt');
       await store.createApiToken({ userId: user.id, name: 'tests', role, secretHash: secretHash(secret), ttlMs: 3_600_000 });
+      registerSecret(`an API token of a ${role}`, secret);
       return secret;
     },
     answers,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Role, UserName } from '@fenceline/core';
 import type { SqlStore } from '@fenceline/db';
 import { hashPassword } from '@fenceline/db/people';
+import { registerSecret } from '../../../../test/support/run-logs';
 
 const PASSWORD = 'a password for the console tests';
 let passwordHash: Promise<string> | undefined;
@@ -23,5 +24,7 @@ export async function signInThroughRoute(post: (req: Request) => Promise<Respons
   );
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
   if (!cookie.includes('=')) throw new Error(`signing in as ${role} failed with ${res.status}: ${await res.text()}`);
+  registerSecret(`a console session of a ${role}`, cookie.slice(cookie.indexOf('=') + 1));
+  registerSecret("the console tests' password", PASSWORD);
   return cookie;
 }

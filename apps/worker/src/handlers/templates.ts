@@ -14,28 +14,36 @@ export function fillParams(text: string, params: RunParams, escape: (value: stri
   });
 }
 
-/** A value that is only dots, which a URL parser reads as "this segment" or "the one above" when it stands alone. */
-const DOTS = /^\.{1,2}$/;
+/** The scheme and authority of an absolute URL, which come before its path. */
+const ORIGIN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/** A path segment a URL parser reads as "this segment" or "the one above", in any mix of plain and encoded dots. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
 /**
  * Fills the placeholders of an http task's URL, each value percent-encoded, so that a
- * value cannot add a path segment, a query field or a fragment. A value of `.` or `..`
- * would still move the request when it makes up a whole path segment (URL parsers resolve
- * `/a/../b` to `/b`, and `%2E%2E` alike), so such a value fails the job; inside a segment,
- * and in the query, its dots are sent encoded or as they are.
+ * value cannot add a path segment, a query field or a fragment. A segment that decodes to
+ * `.` or `..` would still move the request (URL parsers resolve `/a/../b` to `/b`, and
+ * `%2E%2E` alike), and such a segment can be made of several placeholders and literal dots
+ * together (`{{params.a}}{{params.b}}`, `{{params.a}}.`), so each filled path segment that
+ * holds substituted text is judged whole, after filling: one that is only dots fails the
+ * job, naming the placeholders in it. The filled URL therefore keeps the template's fixed
+ * prefix and its number of path segments.
  */
 export function fillUrlParams(url: string, params: RunParams): string {
-  const pathEnd = url.search(/[?#]/);
-  return url.replace(PARAM_PLACEHOLDER, (placeholder: string, name: string, offset: number) => {
-    if (!Object.hasOwn(params, name)) throw new NonRetryableError(`{{params.${name}}} names a parameter this run has no value for`);
-    const value = String(params[name]);
-    const encoded = encodeURIComponent(value);
-    const inPath = pathEnd === -1 || offset < pathEnd;
-    if (!inPath || !DOTS.test(encoded)) return encoded;
-    const before = url[offset - 1];
-    const after = url[offset + placeholder.length];
-    const wholeSegment = before === '/' && (after === undefined || after === '/' || after === '?' || after === '#');
-    if (wholeSegment) throw new NonRetryableError(`{{params.${name}}} is "${value}", which would move the request to another path of the url`);
-    return encoded.replace(/\./g, '%2E');
-  });
+  const origin = ORIGIN.exec(url)?.[0] ?? '';
+  const pathEnd = url.slice(origin.length).search(/[?#]/);
+  const split = pathEnd === -1 ? url.length : origin.length + pathEnd;
+  const encode = encodeURIComponent;
+  const path = url
+    .slice(origin.length, split)
+    .split('/')
+    .map((segment) => {
+      const filled = fillParams(segment, params, encode);
+      if (segment.search(PARAM_PLACEHOLDER) === -1 || !DOT_SEGMENT.test(filled)) return filled;
+      const names = [...segment.matchAll(PARAM_PLACEHOLDER)].map((m) => `{{params.${m[1]}}}`).join('');
+      throw new NonRetryableError(`url: the path segment filled from ${names} is "${decodeURIComponent(filled)}", which would move the request to another path`);
+    })
+    .join('/');
+  return fillParams(origin, params, encode) + path + fillParams(url.slice(split), params, encode);
 }
