@@ -30,6 +30,29 @@ function IssueList({ issues, field }: { issues: DagIssue[]; field?: (path: strin
   );
 }
 
+/**
+ * Adds a dependency by choosing it from a list, so one can be drawn without dragging an edge
+ * on the canvas: with the keyboard, a screen reader or a touch screen. Choosing a task adds it
+ * at once and the list goes back to its prompt; a cycle this makes is shown by the validator
+ * as one drawn by hand is.
+ */
+function AddDependency({ task, allIds, onAdd }: { task: DraftTask; allIds: string[]; onAdd: (dep: string) => void }) {
+  const choices = allIds.filter((id) => id !== task.id && !task.dependsOn.includes(id));
+  return (
+    <label className="small add-dependency">
+      <span>Add a dependency</span>{' '}
+      <select data-testid="add-dependency" value="" disabled={choices.length === 0} onChange={(e) => e.target.value !== '' && onAdd(e.target.value)}>
+        <option value="">{choices.length === 0 ? 'no other task to depend on' : 'choose a task…'}</option>
+        {choices.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** One task's settings, with the validator's messages shown under the field they are about. */
 export function TaskPanel({
   task,
@@ -212,6 +235,7 @@ export function TaskPanel({
             </li>
           ))}
         </ul>
+        <AddDependency task={task} allIds={allIds} onAdd={(dep) => onChange({ ...task, dependsOn: [...task.dependsOn, dep] })} />
         <IssueList issues={issues} field={(p) => p.startsWith(`${at}.dependsOn`)} />
       </div>
       <label className="field">
