@@ -103,7 +103,9 @@ export default function DagPage() {
   if (timeline.data && timeline.data.run.id === runId) {
     for (const j of timeline.data.jobs) {
       states[j.job.taskId] = j.job.state;
-      if (j.job.attempt > 1) details[j.job.taskId] = `try ${j.job.attempt}`;
+      // The attempt's number in the job's life, which a clear does not reset, as the run page numbers it.
+      const tries = j.attempts.at(-1)?.number ?? 0;
+      if (tries > 1) details[j.job.taskId] = `try ${tries}`;
     }
   }
   const versions = found?.versions ?? [];
