@@ -353,6 +353,43 @@ describe('the CLI over the HTTP API', () => {
     }
   });
 
+  it('numbers attempts through the job’s life after a clear, in the API’s history and the CLI’s columns', async () => {
+    // A service that fails until it is repaired, and a worker, started now: the tests above need jobs that wait.
+    let failing = true;
+    const service = createHttpServer((_req, res) => {
+      res.statusCode = failing ? 500 : 200;
+      res.end(failing ? 'down' : 'ok');
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    try {
+      const flaky = parseDagId('cli-http-flaky');
+      const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}/load`;
+      await api.store.putDag({ id: flaky, tasks: [{ id: 'load', type: 'http', config: { url } }] }, 4);
+      cluster.startWorker(0);
+      const run = await api.store.triggerRun(flaky);
+      await eventually('the run to fail', async () => (await api.store.getRun(run.id)).state === 'failed', 60_000);
+      failing = false;
+      const cleared = await asOperator('clear', run.id, '--task', 'load');
+      expect(cleared.code, cleared.stderr).toBe(0);
+      await eventually('the cleared run to succeed', async () => (await api.store.getRun(run.id)).state === 'succeeded', 60_000);
+
+      const res = await fetch(`${api.url}/runs/${run.id}`, { headers: { authorization: `Bearer ${viewer}` } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { jobs: { taskId: string; attempt: number; history?: { seen: number; lastClear: { kind: string; by: string } | null } }[] };
+      const load = body.jobs.find((j) => j.taskId === 'load')!;
+      const [action] = await api.store.listRunActions(run.id);
+      expect(load.attempt).toBe(1);
+      expect(load.history).toMatchObject({ seen: 2, lastClear: { kind: 'clear', by: action!.requestedBy } });
+
+      const jobs = await cli(['--url', api.url, '--token', viewer, 'jobs', run.id]);
+      expect(jobs.code, jobs.stderr).toBe(0);
+      const line = jobs.stdout.split('\n').find((l) => l.includes("'load'"));
+      expect(line, jobs.stdout).toMatch(new RegExp(`'load'\\s*│\\s*'succeeded'\\s*│\\s*2\\s*│\\s*'1/\\d+'\\s*│\\s*'by ${action!.requestedBy} `));
+    } finally {
+      await new Promise((resolve) => service.close(resolve));
+    }
+  });
+
   it('prints the command to repeat with the key when no try is answered', async () => {
     const port = await closedPort();
     const out = await cli(['--url', `http://127.0.0.1:${port}`, '--token', operator, 'trigger', dagId]);
