@@ -27,6 +27,11 @@ const FAILING_DAG = 'a11y-failing';
 const PARAMS_DAG = 'a11y-params';
 /** A seeded fan-out with ended runs, for the DAG page's grid of runs by task with a group of tasks open. */
 const GRID_DAG = 'a11y-grid';
+/** Two tasks that each hold the one unit of LIMIT for a minute: one runs, the other waits. */
+const LIMITED_DAG = 'a11y-limited';
+const LIMIT = 'a11y-warehouse';
+/** An hourly DAG whose backfill stays running while the page is scanned. */
+const HOURLY_DAG = 'a11y-hourly';
 
 /** The page's data has arrived: its heading is there, nothing says Loading, and no console request is out. */
 async function settled(page: Page): Promise<void> {
@@ -195,5 +200,184 @@ describe('accessibility: no serious or critical violation on any page', () => {
       })),
     );
     expectClean(failures);
+  });
+
+  test('the pages in the states a session leaves them in: a simulation run and compared, a limit waited for, tokens and users made, a run cleared, a backfill running', async () => {
+    const failures: string[] = [];
+    const knob = (p: Page, name: string) => p.getByTestId(`sim-knob-${name}`);
+    const smallScenario = async (p: Page) => {
+      for (const [name, value] of [
+        ['workers', '50'],
+        ['fanoutTasks', '50'],
+        ['otherDags', '5'],
+        ['seed', '1'],
+      ] as const)
+        await knob(p, name).fill(value);
+    };
+    failures.push(
+      ...(await scan('/simulator', 'after Run', async (p) => {
+        await smallScenario(p);
+        await p.getByTestId('sim-run').click();
+        await until(
+          'the simulation to finish',
+          async () =>
+            (await p
+              .getByTestId('sim-side-0')
+              .getAttribute('data-state', { timeout: 1_000 })
+              .catch(() => null)) === 'done',
+          120_000,
+        );
+      })),
+    );
+    failures.push(
+      ...(await scan('/simulator', 'after Compare', async (p) => {
+        await smallScenario(p);
+        await p.getByTestId('sim-compare').click();
+        await until(
+          'every side of the comparison to finish',
+          async () => {
+            const states = await Promise.all(
+              [0, 1, 2].map((i) =>
+                p
+                  .getByTestId(`sim-side-${i}`)
+                  .getAttribute('data-state', { timeout: 1_000 })
+                  .catch(() => null),
+              ),
+            );
+            return states.every((st) => st === 'done');
+          },
+          180_000,
+        );
+      })),
+    );
+    failures.push(
+      ...(await scan('/simulator', 'refused settings', async (p) => {
+        await knob(p, 'workers').fill('-5');
+        await knob(p, 'workers-error').waitFor();
+        await p.getByTestId('sim-run').click();
+        await p.getByTestId('sim-knob-refusal').waitFor();
+      })),
+    );
+
+    await h.store.setResourceLimit({ name: LIMIT, capacity: 1 });
+    await h.store.putDag(
+      {
+        id: LIMITED_DAG,
+        schedule: { kind: 'manual' },
+        tasks: ['load-a', 'load-b'].map((id) => ({ id, type: 'sleep', config: { durationMs: 60_000 }, resources: { [LIMIT]: 1 } })),
+      },
+      SHARDS,
+    );
+    const limited = await h.store.triggerRun(parseDagId(LIMITED_DAG));
+    await until('one job to wait for the limit', async () => (await h.store.listResourceLimits()).find((l) => l.name === LIMIT)?.waiting === 1, 60_000);
+    failures.push(
+      ...(await scan('/limits', 'a job waiting', async (p) => {
+        await p.getByTestId(`limit-${LIMIT}-waiters`).waitFor();
+      })),
+    );
+    failures.push(
+      ...(await scan('/limits', 'refused capacity', async (p) => {
+        await p.getByTestId('limit-name').fill('a11y-refused');
+        await p.getByTestId('limit-capacity').fill('0');
+        await p.getByTestId('limit-set').click();
+        await p.getByTestId('api-error').waitFor();
+      })),
+    );
+
+    failures.push(
+      ...(await scan('/tokens', 'a token made', async (p) => {
+        await p.getByTestId('new-token-name').fill('a11y-ci');
+        await p.getByTestId('new-token-submit').click();
+        await p.getByTestId('token-created').waitFor();
+      })),
+    );
+    failures.push(
+      ...(await scan('/tokens', 'refused name', async (p) => {
+        await p.getByTestId('new-token-name').fill('bad/name');
+        await p.getByTestId('new-token-submit').click();
+        await p.getByTestId('api-error').waitFor();
+      })),
+    );
+    failures.push(
+      ...(await scan('/users', 'a user made', async (p) => {
+        await p.getByTestId('new-user-name').fill('a11y-nina');
+        await p.getByTestId('new-user-submit').click();
+        await p.getByTestId('user-created').waitFor();
+      })),
+    );
+    failures.push(
+      ...(await scan('/users', 'refused password', async (p) => {
+        await p.getByTestId('new-user-name').fill('a11y-bob');
+        await p.getByTestId('new-user-password').fill('x');
+        await p.getByTestId('new-user-submit').click();
+        await p.getByTestId('api-error').waitFor();
+      })),
+    );
+
+    // A failed run whose failed task was cleared: its attempts table names the clear.
+    const [failed] = await h.store.listRuns({ dagId: parseDagId(FAILING_DAG), limit: 1 });
+    assert.ok(failed, 'the failed run of the test before');
+    await h.store.requestRunAction({ runId: parseRunId(failed.id), kind: 'clear', taskIds: ['load'], requestedBy: ADMIN.name });
+    await until('the clear to be applied', async () => (await h.store.listRunActions(parseRunId(failed.id))).some((a) => a.kind === 'clear' && a.state === 'applied'), 60_000);
+    failures.push(
+      ...(await scan(`/runs/${failed.id}?task=load`, 'after a clear, task open', async (p) => {
+        await p.getByTestId('attempt-clear').first().waitFor();
+      })),
+    );
+
+    // A backfill that runs (an hour-long sleep per slot, one at a time), and one refused.
+    await h.store.putDag({ id: HOURLY_DAG, schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'slow', type: 'sleep', config: { durationMs: 3_600_000 } }] }, SHARDS);
+    failures.push(
+      ...(await scan(`/dags/${HOURLY_DAG}`, 'a backfill running', async (p) => {
+        await p.getByTestId('backfill-from').fill('2026-01-01T00:00:00Z');
+        await p.getByTestId('backfill-to').fill('2026-01-01T06:00:00Z');
+        await p.getByTestId('backfill-max-active').fill('1');
+        await p.getByTestId('backfill-start').click();
+        await until(
+          'the backfill to run',
+          async () =>
+            (await p
+              .locator('[data-testid^="backfill-state-"]')
+              .first()
+              .getAttribute('data-state', { timeout: 1_000 })
+              .catch(() => null)) === 'running',
+          30_000,
+        );
+      })),
+    );
+    failures.push(
+      ...(await scan(`/dags/${HOURLY_DAG}`, 'a backfill refused', async (p) => {
+        await p.getByTestId('backfill-from').fill('2026-01-02T00:00:00Z');
+        await p.getByTestId('backfill-to').fill('2026-01-01T00:00:00Z');
+        await p.getByTestId('backfill-start').click();
+        await p.getByTestId('api-error').waitFor();
+      })),
+    );
+    for (const b of await h.store.listBackfills({ dagId: parseDagId(HOURLY_DAG) })) await h.store.cancelBackfill(b.id);
+    await h.store.requestRunAction({ runId: parseRunId(limited.id), kind: 'cancel', requestedBy: ADMIN.name });
+    expectClean(failures);
+  });
+
+  test('a page while the API is failing: every console request answered 500', async () => {
+    const failing = (url: URL) => url.pathname.startsWith('/api/trpc/');
+    await page.route(failing, (route) => route.fulfill({ status: 500, contentType: 'text/plain', body: 'Internal Server Error' }));
+    try {
+      // Not `scan`: with every read failing and retried, parts of the page stay "Loading…", so
+      // the page is scanned once it shows its error.
+      const failures: string[] = [];
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.goto(`${h.consoleUrl}/dags`);
+      await page.locator('h1').first().waitFor({ timeout: 60_000 });
+      await page.getByTestId('api-error').first().waitFor({ timeout: 30_000 });
+      for (const mode of MODES) {
+        await page.emulateMedia({ colorScheme: mode });
+        await page.waitForFunction((dark) => window.matchMedia('(prefers-color-scheme: dark)').matches === dark, mode === 'dark');
+        const lines = failingLines(await axeScan(page));
+        if (lines.length > 0) failures.push(`/dags (API failing, ${mode}):\n${lines.join('\n')}`);
+      }
+      expectClean(failures);
+    } finally {
+      await page.unroute(failing);
+    }
   });
 });

@@ -18,6 +18,9 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const hour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** Gaps between a user's two clicks on "Backfill": a double click, and impatient ones after the answer. */
+const CLICK_GAPS_MS = [0, 300, 1_000];
+const onceDag = (gapMs: number) => `e2e-backfill-once-${gapMs}`;
 
 /** The newest backfill row's id, once the list shows more than `known` of them. */
 async function newBackfillId(p: Page, known: number): Promise<string> {
@@ -53,6 +56,7 @@ before(async () => {
     },
     SHARDS,
   );
+  for (const gap of CLICK_GAPS_MS) await h.store.putDag({ id: onceDag(gap), schedule: { kind: 'interval', everyMs: HOUR_MS }, tasks: [{ id: 'work', type: 'noop' }] }, SHARDS);
   page = await signedInPage(h);
 });
 
@@ -124,4 +128,56 @@ describe('backfill from the DAG page', () => {
     assert.equal(await viewer.locator('[data-testid^="backfill-cancel-"]').count(), 0);
     await viewer.context().close();
   });
+
+  for (const gap of CLICK_GAPS_MS) {
+    test(`two clicks on Backfill ${gap === 0 ? 'as a double click' : `${gap} ms apart`} start one backfill`, async () => {
+      const dag = onceDag(gap);
+      await page.goto(`${h.consoleUrl}/dags/${dag}`);
+      await page.getByTestId('backfill-from').fill(iso(hour - 3 * HOUR_MS));
+      await page.getByTestId('backfill-to').fill(iso(hour));
+      const sent: string[] = [];
+      const answered: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        if (r.url().includes('backfills.create')) sent.push(r.url());
+      };
+      const onResponse = async (r: { url(): string; json(): Promise<unknown> }) => {
+        if (!r.url().includes('backfills.create')) return;
+        const body = (await r.json().catch(() => null)) as { result?: { data?: { json?: { id?: string } } } }[] | null;
+        answered.push(body?.[0]?.result?.data?.json?.id ?? 'refused');
+      };
+      page.on('request', onRequest);
+      page.on('response', onResponse);
+      try {
+        // The card sits below the fold, under cards that grow as their data arrives: scroll to
+        // the button and take its place once it has stopped moving between two looks.
+        const button = page.getByTestId('backfill-start');
+        let box = (await button.boundingBox())!;
+        await until('the button to stay in place', async () => {
+          await button.scrollIntoViewIfNeeded();
+          const now = (await button.boundingBox())!;
+          const still = now.x === box.x && now.y === box.y;
+          box = now;
+          return still;
+        });
+        const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+        if (gap === 0) await page.mouse.dblclick(x, y);
+        else {
+          await page.mouse.click(x, y);
+          // The gap is what is under test: the second click lands this long after the first.
+          await new Promise((r) => setTimeout(r, gap));
+          await page.mouse.click(x, y);
+        }
+        await until('every backfill request to be answered', async () => sent.length > 0 && answered.length === sent.length, 30_000);
+      } finally {
+        page.off('request', onRequest);
+        page.off('response', onResponse);
+      }
+      assert.ok(
+        answered.every((id) => id === answered[0] && id !== 'refused'),
+        `every answer names one backfill: ${answered.join(', ')}`,
+      );
+      const stored = await h.store.listBackfills({ dagId: parseDagId(dag) });
+      assert.equal(stored.length, 1, `clicks ${gap} ms apart started ${stored.length} backfills`);
+    });
+  }
 });

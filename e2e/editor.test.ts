@@ -100,6 +100,42 @@ describe('editor', () => {
     await screenshot(page, 'editor-01-renamed');
   });
 
+  test('a dependency is added with the keyboard alone: Tab to the task panel’s list, an arrow key picks the task', async () => {
+    const fresh = await signedInPage(h);
+    await fresh.goto(`${h.consoleUrl}/editor`);
+    await fresh.getByTestId('palette-noop').waitFor();
+    /** Tabs forward until the focused element has data-testid `id`; fails if Tab never gets there. */
+    const tabTo = async (id: string) => {
+      for (let i = 0; i < 200; i++) {
+        await fresh.keyboard.press('Tab');
+        if (await fresh.evaluate((t) => document.activeElement?.getAttribute('data-testid') === t, id)) return;
+      }
+      throw new Error(`Tab never reached [data-testid=${id}]`);
+    };
+    await tabTo('palette-noop');
+    await fresh.keyboard.press('Enter');
+    await fresh.locator('.react-flow__node[data-id="noop-1"]').waitFor();
+    await fresh.keyboard.press('Enter');
+    await fresh.locator('.react-flow__node[data-id="noop-2"]').waitFor();
+    await until('the panel to show the task just added', async () => (await fresh.getByTestId('task-id').inputValue()) === 'noop-2');
+
+    await fresh.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await tabTo('add-dependency');
+    const ring = await fresh.evaluate(() => {
+      const cs = getComputedStyle(document.activeElement!);
+      return (cs.outlineStyle !== 'none' && Number.parseFloat(cs.outlineWidth) > 0) || cs.boxShadow !== 'none';
+    });
+    assert.ok(ring, 'the dependency list shows its focus ring');
+    await fresh.keyboard.press('ArrowDown');
+    await fresh.locator('.react-flow__edge[data-id="noop-1->noop-2"]').waitFor({ state: 'attached' });
+    const spec = JSON.parse(await fresh.getByTestId('spec-json').inputValue()) as { tasks: { id: string; dependsOn?: string[] }[] };
+    assert.deepEqual(spec.tasks.find((t) => t.id === 'noop-2')?.dependsOn, ['noop-1']);
+    // The list offers only what is left to depend on, and goes back to its prompt.
+    assert.equal(await fresh.getByTestId('add-dependency').inputValue(), '');
+    assert.equal(await fresh.getByTestId('add-dependency').isDisabled(), true, 'no other task is left to depend on');
+    await fresh.context().close();
+  });
+
   test('Save is disabled while the draft has issues; after a save the header, address and leave guard follow the saved DAG', async () => {
     const fresh = await signedInPage(h);
     await fresh.goto(`${h.consoleUrl}/editor`);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { parseDagId, parseRunId } from '@fenceline/core';
@@ -20,6 +22,10 @@ let seedRunId = '';
 const NAV_PAGES = ['/', '/dags', '/runs', '/editor', '/shards', '/fair-share', '/limits', '/workers', '/notifications', '/simulator', '/audit', '/tokens', '/reference', '/users'];
 const DAG = 'keys-chain';
 const LONG_DAG = 'keys-long';
+const FAILING_DAG = 'keys-failing';
+/** The failing DAG's service answers 500 while this holds, then 200: a service an operator repaired. */
+let failing = true;
+let server: Server | undefined;
 
 /** A control as the tests tell it apart: where it is in the document, a short name, its radio group. */
 interface Control {
@@ -112,6 +118,30 @@ async function tabTo(page: Page, testId: string, max = 150): Promise<void> {
   throw new Error(`Tab never reached [data-testid=${testId}]`);
 }
 
+/**
+ * Blurs the focus, then Tabs from the top of the page until the focused element matches the
+ * CSS `selector`, and returns whether its focus ring shows; fails if Tab never gets there.
+ */
+async function tabFromTop(page: Page, selector: string, max = 300): Promise<boolean> {
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    const stop = await page.evaluate((sel) => {
+      const el = document.activeElement;
+      if (!el || el === document.body || !el.matches(sel)) return null;
+      const cs = getComputedStyle(el);
+      return { ring: (cs.outlineStyle !== 'none' && Number.parseFloat(cs.outlineWidth) > 0) || cs.boxShadow !== 'none' };
+    }, selector);
+    if (stop) return stop.ring;
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+/** The task whose panel the run page shows, from its URL (?task=...). */
+function shownTask(page: Page): string | null {
+  return new URL(page.url()).searchParams.get('task');
+}
+
 /** Signs in on /signin with the keyboard alone: Tab to each field, type, and Enter. */
 async function signInByKeyboard(page: Page, user: { name: string; password: string }): Promise<void> {
   await page.goto(`${h.consoleUrl}/signin`);
@@ -127,6 +157,22 @@ async function signInByKeyboard(page: Page, user: { name: string; password: stri
 
 before(async () => {
   h = await startHarness();
+  server = createServer((_req, res) => {
+    res.statusCode = failing ? 500 : 200;
+    res.end(failing ? 'down for maintenance' : 'ok');
+  });
+  const port = await new Promise<number>((resolve) => server!.listen(0, '127.0.0.1', () => resolve((server!.address() as AddressInfo).port)));
+  await h.store.putDag(
+    {
+      id: FAILING_DAG,
+      tasks: [
+        { id: 'extract', type: 'noop' },
+        { id: 'load', type: 'http', config: { url: `http://127.0.0.1:${port}/load` }, dependsOn: ['extract'] },
+        { id: 'report', type: 'noop', dependsOn: ['load'] },
+      ],
+    },
+    SHARDS,
+  );
   await h.store.putDag(chain(DAG, 3), SHARDS);
   await h.store.putDag({ id: LONG_DAG, tasks: [{ id: 'long', type: 'sleep', config: { durationMs: 300_000 } }] }, SHARDS);
   const run = await h.store.triggerRun(parseDagId(DAG));
@@ -138,6 +184,7 @@ before(async () => {
 
 after(async () => {
   await context?.close().catch(() => undefined);
+  await new Promise((r) => (server ? server.close(r) : r(undefined)));
   await h?.stop();
 });
 
@@ -223,6 +270,61 @@ describe('the console with the keyboard alone', () => {
     await tabTo(page, 'cancel-run');
     await page.keyboard.press('Enter');
     await until('the run to be cancelled', async () => (await h.store.getRun(parseRunId(run.id))).state === 'cancelled', 30_000);
+    await page.close();
+  });
+
+  test('an operator opens a failed task from the graph and the timeline, retries the run from its failure and clears a task, all by keyboard', async () => {
+    failing = true;
+    const run = await h.store.triggerRun(parseDagId(FAILING_DAG));
+    await until('the run to fail', async () => (await h.store.getRun(parseRunId(run.id))).state === 'failed', 60_000);
+    const page = await context.newPage();
+    await signInByKeyboard(page, OPERATOR);
+    await page.goto(`${h.consoleUrl}/runs/${run.id}`);
+    await settled(page);
+    await page.getByTestId('gantt-open-load').waitFor();
+
+    // The graph: Tab to the failed task's node, Enter opens its panel.
+    const nodeRing = await tabFromTop(page, '.react-flow__node[data-id="load"]');
+    assert.ok(nodeRing, 'the focused graph node shows its focus ring');
+    await page.keyboard.press('Enter');
+    await until('Enter on the node to open the panel of "load"', async () => shownTask(page) === 'load', 10_000);
+    await page.getByTestId('job-detail').waitFor();
+    assert.equal(await page.getByTestId('job-state').getAttribute('data-state'), 'failed', 'the panel is the failed job’s');
+
+    // The timeline: each row's label is a button; Space opens another task, Enter the failed one again.
+    const extractRing = await tabFromTop(page, '[data-testid="gantt-open-extract"]');
+    assert.ok(extractRing, 'the focused timeline row shows its focus ring');
+    await page.keyboard.press('Space');
+    await until('Space on the row to open the panel of "extract"', async () => shownTask(page) === 'extract', 10_000);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'gantt-open-load', 'Tab goes on to the next row');
+    await page.keyboard.press('Enter');
+    await until('Enter on the row to open the panel of "load"', async () => shownTask(page) === 'load', 10_000);
+
+    // Retry from failure, by Tab and Enter: one action, and the run succeeds once the service is back.
+    failing = false;
+    const retryRing = await tabFromTop(page, '[data-testid="retry-failed"]');
+    assert.ok(retryRing, 'Retry from failure shows its focus ring');
+    await page.keyboard.press('Enter');
+    await until('the retried run to succeed', async () => (await h.store.getRun(parseRunId(run.id))).state === 'succeeded', 60_000);
+    const retries = (await h.store.listRunActions(parseRunId(run.id))).filter((a) => a.kind === 'retry_failed');
+    assert.equal(retries.length, 1, 'one Enter is one retry');
+
+    // Clear the task whose panel is open, by Tab and Enter: it runs again under a higher fence.
+    const fenceBefore = (await h.store.listJobs(parseRunId(run.id))).find((j) => j.taskId === 'load')!.fence;
+    await page.getByTestId('clear-task').and(page.locator(':enabled')).waitFor();
+    const clearRing = await tabFromTop(page, '[data-testid="clear-task"]');
+    assert.ok(clearRing, 'Clear shows its focus ring');
+    await page.keyboard.press('Enter');
+    await until(
+      'the clear to be applied',
+      async () => /clear applied: 1 task changed/.test((await page.getByTestId('job-actions').getByTestId('action-status').textContent()) ?? ''),
+      30_000,
+    );
+    await until('the cleared run to succeed again', async () => (await h.store.getRun(parseRunId(run.id))).state === 'succeeded', 60_000);
+    const load = (await h.store.listJobs(parseRunId(run.id))).find((j) => j.taskId === 'load')!;
+    assert.ok(load.fence > fenceBefore, 'the cleared task ran again under a higher fence');
+    assert.equal((await h.store.listRunActions(parseRunId(run.id))).filter((a) => a.kind === 'clear').length, 1, 'one Enter is one clear');
     await page.close();
   });
 });

@@ -133,6 +133,7 @@ const PAGES: PhonePage[] = [
   { name: 'shards', path: () => '/shards', ready: 'leadership-history', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'workers', path: () => '/workers', ready: 'worker-worker-1', shell: true, goTo: { testId: 'nav-dags', path: '/dags' } },
   { name: 'fair share', path: () => '/fair-share', ready: 'share-table', shell: true, goTo: { testId: 'nav-editor', path: '/editor' } },
+  { name: 'limits', path: () => '/limits', ready: 'limits-table', shell: true, goTo: { testId: 'nav-fair-share', path: '/fair-share' } },
   { name: 'notifications', path: () => '/notifications', ready: 'rules-table', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'simulator', path: () => '/simulator', ready: 'sim-run', shell: true, goTo: { testId: 'nav-overview', path: '/' } },
   { name: 'API reference', path: () => '/reference', ready: 'op-triggerDag', shell: true, goTo: { testId: 'nav-runs', path: '/runs' } },
@@ -158,6 +159,17 @@ before(async () => {
   // A channel and a rule, so the Notifications page is measured with its tables, a long URL among them.
   const channel = await h.store.createNotificationChannel({ name: 'phone-hook', kind: 'slack', url: 'https://hooks.slack.com/services/T000000/B000000/a-rather-long-token-value' });
   await h.store.createNotificationRule({ channelId: channel.id, event: 'pool_no_worker', afterSeconds: 300, pool: 'gpu' });
+  // A limit that one job holds while another waits, so the Limits page is measured with its list of who waits.
+  await h.store.setResourceLimit({ name: 'phone-warehouse', capacity: 1 });
+  await h.store.putDag(
+    {
+      id: 'phone-limited',
+      schedule: { kind: 'manual' },
+      tasks: ['load-a', 'load-b'].map((id) => ({ id, type: 'sleep', config: { durationMs: 180_000 }, resources: { 'phone-warehouse': 1 } })),
+    },
+    SHARDS,
+  );
+  await h.store.triggerRun(parseDagId('phone-limited'));
 });
 
 after(async () => {

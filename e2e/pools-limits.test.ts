@@ -6,7 +6,8 @@ import { SHARDS, SLOTS, VIEWER, WORKERS, screenshot, signedInPage, startHarness,
 
 /**
  * Worker pools and resource limits in real Chromium against a real cluster: an operator
- * creates a limit on the Fair share page and sees who holds and who waits for it, a bad
+ * opens Limits from the navigation, creates a limit and sees who holds and who waits for it
+ * as the store has it, a bad
  * capacity is refused naming the field, a viewer sees the limits but cannot set one, the
  * Workers page shows each worker's pool, and a job for a pool no live worker serves says why
  * it waits until a worker of that pool joins and runs it.
@@ -42,8 +43,10 @@ after(async () => {
 });
 
 describe('pools and limits', () => {
-  test('an operator creates a limit on the Fair share page and sees its use and who waits', async () => {
-    await page.goto(`${h.consoleUrl}/fair-share`);
+  test('an operator opens Limits from the navigation, creates a limit and sees its use and who waits, as the store has it', async () => {
+    await page.goto(`${h.consoleUrl}/`);
+    await page.getByTestId('nav-limits').click();
+    await page.waitForURL((url) => url.pathname === '/limits');
     await page.getByTestId('limit-name').fill('warehouse');
     await page.getByTestId('limit-capacity').fill('0');
     await page.getByTestId('limit-set').click();
@@ -72,7 +75,22 @@ describe('pools and limits', () => {
     assert.equal(await page.getByTestId('limit-warehouse-use').textContent(), '1 / 1');
     const waiters = (await page.getByTestId('limit-warehouse-waiters').textContent()) ?? '';
     assert.match(waiters, new RegExp(`e2e-limited · run ${run.id} · load-[ab]`));
-    await screenshot(page, '40-fair-share-limits');
+    // The page's figures are the store's: its waiting count, and the ready job it names is the one that waits.
+    await until(
+      'the page to show the waiting job the store has',
+      async () => {
+        const [stored] = await h.store.listResourceLimits();
+        const ready = (await h.store.listJobs(run.id)).filter((j) => j.state === 'ready').map((j) => j.taskId);
+        const text =
+          (await page
+            .getByTestId('limit-warehouse-waiters')
+            .textContent()
+            .catch(() => '')) ?? '';
+        return stored?.waiting === 1 && ready.length === 1 && (await row.getAttribute('data-waiting')) === String(stored.waiting) && text.includes(`· ${ready[0]}`);
+      },
+      10_000,
+    );
+    await screenshot(page, '40-limits');
   });
 
   test('a viewer sees the limits but has no form, and the API refuses a viewer who sets one', async () => {

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { parseDagId } from '@fenceline/core';
+import { parseDagId, parseRunId } from '@fenceline/core';
 import { SHARDS, VIEWER, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 
 /**
@@ -19,6 +19,10 @@ let failing = true;
 
 const CANCEL_DAG = 'e2e-cancel';
 const RETRY_DAG = 'e2e-retry-from-failure';
+/** A one-task DAG whose task fails while the service does: a failed run to retry, as often as needed. */
+const ONCE_DAG = 'e2e-retry-once';
+/** Gaps between a user's two clicks on "Retry from failure". */
+const CLICK_GAPS_MS = [0, 130, 300, 1_000];
 
 /** Answers 500 while `failing`, then 200: a service that an operator repaired. */
 function startServer(): Promise<number> {
@@ -57,9 +61,57 @@ before(async () => {
     },
     SHARDS,
   );
+  await h.store.putDag({ id: ONCE_DAG, tasks: [{ id: 'load', type: 'http', config: { url: `http://127.0.0.1:${port}/load` } }] }, SHARDS);
   page = await signedInPage(h);
   page.on('dialog', (d) => void d.accept());
 });
+
+/** A run of ONCE_DAG that failed, open on the page with its Retry from failure button enabled. */
+async function failedRunOpen(p: Page): Promise<string> {
+  failing = true;
+  const run = await h.store.triggerRun(parseDagId(ONCE_DAG));
+  await until('the run to fail', async () => (await h.store.getRun(run.id)).state === 'failed', 60_000);
+  await p.goto(`${h.consoleUrl}/runs/${run.id}`);
+  await until('Retry from failure to be enabled', async () => (await p.getByTestId('retry-failed').count()) === 1 && !(await p.getByTestId('retry-failed').isDisabled()), 30_000);
+  return run.id;
+}
+
+/**
+ * Clicks "Retry from failure" with the real mouse, twice `gapMs` apart (a double click when
+ * 0), and returns once every action request the clicks sent has been answered, with the
+ * action ids of the answers.
+ */
+async function clickRetry(p: Page, gapMs: number): Promise<string[]> {
+  const sent: string[] = [];
+  const answered: string[] = [];
+  const isRequest = (url: string) => url.includes('runActions.request');
+  const onRequest = (r: { url(): string }) => {
+    if (isRequest(r.url())) sent.push(r.url());
+  };
+  const onResponse = async (r: { url(): string; json(): Promise<unknown> }) => {
+    if (!isRequest(r.url())) return;
+    const body = (await r.json().catch(() => null)) as { result?: { data?: { json?: { id?: string } } } }[] | null;
+    answered.push(body?.[0]?.result?.data?.json?.id ?? 'refused');
+  };
+  p.on('request', onRequest);
+  p.on('response', onResponse);
+  try {
+    const box = (await p.getByTestId('retry-failed').boundingBox())!;
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    if (gapMs === 0) await p.mouse.dblclick(x, y);
+    else {
+      await p.mouse.click(x, y);
+      // The gap is what is under test: the second click lands this long after the first.
+      await new Promise((r) => setTimeout(r, gapMs));
+      await p.mouse.click(x, y);
+    }
+    await until('every action request to be answered', async () => sent.length > 0 && answered.length === sent.length, 30_000);
+    return answered;
+  } finally {
+    p.off('request', onRequest);
+    p.off('response', onResponse);
+  }
+}
 
 after(async () => {
   await new Promise((r) => server?.close(r));
@@ -162,5 +214,46 @@ describe('operator actions on the run page', () => {
     await viewer.getByTestId('job-detail').waitFor();
     assert.equal(await viewer.getByTestId('job-actions').count(), 0);
     await viewer.context().close();
+  });
+});
+
+describe('one click, one action: Retry from failure', () => {
+  for (const gap of CLICK_GAPS_MS) {
+    test(`two clicks on Retry from failure ${gap === 0 ? 'as a double click' : `${gap} ms apart`} ask for one retry`, async () => {
+      const runId = await failedRunOpen(page);
+      const answers = await clickRetry(page, gap);
+      assert.ok(
+        answers.every((id) => id === answers[0] && id !== 'refused'),
+        `every answer names one action: ${answers.join(', ')}`,
+      );
+      const retries = (await h.store.listRunActions(parseRunId(runId))).filter((a) => a.kind === 'retry_failed');
+      assert.equal(retries.length, 1, `clicks ${gap} ms apart stored ${retries.length} retries`);
+      assert.equal(retries[0]!.id, answers[0]);
+    });
+  }
+
+  test('Retry from failure is disabled while its request is out, and the held request is one retry', async () => {
+    const runId = await failedRunOpen(page);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let arrived = 0;
+    const isRequest = (url: URL) => url.pathname.includes('runActions.request');
+    await page.route(isRequest, async (route) => {
+      arrived += 1;
+      await held;
+      await route.continue();
+    });
+    try {
+      const retry = page.getByTestId('retry-failed');
+      await retry.click();
+      await until('the request to be out', async () => arrived === 1, 10_000);
+      assert.equal(await retry.isDisabled(), true, 'Retry from failure is disabled while the request is out');
+      release();
+      await until('the retry to be stored', async () => (await h.store.listRunActions(parseRunId(runId))).length === 1, 30_000);
+      assert.equal(arrived, 1, 'one request in all');
+    } finally {
+      release();
+      await page.unroute(isRequest);
+    }
   });
 });

@@ -16,6 +16,10 @@ const DAG = 'e2e-params';
 /** Gaps between a user's two clicks on "Trigger run": a double click, quick ones, impatient ones after the answer. */
 const CLICK_GAPS_MS = [0, 60, 130, 300, 1_000, 3_000];
 const onceDag = (gapMs: number) => `e2e-once-${gapMs}`;
+/** Gaps between two clicks on the params form's "Queue the run". */
+const SUBMIT_GAPS_MS = [0, 130, 300, 1_000];
+const formDag = (gapMs: number) => `e2e-form-once-${gapMs}`;
+const SLOW_DAG = 'e2e-form-slow';
 /** The console's window after an answer in which a click repeats the last trigger (KEY_KEPT_MS). */
 const KEY_KEPT_MS = 10_000;
 
@@ -34,6 +38,9 @@ before(async () => {
     SHARDS,
   );
   for (const gap of CLICK_GAPS_MS) await h.store.putDag({ id: onceDag(gap), schedule: { kind: 'manual' }, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
+  for (const id of [...SUBMIT_GAPS_MS.map(formDag), SLOW_DAG]) {
+    await h.store.putDag({ id, schedule: { kind: 'manual' }, params: { batch: { type: 'integer', default: 1 } }, tasks: [{ id: 'only', type: 'noop' }] }, SHARDS);
+  }
   page = await signedInPage(h);
 });
 
@@ -47,7 +54,7 @@ const runCount = async (dag = DAG) => (await h.store.listRuns({ dagId: parseDagI
  * Clicks "Trigger run" with the real mouse: twice `gapMs` apart (a double click when 0), and
  * returns once every trigger request the clicks sent has been answered, with their run ids.
  */
-async function clickTrigger(p: Page, gapMs: number | null): Promise<string[]> {
+async function clickTrigger(p: Page, gapMs: number | null, testId = 'trigger-run'): Promise<string[]> {
   const sent: string[] = [];
   const answered: string[] = [];
   const onRequest = (r: { url(): string }) => {
@@ -61,7 +68,7 @@ async function clickTrigger(p: Page, gapMs: number | null): Promise<string[]> {
   p.on('request', onRequest);
   p.on('response', onResponse);
   try {
-    const box = (await p.getByTestId('trigger-run').boundingBox())!;
+    const box = (await p.getByTestId(testId).boundingBox())!;
     const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
     if (gapMs === 0) await p.mouse.dblclick(x, y);
     else {
@@ -145,5 +152,56 @@ describe('one click, one run', () => {
     const [second] = await clickTrigger(page, null);
     assert.notEqual(second, first);
     await until('a second run', async () => (await runCount(dag)) === 2);
+  });
+});
+
+describe('one click, one run: the params form', () => {
+  for (const gap of SUBMIT_GAPS_MS) {
+    test(`two clicks on the form's submit ${gap === 0 ? 'as a double click' : `${gap} ms apart`} queue one run`, async () => {
+      const dag = formDag(gap);
+      await page.goto(`${h.consoleUrl}/dags/${dag}`);
+      await page.getByTestId('trigger-run').click();
+      await page.getByTestId('trigger-form').waitFor();
+      // The second click lands where the button was, whether or not the answer has closed the form.
+      const answers = await clickTrigger(page, gap, 'trigger-submit');
+      assert.ok(
+        answers.every((id) => id === answers[0] && id !== 'refused'),
+        `every answer names one run: ${answers.join(', ')}`,
+      );
+      assert.equal(await runCount(dag), 1, `clicks ${gap} ms apart queued ${await runCount(dag)} runs`);
+    });
+  }
+
+  test('the submit button is disabled while its request is out, and the held request queues one run', async () => {
+    await page.goto(`${h.consoleUrl}/dags/${SLOW_DAG}`);
+    await page.getByTestId('trigger-run').click();
+    await page.getByTestId('trigger-form').waitFor();
+    // The trigger request is held at the browser until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let arrived = 0;
+    const isTrigger = (url: URL) => url.pathname.includes('dags.trigger');
+    await page.route(isTrigger, async (route) => {
+      arrived += 1;
+      await held;
+      await route.continue();
+    });
+    try {
+      const submit = page.getByTestId('trigger-submit');
+      await submit.click();
+      await until('the request to be out', async () => arrived === 1, 10_000);
+      assert.equal(await submit.isDisabled(), true, 'the submit button is disabled while the request is out');
+      assert.equal(await page.getByTestId('trigger-run').isDisabled(), true, 'so is Trigger run');
+      // A click on a disabled button sends nothing.
+      await submit.click({ force: true });
+      assert.equal(arrived, 1);
+      release();
+      await until('a run', async () => (await runCount(SLOW_DAG)) === 1, 30_000);
+      await until('the form to close', async () => (await page.getByTestId('trigger-form').count()) === 0, 10_000);
+      assert.equal(arrived, 1, 'one request in all');
+    } finally {
+      release();
+      await page.unroute(isTrigger);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,39 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * A proxy in front of the API that forwards every request, records the Idempotency-Key of
+ * each one `matches`, and cuts the connection instead of passing on the first such answer:
+ * a request that landed but whose answer was lost.
+ */
+async function lossyProxy(matches: (req: IncomingMessage) => boolean): Promise<{ url: string; keys: string[]; close(): Promise<void> }> {
+  const keys: string[] = [];
+  const proxy = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const matched = matches(req);
+      if (matched) keys.push(String(req.headers['idempotency-key']));
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length')) as Record<string, string>;
+      void fetch(`${new URL(api.url).origin}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (upstream) => {
+        const body = Buffer.from(await upstream.arrayBuffer());
+        if (matched && keys.length === 1) {
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        res.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    keys,
+    close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
+  };
 }
 
 /** Nothing of how the CLI or the server is built reaches the terminal. */
@@ -283,42 +316,80 @@ describe('the CLI over the HTTP API', () => {
   });
 
   it('sends a trigger whose answer was lost again with the same key, and queues one run', async () => {
-    // A proxy that forwards every request but cuts the connection instead of passing on the first trigger's answer.
-    const keys: string[] = [];
-    const proxy = createHttpServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const isTrigger = req.method === 'POST' && (req.url ?? '').endsWith('/trigger');
-        if (isTrigger) keys.push(String(req.headers['idempotency-key']));
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length')) as Record<string, string>;
-        void fetch(`${new URL(api.url).origin}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (upstream) => {
-          const body = Buffer.from(await upstream.arrayBuffer());
-          if (isTrigger && keys.length === 1) {
-            req.socket.destroy();
-            return;
-          }
-          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
-          res.end(body);
-        });
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxy = await lossyProxy((req) => req.method === 'POST' && (req.url ?? '').endsWith('/trigger'));
     try {
       const before = (await api.store.pageRuns({ dagId, limit: 50 })).rows.length;
-      const out = await cli(['--url', `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, '--token', operator, 'trigger', dagId, '--param', 'batch=9']);
+      const out = await cli(['--url', proxy.url, '--token', operator, 'trigger', dagId, '--param', 'batch=9']);
       expect(out.stderr).toBe('');
       expect(out.code).toBe(0);
       const match = /^run (\d+) of cli-http queued/.exec(out.stdout);
       expect(match, out.stdout).not.toBeNull();
-      expect(keys).toHaveLength(2);
-      expect(keys[0]).toMatch(/^cli-[0-9a-f]{24}$/);
-      expect(keys[1]).toBe(keys[0]);
+      expect(proxy.keys).toHaveLength(2);
+      expect(proxy.keys[0]).toMatch(/^cli-[0-9a-f]{24}$/);
+      expect(proxy.keys[1]).toBe(proxy.keys[0]);
       const runs = (await api.store.pageRuns({ dagId, limit: 50 })).rows;
       expect(runs).toHaveLength(before + 1);
       expect(runs[0]!.id).toBe(match![1]);
     } finally {
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
+    }
+  });
+
+  it('sends a backfill whose answer was lost again with the same key, and starts one backfill', async () => {
+    const daily = parseDagId('cli-http-daily');
+    await api.store.putDag({ id: daily, schedule: { kind: 'interval', everyMs: 86_400_000 }, tasks: [{ id: 'only', type: 'noop' }] }, 4);
+    const proxy = await lossyProxy((req) => req.method === 'POST' && (req.url ?? '').endsWith('/backfills'));
+    try {
+      const out = await cli(['--url', proxy.url, '--token', operator, 'backfill', daily, '--from', '2026-02-01T00:00:00Z', '--to', '2026-02-03T00:00:00Z', '--no-wait']);
+      expect(out.stderr).toBe('');
+      expect(out.code).toBe(0);
+      // The repeat is the command's own, so it reads as a backfill started now, not an earlier one.
+      const id = /^backfill (\d+) of cli-http-daily: 2 slots from /.exec(out.stdout)?.[1];
+      expect(id, out.stdout).toBeDefined();
+      expect(proxy.keys).toHaveLength(2);
+      expect(proxy.keys[0]).toMatch(/^cli-[0-9a-f]{24}$/);
+      expect(proxy.keys[1]).toBe(proxy.keys[0]);
+      const backfills = await api.store.listBackfills({ dagId: daily });
+      expect(backfills.map((b) => b.id)).toEqual([id]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('numbers attempts through the job’s life after a clear, in the API’s history and the CLI’s columns', async () => {
+    // A service that fails until it is repaired, and a worker, started now: the tests above need jobs that wait.
+    let failing = true;
+    const service = createHttpServer((_req, res) => {
+      res.statusCode = failing ? 500 : 200;
+      res.end(failing ? 'down' : 'ok');
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    try {
+      const flaky = parseDagId('cli-http-flaky');
+      const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}/load`;
+      await api.store.putDag({ id: flaky, tasks: [{ id: 'load', type: 'http', config: { url } }] }, 4);
+      cluster.startWorker(0);
+      const run = await api.store.triggerRun(flaky);
+      await eventually('the run to fail', async () => (await api.store.getRun(run.id)).state === 'failed', 60_000);
+      failing = false;
+      const cleared = await asOperator('clear', run.id, '--task', 'load');
+      expect(cleared.code, cleared.stderr).toBe(0);
+      await eventually('the cleared run to succeed', async () => (await api.store.getRun(run.id)).state === 'succeeded', 60_000);
+
+      const res = await fetch(`${api.url}/runs/${run.id}`, { headers: { authorization: `Bearer ${viewer}` } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { jobs: { taskId: string; attempt: number; history?: { seen: number; lastClear: { kind: string; by: string } | null } }[] };
+      const load = body.jobs.find((j) => j.taskId === 'load')!;
+      const [action] = await api.store.listRunActions(run.id);
+      expect(load.attempt).toBe(1);
+      expect(load.history).toMatchObject({ seen: 2, lastClear: { kind: 'clear', by: action!.requestedBy } });
+
+      const jobs = await cli(['--url', api.url, '--token', viewer, 'jobs', run.id]);
+      expect(jobs.code, jobs.stderr).toBe(0);
+      const line = jobs.stdout.split('\n').find((l) => l.includes("'load'"));
+      expect(line, jobs.stdout).toMatch(new RegExp(`'load'\\s*│\\s*'succeeded'\\s*│\\s*2\\s*│\\s*'1/\\d+'\\s*│\\s*'by ${action!.requestedBy} `));
+    } finally {
+      await new Promise((resolve) => service.close(resolve));
     }
   });
 

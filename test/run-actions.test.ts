@@ -148,6 +148,12 @@ describe('operator actions through real schedulers, workers and the CLI', () => 
     const flaky = after.find((j) => j.taskId === 'flaky')!;
     expect(flaky.fence).toBeGreaterThan(failed.find((j) => j.taskId === 'flaky')!.fence + 1);
     expect(flaky.attempt).toBe(1);
+    // The CLI numbers the attempts through the job's life, as the run page does: two in all,
+    // though the retry budget the clear reset reads 1 again, and it names the clear.
+    const jobs = await runCli(f.databaseUrl, 'jobs', run.id);
+    expect(jobs.code, jobs.stderr).toBe(0);
+    const flakyLine = jobs.stdout.split('\n').find((l) => l.includes("'flaky'"));
+    expect(flakyLine, jobs.stdout).toMatch(/'flaky'\s*│\s*'succeeded'\s*│\s*2\s*│\s*'1\/\d+'\s*│\s*'by \S+ /);
     const result = await f.store.getResult(flaky.id);
     expect(result).toMatchObject({ outcome: 'succeeded', fence: flaky.fence });
     // Applied once, by the leader that took the shard over.

@@ -13,16 +13,17 @@ import {
 } from '@fenceline/core';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import type { ApiClient } from './cli-http-client';
-import { ApiError } from './cli-http-client';
+import { ApiError, isTransient } from './cli-http-client';
 import { cliAudit, osUser } from './cli-people';
-import { cliKeyOwner } from './cli-once';
+import { cliKeyOwner, commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';
 
 export const BACKFILL_HELP = `  backfill <DAG> --from ISO --to ISO [--max-active N] [--mode skip|rerun] [--yes] [--no-wait] [--idempotency-key KEY]
                                    one run per schedule slot in [from, to), at most N unfinished at once
                                    (default 4); a slot that has a run is skipped, or with --mode rerun
                                    its ended run is cleared to run again;
                                    above ${LIMITS.backfillConfirmSlots} slots it needs --yes; prints its progress until it ends
-                                   (exit 0 when done, 1 when cancelled)
+                                   (exit 0 when done, 1 when cancelled); a request whose answer is lost
+                                   is sent again with the same key, so it starts one backfill
   backfill list [DAG] [--limit N]  recent backfills with their progress (20 by default)
   backfill status <ID>             one backfill's progress
   backfill cancel <ID>             create no more runs; its queued runs end cancelled`;
@@ -37,8 +38,11 @@ export interface BackfillAsk {
   maxActiveRuns: number | undefined;
   confirm: boolean;
   mode: BackfillMode | undefined;
-  /** --idempotency-key: a repeated command with it starts nothing and follows the first backfill. */
-  requestKey: string | undefined;
+  /**
+   * Always sent: --idempotency-key, else a new key per command, so a request the CLI sends
+   * again after a lost answer starts nothing and follows the first backfill.
+   */
+  requestKey: string;
 }
 
 /**
@@ -53,6 +57,8 @@ export interface BackfillOps {
   cancel(id: BackfillId): Promise<BackfillRow>;
   /** Whether a refusal of `create` is the one a large backfill gets without --yes. */
   needsConfirm(err: unknown): boolean;
+  /** Whether a failure of `create` may have left it unanswered, so sending it again with its key is safe. */
+  transient(err: unknown): boolean;
 }
 
 /** The backfill commands against the store, auditing as the CLI's OS user. */
@@ -75,6 +81,7 @@ export function storeBackfills(store: BackfillStore): BackfillOps {
       return b;
     },
     needsConfirm: (err) => err instanceof InvalidInputError && err.details.field === 'confirm',
+    transient: lostInTransit,
   };
 }
 
@@ -87,6 +94,7 @@ export function httpBackfills(api: ApiClient): BackfillOps {
     create: async ({ requestKey, ...body }) => (await api.post('/backfills', { body, idempotencyKey: requestKey })) as BackfillRow,
     cancel: async (id) => (await api.post(`${path(id)}/cancel`)) as BackfillRow,
     needsConfirm: (err) => err instanceof ApiError && err.issues.some((i) => i.field === 'confirm'),
+    transient: isTransient,
   };
 }
 
@@ -180,17 +188,23 @@ export async function backfillCommand(ops: BackfillOps, args: string[]): Promise
     default: {
       const dagId = parseDagId(need(first, 'DAG id'), 'DAG');
       const maxActive = flag(args, '--max-active');
+      const givenKey = flag(args, '--idempotency-key');
+      const ask = {
+        dagId,
+        from: textFlag(args, '--from'),
+        to: textFlag(args, '--to'),
+        maxActiveRuns: maxActive === undefined ? undefined : Number(maxActive),
+        confirm: hasFlag(args, '--yes'),
+        // Any other word goes to the store, which refuses it naming the field.
+        mode: flag(args, '--mode') as BackfillMode | undefined,
+      };
       let b: BackfillRow;
       try {
-        b = await ops.create({
-          dagId,
-          from: textFlag(args, '--from'),
-          to: textFlag(args, '--to'),
-          maxActiveRuns: maxActive === undefined ? undefined : Number(maxActive),
-          confirm: hasFlag(args, '--yes'),
-          // Any other word goes to the store, which refuses it naming the field.
-          mode: flag(args, '--mode') as BackfillMode | undefined,
-          requestKey: flag(args, '--idempotency-key'),
+        b = await sendOnce({
+          key: requestKeyOf(givenKey),
+          send: (requestKey) => ops.create({ ...ask, requestKey }),
+          transient: (err) => ops.transient(err),
+          command: commandLine('backfill', args),
         });
       } catch (err) {
         if (ops.needsConfirm(err)) {
@@ -200,7 +214,8 @@ export async function backfillCommand(ops: BackfillOps, args: string[]): Promise
         }
         throw err;
       }
-      if (b.repeated) console.log(`backfill ${b.id} was started by an earlier request with this key; nothing new was started`);
+      // A repeat the CLI sent itself after a lost answer is this command's own backfill, not an earlier one.
+      if (b.repeated && givenKey !== undefined) console.log(`backfill ${b.id} was started by an earlier request with this key; nothing new was started`);
       console.log(`backfill ${b.id} of ${b.dagId}: ${b.totalSlots} slots from ${fmt(b.fromAt)} to ${fmt(b.toAt)}, at most ${b.maxActiveRuns} unfinished runs`);
       if (hasFlag(args, '--no-wait')) return 0;
       return follow(ops, b);

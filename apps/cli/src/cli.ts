@@ -62,10 +62,10 @@ Options:
                                    FENCELINE_URL when not given. Over --url: apply, dags, runs, trigger, pause, resume, jobs,
                                    cancel, clear, retry, mark and limit; any other command needs the database and exits 2
   --token TOKEN                    the API token (flt_...) sent as Authorization: Bearer with --url; FENCELINE_TOKEN when not given
-  --idempotency-key KEY            on apply, trigger, cancel, clear, retry and mark: a repeated request with the same KEY
+  --idempotency-key KEY            on apply, trigger, backfill, cancel, clear, retry and mark: a repeated request with the same KEY
                                    (1 to 100 letters, digits, _ or -) stores nothing and prints the first answer; sent as
                                    the Idempotency-Key header over --url (against the store, apply takes it with one file).
-                                   Without it, trigger, cancel, clear, retry and mark make a key of their own: a request that
+                                   Without it, trigger, backfill, cancel, clear, retry and mark make a key of their own: a request that
                                    gets no answer or a server error is sent again with that key (3 tries in all), so a retry
                                    never does it twice, and if every try fails the command to repeat it with the key is printed
 

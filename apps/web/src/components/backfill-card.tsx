@@ -7,6 +7,7 @@ import { describeError, ErrorBox } from '@/components/errors';
 import { canOperate, useRole } from '@/components/shell';
 import { Time } from '@/components/time';
 import { Card, Empty, StateBadge } from '@/components/ui';
+import { fingerprintOf, RequestKeys } from '@/lib/request-keys';
 
 const HOUR_MS = 3_600_000;
 
@@ -64,18 +65,24 @@ export function BackfillCard({ dagId, scheduled }: { dagId: string; scheduled: b
   const [mode, setMode] = useState<'skip' | 'rerun'>('skip');
   const create = useMutation(trpc.backfills.create.mutationOptions({ onSuccess: () => void invalidate() }));
   const cancel = useMutation(trpc.backfills.cancel.mutationOptions({ onSuccess: () => void invalidate() }));
+  // One backfill per click: as Trigger run does, every click of the same request (the same
+  // range and settings) within the keys' window after its answer sends the same request key,
+  // so a double click or a retried request starts one backfill.
+  const [keys] = useState(() => new RequestKeys());
+  const send = (input: { dagId: string; from: string; to: string; maxActiveRuns: number; mode: 'skip' | 'rerun'; confirm?: boolean }, onError?: (err: unknown) => void) => {
+    const requestKey = keys.keyFor(fingerprintOf(input));
+    create.mutate({ ...input, requestKey }, { onError, onSettled: () => keys.answered(requestKey) });
+  };
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const input = { dagId, from, to, maxActiveRuns: Number(maxActive), mode };
-    create.mutate(input, {
-      onError: (err) => {
-        // The store counts the slots; a large range is sent again only once the operator agrees.
-        const shown = describeError(err);
-        if (shown.code === 'INVALID_INPUT' && shown.details?.field === 'confirm' && window.confirm(`${shown.message}. Start it anyway?`)) {
-          create.mutate({ ...input, confirm: true });
-        }
-      },
+    send(input, (err) => {
+      // The store counts the slots; a large range is sent again only once the operator agrees.
+      const shown = describeError(err);
+      if (shown.code === 'INVALID_INPUT' && shown.details?.field === 'confirm' && window.confirm(`${shown.message}. Start it anyway?`)) {
+        send({ ...input, confirm: true });
+      }
     });
   };
   const cancelClicked = (id: string) => {

@@ -2,6 +2,7 @@
 
 import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node, type NodeChange, type NodeTypes } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
+import type { KeyboardEvent } from 'react';
 import { useColorMode } from './color-mode';
 
 /**
@@ -44,8 +45,20 @@ export function ReadOnlyFlow<N extends Node>({
   testId: string;
 }) {
   const colorMode = useColorMode();
+  // React Flow gives each node a Tab stop, but its Enter or Space only selects the node and
+  // never calls onNodeClick; a node opened by the keyboard must open as a clicked one does.
+  const onKeyDown = onSelect
+    ? (e: KeyboardEvent<HTMLDivElement>) => {
+        if (e.key !== 'Enter' && e.key !== ' ') return;
+        const target = e.target as HTMLElement;
+        const id = target.classList.contains('react-flow__node') ? target.getAttribute('data-id') : null;
+        if (id === null) return;
+        e.preventDefault();
+        onSelect(id);
+      }
+    : undefined;
   return (
-    <div className="graph" style={{ height }} data-testid={testId}>
+    <div className="graph" style={{ height }} data-testid={testId} onKeyDown={onKeyDown}>
       <ReactFlow
         nodes={nodes}
         edges={edges}

@@ -237,6 +237,7 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
         capFraction: spec.capFraction ?? opts.capFraction,
         unmet: task ? unmetNeed(needOf(task), offers) : null,
         short: task ? shortLimits(task.resources ?? {}, limitUse) : null,
+        lastAttempt: numbered.at(-1)?.number ?? null,
       }),
       dependsOn,
     };
@@ -311,14 +312,26 @@ function whyWaiting(
   job: JobRow,
   dependsOn: string[],
   byTask: Map<string, JobRow>,
-  f: { now: Date; held: number; cap: number; pool: number; poolName: string; leased: number; capFraction: number; unmet: string | null; short: string | null },
+  f: {
+    now: Date;
+    held: number;
+    cap: number;
+    pool: number;
+    poolName: string;
+    leased: number;
+    capFraction: number;
+    unmet: string | null;
+    short: string | null;
+    /** The latest attempt's number in the job's life (what the attempts table reads), null before the first. */
+    lastAttempt: number | null;
+  },
 ): string | null {
   if (job.state === 'waiting') {
     const open = dependsOn.filter((d) => byTask.get(d)?.state !== 'succeeded');
     return `waiting on dependencies: ${open.map((d) => `${d} (${byTask.get(d)?.state ?? 'unknown'})`).join(', ') || 'none left; promoted on the next dispatch'}`;
   }
   if (job.state !== 'ready') return null;
-  if (job.nextAttemptAt && job.nextAttemptAt > f.now) return `retry backoff until ${job.nextAttemptAt.toISOString()} (attempt ${job.attempt} failed)`;
+  if (job.nextAttemptAt && job.nextAttemptAt > f.now) return `retry backoff until ${job.nextAttemptAt.toISOString()} (attempt ${f.lastAttempt ?? job.attempt} failed)`;
   // No live worker can take it at all: said first, since neither the cap nor a free slot would help.
   if (f.unmet !== null) return `waiting for a worker: ${f.unmet}`;
   if (f.pool === 0) return `no free worker: no live worker is in pool \`${f.poolName}\``;

@@ -1,34 +1,15 @@
 'use client';
 
 import { useEffect, useState } from 'react';
-import { TRIGGER_RULES, type DagIssue } from '@fenceline/core';
+import type { DagIssue } from '@fenceline/core';
 import type { PoolSummary } from '@fenceline/db/console';
 import type { DraftTask } from './draft';
 import { labelsOf, labelsText, parseResources, resourcesText, withField } from './task-fields';
 import type { RoutingWarning } from './routing-warnings';
+import { DependsOnField, TriggerRuleField } from './dependency-fields';
+import { IssueList } from './issue-list';
 
 const BUILTIN = ['noop', 'sleep', 'shell', 'http'];
-
-/** What each trigger rule means, in the words the selector shows. */
-const RULE_TEXT: Record<(typeof TRIGGER_RULES)[number], string> = {
-  all_success: 'all succeeded (default)',
-  all_done: 'all ended, however (clean-up)',
-  none_failed: 'all ended, none failed',
-  one_failed: 'as soon as one failed (alerting)',
-  one_success: 'as soon as one succeeded',
-};
-
-function IssueList({ issues, field }: { issues: DagIssue[]; field?: (path: string) => boolean }) {
-  const shown = field ? issues.filter((i) => field(i.path)) : issues;
-  if (shown.length === 0) return null;
-  return (
-    <ul className="field-issues" data-testid="field-issues">
-      {shown.map((i, k) => (
-        <li key={k}>{i.message}</li>
-      ))}
-    </ul>
-  );
-}
 
 /** One task's settings, with the validator's messages shown under the field they are about. */
 export function TaskPanel({
@@ -199,42 +180,8 @@ export function TaskPanel({
         {configError ? <div className="inline-error">{configError}</div> : null}
         <IssueList issues={issues} field={(p) => p.startsWith(`${at}.config`)} />
       </label>
-      <div className="field">
-        <span>Depends on</span>
-        {task.dependsOn.length === 0 ? <div className="muted small">nothing: it starts as soon as a run starts</div> : null}
-        <ul className="deps">
-          {task.dependsOn.map((d) => (
-            <li key={d} className={allIds.includes(d) ? '' : 'bad-text'}>
-              <code>{d}</code> {allIds.includes(d) ? null : '(unknown task)'}
-              <button className="link small" onClick={() => onChange({ ...task, dependsOn: task.dependsOn.filter((x) => x !== d) })}>
-                remove
-              </button>
-            </li>
-          ))}
-        </ul>
-        <IssueList issues={issues} field={(p) => p.startsWith(`${at}.dependsOn`)} />
-      </div>
-      <label className="field">
-        <span>Runs when its dependencies</span>
-        <select
-          data-testid="task-trigger"
-          value={typeof task.trigger === 'string' ? task.trigger : 'all_success'}
-          onChange={(e) => {
-            const { trigger: _old, ...rest } = task;
-            onChange(e.target.value === 'all_success' ? (rest as DraftTask) : { ...rest, trigger: e.target.value });
-          }}
-        >
-          {TRIGGER_RULES.map((r) => (
-            <option key={r} value={r}>
-              {r}: {RULE_TEXT[r]}
-            </option>
-          ))}
-        </select>
-        {task.dependsOn.length === 0 && typeof task.trigger === 'string' && task.trigger !== 'all_success' ? (
-          <div className="muted small">A task without dependencies runs at once, whatever its rule.</div>
-        ) : null}
-        <IssueList issues={issues} field={(p) => p === `${at}.trigger`} />
-      </label>
+      <DependsOnField task={task} allIds={allIds} issues={issues} at={at} onChange={onChange} />
+      <TriggerRuleField task={task} issues={issues} at={at} onChange={onChange} />
       <div className="field-row">
         {numberField('retries', 'Retries')}
         {numberField('timeoutMs', 'Timeout (ms)')}

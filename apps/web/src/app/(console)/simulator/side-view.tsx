@@ -65,7 +65,15 @@ export function SideView({ side, index, scales, compact, nodes }: { side: Side; 
   return (
     <div data-testid={`sim-side-${index}`} data-state={side.state}>
       <Card title={`${side.name}: ${side.label}, seed ${side.knobs.seed}`}>
-        <div className="meter" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)} data-testid={`sim-progress-${index}`}>
+        <div
+          className="meter"
+          role="progressbar"
+          aria-label={`${side.name}: share of the virtual time simulated`}
+          aria-valuemin={0}
+          aria-valuemax={100}
+          aria-valuenow={Math.round(fraction * 100)}
+          data-testid={`sim-progress-${index}`}
+        >
           <div className="meter-fill" style={{ width: `${fraction * 100}%` }} />
         </div>
         <div className={`small ${side.state === 'failed' ? 'bad-text' : 'muted'}`} data-testid={`sim-status-${index}`}>

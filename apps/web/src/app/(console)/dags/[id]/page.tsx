@@ -5,10 +5,8 @@ import Link from 'next/link';
 import { useParams, usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useState } from 'react';
 import { livePoll, useTRPC } from '@/client/trpc';
-import { diffLines, DiffView, prettySpec } from '@/components/diff';
 import { ErrorBox } from '@/components/errors';
-import { relative, scheduleText, scheduleZone } from '@/components/format';
-import { Time } from '@/components/time';
+import { scheduleText } from '@/components/format';
 import { DagGraph } from '@/components/dag-graph';
 import { NotFoundCard } from '@/components/not-found-card';
 import { AuditTable } from '@/components/audit-table';
@@ -18,6 +16,8 @@ import { canOperate, useRole } from '@/components/shell';
 import { Card, Empty, LiveDot, PageHeader, StateBadge } from '@/components/ui';
 import { isNotFound } from '@/lib/live-query';
 import { TriggerForm } from './trigger-form';
+import { VersionsCard } from './versions-card';
+import { DagChips } from './dag-chips';
 import { RunPager, RunTable } from '@/components/run-table';
 import { runListHref } from '@/lib/run-links';
 import { fingerprintOf, KEY_KEPT_MS, RequestKeys } from '@/lib/request-keys';
@@ -95,7 +95,6 @@ export default function DagPage() {
   };
   const pause = useMutation(trpc.dags.setPaused.mutationOptions({ onSuccess: () => void invalidate() }));
   const catchup = useMutation(trpc.dags.setCatchup.mutationOptions({ onSuccess: () => void invalidate() }));
-  const [diffVersion, setDiffVersion] = useState<number | null>(null);
 
   const d = found?.dag;
   const states: Record<string, string> = {};
@@ -103,13 +102,11 @@ export default function DagPage() {
   if (timeline.data && timeline.data.run.id === runId) {
     for (const j of timeline.data.jobs) {
       states[j.job.taskId] = j.job.state;
-      if (j.job.attempt > 1) details[j.job.taskId] = `try ${j.job.attempt}`;
+      // The attempt's number in the job's life, which a clear does not reset, as the run page numbers it.
+      const tries = j.attempts.at(-1)?.number ?? 0;
+      if (tries > 1) details[j.job.taskId] = `try ${tries}`;
     }
   }
-  const versions = found?.versions ?? [];
-  const shownDiff = diffVersion ?? d?.version ?? null;
-  const after = versions.find((v) => v.version === shownDiff);
-  const before = versions.find((v) => v.version === (shownDiff ?? 0) - 1);
 
   return (
     <>
@@ -175,42 +172,7 @@ export default function DagPage() {
       <ErrorBox error={pause.error} what="Pause / resume" />
       {d ? (
         <>
-          <div className="chips">
-            {d.paused ? (
-              <span className="badge state-paused" data-testid="paused-badge">
-                paused
-              </span>
-            ) : (
-              <span className="badge state-succeeded">active</span>
-            )}
-            <span className="chip">
-              next run:{' '}
-              {d.paused ? (
-                <span data-testid="next-run-paused">paused</span>
-              ) : d.nextRunAt ? (
-                <>
-                  <Time at={d.nextRunAt} zone={scheduleZone(d.spec.schedule)} testId="next-run" /> ({relative(d.nextRunAt, found!.now)})
-                </>
-              ) : (
-                'manual only'
-              )}
-            </span>
-            <span className="chip">max active runs: {d.spec.maxActiveRuns}</span>
-            <span className="chip">cap: {d.spec.capFraction !== undefined ? `${d.spec.capFraction * 100}% (own)` : 'cluster default'}</span>
-            <label className="chip">
-              catch-up:{' '}
-              <select
-                data-testid="catchup-policy"
-                value={d.spec.catchup.policy}
-                disabled={!canOperate(role) || catchup.isPending}
-                onChange={(e) => catchupChosen(e.target.value as 'none' | 'latest' | 'all', d.spec.catchup.policy, d.version)}
-              >
-                <option value="none">none</option>
-                <option value="latest">latest</option>
-                <option value="all">all</option>
-              </select>
-            </label>
-          </div>
+          <DagChips dag={d} now={found!.now} canChange={canOperate(role) && !catchup.isPending} onCatchup={(policy) => catchupChosen(policy, d.spec.catchup.policy, d.version)} />
           <ErrorBox error={catchup.error} what="Changing catch-up" />
           <Card
             title={
@@ -246,27 +208,7 @@ export default function DagPage() {
                 <RunTable testId="run-history" runs={runs} now={runsPage.data?.now ?? found!.now} showDag={false} selectedId={runId} onSelect={setSelectedRun} />
               )}
             </Card>
-            <Card title="Versions">
-              <ul className="versions" data-testid="version-list">
-                {[...versions].reverse().map((v) => (
-                  <li key={v.version}>
-                    <button className={`link ${v.version === shownDiff ? 'strong' : ''}`} onClick={() => setDiffVersion(v.version)} data-testid={`version-${v.version}`}>
-                      v{v.version}
-                    </button>{' '}
-                    <span className="muted small">
-                      <Time at={v.createdAt} />
-                    </span>{' '}
-                    {v.version === d.version ? <span className="badge">current</span> : null}
-                  </li>
-                ))}
-              </ul>
-              {after ? (
-                <>
-                  <div className="muted small">{before ? `Changes from v${before.version} to v${after.version}` : `v${after.version} is the first version`}</div>
-                  <DiffView lines={diffLines(before ? prettySpec(before.spec) : '', prettySpec(after.spec))} />
-                </>
-              ) : null}
-            </Card>
+            <VersionsCard versions={found?.versions ?? []} current={d.version} />
           </div>
           <BackfillCard dagId={d.id} scheduled={d.spec.schedule.kind !== 'manual'} />
           <Card title="Changes" actions={<Link href="/audit">Audit log →</Link>}>

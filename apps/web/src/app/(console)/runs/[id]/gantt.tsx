@@ -56,9 +56,18 @@ export function Gantt({ timeline, selected, onSelect }: { timeline: RunTimeline;
       </div>
       {rows.map((j) => (
         <div key={j.job.id} className={`gantt-row ${selected === j.job.taskId ? 'selected' : ''}`} onClick={() => onSelect(j.job.taskId)} data-testid={`gantt-row-${j.job.taskId}`}>
-          <div className="gantt-label" title={j.waitingReason ?? j.job.state}>
+          {/* The label is the row's keyboard handle: a real button, so Tab reaches it and Enter or
+              Space opens the job's panel, as a click anywhere on the row does. */}
+          <button
+            type="button"
+            className="gantt-label"
+            title={j.waitingReason ?? j.job.state}
+            aria-pressed={selected === j.job.taskId}
+            aria-label={`Open job ${j.job.taskId} (${j.job.state.replace('_', ' ')})`}
+            data-testid={`gantt-open-${j.job.taskId}`}
+          >
             {j.job.taskId}
-          </div>
+          </button>
           <div className="gantt-track">
             {j.intervals.map((i, k) => {
               const fromMs = new Date(i.from).getTime();

@@ -20,7 +20,8 @@ export function LastError({ job }: { job: JobTimeline }) {
   }
   // The latest attempt that failed and was retried; the job row keeps only the latest error.
   const retried = [...job.attempts].reverse().find((a) => a.outcome === 'retrying');
-  const n = retried?.attempt || null;
+  // Its number in the job's life, as the attempts table shows it: the budget's number repeats after a clear.
+  const n = retried?.number ?? null;
   const after = job.job.state === 'succeeded' ? 'the job has since succeeded' : job.job.state === 'leased' ? 'a later attempt is running' : 'a retry is queued';
   return (
     <div className="note" data-testid="earlier-error">

@@ -123,7 +123,7 @@ export default function RunPage() {
                 <div className="job-detail" data-testid="job-detail">
                   <div className="kv">
                     <span>State</span>
-                    <StateBadge state={job.job.state} />
+                    <StateBadge state={job.job.state} testId="job-state" />
                     <span>Job id</span>
                     <code>{job.job.id}</code>
                     <span>Fence</span>
