@@ -67,9 +67,10 @@ describe('WriteProgress: the result-write path must move while results wait', ()
       w.clock.now += 200;
       w.progress.check();
     }
-    expect(w.told).toEqual(['stalled 1000 ms, 0 waiting']);
+    // The send at 1000 ms made a whole window of failures; the check after it reports them.
+    expect(w.told).toEqual(['stalled 1200 ms, 0 waiting']);
     await w.progress.track(2, () => Promise.resolve('written'));
-    expect(w.told).toEqual(['stalled 1000 ms, 0 waiting', 'progressed after 1600 ms']);
+    expect(w.told).toEqual(['stalled 1200 ms, 0 waiting', 'progressed after 1600 ms']);
   });
 
   it('counts a refusal the store answered as progress', async () => {
@@ -79,6 +80,18 @@ describe('WriteProgress: the result-write path must move while results wait', ()
       w.clock.now += 200;
       w.progress.check();
     }
+    expect(w.told).toEqual([]);
+  });
+
+  it('says nothing of failures that stopped within the window (an outage that passed)', async () => {
+    const w = watch();
+    const down = () => Promise.reject(new StoreUnavailableError('the database is unavailable (ECONNREFUSED)'));
+    while (w.clock.now < 900) {
+      await w.progress.track(1, down).catch(() => undefined);
+      w.clock.now += 100;
+      w.progress.check();
+    }
+    checkUntil(w, 5000);
     expect(w.told).toEqual([]);
   });
 

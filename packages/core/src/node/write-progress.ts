@@ -17,11 +17,12 @@ export interface WriteProgressHooks {
  * again and again (a pool on a server in recovery answers every statement with an error
  * at once), and results that never reach the store at all (a batch that never goes out).
  *
- * The path is stalled when results have been handed to it and none has been answered for
- * `windowMs` since the first of them, while results still wait here or kept arriving
- * within the window (a worker whose sends fail tries again; one that went to another node
- * and stopped asking here leaves nothing to wait for). An answer that refuses a result is
- * progress too: the store answered.
+ * The path is stalled when no write has been answered since the first result that got no
+ * answer, and either results have waited here for `windowMs` since that one, or results
+ * kept coming and failing for `windowMs` after it (a worker whose sends fail tries again).
+ * Failures that stop within the window are an outage that passed, or a worker that took
+ * its results to another node: nothing waits here, and it is forgotten. An answer that
+ * refuses a result is progress too: the store answered.
  *
  * Like StoreWatch it sets no timer of its own: `check` runs on the node's store-watch loop.
  */
@@ -86,19 +87,21 @@ export class WriteProgress {
     const since = this.unservedSinceMs;
     if (since === null) return;
     const now = this.clock.nowMs();
-    const demand = this.waiting > 0 || now - this.lastArrivalMs < this.windowMs;
+    const waited = this.waiting > 0 && now - since >= this.windowMs;
     if (this.stalledAtMs === null) {
-      if (!demand) {
-        // Nothing waits here any more: the results went elsewhere. Start afresh.
+      if (this.waiting === 0 && now - this.lastArrivalMs >= this.windowMs) {
+        // Nothing waits here, and nothing came for a window: start afresh.
         this.unservedSinceMs = null;
         return;
       }
-      if (now - since < this.windowMs) return;
+      if (!waited && this.lastArrivalMs - since < this.windowMs) return;
       this.stalledAtMs = now;
       this.hooks.stalled(now - since, this.waiting);
       return;
     }
-    if (this.escalatedAtMs === null && demand && now - this.stalledAtMs >= this.windowMs) {
+    // Escalate only while the path is still asked to write: results wait, or came since the report.
+    const stillAsked = this.waiting > 0 || this.lastArrivalMs > this.stalledAtMs;
+    if (this.escalatedAtMs === null && stillAsked && now - this.stalledAtMs >= this.windowMs) {
       this.escalatedAtMs = now;
       this.hooks.stillStalled(now - since, this.waiting);
     }
