@@ -95,11 +95,13 @@ export class SchedulerNode {
         this.metrics.inc('store_outages_total');
         this.metrics.set('store_unavailable', 1);
         this.deps.onLog?.('warn', 'the database is unavailable; waiting for it', { call: method, error: err.message });
+        this.emit({ type: 'store:unavailable', nodeId: this.nodeId, data: { call: method, error: err.message } });
       },
       outageEnded: (durationMs, failedCalls) => {
         this.metrics.set('store_unavailable', 0);
         this.metrics.inc('store_outage_ms_total', durationMs);
         this.deps.onLog?.('warn', 'the database is available again', { outageMs: durationMs, failedCalls });
+        this.emit({ type: 'store:available', nodeId: this.nodeId, data: { outageMs: durationMs, failedCalls } });
       },
     });
     // The result-write path as a whole gets one call deadline to show progress (WriteProgress).
@@ -117,6 +119,7 @@ export class SchedulerNode {
       progressed: (stalledMs) => {
         this.metrics.set('result_writes_stalled', 0);
         this.deps.onLog?.('warn', 'result writes make progress again', { stalledMs });
+        this.emit({ type: 'store:writes-moving', nodeId: this.nodeId, data: { stalledMs } });
       },
     });
     // Every call the node makes to the store has a deadline (StoreWatch), whichever part makes it.
@@ -478,6 +481,7 @@ export class SchedulerNode {
   private writesStalled(stalledMs: number, waiting: number): void {
     this.metrics.inc('result_write_stalls_total');
     this.metrics.set('result_writes_stalled', 1);
+    this.emit({ type: 'store:writes-stalled', nodeId: this.nodeId, data: { stalledMs, resultsWaiting: waiting } });
     const now = this.clock.nowMs();
     const reconnect = this.deps.store.reconnect !== undefined && now - this.lastReconnectMs >= this.config.storeCallTimeoutMs;
     this.deps.onLog?.('error', `result writes made no progress for ${stalledMs} ms`, {
