@@ -155,10 +155,18 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-/** The driver's error for a connection it closed or destroyed (postgres.js's codes for them). */
+/**
+ * The driver's error for a connection it closed or destroyed (postgres.js's codes for
+ * them), or the server's word that it is ending the connection (SQLSTATE class 57P: an
+ * administrator's or a crash's shutdown, or a server not yet accepting connections). The
+ * driver rejects with the latter too when a server shuts down under a connection that was
+ * checking the server's role, a promise no call holds: a scheduler died of one, unhandled,
+ * in a postmaster kill of the repeated failover drill.
+ */
 function isDriverConnectionLoss(err: unknown): err is Error & { code: string } {
   const code = (err as { code?: unknown } | null)?.code;
-  return err instanceof Error && (code === 'CONNECTION_DESTROYED' || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED');
+  if (!(err instanceof Error) || typeof code !== 'string') return false;
+  return code === 'CONNECTION_DESTROYED' || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED' || /^57P0[1-3]$/.test(code);
 }
 
 /** The driver's deferred write on a connection whose socket is gone (see the handler in main). */

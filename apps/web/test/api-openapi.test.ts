@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOTIFY_LIMITS, parseDagId, parseWorkerId, shardOf } from '@fenceline/core';
 import { startApiHttp } from './support/api-http';
 import { appRoutes } from './support/app-routes';
 
@@ -26,8 +27,13 @@ beforeAll(async () => {
   // A fresh database and every route module: slow on a loaded machine.
 }, 60_000);
 afterAll(async () => {
-  // Every answer of this file was checked against the document (support/answer-check.ts).
-  if (api) expect(api.answers.checked).toBeGreaterThan(20);
+  // Every answer of this file was checked against the document (support/answer-check.ts),
+  // and every operation's success answer among them at least once.
+  if (api) {
+    expect(api.answers.checked).toBeGreaterThan(20);
+    const unchecked = api.answers.operationIds().filter((id) => !api.answers.answered2xx.has(id));
+    expect(unchecked, 'operations whose 2xx answer was never checked against its schema').toEqual([]);
+  }
   await api?.stop();
 });
 
@@ -234,6 +240,54 @@ describe('a client written from the document', () => {
     expect((await call('createBackfill', { token: operator, body: { ...body, dagId: 'no-such-dag' } })).status).toBe(404);
     expect((await call('getBackfill', { token: viewer, path: { id: '999999' } })).status).toBe(404);
     expect((await call('getBackfill', { token: viewer, path: { id: 'x' } })).status).toBe(400);
+  });
+
+  it('reads a job a worker holds a lease on as running', async () => {
+    const operator = await api.tokenFor('operator');
+    const viewer = await api.tokenFor('viewer');
+    await call('applyDag', { token: operator, body: { id: 'doc-held', tasks: [{ id: 'held', type: 'noop' }] } });
+    const run = await call('triggerDag', { token: operator, path: { id: 'doc-held' }, body: {} });
+    const runId = String(run.body.id);
+    // The test leads the DAG's shard and starts the run and grants the lease, as its leader would.
+    const dagId = parseDagId('doc-held');
+    const lead = (await api.store.acquireShard({ shard: shardOf(dagId, 4), nodeId: 'doc-test-leader', ttlMs: 60_000 }))!.token;
+    const job = { taskId: 'held', state: 'ready' as const, maxAttempts: 1, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 };
+    const [started] = (await api.store.startRunsAcross([{ token: lead, items: [{ runId: runId as never, jobs: [job] }] }])) as unknown as { id: string }[][][];
+    const jobId = started![0]![0]!.id;
+    await api.store.grantLeasesMany([{ token: lead, grants: [{ jobId: jobId as never, workerId: parseWorkerId('doc-worker') }] }], 60_000);
+    expect((await api.store.getJob(jobId as never)).state).toBe('leased');
+    const read = await call('getRun', { token: viewer, path: { id: runId } });
+    expect(read.status).toBe(200);
+    expect(read.body.run).toMatchObject({ id: runId, state: 'running' });
+    expect(read.body.jobs).toEqual([expect.objectContaining({ taskId: 'held', state: 'running' })]);
+    expect(JSON.stringify(read.body)).not.toContain('"state":"leased"');
+  });
+
+  it('answers every other operation with a success a client reads by the document', async () => {
+    const viewer = await api.tokenFor('viewer');
+    const operator = await api.tokenFor('operator');
+    const admin = await api.tokenFor('admin');
+    await call('applyDag', { token: operator, body: { id: 'doc-every', schedule: { kind: 'interval', everyMs: 3_600_000 }, tasks: [{ id: 'only', type: 'noop' }] } });
+    expect((await call('listDags', { token: viewer })).status).toBe(200);
+    expect((await call('getDag', { token: viewer, path: { id: 'doc-every' } })).status).toBe(200);
+    expect((await call('pauseDag', { token: operator, path: { id: 'doc-every' } })).body).toMatchObject({ id: 'doc-every', paused: true });
+    expect((await call('resumeDag', { token: operator, path: { id: 'doc-every' } })).body).toMatchObject({ id: 'doc-every', paused: false });
+    expect((await call('listRuns', { token: viewer })).status).toBe(200);
+    const channel = await call('createNotificationChannel', { token: admin, body: { name: 'doc-hook', kind: 'webhook', url: 'http://127.0.0.1:9/doc' } });
+    expect(channel.status).toBe(201);
+    expect((await call('listNotificationChannels', { token: viewer })).status).toBe(200);
+    const rule = await call('createNotificationRule', { token: operator, body: { channelId: channel.body.id, event: 'run_failed' } });
+    expect(rule.status).toBe(201);
+    expect((await call('listNotificationRules', { token: viewer })).status).toBe(200);
+    // A dead letter to send again: its deliveries all failed, recorded as a shard's leader would.
+    const dagId = parseDagId('doc-every');
+    const lead = (await api.store.acquireShard({ shard: shardOf(dagId, 4), nodeId: 'doc-test-leader', ttlMs: 60_000 }))!.token;
+    const [dead] = await api.store.enqueueNotifications(lead, [{ event: 'run_failed', dagId, subject: 'doc-run', payload: { runId: 'doc-run' } }]);
+    for (let i = 0; i < NOTIFY_LIMITS.maxAttempts; i++) await api.store.recordDelivery(lead, dead!.id, { kind: 'failed', error: 'no answer' });
+    expect((await call('listNotifications', { token: viewer })).status).toBe(200);
+    expect((await call('retryNotification', { token: operator, path: { id: dead!.id } })).body).toMatchObject({ id: dead!.id, state: 'pending' });
+    expect((await call('deleteNotificationRule', { token: operator, path: { id: String(rule.body.id) } })).status).toBe(200);
+    expect((await call('deleteNotificationChannel', { token: admin, path: { id: String(channel.body.id) } })).status).toBe(200);
   });
 
   it('sets, lists and deletes a resource limit as an operator; a viewer lists but may not set; bad input names the field', async () => {

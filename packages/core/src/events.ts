@@ -27,5 +27,11 @@ export const EVENT_TYPES = [
   'backfill:advanced',
   'backfill:done',
   'backfill:cancelled',
+  // A node's view of its store, for the console's shard view: an outage began or ended, or
+  // its result writes stalled or moved again. Written when the node next reaches the store.
+  'store:unavailable',
+  'store:available',
+  'store:writes-stalled',
+  'store:writes-moving',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -43,4 +43,23 @@ describe('console: shards snapshot', () => {
     await store.leaveCluster('node-b');
     expect((await shardsSnapshot(store.db, { liveWindowMs: 60_000 })).nodes).toEqual(['node-a']);
   });
+
+  it("shows each node's store as the node last reported it: an outage or a write stall on, or the last one's length", async () => {
+    await store.contentionView({ nodeId: 'node-d', liveWindowMs: 3_000, serving: true });
+    const at = (s: number) => new Date(Date.now() - s * 1000);
+    await store.appendEvents([
+      { type: 'store:unavailable', nodeId: 'node-d', at: at(30), data: { call: 'completeJobs', error: 'the database is unavailable (ECONNRESET)' } },
+      { type: 'store:available', nodeId: 'node-d', at: at(20), data: { outageMs: 9_400, failedCalls: 70 } },
+      { type: 'store:writes-stalled', nodeId: 'node-d', at: at(10), data: { stalledMs: 20_100, resultsWaiting: 4 } },
+      { type: 'store:unavailable', nodeId: 'node-e', at: at(5), data: { call: 'renewShard', error: 'the database is unavailable (57P03)' } },
+    ]);
+    const health = (await shardsSnapshot(store.db, { liveWindowMs: 60_000 })).nodeHealth;
+    const d = health.find((h) => h.nodeId === 'node-d')!;
+    expect(d).toMatchObject({ store: 'available', lastOutageMs: 9_400, writes: 'stalled', lastStallMs: null });
+    expect(d.lastStampedAt).not.toBeNull();
+    // A node that reported an outage and nothing since is shown in it, though it no longer stamps itself alive.
+    expect(health.find((h) => h.nodeId === 'node-e')).toMatchObject({ store: 'unavailable', writes: 'moving', lastStampedAt: null });
+    await store.appendEvents([{ type: 'store:writes-moving', nodeId: 'node-d', data: { stalledMs: 31_000 } }]);
+    expect((await shardsSnapshot(store.db, { liveWindowMs: 60_000 })).nodeHealth.find((h) => h.nodeId === 'node-d')).toMatchObject({ writes: 'moving', lastStallMs: 31_000 });
+  });
 });

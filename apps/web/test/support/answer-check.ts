@@ -4,6 +4,7 @@ import { openApiDocument } from '../../src/server/api/openapi';
 
 type Json = Record<string, unknown>;
 interface Operation {
+  operationId: string;
   responses: Record<string, { content?: { 'application/json'?: { schema?: { $ref?: string } } } }>;
 }
 
@@ -18,6 +19,8 @@ export class AnswerCheck {
   private readonly operations: { pattern: RegExp; method: string; path: string; op: Operation }[] = [];
   readonly offSchema: string[] = [];
   checked = 0;
+  /** The operations (by id) with at least one 2xx answer that matched its schema. */
+  readonly answered2xx = new Set<string>();
 
   constructor() {
     addFormats.default(this.ajv);
@@ -57,5 +60,11 @@ export class AnswerCheck {
     const validate = this.ajv.getSchema(`openapi.json${ref}`);
     if (!validate) throw new Error(`the document's ${ref} does not resolve`);
     if (!validate(body)) this.offSchema.push(`${where}: ${this.ajv.errorsText(validate.errors, { separator: '; ' })} in ${JSON.stringify(body).slice(0, 500)}`);
+    else if (res.status >= 200 && res.status < 300) this.answered2xx.add(found.op.operationId);
+  }
+
+  /** Every operation id in the document. */
+  operationIds(): string[] {
+    return this.operations.map((o) => o.op.operationId);
   }
 }

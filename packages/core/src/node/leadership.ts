@@ -25,6 +25,8 @@ export class Leadership {
     private readonly c: NodeContext,
     /** Asks the node for a dispatch round (a leader has new ready jobs or freed leases). */
     private readonly kick: () => void,
+    /** True while the node's result writes are stalled and it gave its shards up (WriteProgress): it takes none. */
+    private readonly standingAside: () => boolean = () => false,
   ) {
     // The tick's run creations and starts, and promotions and finishes, of every shard this
     // node leads share one statement per step.
@@ -92,8 +94,10 @@ export class Leadership {
   async contend(): Promise<void> {
     const { c } = this;
     if (c.stopped()) return;
-    // A node no worker polls could lead shards only for their jobs to wait.
-    const serving = c.pool.poolSlots() > 0;
+    // A node no worker polls could lead shards only for their jobs to wait; nor could one
+    // whose result writes are stuck, which stands aside for a healthy node.
+    const standingAside = this.standingAside();
+    const serving = c.pool.poolSlots() > 0 && !standingAside;
     const view = await c.store.contentionView({ nodeId: c.nodeId, liveWindowMs: this.nodeLiveWindowMs(), serving });
     if (c.stopped()) return;
     const nowMs = view.now.getTime();
@@ -112,6 +116,7 @@ export class Leadership {
     });
     const only = c.config.leadShards === null ? null : new Set(c.config.leadShards);
     for (const shard of plan.acquire) {
+      if (standingAside) break;
       if (this.leaders.has(shard) || c.stopped() || (only !== null && !only.has(shard))) continue;
       const got = await c.store.acquireShard({ shard, nodeId: c.nodeId, ttlMs: c.config.shardLeaseTtlMs });
       if (got) this.lead(got.token, got.previousHolder, got.reason);
@@ -143,6 +148,11 @@ export class Leadership {
     c.metrics.inc('leader_handoffs_total');
     await c.store.releaseShard(leader.token).catch((e) => c.error('release', e));
     c.emit({ type: 'leader:released', shard: leader.shard, epoch: leader.token.epoch, nodeId: c.nodeId, data: { reason } });
+  }
+
+  /** Gives up every shard this node leads (the node's write path is stuck; a healthy node takes them). */
+  async giveUpAll(reason: string): Promise<void> {
+    await Promise.all(this.all().map((leader) => this.handOff(leader, reason)));
   }
 
   /** Starts leading a shard; its state loads in the background while renewals go on. */

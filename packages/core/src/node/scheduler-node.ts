@@ -19,6 +19,7 @@ import { RunTraces } from './run-traces';
 import type { Tracing, TraceSpan } from '../tracing';
 import { NotificationWatcher } from './notification-watch';
 import { StoreWatch } from './store-watch';
+import { WriteProgress } from './write-progress';
 import { isStoreUnavailable } from '../unavailable';
 
 export { endedNotices } from './worker-protocol';
@@ -80,6 +81,7 @@ export class SchedulerNode {
   private readonly traces: RunTraces | null;
   private readonly watcher: NotificationWatcher | null;
   private readonly storeWatch: StoreWatch;
+  private readonly writeProgress: WriteProgress;
   /** When the node last replaced its store connections, so a long stall replaces them once per deadline. */
   private lastReconnectMs = Number.NEGATIVE_INFINITY;
 
@@ -94,11 +96,31 @@ export class SchedulerNode {
         this.metrics.inc('store_outages_total');
         this.metrics.set('store_unavailable', 1);
         this.deps.onLog?.('warn', 'the database is unavailable; waiting for it', { call: method, error: err.message });
+        this.emit({ type: 'store:unavailable', nodeId: this.nodeId, data: { call: method, error: err.message } });
       },
       outageEnded: (durationMs, failedCalls) => {
         this.metrics.set('store_unavailable', 0);
         this.metrics.inc('store_outage_ms_total', durationMs);
         this.deps.onLog?.('warn', 'the database is available again', { outageMs: durationMs, failedCalls });
+        this.emit({ type: 'store:available', nodeId: this.nodeId, data: { outageMs: durationMs, failedCalls } });
+      },
+    });
+    // The result-write path as a whole gets one call deadline to show progress (WriteProgress).
+    this.writeProgress = new WriteProgress(this.clock, this.config.storeCallTimeoutMs, {
+      stalled: (stalledMs, waiting) => this.writesStalled(stalledMs, waiting),
+      stillStalled: (stalledMs, waiting) => {
+        this.metrics.inc('result_write_giveups_total');
+        this.deps.onLog?.('error', "result writes still make no progress; giving up this node's shards", {
+          stalledMs,
+          resultsWaiting: waiting,
+          shards: this.leadership.ledShards().length,
+        });
+        void this.leadership.giveUpAll('write-stall').catch((err: unknown) => this.error('write-stall', err));
+      },
+      progressed: (stalledMs) => {
+        this.metrics.set('result_writes_stalled', 0);
+        this.deps.onLog?.('warn', 'result writes make progress again', { stalledMs });
+        this.emit({ type: 'store:writes-moving', nodeId: this.nodeId, data: { stalledMs } });
       },
     });
     // Every call the node makes to the store has a deadline (StoreWatch), whichever part makes it.
@@ -153,7 +175,11 @@ export class SchedulerNode {
       stopped: () => this.stopped,
       traces,
     };
-    this.leadership = new Leadership(context, () => this.kick());
+    this.leadership = new Leadership(
+      context,
+      () => this.kick(),
+      () => this.writeProgress.standingAside(),
+    );
     this.dispatcher = new Dispatcher(context, {
       loadedLeaders: () => this.leadership.loadedLeaders(),
       allLeaders: () => this.leadership.all(),
@@ -164,6 +190,7 @@ export class SchedulerNode {
       leader: (shard) => this.leadership.leader(shard),
       hasReadyWork: () => this.dispatcher.hasReadyWork(),
       kick: () => this.kick(),
+      writes: this.writeProgress,
     });
     this.dueRuns = new DueRuns({
       store: this.store,
@@ -442,9 +469,33 @@ export class SchedulerNode {
   /** Fails the store calls past their deadline and publishes how many are waiting. */
   private watchStore(): void {
     this.storeWatch.check();
+    this.writeProgress.check();
     const { calls, oldestMs } = this.storeWatch.pending();
     this.metrics.set('store_calls_waiting', calls);
     this.metrics.set('store_oldest_call_ms', oldestMs);
+  }
+
+  /**
+   * Results have waited a whole call deadline and no write of them was answered: whether
+   * the calls hang, fail at once, or never leave the node, its connections are replaced
+   * (once per deadline, as for a stalled call); a window later, still stuck, it gives up
+   * its shards (WriteProgress).
+   */
+  private writesStalled(stalledMs: number, waiting: number): void {
+    this.metrics.inc('result_write_stalls_total');
+    this.metrics.set('result_writes_stalled', 1);
+    this.emit({ type: 'store:writes-stalled', nodeId: this.nodeId, data: { stalledMs, resultsWaiting: waiting } });
+    const now = this.clock.nowMs();
+    const reconnect = this.deps.store.reconnect !== undefined && now - this.lastReconnectMs >= this.config.storeCallTimeoutMs;
+    this.deps.onLog?.('error', `result writes made no progress for ${stalledMs} ms`, {
+      stalledMs,
+      resultsWaiting: waiting,
+      action: reconnect ? 'replacing the store connections' : 'the store connections were just replaced',
+    });
+    if (!reconnect) return;
+    this.lastReconnectMs = now;
+    this.metrics.inc('store_reconnects_total');
+    void this.deps.store.reconnect!().catch((err: unknown) => this.deps.onLog?.('error', 'replacing the store connections failed', { error: String(err) }));
   }
 
   /**

@@ -18,6 +18,8 @@ export interface ProtocolDeps {
   leader(shard: number): ShardLeader | undefined;
   hasReadyWork(): boolean;
   kick(): void;
+  /** Watches the result-write path for progress (WriteProgress); absent, nothing watches it. */
+  writes?: { track<T>(count: number, write: () => Promise<T>): Promise<T> };
 }
 
 type ResultInput = { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null };
@@ -185,9 +187,11 @@ export class WorkerProtocol {
     const { c } = this;
     const { workerId, session, results: items } = input;
     c.pool.seen(workerId);
-    const outcomes = await this.completeBatcher.submitMany(
-      items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId, session }, output: i.output, logs: i.logs ?? null, effects: i.effects ?? null })),
-    );
+    const submit = () =>
+      this.completeBatcher.submitMany(
+        items.map((i) => ({ ref: { jobId: i.jobId, fence: i.fence, workerId, session }, output: i.output, logs: i.logs ?? null, effects: i.effects ?? null })),
+      );
+    const outcomes = await (this.d.writes ? this.d.writes.track(items.length, submit) : submit());
     const ended: JobRow[] = [];
     for (const o of outcomes) {
       if (o.ok) {

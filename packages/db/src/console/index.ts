@@ -9,7 +9,7 @@ export { dagListPage, type DagListPage, type DagListRow } from './dag-list';
 export { fairShare, shareHistory, type DagShare, type FairShareSnapshot, type PoolShare, type ShareHistory } from './fair-share';
 export { liveJobTypes, type LiveJobTypes } from './job-types';
 export { workersSnapshot, type WorkersSnapshot, type WorkerView, type WorkerLease, type RevokedLease } from './workers';
-export { shardsSnapshot, type ShardsSnapshot, type ShardView, type LeadershipChange } from './shards';
+export { shardsSnapshot, type ShardsSnapshot, type ShardView, type LeadershipChange, type NodeStoreHealth } from './shards';
 export { runTimeline, type RunTimeline, type JobTimeline, type Attempt, type TimelineInterval } from './timeline';
 export { seedDags, seedRunGrid } from './seed';
 export { liveOffers, offerOfMeta, poolsOf, type LiveOffers, type LiveOffer, type PoolSummary } from './routing';

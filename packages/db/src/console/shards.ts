@@ -25,6 +25,27 @@ export interface LeadershipChange {
   reason: string | null;
 }
 
+/**
+ * A scheduler node's store as the node itself last reported it (its `store:*` events), and
+ * when it last stamped itself alive. A node cut off from the store cannot report that: its
+ * events are written when it reaches the store again, so meanwhile only `lastStampedAt`
+ * falling behind shows it.
+ */
+export interface NodeStoreHealth {
+  nodeId: string;
+  /** 'unavailable' from an outage's start to its end, else 'available'. */
+  store: 'available' | 'unavailable';
+  storeSince: Date | null;
+  /** 'stalled' while its result writes make no progress, else 'moving'. */
+  writes: 'moving' | 'stalled';
+  writesSince: Date | null;
+  /** The last outage's length, or the last stall's, as the node reported it when it ended. */
+  lastOutageMs: number | null;
+  lastStallMs: number | null;
+  /** When the node last stamped itself alive in the store (scheduler_nodes); null if never. */
+  lastStampedAt: Date | null;
+}
+
 export interface ShardsSnapshot {
   now: Date;
   shardCount: number;
@@ -34,6 +55,8 @@ export interface ShardsSnapshot {
   liveWindowMs: number;
   shards: ShardView[];
   history: LeadershipChange[];
+  /** Each node seen alive, and each node that reported on its store, with that report. */
+  nodeHealth: NodeStoreHealth[];
 }
 
 export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number }): Promise<ShardsSnapshot> {
@@ -66,8 +89,10 @@ export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number
         where type in ('leader:elected', 'leader:released', 'leader:deposed')
         order by id desc limit 300`,
   );
+  const nodeHealth = await nodeStoreHealth(db, nodes);
   return {
     now: date(meta?.now),
+    nodeHealth,
     shardCount,
     nodes,
     liveWindowMs: opts.liveWindowMs,
@@ -102,4 +127,36 @@ export async function shardsSnapshot(db: ConsoleDb, opts: { liveWindowMs: number
       };
     }),
   };
+}
+
+/** The latest of each node's store reports (outage, write stall), with when it last stamped itself alive. */
+async function nodeStoreHealth(db: ConsoleDb, alive: string[]): Promise<NodeStoreHealth[]> {
+  const reports = await query(
+    db,
+    sql`select distinct on (node_id, kind) node_id, kind, type, at, data
+        from (select node_id, id, type, at, data,
+                case when type in ('store:unavailable', 'store:available') then 'store' else 'writes' end as kind
+              from events
+              where type in ('store:unavailable', 'store:available', 'store:writes-stalled', 'store:writes-moving') and node_id is not null) e
+        order by node_id, kind, id desc`,
+  );
+  const stamps = await query(db, sql`select id, last_seen from scheduler_nodes`);
+  const stampOf = new Map(stamps.map((r) => [String(r.id), dateOrNull(r.last_seen)]));
+  const ids = [...new Set([...alive, ...reports.map((r) => String(r.node_id))])].sort();
+  return ids.map((nodeId) => {
+    const store = reports.find((r) => r.node_id === nodeId && r.kind === 'store');
+    const writes = reports.find((r) => r.node_id === nodeId && r.kind === 'writes');
+    const storeData = (store?.data ?? {}) as Record<string, unknown>;
+    const writesData = (writes?.data ?? {}) as Record<string, unknown>;
+    return {
+      nodeId,
+      store: store?.type === 'store:unavailable' ? 'unavailable' : 'available',
+      storeSince: dateOrNull(store?.at),
+      writes: writes?.type === 'store:writes-stalled' ? 'stalled' : 'moving',
+      writesSince: dateOrNull(writes?.at),
+      lastOutageMs: store?.type === 'store:available' && typeof storeData.outageMs === 'number' ? storeData.outageMs : null,
+      lastStallMs: writes?.type === 'store:writes-moving' && typeof writesData.stalledMs === 'number' ? writesData.stalledMs : null,
+      lastStampedAt: stampOf.get(nodeId) ?? null,
+    };
+  });
 }

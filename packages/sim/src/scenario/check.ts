@@ -3,7 +3,7 @@ import type { DagGroup, FaultConfig, ScenarioConfig, ScriptedFault } from './con
 
 const SHAPES = new Set(['independent', 'chain', 'diamond', 'fanout']);
 const HEADLINES = new Set(['fanout', 'leader-crash', 'paused-worker', 'mission-day', 'swarm']);
-const ACTIONS = new Set(['crash-leader', 'pause-workers', 'crash-workers', 'cut-store-link', 'stick-store-link', 'store-failover']);
+const ACTIONS = new Set(['crash-leader', 'pause-workers', 'crash-workers', 'cut-store-link', 'stick-store-link', 'refuse-store-writes', 'store-failover']);
 
 /**
  * Refuses a scenario that cannot be simulated, naming every field that is wrong, before
@@ -140,6 +140,7 @@ function checkScripted(f: ScriptedFault, path: string, c: ScenarioConfig, at: At
       break;
     case 'cut-store-link':
     case 'stick-store-link':
+    case 'refuse-store-writes':
       int(`${path}.node`, f.node, 0);
       if (Number.isInteger(f.node) && f.node >= c.cluster?.nodes) at(`${path}.node`, `below cluster.nodes (${c.cluster.nodes})`, f.node);
       num(`${path}.durationMs`, f.durationMs, 0);

@@ -56,6 +56,8 @@ export type ScriptedFault =
   | { atMs: number; action: 'crash-workers'; count: number; downMs: number }
   | { atMs: number; action: 'cut-store-link'; node: number; durationMs: number }
   | { atMs: number; action: 'stick-store-link'; node: number; durationMs: number }
+  /** One node's result writes are refused at once for a while (Link.refuseWritesFor); its reconnect ends it. */
+  | { atMs: number; action: 'refuse-store-writes'; node: number; durationMs: number }
   | { atMs: number; action: 'store-failover'; durationMs: number };
 
 export type DagShape = 'independent' | 'chain' | 'diamond' | 'fanout';

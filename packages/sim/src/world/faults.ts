@@ -162,6 +162,14 @@ export class FaultInjector {
         if (h) this.stickStoreLink(h, f.durationMs);
         break;
       }
+      case 'refuse-store-writes': {
+        const h = this.hosts[f.node];
+        if (h) {
+          this.note('store-writes-refused', h.link.name, f.durationMs);
+          h.link.refuseWritesFor(f.durationMs);
+        }
+        break;
+      }
       case 'cut-store-link': {
         const h = this.hosts[f.node];
         if (h) {

@@ -35,6 +35,8 @@ export class Link {
   repliesLost = 0;
   /** Until then, a store call sent over this link gets stuck (see stickFor). */
   private stuckUntilMs = 0;
+  /** Until then, result writes sent over this link are refused at once (see refuseWritesFor). */
+  private refuseWritesUntilMs = 0;
   /** Told when a cut starts: held long polls over this link end then. */
   private readonly watchers = new Set<() => void>();
 
@@ -97,6 +99,19 @@ export class Link {
     this.stuckUntilMs = Math.max(this.stuckUntilMs, this.sim.nowMs + durationMs);
   }
 
+  /**
+   * For a while, the caller's result writes are refused at once, every other call answered
+   * as usual: the connections of a pool left on a server in recovery after a failover,
+   * which answer reads and refuse writes. Only new connections (reconnect) end it early.
+   */
+  refuseWritesFor(durationMs: number): void {
+    this.refuseWritesUntilMs = Math.max(this.refuseWritesUntilMs, this.sim.nowMs + durationMs);
+  }
+
+  get refusingWrites(): boolean {
+    return this.sim.nowMs < this.refuseWritesUntilMs;
+  }
+
   get stuck(): boolean {
     return this.sim.nowMs < this.stuckUntilMs;
   }
@@ -104,10 +119,12 @@ export class Link {
   /** New connections: calls sent from now on are no longer stuck. */
   unstick(): void {
     this.stuckUntilMs = 0;
+    this.refuseWritesUntilMs = 0;
   }
 
   heal(): void {
     this.stuckUntilMs = 0;
+    this.refuseWritesUntilMs = 0;
     this.cutUntilMs = 0;
     this.slowUntilMs = 0;
     this.replyLossUntilMs = 0;

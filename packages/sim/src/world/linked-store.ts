@@ -81,6 +81,10 @@ export function linkedStore<S extends NoticeStore>(
           }
         };
       }
+      if (prop === 'completeJobs' && link.refusingWrites) {
+        // Answered at once, and never applied: a server in recovery refuses every write.
+        return callOver(link, caller, null, labels, timeoutMs, () => Promise.reject(new StoreUnavailableError('cannot execute UPDATE in a read-only transaction')));
+      }
       if (link.stuck) {
         // The statement reaches the store and may land; its answer never comes back.
         const land = op;

@@ -97,6 +97,53 @@ export default function ShardsPage() {
               );
             })}
           </div>
+          <Card title="Scheduler nodes and their store">
+            <div className="table-scroll">
+              <table className="table compact" data-testid="node-store-health">
+                <thead>
+                  <tr>
+                    <th>Node</th>
+                    <th>Store</th>
+                    <th>Result writes</th>
+                    <th>Last stamped alive</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {s.nodeHealth.map((n) => (
+                    <tr key={n.nodeId} data-testid={`node-health-${n.nodeId}`} data-store={n.store} data-writes={n.writes}>
+                      <td>
+                        <code>{n.nodeId}</code>
+                      </td>
+                      <td>
+                        <span className={`badge ${n.store === 'available' ? 'state-succeeded' : 'state-failed'}`}>{n.store}</span>{' '}
+                        <span className="small muted">
+                          {n.store === 'unavailable' && n.storeSince
+                            ? `since ${relative(n.storeSince, storeNow)}`
+                            : n.lastOutageMs !== null && n.storeSince
+                              ? `last outage ${(n.lastOutageMs / 1000).toFixed(1)} s, ended ${relative(n.storeSince, storeNow)}`
+                              : 'no outage seen'}
+                        </span>
+                      </td>
+                      <td>
+                        <span className={`badge ${n.writes === 'moving' ? 'state-succeeded' : 'state-failed'}`}>{n.writes}</span>{' '}
+                        <span className="small muted">
+                          {n.writes === 'stalled' && n.writesSince
+                            ? `since ${relative(n.writesSince, storeNow)}`
+                            : n.lastStallMs !== null && n.writesSince
+                              ? `last stall ${(n.lastStallMs / 1000).toFixed(1)} s, ended ${relative(n.writesSince, storeNow)}`
+                              : 'no stall seen'}
+                        </span>
+                      </td>
+                      <td className="small">{n.lastStampedAt ? relative(n.lastStampedAt, storeNow) : <span className="muted">never</span>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <p className="small muted">
+              What each node last reported of its store. A node cut off from the store reports only once it reaches it again; until then its last stamp falls behind.
+            </p>
+          </Card>
           <Card title="Leadership changes">
             <div className="table-scroll">
               <table className="table compact" data-testid="leadership-history">
