@@ -569,10 +569,13 @@ export interface NotificationLeaderStore {
   previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>>;
 }
 
-/** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
-export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'> {
-  /** A queued run a notice named without its facts (older senders). */
-  getRun(runId: RunId): Promise<RunRow>;
+/**
+ * What a scheduler node uses: it contends for shards, leads them, serves the worker protocol
+ * and logs events. It reads a queued run with `getRun` when a notice named the run without
+ * its facts (older senders).
+ */
+export interface NodeStore
+  extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'>, Pick<RunReadStore, 'getRun'> {
   /**
    * Replaces the store's connections with new ones: calls still waiting on the old ones fail
    * as unavailable, and notice subscriptions carry over. A node calls it when a call got no
