@@ -1,7 +1,7 @@
 import type { DeposedLeaderError } from './errors';
 import type { KeyedRequestOptions } from './request-keys';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
-import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
+import type { BackfillRow, DagRow, DagVersionRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { BackfillRequest } from './backfill/plan';
 import type { DagSpecInput } from './spec';
 import type { ResourceLimitRow } from './resources/limits';
@@ -412,10 +412,12 @@ export interface WorkerCredentialStore {
   findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null>;
 }
 
-/** The event log: what happened, for the console and the audits. */
+/**
+ * The event log: what happened, for the audits. Reading it back is for tests only
+ * (EventReadStore in the testing entry).
+ */
 export interface EventStore extends StoreTime {
   appendEvents(events: NewEvent[]): Promise<void>;
-  listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]>;
 }
 
 /** Notices between processes (pg_notify in SQL): what a shard leader should react to at once. */
