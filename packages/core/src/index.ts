@@ -38,5 +38,6 @@ export * from './log-safe';
 export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';
+export * from './input/fence-refusal';
 export * from './input/instants';
 export * from './input/boundary';

@@ -1,7 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { failureProblem, LIMITS, resultProblem, resultSizeRefusal, TooLargeError, type CompleteItem, type JobRow, type LeaseRef, type WriteOutcome } from '@fenceline/core';
+import {
+  failureProblem,
+  failureSizeRefusal,
+  fencedWriteRefusal,
+  resultProblem,
+  resultSizeRefusal,
+  type CompleteItem,
+  type JobRow,
+  type LeaseRef,
+  type WriteOutcome,
+} from '@fenceline/core';
 import { array, rows, type Executor } from './db';
-import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refusal, refuse } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -17,10 +27,6 @@ import { isId, jobFromRow } from './rows';
 
 function byteLength(text: string | null | undefined): number {
   return text ? Buffer.byteLength(text, 'utf8') : 0;
-}
-
-function assertResultSize(ref: LeaseRef, bytes: number): void {
-  if (bytes > LIMITS.maxResultBytes) throw tooLarge(ref, bytes);
 }
 
 const RESULT_UPSERT = sql`on conflict (job_id) do update set
@@ -137,15 +143,7 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
           refused.map((i) => i.ref.jobId),
         )
       : new Map();
-  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: refusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
-}
-
-function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
-  return new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
-    jobId: ref.jobId,
-    bytes,
-    limitBytes: LIMITS.maxResultBytes,
-  });
+  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: fencedWriteRefusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
 }
 
 /**
@@ -156,7 +154,8 @@ function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
 export async function failJob(db: Executor, ref: LeaseRef, failure: { error: string; retryable: boolean; logs?: string | null }): Promise<JobRow> {
   const problem = failureProblem(ref.jobId, failure);
   if (problem !== null) throw problem;
-  assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
+  const tooBig = failureSizeRefusal(ref.jobId, byteLength(failure.error), byteLength(failure.logs));
+  if (tooBig) throw tooBig;
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
   const written = await rows(
