@@ -80,6 +80,44 @@ const effectsStandsAlone = [
   },
 ];
 
+/**
+ * The libraries under the apps (db, sim, telemetry) are imported by them, never the other
+ * way round: an app is a process with its own configuration, not a library.
+ */
+const noApps = [
+  {
+    regex: '^@fenceline/(scheduler|worker|web|cli)(/|$)',
+    message: 'The packages under packages/ do not import an app; the apps import them.',
+  },
+  {
+    regex: '^(\\.\\./)+apps(/|$)',
+    message: 'The packages under packages/ do not import an app; the apps import them.',
+  },
+];
+
+/**
+ * The simulator runs the production scheduler and worker over its in-memory store; it
+ * never opens the SQL store, so a simulated run depends on no database.
+ */
+const simWithoutDatabase = [
+  {
+    regex: '^@fenceline/db(/|$)',
+    message: 'packages/sim runs on its in-memory store (MemoryStore); it never imports the SQL store.',
+  },
+  {
+    regex: '^(\\.\\./)+(packages/)?db(/|$)',
+    message: 'packages/sim runs on its in-memory store (MemoryStore); it never imports the SQL store.',
+  },
+];
+
+/** The console reads through @fenceline/db/console; the bulk inserts of @fenceline/db/testing are for tests. */
+const consoleNotTestSupport = [
+  {
+    regex: '^@fenceline/db/testing(/|$)',
+    message: '@fenceline/db/testing fills databases for tests; the console reads through @fenceline/db/console and writes through the Store.',
+  },
+];
+
 const restrict = (...groups) => ['error', { patterns: groups.flat() }];
 
 /** Ambient time, randomness and timers: the core gets all of them from outside. */
@@ -137,12 +175,14 @@ export default defineConfig(
   // Each block below restates the whole import rule for its part of the tree: ESLint
   // replaces a rule's options per matching block rather than merging them.
   { files: ['packages/core/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, coreOutsideWorld) } },
-  { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
+  { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, noApps) } },
+  { files: ['packages/sim/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, simWithoutDatabase, noApps) } },
+  { files: ['packages/telemetry/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, noApps) } },
   // The effects library writes to the user's own database (its ledger sits next to the
   // user's data); its tests borrow the test databases of @fenceline/db.
   { files: ['packages/effects/src/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, effectsStandsAlone) } },
   { files: ['packages/effects/test/**', 'tools/chaos/effects/**', 'examples/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
   { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi) } },
-  { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses) } },
+  { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses, consoleNotTestSupport) } },
   { files: ['packages/core/src/**'], ignores: ['packages/core/src/testing/**'], rules: ambientTime },
 );
