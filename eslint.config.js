@@ -48,13 +48,31 @@ const coreOutsideWorld = [
   },
 ];
 
-/** The worker reaches the scheduler only through its API, never the store. */
+/**
+ * The worker reaches the scheduler only through its API, never the store. Of the
+ * scheduler it takes only the type of the wire contract (@fenceline/scheduler/wire).
+ */
 const workerOnlyThroughApi = [
   {
     regex: '^@fenceline/db(/|$)',
     message: "The worker talks to the scheduler's API only; it never opens the store.",
   },
+  {
+    regex: '^@fenceline/scheduler(?!/wire$)(/|$)',
+    message: 'The worker takes only the type of the wire contract from the scheduler: import type from @fenceline/scheduler/wire.',
+  },
 ];
+
+/** The wire contract is a type: a value import would load the scheduler into the worker. */
+const wireTypeOnly = {
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: "ImportDeclaration[source.value='@fenceline/scheduler/wire'][importKind!='type']",
+      message: 'Import the wire contract with `import type`: the worker loads nothing of the scheduler.',
+    },
+  ],
+};
 
 /** The console reads the store and the core; the scheduler and worker processes are not its libraries. */
 const consoleNotProcesses = [
@@ -182,7 +200,7 @@ export default defineConfig(
   // user's data); its tests borrow the test databases of @fenceline/db.
   { files: ['packages/effects/src/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, effectsStandsAlone) } },
   { files: ['packages/effects/test/**', 'tools/chaos/effects/**', 'examples/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
-  { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi) } },
+  { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi), ...wireTypeOnly } },
   { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses, consoleNotTestSupport) } },
   { files: ['packages/core/src/**'], ignores: ['packages/core/src/testing/**'], rules: ambientTime },
 );

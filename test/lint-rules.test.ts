@@ -63,6 +63,12 @@ describe('lint rules', () => {
 
   it('keeps the worker off the store and the console off the scheduler and worker', async () => {
     expect(await reported('apps/worker/src/fixture.ts', "import { openStore } from '@fenceline/db';\nexport const used = openStore;\n")).toEqual(['1:no-restricted-imports']);
+    const wire = "import type { WorkerRouter } from '@fenceline/scheduler/wire';\nexport type Used = WorkerRouter;\n";
+    expect(await reported('apps/worker/src/fixture.ts', wire)).toEqual([]);
+    expect(await reported('apps/worker/src/fixture.ts', wire.replace('import type', 'import'))).toEqual(['1:no-restricted-syntax']);
+    const scheduler =
+      "import { readSchedulerConfig } from '@fenceline/scheduler';\nimport type { WorkerRouter } from '@fenceline/scheduler';\nexport const used = [readSchedulerConfig];\nexport type Used = WorkerRouter;\n";
+    expect(await reported('apps/worker/src/fixture.ts', scheduler)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
     const consoleFixture = "import { workerRouter } from '@fenceline/scheduler';\nimport { Worker } from '@fenceline/worker';\nexport const used = [workerRouter, Worker];\n";
     expect(await reported('apps/web/src/fixture.ts', consoleFixture)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
   });
