@@ -48,13 +48,31 @@ const coreOutsideWorld = [
   },
 ];
 
-/** The worker reaches the scheduler only through its API, never the store. */
+/**
+ * The worker reaches the scheduler only through its API, never the store. Of the
+ * scheduler it takes only the type of the wire contract (@fenceline/scheduler/wire).
+ */
 const workerOnlyThroughApi = [
   {
     regex: '^@fenceline/db(/|$)',
     message: "The worker talks to the scheduler's API only; it never opens the store.",
   },
+  {
+    regex: '^@fenceline/scheduler(?!/wire$)(/|$)',
+    message: 'The worker takes only the type of the wire contract from the scheduler: import type from @fenceline/scheduler/wire.',
+  },
 ];
+
+/** The wire contract is a type: a value import would load the scheduler into the worker. */
+const wireTypeOnly = {
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: "ImportDeclaration[source.value='@fenceline/scheduler/wire'][importKind!='type']",
+      message: 'Import the wire contract with `import type`: the worker loads nothing of the scheduler.',
+    },
+  ],
+};
 
 /** The console reads the store and the core; the scheduler and worker processes are not its libraries. */
 const consoleNotProcesses = [
@@ -77,6 +95,44 @@ const effectsStandsAlone = [
   {
     regex: '^@fenceline/',
     message: '@fenceline/effects depends on no other package of the repository: task code installs it alone.',
+  },
+];
+
+/**
+ * The libraries under the apps (db, sim, telemetry) are imported by them, never the other
+ * way round: an app is a process with its own configuration, not a library.
+ */
+const noApps = [
+  {
+    regex: '^@fenceline/(scheduler|worker|web|cli)(/|$)',
+    message: 'The packages under packages/ do not import an app; the apps import them.',
+  },
+  {
+    regex: '^(\\.\\./)+apps(/|$)',
+    message: 'The packages under packages/ do not import an app; the apps import them.',
+  },
+];
+
+/**
+ * The simulator runs the production scheduler and worker over its in-memory store; it
+ * never opens the SQL store, so a simulated run depends on no database.
+ */
+const simWithoutDatabase = [
+  {
+    regex: '^@fenceline/db(/|$)',
+    message: 'packages/sim runs on its in-memory store (MemoryStore); it never imports the SQL store.',
+  },
+  {
+    regex: '^(\\.\\./)+(packages/)?db(/|$)',
+    message: 'packages/sim runs on its in-memory store (MemoryStore); it never imports the SQL store.',
+  },
+];
+
+/** The console reads through @fenceline/db/console; the bulk inserts of @fenceline/db/testing are for tests. */
+const consoleNotTestSupport = [
+  {
+    regex: '^@fenceline/db/testing(/|$)',
+    message: '@fenceline/db/testing fills databases for tests; the console reads through @fenceline/db/console and writes through the Store.',
   },
 ];
 
@@ -137,7 +193,9 @@ export default defineConfig(
   // Each block below restates the whole import rule for its part of the tree: ESLint
   // replaces a rule's options per matching block rather than merging them.
   { files: ['packages/core/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, coreOutsideWorld) } },
-  { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc) } },
+  { files: ['packages/db/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, noApps) } },
+  { files: ['packages/sim/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, simWithoutDatabase, noApps) } },
+  { files: ['packages/telemetry/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, noApps) } },
   // The effects library writes to the user's own database (its ledger sits next to the
   // user's data); its tests borrow the test databases of @fenceline/db.
   { files: ['packages/effects/src/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, effectsStandsAlone) } },
@@ -146,7 +204,9 @@ export default defineConfig(
     files: ['packages/effects/test/**', 'tools/chaos/effects/**', 'examples/**', 'e2e/run-effects.test.ts', 'e2e/src/effect-tasks.ts'],
     rules: { 'no-restricted-imports': restrict(reachIntoSrc) },
   },
-  { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi) } },
-  { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses) } },
+  { files: ['apps/worker/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, workerOnlyThroughApi), ...wireTypeOnly } },
+  // The worker's own tests may stand a real scheduler server up to talk to; the worker itself still may not.
+  { files: ['apps/worker/test/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers) } },
+  { files: ['apps/web/**'], rules: { 'no-restricted-imports': restrict(reachIntoSrc, databaseDrivers, consoleNotProcesses, consoleNotTestSupport) } },
   { files: ['packages/core/src/**'], ignores: ['packages/core/src/testing/**'], rules: ambientTime },
 );

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { parseDagId, parseRunId } from '@fenceline/core';
-import { seedRunGrid } from '@fenceline/db/console';
+import { seedRunGrid } from '@fenceline/db/testing';
 import { axeScan, failingLines } from './src/axe';
 import { ADMIN, SHARDS, fillSignIn, startHarness, until, type Harness } from './src/env';
 import { chain } from './src/specs';

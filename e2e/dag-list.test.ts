@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { seedDags } from '@fenceline/db/console';
+import { seedDags } from '@fenceline/db/testing';
 import { SHARDS, screenshot, signedInPage, startHarness, type Harness } from './src/env';
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { parseDagId, type DagSpecInput, type JobRow, type RunRow } from '@fenceline/core';
-import { seedRunGrid } from '@fenceline/db/console';
+import { seedRunGrid } from '@fenceline/db/testing';
 import { SHARDS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 
 /**

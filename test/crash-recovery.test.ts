@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId, type Store } from '@fenceline/core';
+import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId } from '@fenceline/core';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
-import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster } from '../tools/start/cluster';
 import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
 import { registerSecret, runLogFile } from './support/run-logs';
@@ -16,7 +16,7 @@ import { registerSecret, runLogFile } from './support/run-logs';
 const SHARDS = 4;
 
 describe('crash safety: a leader that died between steps', () => {
-  let store: Store;
+  let store: SqlStore;
   let databaseUrl: string;
   const name = `fenceline_crash_${randomBytes(4).toString('hex')}`;
 

@@ -63,8 +63,52 @@ describe('lint rules', () => {
 
   it('keeps the worker off the store and the console off the scheduler and worker', async () => {
     expect(await reported('apps/worker/src/fixture.ts', "import { openStore } from '@fenceline/db';\nexport const used = openStore;\n")).toEqual(['1:no-restricted-imports']);
+    const wire = "import type { WorkerRouter } from '@fenceline/scheduler/wire';\nexport type Used = WorkerRouter;\n";
+    expect(await reported('apps/worker/src/fixture.ts', wire)).toEqual([]);
+    expect(await reported('apps/worker/src/fixture.ts', wire.replace('import type', 'import'))).toEqual(['1:no-restricted-syntax']);
+    const scheduler =
+      "import { readSchedulerConfig } from '@fenceline/scheduler';\nimport type { WorkerRouter } from '@fenceline/scheduler';\nexport const used = [readSchedulerConfig];\nexport type Used = WorkerRouter;\n";
+    expect(await reported('apps/worker/src/fixture.ts', scheduler)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
     const consoleFixture = "import { workerRouter } from '@fenceline/scheduler';\nimport { Worker } from '@fenceline/worker';\nexport const used = [workerRouter, Worker];\n";
     expect(await reported('apps/web/src/fixture.ts', consoleFixture)).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
+  });
+
+  it('keeps the simulator off the SQL store and the database drivers', async () => {
+    const fixture = [
+      "import { openStore } from '@fenceline/db';",
+      "import { seedDags } from '@fenceline/db/testing';",
+      "import postgres from 'postgres';",
+      "import { SqlStore } from '../../db/store/sql-store';",
+      'export const used = [openStore, seedDags, postgres, SqlStore];',
+    ].join('\n');
+    const four = ['1:no-restricted-imports', '2:no-restricted-imports', '3:no-restricted-imports', '4:no-restricted-imports'];
+    expect(await reported('packages/sim/src/fixture.ts', fixture)).toEqual(four);
+    expect(await reported('packages/sim/test/fixture.test.ts', fixture)).toEqual(four);
+    expect(
+      await reported(
+        'packages/sim/src/fixture.ts',
+        "import { LIMITS } from '@fenceline/core';\nimport { effect } from '@fenceline/effects';\nexport const used = [LIMITS, effect];\n",
+      ),
+    ).toEqual([]);
+  });
+
+  it('keeps every app out of the libraries under packages/: db, sim and telemetry', async () => {
+    const fixture = [
+      "import { workerRouter } from '@fenceline/scheduler';",
+      "import { Worker } from '@fenceline/worker';",
+      "import { readClusterFile } from '@fenceline/cli/cluster-file';",
+      "import { page } from '../../../apps/web/app/page';",
+      'export const used = [workerRouter, Worker, readClusterFile, page];',
+    ].join('\n');
+    const four = ['1:no-restricted-imports', '2:no-restricted-imports', '3:no-restricted-imports', '4:no-restricted-imports'];
+    for (const path of ['packages/db/src/fixture.ts', 'packages/db/test/fixture.test.ts', 'packages/sim/src/fixture.ts', 'packages/telemetry/src/fixture.ts']) {
+      expect(await reported(path, fixture), path).toEqual(four);
+    }
+  });
+
+  it("keeps the database's test support out of the console", async () => {
+    expect(await reported('apps/web/src/fixture.ts', "import { seedDags } from '@fenceline/db/testing';\nexport const used = seedDags;\n")).toEqual(['1:no-restricted-imports']);
+    expect(await reported('e2e/fixture.test.ts', "import { seedDags } from '@fenceline/db/testing';\nexport const used = seedDags;\n")).toEqual([]);
   });
 
   it('keeps ambient time, randomness and timers out of the core, but not out of its test helpers', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDagId, parseJobId, parseWorkerId } from '@fenceline/core';
-import { issueWorkerToken } from '@fenceline/scheduler';
+import { issueWorkerToken } from '@fenceline/db/worker-credentials';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 import { runCli } from './support/cli-process';
 import { eventually, startFixture, type Fixture } from './support/cluster-fixture';

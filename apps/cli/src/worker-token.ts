@@ -1,6 +1,6 @@
 import { InvalidInputError, poolProblem, type AuditStore, type WorkerCredentialStore } from '@fenceline/core';
 import { cliAudit } from './cli-people';
-import { issueWorkerToken } from '@fenceline/scheduler';
+import { issueWorkerToken } from '@fenceline/db/worker-credentials';
 
 /** The `worker-token` commands' lines of the CLI's help. */
 export const WORKER_TOKEN_HELP = `  worker-token create --pool NAME  issue a worker credential for pool NAME; prints its token once

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@fenceline/sim';
 import { WorkerAuth } from '../src/api/worker-auth';
-import { issueWorkerToken, poolAllows, tokenPool } from '../src/api/worker-credentials';
+import { poolAllows, workerTokenPool } from '@fenceline/core';
+import { issueWorkerToken } from '@fenceline/db/worker-credentials';
 
 /** A store that counts credential look-ups and can be made to fail, around the memory store. */
 function countingStore(nowMs: () => number) {
@@ -67,13 +68,13 @@ describe('worker authentication', () => {
     expect(poolAllows('gpu', 'gpu-7')).toBe(true);
     expect(poolAllows('gpu', 'gpux')).toBe(false);
     expect(poolAllows('gpu', 'cpu-gpu-1')).toBe(false);
-    expect(tokenPool(issueWorkerToken('gpu-east').token)).toBe('gpu-east');
+    expect(workerTokenPool(issueWorkerToken('gpu-east').token)).toBe('gpu-east');
     expect(() => issueWorkerToken('GPU')).toThrow(/^pool: /);
   });
 
   it('issues a credential for every pool name a worker may serve, up to 63 characters', () => {
     const longest = `g${'p'.repeat(62)}`;
-    expect(tokenPool(issueWorkerToken(longest).token)).toBe(longest);
+    expect(workerTokenPool(issueWorkerToken(longest).token)).toBe(longest);
     expect(() => issueWorkerToken(`${longest}u`)).toThrow(/^pool: must be lower-case .* at most 63 characters/);
   });
 });

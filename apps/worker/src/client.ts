@@ -1,6 +1,6 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { errorFromJSON, type FencelineError } from '@fenceline/core';
-import type { WorkerRouter } from '@fenceline/scheduler';
+import type { WorkerRouter } from '@fenceline/scheduler/wire';
 
 export type SchedulerClient = ReturnType<typeof schedulerClient>;
 

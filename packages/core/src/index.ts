@@ -39,5 +39,6 @@ export * from './input/free-form';
 export * from './input/schemas';
 export * from './input/worker-writes';
 export * from './input/effect-reports';
+export * from './input/fence-refusal';
 export * from './input/instants';
 export * from './input/boundary';

@@ -1,7 +1,7 @@
 import type { DeposedLeaderError } from './errors';
 import type { KeyedRequestOptions } from './request-keys';
 import type { BackfillId, DagId, JobId, RunId, WorkerId } from './ids';
-import type { BackfillRow, DagRow, DagVersionRow, EventRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
+import type { BackfillRow, DagRow, DagVersionRow, JobRow, ResultRow, RunEnd, RunRow, ShardLeaseRow, WorkerRow } from './model';
 import type { BackfillRequest } from './backfill/plan';
 import type { DagSpecInput } from './spec';
 import type { ResourceLimitRow } from './resources/limits';
@@ -413,10 +413,12 @@ export interface WorkerCredentialStore {
   findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null>;
 }
 
-/** The event log: what happened, for the console and the audits. */
+/**
+ * The event log: what happened, for the audits. Reading it back is for tests only
+ * (EventReadStore in the testing entry).
+ */
 export interface EventStore extends StoreTime {
   appendEvents(events: NewEvent[]): Promise<void>;
-  listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]>;
 }
 
 /** Notices between processes (pg_notify in SQL): what a shard leader should react to at once. */
@@ -570,10 +572,13 @@ export interface NotificationLeaderStore {
   previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>>;
 }
 
-/** What a scheduler node uses: it contends for shards, leads them, serves the worker protocol and logs events. */
-export interface NodeStore extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'> {
-  /** A queued run a notice named without its facts (older senders). */
-  getRun(runId: RunId): Promise<RunRow>;
+/**
+ * What a scheduler node uses: it contends for shards, leads them, serves the worker protocol
+ * and logs events. It reads a queued run with `getRun` when a notice named the run without
+ * its facts (older senders).
+ */
+export interface NodeStore
+  extends ClusterStore, LeaderStore, WorkerProtocolStore, EventStore, NoticeStore, NotificationLeaderStore, Pick<ResourceLimitStore, 'resourceUse'>, Pick<RunReadStore, 'getRun'> {
   /**
    * Replaces the store's connections with new ones: calls still waiting on the old ones fail
    * as unavailable, and notice subscriptions carry over. A node calls it when a call got no

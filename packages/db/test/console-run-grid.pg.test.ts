@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFencelineError, parseDagId, parseRunId } from '@fenceline/core';
-import { median, runDurations, runGrid, seedRunGrid } from '../src/console';
+import { median, runDurations, runGrid } from '../src/console';
+import { seedRunGrid } from '../src/testing';
 import { rows } from '../src/store/db';
 import { openStore, type SqlStore } from '../src/index';
 import { freshDatabase } from './harness';

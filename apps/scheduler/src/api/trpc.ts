@@ -1,10 +1,9 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
+import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, poolAllows, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
 import { internalErrorMessage } from './opaque-errors';
 import type { WorkerCaller } from './worker-auth';
 import { secretHash } from '@fenceline/db/people';
-import { poolAllows } from './worker-credentials';
 
 export interface WorkerContext {
   node: SchedulerNode;

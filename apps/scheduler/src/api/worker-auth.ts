@@ -1,8 +1,7 @@
 import { TRPCError } from '@trpc/server';
-import type { NoticeStore, WorkerCredentialStore } from '@fenceline/core';
+import { workerTokenPool, type NoticeStore, type WorkerCredentialStore } from '@fenceline/core';
 import { tokenMatches } from './auth';
 import { secretHash } from '@fenceline/db/people';
-import { tokenPool } from './worker-credentials';
 
 /**
  * Who is calling the worker protocol: an issued credential, bound to its pool, or (in
@@ -74,7 +73,7 @@ export class WorkerAuth {
     if (!token) return null;
     if (this.o.mode === 'dev' && this.o.devToken && tokenMatches(token, this.o.devToken)) return { credentialId: null, pool: null };
     // Only the issued form is looked up: anything else cannot be a credential.
-    if (tokenPool(token) === null) return null;
+    if (workerTokenPool(token) === null) return null;
     const hash = secretHash(token);
     const now = this.o.nowMs();
     const cached = this.cache.get(hash);

@@ -14,7 +14,7 @@ import {
   workerOfferSchema,
 } from '@fenceline/core';
 import { actAs, offerOf, router, sessionKey, workerProcedure, publicProcedure } from './trpc';
-import { newSessionSecret } from './worker-credentials';
+import { newSessionSecret } from '@fenceline/db/worker-credentials';
 
 const fence = z.number().int().min(0);
 /** A session secret: what register answered (or was sent), presented on every later call. */

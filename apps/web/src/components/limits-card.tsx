@@ -2,12 +2,15 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { Meter } from '@/components/charts';
 import { ErrorBox } from '@/components/errors';
 import { canOperate, useRole } from '@/components/shell';
-import { Card, Empty } from '@/components/ui';
+import { ConfirmDelete } from '@/components/confirm-delete';
+import { DataTable } from '@/components/data-table';
+import { FormRow } from '@/components/form-row';
+import { Card } from '@/components/ui';
 import { plural } from '@/lib/plural';
 
 /**
@@ -29,17 +32,14 @@ export function LimitsCard() {
   const remove = useMutation(trpc.limits.delete.mutationOptions({ onSuccess: () => void invalidate() }));
   const operator = canOperate(role);
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     remove.reset();
     // The capacity is sent as typed: the store refuses a fraction, zero or less, and text that is no number, naming the field.
     set.mutate({ name: name.trim(), capacity: capacity.trim() === '' ? Number.NaN : Number(capacity) });
   };
-  const deleteClicked = (limit: string) => {
-    if (window.confirm(`Delete limit ${limit}? Jobs that consume it wait until it exists again, and DAGs that consume it cannot be saved.`)) {
-      set.reset();
-      remove.mutate({ name: limit });
-    }
+  const deleteConfirmed = (limit: string) => {
+    set.reset();
+    remove.mutate({ name: limit });
   };
 
   const limits = list.data?.limits ?? [];
@@ -50,7 +50,7 @@ export function LimitsCard() {
         they are taken.
       </p>
       {operator ? (
-        <form className="field-row" onSubmit={submit} data-testid="limit-form">
+        <FormRow onSubmit={submit} testId="limit-form">
           <label>
             Name <input data-testid="limit-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="warehouse" />
           </label>
@@ -60,7 +60,7 @@ export function LimitsCard() {
           <button className="primary" type="submit" data-testid="limit-set" disabled={set.isPending}>
             Set limit
           </button>
-        </form>
+        </FormRow>
       ) : (
         <p className="small muted" data-testid="limit-read-only">
           Operators and admins set and delete limits; you are signed in as {role}.
@@ -69,63 +69,63 @@ export function LimitsCard() {
       <ErrorBox error={set.error} what="Set limit" />
       <ErrorBox error={remove.error} what="Delete limit" />
       <ErrorBox error={list.error} what="Reading limits" />
-      {list.data && limits.length === 0 ? <Empty>No resource limit yet.</Empty> : null}
-      {limits.length > 0 ? (
-        <div className="table-scroll">
-          <table className="table" data-testid="limits-table">
-            <thead>
-              <tr>
-                <th>Limit</th>
-                <th className="num">Used / capacity</th>
-                <th style={{ width: '20%' }}>Use</th>
-                <th className="num">Waiting</th>
-                <th>Who waits</th>
-                {operator ? <th /> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {limits.map((l) => (
-                <tr key={l.name} data-testid={`limit-${l.name}`} data-capacity={l.capacity} data-used={l.used} data-waiting={l.waiting}>
-                  <td>
-                    <code>{l.name}</code>
-                  </td>
-                  <td className="num" data-testid={`limit-${l.name}-use`}>
-                    {l.used} / {l.capacity}
-                  </td>
-                  <td>
-                    <Meter value={l.used} max={l.capacity} />
-                  </td>
-                  <td className="num">{l.waiting > 0 ? <strong className="warn-text">{l.waiting}</strong> : 0}</td>
-                  <td className="small">
-                    {l.waiters.length === 0 ? (
-                      <span className="muted">nobody</span>
-                    ) : (
-                      <ul className="plain" data-testid={`limit-${l.name}-waiters`}>
-                        {l.waiters.map((j) => (
-                          <li key={j.jobId}>
-                            <Link href={`/runs/${j.runId}`}>
-                              {j.dagId} · run {j.runId} · {j.taskId}
-                            </Link>{' '}
-                            <span className="muted">({plural(j.units, 'unit')})</span>
-                          </li>
-                        ))}
-                        {l.waiting > l.waiters.length ? <li className="muted">and {l.waiting - l.waiters.length} more</li> : null}
-                      </ul>
-                    )}
-                  </td>
-                  {operator ? (
-                    <td>
-                      <button type="button" data-testid={`limit-delete-${l.name}`} onClick={() => deleteClicked(l.name)} disabled={remove.isPending}>
-                        Delete
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        rows={list.data ? limits : undefined}
+        empty="No resource limit yet."
+        testId="limits-table"
+        columns={[
+          { head: 'Limit' },
+          { head: 'Used / capacity', className: 'num' },
+          { head: 'Use', style: { width: '20%' } },
+          { head: 'Waiting', className: 'num' },
+          { head: 'Who waits' },
+          operator && {},
+        ]}
+        rowKey={(l) => l.name}
+        rowAttributes={(l) => ({ 'data-testid': `limit-${l.name}`, 'data-capacity': l.capacity, 'data-used': l.used, 'data-waiting': l.waiting })}
+      >
+        {(l) => (
+          <>
+            <td>
+              <code>{l.name}</code>
+            </td>
+            <td className="num" data-testid={`limit-${l.name}-use`}>
+              {l.used} / {l.capacity}
+            </td>
+            <td>
+              <Meter value={l.used} max={l.capacity} />
+            </td>
+            <td className="num">{l.waiting > 0 ? <strong className="warn-text">{l.waiting}</strong> : 0}</td>
+            <td className="small">
+              {l.waiters.length === 0 ? (
+                <span className="muted">nobody</span>
+              ) : (
+                <ul className="plain" data-testid={`limit-${l.name}-waiters`}>
+                  {l.waiters.map((j) => (
+                    <li key={j.jobId}>
+                      <Link href={`/runs/${j.runId}`}>
+                        {j.dagId} · run {j.runId} · {j.taskId}
+                      </Link>{' '}
+                      <span className="muted">({plural(j.units, 'unit')})</span>
+                    </li>
+                  ))}
+                  {l.waiting > l.waiters.length ? <li className="muted">and {l.waiting - l.waiters.length} more</li> : null}
+                </ul>
+              )}
+            </td>
+            {operator ? (
+              <td>
+                <ConfirmDelete
+                  testId={`limit-delete-${l.name}`}
+                  question={`Delete limit ${l.name}? Jobs that consume it wait until it exists again, and DAGs that consume it cannot be saved.`}
+                  onConfirm={() => deleteConfirmed(l.name)}
+                  disabled={remove.isPending}
+                />
+              </td>
+            ) : null}
+          </>
+        )}
+      </DataTable>
     </Card>
   );
 }

@@ -56,6 +56,18 @@ export function resultSizeRefusal(jobId: string, outputBytes: number, logsBytes:
   return null;
 }
 
+/**
+ * Why a failure is too large to store, or null: its error and logs together over
+ * LIMITS.maxResultBytes, the bound every result row keeps. Both stores refuse with this.
+ */
+export function failureSizeRefusal(jobId: string, errorBytes: number, logsBytes: number): TooLargeError | null {
+  if (errorBytes + logsBytes <= LIMITS.maxResultBytes) return null;
+  return new TooLargeError(
+    `the failure of job ${jobId} (error and logs) is ${errorBytes + logsBytes} bytes; a result may be at most ${LIMITS.maxResultBytes} bytes (LIMITS.maxResultBytes). Log less.`,
+    { jobId, bytes: errorBytes + logsBytes, limitBytes: LIMITS.maxResultBytes },
+  );
+}
+
 /** Refuses an upstream read naming more tasks than a task may depend on, or a task id that is not a string. */
 export function checkUpstreamTasks(taskIds: readonly unknown[]): string[] {
   if (!Array.isArray(taskIds) || taskIds.length > LIMITS.maxDependenciesPerTask) {

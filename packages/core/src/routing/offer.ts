@@ -42,6 +42,14 @@ export function workerTokenPool(token: string): string | null {
   return pool !== undefined && poolProblem(pool) === null ? pool : null;
 }
 
+/**
+ * Whether a credential of `pool` may act as `workerId`: the pool's name itself, or the
+ * pool's name, a "-" and anything after it (`gpu-7`, `gpu-host1-3f2a`).
+ */
+export function poolAllows(pool: string, workerId: string): boolean {
+  return workerId === pool || workerId.startsWith(`${pool}-`);
+}
+
 /** A label: `name` or `name=value`, each lower-case letters, digits, `_`, `.` and `-`. */
 export const LABEL_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,62}(=[a-z0-9][a-z0-9_.-]{0,62})?$/;
 export const LABEL_CHARACTERS = 'must be name or name=value, each lower-case letters, digits, _, . and -, starting with a letter or digit';

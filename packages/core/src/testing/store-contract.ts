@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store';
+import type { EventReadStore } from './event-reads';
 import { badBytesContract } from './store-contract/bad-bytes';
 import { batchJudgingContract } from './store-contract/batch-judging';
 import { ContractContext } from './store-contract/context';
@@ -30,6 +31,7 @@ import { workerWritesContract } from './store-contract/worker-writes';
 import { workersAndEventsContract } from './store-contract/workers-and-events';
 
 export * from './store-contract/one-leader';
+export type { EventQuery, EventReadStore } from './event-reads';
 
 /**
  * The Store contract as behaviours, exercised only through the Store interface so the SQL
@@ -42,7 +44,8 @@ export * from './store-contract/one-leader';
  * store shared by the tests of one file is fine.
  */
 export interface StoreHarness {
-  store: Store;
+  /** The store under test, with the test-only read of its event log. */
+  store: Store & EventReadStore;
   advanceMs(ms: number): Promise<void>;
   teardown(): Promise<void>;
 }

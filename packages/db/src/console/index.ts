@@ -11,7 +11,6 @@ export { liveJobTypes, type LiveJobTypes } from './job-types';
 export { workersSnapshot, type WorkersSnapshot, type WorkerView, type WorkerLease, type RevokedLease } from './workers';
 export { shardsSnapshot, type ShardsSnapshot, type ShardView, type LeadershipChange, type NodeStoreHealth } from './shards';
 export { runTimeline, type RunTimeline, type JobTimeline, type Attempt, type TimelineInterval } from './timeline';
-export { seedDags, seedRunGrid } from './seed';
 export { liveOffers, offerOfMeta, poolsOf, type LiveOffers, type LiveOffer, type PoolSummary } from './routing';
 export { limitWaiters, type LimitWaiter } from './limits';
 export { attemptHistory, type AttemptHistory } from './attempt-history';

@@ -1,12 +1,13 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { ForgedFenceError, LeaseLostError, NotFoundError, StaleFenceError, type FencelineError, type LeaseRef } from '@fenceline/core';
+import { fencedWriteRefusal, type FenceRecord, type FencelineError, type LeaseRef } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { isId, toId, toNumber } from './rows';
 
 /**
  * The fencing rules shared by every worker write. A write lands only on a live lease that
  * carries exactly the fence on record for this holder; anything else is refused, and the
- * refusal is classified from the job as it is now so the worker learns why.
+ * refusal is classified from the job as it is now (fencedWriteRefusal in @fenceline/core,
+ * the rule the memory store applies too) so the node can say why.
  */
 
 /** The conditions of a fenced write on `jobs` (alias `j` when given). */
@@ -48,19 +49,9 @@ export const BACKOFF_INTERVAL = sql`(case when retry_backoff_ms <= 0 then 0
   else least(retry_backoff_ms::float8 * power(2::float8, greatest(attempt, 1) - 1), retry_backoff_max_ms::float8) end
   * interval '1 millisecond')`;
 
-export interface JobFenceState {
-  fence: number;
-  holder: string | null;
-  state: string;
-  live: boolean;
-  /** The session the lease was granted to, and its holder's current session. */
-  holderSession: string | null;
-  currentSession: string | null;
-}
-
-/** Reads the fence state of jobs whose fenced write was refused, to say why. */
-export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<string, JobFenceState>> {
-  const found = new Map<string, JobFenceState>();
+/** Reads the fence state of jobs whose fenced write was refused, to say why (fencedWriteRefusal in @fenceline/core). */
+export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<string, FenceRecord>> {
+  const found = new Map<string, FenceRecord>();
   const valid = jobIds.filter(isId);
   if (valid.length === 0) return found;
   const result = await rows(
@@ -81,37 +72,8 @@ export async function fenceStates(db: Executor, jobIds: string[]): Promise<Map<s
   return found;
 }
 
-/**
- * Why a fenced write was refused: no such job; a lower fence than on record (its lease was
- * superseded: stale); a higher one than was ever issued (forged); or the right fence on a
- * lease that is no longer live, held by another worker or by another session of this one
- * (lost, with `details.cause` saying which). These precise reasons are for the node's
- * event log and metrics; the worker is answered without them (node/refusals.ts).
- */
-export function refusal(ref: LeaseRef, current: JobFenceState | undefined, operation: string): FencelineError {
-  const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };
-  if (!current) return new NotFoundError(`${operation} refused: job ${ref.jobId} does not exist`, { ...base, recordFence: null });
-  const details = { ...base, recordFence: current.fence, holder: current.holder, state: current.state };
-  if (ref.fence < current.fence) {
-    return new StaleFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} is stale (the record is at ${current.fence})`, details);
-  }
-  if (ref.fence > current.fence) {
-    return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${current.fence})`, details);
-  }
-  const oldSession = ref.session !== null && (current.holderSession !== ref.session || current.currentSession !== ref.session);
-  const [cause, why] =
-    current.state !== 'leased'
-      ? ['ended', `the job is ${current.state}`]
-      : current.holder !== ref.workerId
-        ? ['foreign-holder', `it is held by ${current.holder}`]
-        : oldSession
-          ? ['old-session', 'the lease belongs to another session of this worker']
-          : ['expired', 'the lease expired'];
-  return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, { ...details, cause });
-}
-
 /** Classifies the refusal of one fenced write with a fresh read of the job. */
 export async function refuse(db: Executor, ref: LeaseRef, operation: string): Promise<FencelineError> {
   const states = await fenceStates(db, [ref.jobId]);
-  return refusal(ref, states.get(ref.jobId), operation);
+  return fencedWriteRefusal(ref, states.get(ref.jobId), operation);
 }

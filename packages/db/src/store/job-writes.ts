@@ -2,11 +2,11 @@ import { sql } from 'drizzle-orm';
 import {
   effectsProblem,
   failureProblem,
-  LIMITS,
+  failureSizeRefusal,
+  fencedWriteRefusal,
   storedEffects,
   resultProblem,
   resultSizeRefusal,
-  TooLargeError,
   type CompleteItem,
   type FailureWrite,
   type JobRow,
@@ -14,7 +14,7 @@ import {
   type WriteOutcome,
 } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
-import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refusal, refuse } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -30,10 +30,6 @@ import { isId, jobFromRow } from './rows';
 
 function byteLength(text: string | null | undefined): number {
   return text ? Buffer.byteLength(text, 'utf8') : 0;
-}
-
-function assertResultSize(ref: LeaseRef, bytes: number): void {
-  if (bytes > LIMITS.maxResultBytes) throw tooLarge(ref, bytes);
 }
 
 /** An attempt's effect reports as the statement takes them: JSON text of only their known fields, or null for none. */
@@ -159,15 +155,7 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
           refused.map((i) => i.ref.jobId),
         )
       : new Map();
-  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: refusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
-}
-
-function tooLarge(ref: LeaseRef, bytes: number): TooLargeError {
-  return new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
-    jobId: ref.jobId,
-    bytes,
-    limitBytes: LIMITS.maxResultBytes,
-  });
+  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: fencedWriteRefusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
 }
 
 /**
@@ -179,7 +167,8 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite
   const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
   if (problem !== null) throw problem;
   const effects = effectsJson(failure.effects);
-  assertResultSize(ref, byteLength(failure.error) + byteLength(failure.logs));
+  const tooBig = failureSizeRefusal(ref.jobId, byteLength(failure.error), byteLength(failure.logs));
+  if (tooBig) throw tooBig;
   if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
   const written = await rows(

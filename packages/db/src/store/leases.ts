@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { LIMITS, lendsAny, storableLog } from '@fenceline/core';
+import { fencedWriteRefusal, LIMITS, lendsAny, storableLog } from '@fenceline/core';
 import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core';
 import { array, msInterval, rows, type Db, type Executor, type RawRow } from './db';
 import { lockLimits } from './resources';
 import { withoutRefusedLends } from './lending';
-import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, refusal } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin } from './fencing';
 import { leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { isId, toDagId, toDate, toDateOrNull, toJobId, toNumber, toRunId, toWorkerId, toWorkerIdOrNull } from './rows';
 
@@ -243,7 +243,7 @@ export async function renewLeases(db: Executor, refs: RenewRef[], ttlMs: number)
       outcomes.push({ jobId: ref.jobId, ok: true, leaseExpiresAt: at });
       continue;
     }
-    const error = refusal(ref, states.get(ref.jobId), 'renewLease');
+    const error = fencedWriteRefusal(ref, states.get(ref.jobId), 'renewLease');
     outcomes.push({
       jobId: ref.jobId,
       ok: false,

@@ -411,6 +411,7 @@ export class SqlStore implements Store {
   appendEvents(newEvents: NewEvent[]): Promise<void> {
     return events.appendEvents(this.db, newEvents);
   }
+  /** For the tests only (EventReadStore in @fenceline/core/testing); no role of the Store lists events. */
   listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {
     return events.listEvents(this.db, query);
   }

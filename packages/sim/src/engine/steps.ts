@@ -70,8 +70,19 @@ function runOnTicks(step: () => boolean, node: NodeScheduling): Promise<void> {
   });
 }
 
+/**
+ * The part of a MessageChannel's port this uses, as a browser has it and Node.js has it at
+ * run time: Node's type for its global port lacks `onmessage`, and the node packages
+ * type-check without the DOM library, so the port is described here.
+ */
+interface Port {
+  onmessage: ((event: unknown) => void) | null;
+  postMessage(message: unknown): void;
+  close(): void;
+}
+
 function runOnMessages(step: () => boolean): Promise<void> {
-  const Channel = (globalThis as { MessageChannel?: typeof MessageChannel }).MessageChannel;
+  const Channel = (globalThis as unknown as { MessageChannel?: new () => { port1: Port; port2: Port } }).MessageChannel;
   return new Promise<void>((resolve, reject) => {
     let post: () => void;
     let close: () => void = () => undefined;

@@ -1,7 +1,7 @@
 import type { DagId, EventRow, JobId, NewEvent, RunId, WorkerId } from '@fenceline/core';
 import { isId } from './memory-rows';
 
-/** What listEvents filters on, as the Store contract has it. */
+/** What listEvents filters on, as EventReadStore in @fenceline/core/testing has it. */
 export interface EventQuery {
   afterId?: string;
   runId?: string;

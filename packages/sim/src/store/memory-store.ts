@@ -529,6 +529,7 @@ export class MemoryStore implements Store {
     if (events.length > 0) this.tables.eventLog.append(events, date(this.nowMs()));
   }
 
+  /** For the tests only (EventReadStore in @fenceline/core/testing); no role of the Store lists events. */
   async listEvents(query: EventQuery): Promise<EventRow[]> {
     return this.tables.eventLog.list(query);
   }

@@ -1,14 +1,11 @@
 import {
   failureProblem,
+  failureSizeRefusal,
+  fencedWriteRefusal,
   FencelineError,
-  ForgedFenceError,
-  LeaseLostError,
   LIMITS,
   storableLog,
-  NotFoundError,
   resultProblem,
-  StaleFenceError,
-  TooLargeError,
   resultSizeRefusal,
   checkUpstreamSize,
   checkUpstreamTasks,
@@ -135,7 +132,8 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
   async failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
     const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
     if (problem !== null) throw problem;
-    this.assertResultSize(ref, utf8ByteLength(failure.error) + utf8ByteLength(failure.logs ?? ''));
+    const tooBig = failureSizeRefusal(ref.jobId, utf8ByteLength(failure.error), utf8ByteLength(failure.logs ?? ''));
+    if (tooBig) throw tooBig;
     const now = this.tables.nowMs();
     const job = this.fencedJob(ref, 'failJob', now, true);
     const retry = failure.retryable && job.attempt < job.maxAttempts;
@@ -198,38 +196,18 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     throw this.refusal(ref, operation, now);
   }
 
-  /** Why a fenced write was refused, classified from the job as it is now (as fencing.ts does). */
+  /** Why a fenced write was refused: core's rule, on the job as it is now. */
   private refusal(ref: LeaseRef, operation: string, now: number): FencelineError {
-    const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };
     const job = isId(ref.jobId) ? this.tables.jobs.get(ref.jobId) : undefined;
-    if (!job) return new NotFoundError(`${operation} refused: job ${ref.jobId} does not exist`, { ...base, recordFence: null });
-    const details = { ...base, recordFence: job.fence, holder: job.holder, state: job.state };
-    if (ref.fence < job.fence) return new StaleFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} is stale (the record is at ${job.fence})`, details);
-    if (ref.fence > job.fence)
-      return new ForgedFenceError(`${operation} refused: fence ${ref.fence} of job ${ref.jobId} was never issued (the record is at ${job.fence})`, details);
-    const live = job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now;
-    const oldSession = ref.session !== null && (job.holderSession !== ref.session || this.tables.workerTable.session(ref.workerId) !== ref.session);
-    const [cause, why] =
-      job.state !== 'leased'
-        ? ['ended', `the job is ${job.state}`]
-        : job.holder !== ref.workerId
-          ? ['foreign-holder', `it is held by ${job.holder}`]
-          : oldSession
-            ? ['old-session', 'the lease belongs to another session of this worker']
-            : live
-              ? ['ended', 'the result store already holds this fence']
-              : ['expired', 'the lease expired'];
-    return new LeaseLostError(`${operation} refused: worker ${ref.workerId} no longer holds job ${ref.jobId}: ${why}`, { ...details, cause });
-  }
-
-  private assertResultSize(ref: LeaseRef, bytes: number): void {
-    if (bytes > LIMITS.maxResultBytes) {
-      throw new TooLargeError(`result of job ${ref.jobId} is ${bytes} bytes; the limit is ${LIMITS.maxResultBytes}`, {
-        jobId: ref.jobId,
-        bytes,
-        limitBytes: LIMITS.maxResultBytes,
-      });
-    }
+    const record = job && {
+      fence: job.fence,
+      holder: job.holder,
+      state: job.state,
+      live: job.leaseExpiresAtMs !== null && job.leaseExpiresAtMs > now,
+      holderSession: job.holderSession,
+      currentSession: job.holder === null ? null : this.tables.workerTable.session(job.holder),
+    };
+    return fencedWriteRefusal(ref, record, operation);
   }
 
   /** The result store keeps the highest fence it has seen per job; the attempts keep every one. */

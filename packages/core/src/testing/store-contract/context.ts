@@ -3,6 +3,7 @@ import { shardOf } from '../../dag/shard';
 import { parseWorkerId, parseDagId, type DagId, type JobId } from '../../ids';
 import type { JobRow } from '../../model';
 import type { LeaderToken, Store } from '../../store';
+import type { EventReadStore } from '../event-reads';
 import type { StoreHarness } from '../store-contract';
 import { dagIdInFreshShard, LONG_TTL_MS, newJobs, SHARD_COUNT, spec, unique } from './fixtures';
 import { grantLeases, startRun } from './one-leader';
@@ -25,7 +26,7 @@ export class ContractContext {
     return this.current;
   }
 
-  get store(): Store {
+  get store(): Store & EventReadStore {
     return this.h.store;
   }
 

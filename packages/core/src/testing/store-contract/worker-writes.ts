@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseWorkerId, MAX_SEQUENCE_ID, parseJobId, type JobId, type RunId } from '../../ids';
+import { LIMITS } from '../../limits';
 import type { ContractContext } from './context';
 import { LONG_TTL_MS, MEDIUM_TTL_MS, PAST_MEDIUM_TTL_MS, refusedWith } from './fixtures';
 import { completeJob, grantLeases } from './one-leader';
@@ -70,6 +71,57 @@ export function workerWritesContract(c: ContractContext): void {
       await refusedWith(completeJob(c.store, ref, { output: 'x'.repeat(300 * 1024) }), 'TOO_LARGE');
       expect(await c.store.getResult(ready.id)).toBeNull();
       expect((await c.store.getJob(ready.id)).state).toBe('leased');
+    });
+
+    it('words every refusal by one rule: its class, its cause and its message are the same in both stores', async () => {
+      const { token, ready } = await c.startedRun();
+      const w = (id: string) => ({ jobId: ready.id, workerId: parseWorkerId(id), session: null });
+      const old = await c.grantOne(token, ready.id, 'w1');
+      await c.store.releaseJob({ ...w('w1'), fence: old.fence });
+      const current = await c.grantOne(token, ready.id, 'w2', MEDIUM_TTL_MS);
+      const id = ready.id;
+
+      const missing = await refusedWith(completeJob(c.store, { ...w('w1'), jobId: parseJobId('999999999996'), fence: 1 }, {}), 'NOT_FOUND');
+      expect(missing.message).toBe('completeJob refused: job 999999999996 does not exist');
+      const stale = await refusedWith(c.store.failJob({ ...w('w1'), fence: old.fence }, { error: 'late', retryable: true }), 'STALE_FENCE');
+      expect(stale.message).toBe(`failJob refused: fence ${old.fence} of job ${id} is stale (the record is at ${current.fence})`);
+      const [forged] = await c.store.renewLeases([{ ...w('w2'), fence: current.fence + 1 }], LONG_TTL_MS);
+      expect(forged).toMatchObject({
+        ok: false,
+        code: 'FORGED_FENCE',
+        message: `renewLease refused: fence ${current.fence + 1} of job ${id} was never issued (the record is at ${current.fence})`,
+      });
+      const foreign = await refusedWith(completeJob(c.store, { ...w('w1'), fence: current.fence }, {}), 'LEASE_LOST');
+      expect(foreign.message).toBe(`completeJob refused: worker w1 no longer holds job ${id}: it is held by w2`);
+      expect(foreign.details.cause).toBe('foreign-holder');
+
+      await c.h.advanceMs(PAST_MEDIUM_TTL_MS);
+      const expired = await refusedWith(completeJob(c.store, { ...w('w2'), fence: current.fence }, {}), 'LEASE_LOST');
+      expect(expired.message).toBe(`completeJob refused: worker w2 no longer holds job ${id}: the lease expired`);
+      expect(expired.details).toMatchObject({ cause: 'expired', recordFence: current.fence, holder: 'w2', state: 'leased' });
+
+      const next = await c.startedRun();
+      const lease = await c.grantOne(next.token, next.ready.id, 'w3');
+      const ref = { jobId: next.ready.id, fence: lease.fence, workerId: parseWorkerId('w3'), session: null };
+      await completeJob(c.store, ref, { output: 1 });
+      const ended = await refusedWith(c.store.failJob(ref, { error: 'late', retryable: false }), 'LEASE_LOST');
+      expect(ended.message).toBe(`failJob refused: worker w3 no longer holds job ${next.ready.id}: the job is succeeded`);
+      expect(ended.details.cause).toBe('ended');
+    });
+
+    it('refuses a failure whose error and logs pass the result limit as TOO_LARGE, and writes nothing', async () => {
+      const { token, ready } = await c.startedRun();
+      const lease = await c.grantOne(token, ready.id, 'w1');
+      const ref = { jobId: ready.id, fence: lease.fence, workerId: parseWorkerId('w1'), session: null };
+      const error = 'e'.repeat(60 * 1024);
+      const logs = 'l'.repeat(200 * 1024);
+      const tooBig = await refusedWith(c.store.failJob(ref, { error, retryable: true, logs }), 'TOO_LARGE');
+      expect(tooBig.message).toBe(
+        `the failure of job ${ready.id} (error and logs) is ${260 * 1024} bytes; a result may be at most ${LIMITS.maxResultBytes} bytes (LIMITS.maxResultBytes). Log less.`,
+      );
+      expect(tooBig.details).toMatchObject({ jobId: ready.id, bytes: 260 * 1024, limitBytes: LIMITS.maxResultBytes });
+      expect(await c.store.getResult(ready.id)).toBeNull();
+      expect(await c.store.getJob(ready.id)).toMatchObject({ state: 'leased', fence: lease.fence });
     });
 
     it('completes a batch: each item fenced on its own, refusals typed, nothing written for them', async () => {

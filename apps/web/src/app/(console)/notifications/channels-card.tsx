@@ -1,14 +1,17 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { CHANNEL_KINDS, roleAtLeast, type ChannelKind } from '@fenceline/core';
 import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { FieldError, namesOneOf } from '@/components/field-error';
 import { useRole } from '@/components/shell';
 import { Time } from '@/components/time';
-import { Card, Empty } from '@/components/ui';
+import { ConfirmDelete } from '@/components/confirm-delete';
+import { DataTable } from '@/components/data-table';
+import { FormRow } from '@/components/form-row';
+import { Card } from '@/components/ui';
 
 const FIELDS = ['name', 'kind', 'url', 'secret'] as const;
 
@@ -44,22 +47,19 @@ export function ChannelsCard() {
   );
   const remove = useMutation(trpc.notifications.deleteChannel.mutationOptions({ onSuccess: refresh }));
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     remove.reset();
     create.mutate({ name, kind, url, secret: secret === '' ? null : secret });
   };
-  const deleteClicked = (id: string, channel: string) => {
-    if (window.confirm(`Delete channel ${channel} and its rules? Its notifications are not sent again.`)) {
-      create.reset();
-      remove.mutate({ id });
-    }
+  const deleteConfirmed = (id: string) => {
+    create.reset();
+    remove.mutate({ id });
   };
 
   return (
     <Card title="Channels">
       {admin ? (
-        <form className="field-row notify-form" onSubmit={submit} data-testid="channel-form">
+        <FormRow onSubmit={submit} testId="channel-form" className="notify-form">
           <label className="form-field">
             Name
             <input data-testid="channel-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="ops-slack" />
@@ -89,7 +89,7 @@ export function ChannelsCard() {
           <button className="primary" type="submit" data-testid="channel-add" disabled={create.isPending}>
             Add channel
           </button>
-        </form>
+        </FormRow>
       ) : (
         <p className="small muted" data-testid="channel-read-only">
           Admins add and delete channels; you are signed in as {role}.
@@ -98,47 +98,40 @@ export function ChannelsCard() {
       {namesOneOf(create.error, FIELDS) ? null : <ErrorBox error={create.error} what="Add channel" />}
       <ErrorBox error={remove.error} what="Delete channel" />
       <ErrorBox error={channels.error} what="Reading channels" />
-      {channels.data && channels.data.length === 0 ? <Empty>No channel yet.</Empty> : null}
-      {channels.data && channels.data.length > 0 ? (
-        <div className="table-scroll">
-          <table className="table" data-testid="channels-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Kind</th>
-                <th>URL</th>
-                <th>Signed</th>
-                <th>Added</th>
-                {admin ? <th /> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {channels.data.map((c) => (
-                <tr key={c.id} data-testid={`channel-${c.name}`} data-id={c.id}>
-                  <td>{c.name}</td>
-                  <td>{c.kind}</td>
-                  <td>
-                    <code data-testid={`channel-${c.name}-url`} title="Masked: only the host and the last characters are shown">
-                      {c.url}
-                    </code>
-                  </td>
-                  <td data-testid={`channel-${c.name}-signed`}>{c.hasSecret ? 'signed' : 'unsigned'}</td>
-                  <td className="small">
-                    <Time at={c.createdAt} />
-                  </td>
-                  {admin ? (
-                    <td>
-                      <button type="button" data-testid={`channel-delete-${c.name}`} onClick={() => deleteClicked(c.id, c.name)} disabled={remove.isPending}>
-                        Delete
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        rows={channels.data}
+        empty="No channel yet."
+        testId="channels-table"
+        columns={[{ head: 'Name' }, { head: 'Kind' }, { head: 'URL' }, { head: 'Signed' }, { head: 'Added' }, admin && {}]}
+        rowKey={(c) => c.id}
+        rowAttributes={(c) => ({ 'data-testid': `channel-${c.name}`, 'data-id': c.id })}
+      >
+        {(c) => (
+          <>
+            <td>{c.name}</td>
+            <td>{c.kind}</td>
+            <td>
+              <code data-testid={`channel-${c.name}-url`} title="Masked: only the host and the last characters are shown">
+                {c.url}
+              </code>
+            </td>
+            <td data-testid={`channel-${c.name}-signed`}>{c.hasSecret ? 'signed' : 'unsigned'}</td>
+            <td className="small">
+              <Time at={c.createdAt} />
+            </td>
+            {admin ? (
+              <td>
+                <ConfirmDelete
+                  testId={`channel-delete-${c.name}`}
+                  question={`Delete channel ${c.name} and its rules? Its notifications are not sent again.`}
+                  onConfirm={() => deleteConfirmed(c.id)}
+                  disabled={remove.isPending}
+                />
+              </td>
+            ) : null}
+          </>
+        )}
+      </DataTable>
     </Card>
   );
 }

@@ -7,7 +7,8 @@ import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { canOperate, useRole } from '@/components/shell';
 import { Time } from '@/components/time';
-import { Card, Empty, StateBadge } from '@/components/ui';
+import { DataTable } from '@/components/data-table';
+import { Card, StateBadge } from '@/components/ui';
 
 const SHOWN = 100;
 
@@ -36,45 +37,43 @@ export function NotificationsCard() {
       }
     >
       <ErrorBox error={list.error} what="Reading notifications" />
-      {list.data && list.data.length === 0 ? <Empty>No notification{state === '' ? '' : ` ${state}`}.</Empty> : null}
-      {list.data && list.data.length > 0 ? (
-        <div className="table-scroll">
-          <table className="table compact" data-testid="notifications-table">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>DAG</th>
-                <th>Channel</th>
-                <th>State</th>
-                <th className="num">Attempts</th>
-                <th>Last error</th>
-                <th>Queued</th>
-                <th>Delivered</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((n) => (
-                <tr key={n.id} data-testid={`notification-${n.id}`} data-state={n.state} data-event={n.event} data-dag={n.dagId ?? ''}>
-                  <td>
-                    <code>{n.event}</code>
-                  </td>
-                  <td>{n.dagId ?? <span className="muted">the cluster</span>}</td>
-                  <td>{channelName(n.channelId)}</td>
-                  <td>
-                    <StateBadge state={n.state} testId={`notification-${n.id}-state`} />
-                  </td>
-                  <td className="num">{n.attempts}</td>
-                  <td className="prose small">{n.lastError ?? <span className="muted">—</span>}</td>
-                  <td className="small">
-                    <Time at={n.createdAt} />
-                  </td>
-                  <td className="small">{n.deliveredAt ? <Time at={n.deliveredAt} /> : <span className="muted">—</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        rows={list.data}
+        empty={`No notification${state === '' ? '' : ` ${state}`}.`}
+        testId="notifications-table"
+        className="table compact"
+        columns={[
+          { head: 'Event' },
+          { head: 'DAG' },
+          { head: 'Channel' },
+          { head: 'State' },
+          { head: 'Attempts', className: 'num' },
+          { head: 'Last error' },
+          { head: 'Queued' },
+          { head: 'Delivered' },
+        ]}
+        rowKey={(n) => n.id}
+        rowAttributes={(n) => ({ 'data-testid': `notification-${n.id}`, 'data-state': n.state, 'data-event': n.event, 'data-dag': n.dagId ?? '' })}
+      >
+        {(n) => (
+          <>
+            <td>
+              <code>{n.event}</code>
+            </td>
+            <td>{n.dagId ?? <span className="muted">the cluster</span>}</td>
+            <td>{channelName(n.channelId)}</td>
+            <td>
+              <StateBadge state={n.state} testId={`notification-${n.id}-state`} />
+            </td>
+            <td className="num">{n.attempts}</td>
+            <td className="prose small">{n.lastError ?? <span className="muted">—</span>}</td>
+            <td className="small">
+              <Time at={n.createdAt} />
+            </td>
+            <td className="small">{n.deliveredAt ? <Time at={n.deliveredAt} /> : <span className="muted">—</span>}</td>
+          </>
+        )}
+      </DataTable>
     </Card>
   );
 }
@@ -96,49 +95,40 @@ export function DeadLettersCard() {
       <p className="small muted">A notification is dead after 8 failed attempts; it is not tried again unless retried.</p>
       <ErrorBox error={retry.error} what="Retry" />
       <ErrorBox error={dead.error} what="Reading dead letters" />
-      {dead.data && dead.data.length === 0 ? <Empty>No dead letter.</Empty> : null}
-      {dead.data && dead.data.length > 0 ? (
-        <div className="table-scroll">
-          <table className="table compact" data-testid="dead-letters-table">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>DAG</th>
-                <th className="num">Attempts</th>
-                <th>Last error</th>
-                <th>Queued</th>
-                {operator ? <th /> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {dead.data.map((n) => (
-                <tr key={n.id} data-testid={`dead-${n.id}`}>
-                  <td>
-                    <code>{n.event}</code>
-                  </td>
-                  <td>{n.dagId ?? <span className="muted">the cluster</span>}</td>
-                  <td className="num" data-testid={`dead-${n.id}-attempts`}>
-                    {n.attempts}
-                  </td>
-                  <td className="prose small" data-testid={`dead-${n.id}-error`}>
-                    {n.lastError ?? <span className="muted">none recorded</span>}
-                  </td>
-                  <td className="small">
-                    <Time at={n.createdAt} />
-                  </td>
-                  {operator ? (
-                    <td>
-                      <button type="button" data-testid={`dead-retry-${n.id}`} onClick={() => retry.mutate({ id: n.id })} disabled={retry.isPending}>
-                        Retry
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        rows={dead.data}
+        empty="No dead letter."
+        testId="dead-letters-table"
+        className="table compact"
+        columns={[{ head: 'Event' }, { head: 'DAG' }, { head: 'Attempts', className: 'num' }, { head: 'Last error' }, { head: 'Queued' }, operator && {}]}
+        rowKey={(n) => n.id}
+        rowAttributes={(n) => ({ 'data-testid': `dead-${n.id}` })}
+      >
+        {(n) => (
+          <>
+            <td>
+              <code>{n.event}</code>
+            </td>
+            <td>{n.dagId ?? <span className="muted">the cluster</span>}</td>
+            <td className="num" data-testid={`dead-${n.id}-attempts`}>
+              {n.attempts}
+            </td>
+            <td className="prose small" data-testid={`dead-${n.id}-error`}>
+              {n.lastError ?? <span className="muted">none recorded</span>}
+            </td>
+            <td className="small">
+              <Time at={n.createdAt} />
+            </td>
+            {operator ? (
+              <td>
+                <button type="button" data-testid={`dead-retry-${n.id}`} onClick={() => retry.mutate({ id: n.id })} disabled={retry.isPending}>
+                  Retry
+                </button>
+              </td>
+            ) : null}
+          </>
+        )}
+      </DataTable>
     </Card>
   );
 }

@@ -1,13 +1,15 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { isClusterEvent, isTimedEvent, NOTIFICATION_EVENTS, type NotificationEvent } from '@fenceline/core';
 import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { FieldError, namesOneOf } from '@/components/field-error';
 import { canOperate, useRole } from '@/components/shell';
-import { Card, Empty } from '@/components/ui';
+import { DataTable } from '@/components/data-table';
+import { FormRow } from '@/components/form-row';
+import { Card } from '@/components/ui';
 
 const FIELDS = ['channelId', 'event', 'dagId', 'afterSeconds', 'pool'] as const;
 
@@ -41,8 +43,7 @@ export function RulesCard() {
   // Until one is chosen, the form sends to the first channel, as its select shows.
   const chosenChannel = channelId || channels.data?.[0]?.id || '';
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     remove.reset();
     create.mutate({
       channelId: chosenChannel,
@@ -57,7 +58,7 @@ export function RulesCard() {
   return (
     <Card title="Rules">
       {operator ? (
-        <form className="field-row notify-form" onSubmit={submit} data-testid="rule-form">
+        <FormRow onSubmit={submit} testId="rule-form" className="notify-form">
           <label className="form-field">
             Channel
             <select data-testid="rule-channel" value={chosenChannel} onChange={(e) => setChannelId(e.target.value)}>
@@ -104,7 +105,7 @@ export function RulesCard() {
           <button className="primary" type="submit" data-testid="rule-add" disabled={create.isPending || chosenChannel === ''}>
             Add rule
           </button>
-        </form>
+        </FormRow>
       ) : (
         <p className="small muted" data-testid="rule-read-only">
           Operators and admins add and delete rules; you are signed in as {role}.
@@ -114,43 +115,33 @@ export function RulesCard() {
       {namesOneOf(create.error, FIELDS) ? null : <ErrorBox error={create.error} what="Add rule" />}
       <ErrorBox error={remove.error} what="Delete rule" />
       <ErrorBox error={rules.error} what="Reading rules" />
-      {rules.data && rules.data.length === 0 ? <Empty>No rule yet.</Empty> : null}
-      {rules.data && rules.data.length > 0 ? (
-        <div className="table-scroll">
-          <table className="table" data-testid="rules-table">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>About</th>
-                <th className="num">After</th>
-                <th>Pool</th>
-                <th>Channel</th>
-                {operator ? <th /> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {rules.data.map((r) => (
-                <tr key={r.id} data-testid={`rule-${r.id}`} data-event={r.event}>
-                  <td>
-                    <code>{r.event}</code>
-                  </td>
-                  <td data-testid={`rule-${r.id}-dag`}>{dagText(r.event, r.dagId)}</td>
-                  <td className="num">{r.afterSeconds === null ? '' : `${r.afterSeconds} s`}</td>
-                  <td>{r.event === 'pool_no_worker' ? (r.pool ?? 'every pool') : ''}</td>
-                  <td>{channelName(r.channelId)}</td>
-                  {operator ? (
-                    <td>
-                      <button type="button" data-testid={`rule-delete-${r.id}`} onClick={() => remove.mutate({ id: r.id })} disabled={remove.isPending}>
-                        Delete
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        rows={rules.data}
+        empty="No rule yet."
+        testId="rules-table"
+        columns={[{ head: 'Event' }, { head: 'About' }, { head: 'After', className: 'num' }, { head: 'Pool' }, { head: 'Channel' }, operator && {}]}
+        rowKey={(r) => r.id}
+        rowAttributes={(r) => ({ 'data-testid': `rule-${r.id}`, 'data-event': r.event })}
+      >
+        {(r) => (
+          <>
+            <td>
+              <code>{r.event}</code>
+            </td>
+            <td data-testid={`rule-${r.id}-dag`}>{dagText(r.event, r.dagId)}</td>
+            <td className="num">{r.afterSeconds === null ? '' : `${r.afterSeconds} s`}</td>
+            <td>{r.event === 'pool_no_worker' ? (r.pool ?? 'every pool') : ''}</td>
+            <td>{channelName(r.channelId)}</td>
+            {operator ? (
+              <td>
+                <button type="button" data-testid={`rule-delete-${r.id}`} onClick={() => remove.mutate({ id: r.id })} disabled={remove.isPending}>
+                  Delete
+                </button>
+              </td>
+            ) : null}
+          </>
+        )}
+      </DataTable>
     </Card>
   );
 }

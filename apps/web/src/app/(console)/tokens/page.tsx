@@ -7,7 +7,9 @@ import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { useRole } from '@/components/shell';
 import { Time } from '@/components/time';
-import { Card, Empty, PageHeader } from '@/components/ui';
+import { DataTable } from '@/components/data-table';
+import { FormRow } from '@/components/form-row';
+import { Card, PageHeader } from '@/components/ui';
 
 /**
  * Personal API tokens for scripts and CI: each is scoped to a role no higher than its
@@ -31,13 +33,7 @@ export default function TokensPage() {
     <>
       <PageHeader title="API tokens" subtitle="Send a token as Authorization: Bearer <token> to /api/trpc. It can do what its role allows, never more than you." />
       <Card title="New token">
-        <form
-          className="field-row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate({ name, role, expiresInDays: days });
-          }}
-        >
+        <FormRow onSubmit={() => create.mutate({ name, role, expiresInDays: days })}>
           <input
             data-testid="new-token-name"
             aria-label="Name of the new token"
@@ -58,7 +54,7 @@ export default function TokensPage() {
           <button className="primary" data-testid="new-token-submit" disabled={create.isPending || name === ''}>
             Create
           </button>
-        </form>
+        </FormRow>
         <ErrorBox error={create.error} what="Creating the token" />
         {create.data ? (
           <p data-testid="token-created">
@@ -77,43 +73,34 @@ export default function TokensPage() {
         }
       >
         <ErrorBox error={tokens.error ?? revoke.error} what="Tokens" />
-        {tokens.data && tokens.data.length === 0 ? <Empty>No tokens.</Empty> : null}
-        {tokens.data && tokens.data.length > 0 ? (
-          <div className="table-scroll">
-            <table className="table compact" data-testid="token-table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Owner</th>
-                  <th>Role</th>
-                  <th>Expires</th>
-                  <th>State</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.data.map((t) => (
-                  <tr key={t.id} data-testid={`token-row-${t.id}`}>
-                    <td>{t.name}</td>
-                    <td>{t.userName}</td>
-                    <td>{t.role}</td>
-                    <td className="small">
-                      <Time at={t.expiresAt} />
-                    </td>
-                    <td data-testid={`token-state-${t.id}`}>{t.revokedAt ? 'revoked' : new Date(t.expiresAt).getTime() < Date.now() ? 'expired' : 'active'}</td>
-                    <td>
-                      {t.revokedAt ? null : (
-                        <button data-testid={`token-revoke-${t.id}`} onClick={() => revoke.mutate({ tokenId: t.id })}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : null}
+        <DataTable
+          rows={tokens.data}
+          empty="No tokens."
+          testId="token-table"
+          className="table compact"
+          columns={[{ head: 'Name' }, { head: 'Owner' }, { head: 'Role' }, { head: 'Expires' }, { head: 'State' }, {}]}
+          rowKey={(t) => t.id}
+          rowAttributes={(t) => ({ 'data-testid': `token-row-${t.id}` })}
+        >
+          {(t) => (
+            <>
+              <td>{t.name}</td>
+              <td>{t.userName}</td>
+              <td>{t.role}</td>
+              <td className="small">
+                <Time at={t.expiresAt} />
+              </td>
+              <td data-testid={`token-state-${t.id}`}>{t.revokedAt ? 'revoked' : new Date(t.expiresAt).getTime() < Date.now() ? 'expired' : 'active'}</td>
+              <td>
+                {t.revokedAt ? null : (
+                  <button data-testid={`token-revoke-${t.id}`} onClick={() => revoke.mutate({ tokenId: t.id })}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </>
+          )}
+        </DataTable>
       </Card>
     </>
   );

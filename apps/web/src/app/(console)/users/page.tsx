@@ -6,7 +6,9 @@ import { ROLES, type Role } from '@fenceline/core';
 import { useTRPC } from '@/client/trpc';
 import { ErrorBox } from '@/components/errors';
 import { Time } from '@/components/time';
-import { Card, Empty, PageHeader } from '@/components/ui';
+import { DataTable } from '@/components/data-table';
+import { FormRow } from '@/components/form-row';
+import { Card, PageHeader } from '@/components/ui';
 
 /** An admin's page: create users, change their roles, disable them, sign them out everywhere. */
 export default function UsersPage() {
@@ -34,13 +36,7 @@ export default function UsersPage() {
     <>
       <PageHeader title="Users" subtitle="Who may sign in, and as what: an admin manages users, an operator edits, triggers and pauses, a viewer reads." />
       <Card title="New user">
-        <form
-          className="field-row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate({ name, role, password: password === '' ? undefined : password });
-          }}
-        >
+        <FormRow onSubmit={() => create.mutate({ name, role, password: password === '' ? undefined : password })}>
           <input
             data-testid="new-user-name"
             aria-label="Name of the new user"
@@ -68,7 +64,7 @@ export default function UsersPage() {
           <button className="primary" data-testid="new-user-submit" disabled={create.isPending || name === ''}>
             Create
           </button>
-        </form>
+        </FormRow>
         <ErrorBox error={create.error} what="Creating the user" />
         {create.data ? (
           <p data-testid="user-created">
@@ -85,56 +81,48 @@ export default function UsersPage() {
       <Card title="Everyone">
         <ErrorBox error={users.error ?? setUserRole.error ?? setDisabled.error ?? revoke.error} what="Users" />
         {revoke.data ? <p data-testid="sessions-revoked">{revoke.data.revoked} session(s) ended.</p> : null}
-        {users.data && users.data.length === 0 ? <Empty>No users.</Empty> : null}
-        {users.data && users.data.length > 0 ? (
-          <div className="table-scroll">
-            <table className="table compact" data-testid="user-table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Role</th>
-                  <th>State</th>
-                  <th>Created</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {users.data.map((u) => (
-                  <tr key={u.id} data-testid={`user-row-${u.name}`}>
-                    <td>{u.name}</td>
-                    <td>
-                      <select
-                        data-testid={`user-role-${u.name}`}
-                        aria-label={`Role of ${u.name}`}
-                        value={u.role}
-                        disabled={setUserRole.isPending}
-                        onChange={(e) => setUserRole.mutate({ userId: u.id, role: e.target.value as Role })}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td data-testid={`user-state-${u.name}`}>{u.disabled ? 'disabled' : 'enabled'}</td>
-                    <td className="muted small">
-                      <Time at={u.createdAt} />
-                    </td>
-                    <td>
-                      <button data-testid={`user-disable-${u.name}`} onClick={() => setDisabled.mutate({ userId: u.id, disabled: !u.disabled })}>
-                        {u.disabled ? 'Enable' : 'Disable'}
-                      </button>{' '}
-                      <button data-testid={`user-revoke-${u.name}`} onClick={() => revoke.mutate({ userId: u.id })}>
-                        Sign out everywhere
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : null}
+        <DataTable
+          rows={users.data}
+          empty="No users."
+          testId="user-table"
+          className="table compact"
+          columns={[{ head: 'Name' }, { head: 'Role' }, { head: 'State' }, { head: 'Created' }, {}]}
+          rowKey={(u) => u.id}
+          rowAttributes={(u) => ({ 'data-testid': `user-row-${u.name}` })}
+        >
+          {(u) => (
+            <>
+              <td>{u.name}</td>
+              <td>
+                <select
+                  data-testid={`user-role-${u.name}`}
+                  aria-label={`Role of ${u.name}`}
+                  value={u.role}
+                  disabled={setUserRole.isPending}
+                  onChange={(e) => setUserRole.mutate({ userId: u.id, role: e.target.value as Role })}
+                >
+                  {ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td data-testid={`user-state-${u.name}`}>{u.disabled ? 'disabled' : 'enabled'}</td>
+              <td className="muted small">
+                <Time at={u.createdAt} />
+              </td>
+              <td>
+                <button data-testid={`user-disable-${u.name}`} onClick={() => setDisabled.mutate({ userId: u.id, disabled: !u.disabled })}>
+                  {u.disabled ? 'Enable' : 'Disable'}
+                </button>{' '}
+                <button data-testid={`user-revoke-${u.name}`} onClick={() => revoke.mutate({ userId: u.id })}>
+                  Sign out everywhere
+                </button>
+              </td>
+            </>
+          )}
+        </DataTable>
       </Card>
     </>
   );

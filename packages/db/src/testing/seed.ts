@@ -5,7 +5,7 @@ import { rows, type Executor } from '../store/db';
 /**
  * Bulk-inserts `count` small manual DAGs (one noop task each) for load tests of the console:
  * one statement per 10,000 DAGs, each with its head row and version 1. Manual DAGs have no
- * next run, so the schedulers' tick never picks them up. Test helper only.
+ * next run, so the schedulers' tick never picks them up. Test support only (@fenceline/db/testing).
  */
 export async function seedDags(db: Executor, opts: { count: number; prefix: string; shardCount: number }): Promise<void> {
   const batch = 10_000;
@@ -49,7 +49,7 @@ export async function seedDags(db: Executor, opts: { count: number; prefix: stri
  * an hour apart and every job of each: the grid's load test. Job states and times follow
  * from the run and task numbers, so a test can work out what each cell must show: in run r
  * (1 = oldest), part p (0 = root) failed when (r * 7 + p) % 23 = 0, and took
- * 1 + (r + p) % 50 seconds; the root succeeded in every run. Test helper only.
+ * 1 + (r + p) % 50 seconds; the root succeeded in every run. Test support only (@fenceline/db/testing).
  */
 export async function seedRunGrid(db: Executor, opts: { dagId: string; tasks: number; runs: number; shardCount: number }): Promise<void> {
   const ids = Array.from({ length: opts.tasks }, (_, i) => (i === 0 ? 'root' : `part-${String(i).padStart(3, '0')}`));
