@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG, readLendSettings, type NodeConfig } from '@fenceline/core';
 
 /** A scheduler process's settings, read from the environment (see docs/configuration.md). */
 export interface SchedulerConfig {
@@ -44,21 +44,6 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): n
   return n;
 }
 
-/**
- * The lending reserve's share of the pool, from FENCELINE_LEND_RESERVE_PERCENT: a number in
- * [0, 100), or `off` for no lending (the same as FENCELINE_LEND=off).
- */
-function reserveFraction(env: NodeJS.ProcessEnv, fallback: number | null): number | null {
-  const raw = env.FENCELINE_LEND_RESERVE_PERCENT;
-  if (raw == null || raw.trim() === '') return fallback;
-  if (raw.trim() === 'off') return null;
-  const percent = Number(raw);
-  if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || !(percent >= 0 && percent < 100)) {
-    throw new Error(`FENCELINE_LEND_RESERVE_PERCENT must be a number in [0, 100) or off, got "${raw}"`);
-  }
-  return percent / 100;
-}
-
 /** A comma-separated list of shard numbers, or null when unset: the shards a node may lead. */
 function shardList(env: NodeJS.ProcessEnv, name: string): number[] | null {
   const raw = env[name];
@@ -79,7 +64,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
   const capPercent = env.FENCELINE_CAP_PERCENT;
   const capFraction = capPercent ? Number(capPercent) / 100 : d.capFraction;
   if (!(capFraction > 0 && capFraction <= 1)) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got "${capPercent}"`);
-  const lendReserveFraction = flag(env, 'FENCELINE_LEND', true) ? reserveFraction(env, d.lendReserveFraction) : null;
+  const lending = readLendSettings(env, d);
   const config: SchedulerConfig = {
     nodeId: env.FENCELINE_NODE_ID || `scheduler-${hostname()}-${randomUUID().slice(0, 8)}`,
     host: env.FENCELINE_SCHEDULER_HOST || '127.0.0.1',
@@ -96,8 +81,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       leaseTtlMs: int(env, 'FENCELINE_LEASE_TTL_MS', d.leaseTtlMs),
       renewIntervalMs: int(env, 'FENCELINE_RENEW_INTERVAL_MS', d.renewIntervalMs),
       capFraction,
-      lendReserveFraction,
-      lendReserveMinSlots: int(env, 'FENCELINE_LEND_RESERVE_MIN_SLOTS', d.lendReserveMinSlots, 0),
+      ...lending,
       pollWaitMs: int(env, 'FENCELINE_POLL_WAIT_MS', d.pollWaitMs),
       workerLiveWindowMs: int(env, 'FENCELINE_WORKER_LIVE_WINDOW_MS', d.workerLiveWindowMs),
       workerHeartbeatIntervalMs: int(env, 'FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS', d.workerHeartbeatIntervalMs),
