@@ -13,6 +13,34 @@ describe('scheduler configuration', () => {
   });
 });
 
+describe('scheduler configuration of lending', () => {
+  it('lends by default above a reserve of 0.3% of the pool with a floor of 10 slots, and reads both', () => {
+    expect(readSchedulerConfig(base).node).toMatchObject({ lendReserveFraction: 0.003, lendReserveMinSlots: 10 });
+    const config = readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: '2.5', FENCELINE_LEND_RESERVE_MIN_SLOTS: '0' });
+    expect(config.node).toMatchObject({ lendReserveFraction: 0.025, lendReserveMinSlots: 0 });
+    expect(readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: '0' }).node.lendReserveFraction).toBe(0);
+  });
+
+  it('turns lending off with FENCELINE_LEND=off or FENCELINE_LEND_RESERVE_PERCENT=off', () => {
+    expect(readSchedulerConfig({ ...base, FENCELINE_LEND: 'off' }).node.lendReserveFraction).toBeNull();
+    expect(readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: 'off' }).node.lendReserveFraction).toBeNull();
+    expect(readSchedulerConfig({ ...base, FENCELINE_LEND: 'on' }).node.lendReserveFraction).toBe(0.003);
+  });
+
+  it('refuses a reserve or a floor it cannot read, naming the variable', () => {
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND: 'maybe' })).toThrow('FENCELINE_LEND must be on or off, got "maybe"');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: '100' })).toThrow('FENCELINE_LEND_RESERVE_PERCENT must be a number in [0, 100) or off, got "100"');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: '-1' })).toThrow('FENCELINE_LEND_RESERVE_PERCENT must be a number in [0, 100) or off, got "-1"');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_PERCENT: '5%' })).toThrow('FENCELINE_LEND_RESERVE_PERCENT must be a number in [0, 100) or off, got "5%"');
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_MIN_SLOTS: '-2' })).toThrow(
+      'FENCELINE_LEND_RESERVE_MIN_SLOTS must be a whole number of at least 0, got "-2"',
+    );
+    expect(() => readSchedulerConfig({ ...base, FENCELINE_LEND_RESERVE_MIN_SLOTS: '2.5' })).toThrow(
+      'FENCELINE_LEND_RESERVE_MIN_SLOTS must be a whole number of at least 0, got "2.5"',
+    );
+  });
+});
+
 describe('scheduler configuration of notification checks and led shards', () => {
   it('reads the notification check interval and the shards a node may lead, and refuses a list it cannot read', () => {
     expect(readSchedulerConfig(base).node).toMatchObject({ notifyCheckIntervalMs: 10_000, leadShards: null });

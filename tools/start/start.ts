@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULTS, logSafeError, logSafeMessage, parseUserName } from '@fenceline/core';
+import { capFor, DEFAULTS, lendReserveOf, logSafeError, logSafeMessage, parseUserName, readLendSettings, reserveOf } from '@fenceline/core';
 import { hashPassword, verifyPassword } from '@fenceline/db/people';
 import { openStore, startEmbeddedPostgres, type SqlStore } from '@fenceline/db';
 import { existsSync } from 'node:fs';
@@ -109,6 +109,9 @@ async function main(): Promise<void> {
 
     const banner = [
       '',
+      // What the schedulers will do with a wide fan-out, by their own rules, so that the
+      // idle slots a newcomer sees (or does not) are explained before the first run.
+      ...fairShareLines(cluster.opts.workers * 4),
       'fenceline is running',
       `  store:       ${embedded ? `embedded PostgreSQL at ${databaseUrl} (data in ${join(DATA_DIR, 'pg')})` : 'DATABASE_URL'}`,
       `  console:     ${consoleUrl ?? '(not started: FENCELINE_CONSOLE=0)'}   ${signIn}`,
@@ -202,6 +205,18 @@ async function ensureFirstAdmin(store: SqlStore, password: string): Promise<stri
     return `sign in as admin, password ${password}  (kept in ${join(DATA_DIR, 'secrets.json')})`;
   }
   return 'sign in with your user name and password (npm run fenceline -- user list)';
+}
+
+/** The banner's fair-share line: the cap per DAG and what lending keeps back, for a pool of `slots`. */
+function fairShareLines(slots: number): string[] {
+  const capPercent = Number(process.env.FENCELINE_CAP_PERCENT ?? '30');
+  const cap = capFor(slots, capPercent / 100);
+  const rule = lendReserveOf(readLendSettings(process.env));
+  if (rule === null) return [`  fair share:  a DAG holds at most ${cap} of the ${slots} slots (${capPercent}%); lending is off (FENCELINE_LEND=off)`];
+  const reserve = reserveOf(rule, slots);
+  return [
+    `  fair share:  a DAG holds ${cap} of the ${slots} slots (${capPercent}%) and borrows idle ones beyond, up to ${slots - reserve}: ${reserve} stay free for other DAGs (FENCELINE_LEND=off for a strict cap)`,
+  ];
 }
 
 /**

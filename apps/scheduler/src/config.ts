@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from '@fenceline/core';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG, readLendSettings, type NodeConfig } from '@fenceline/core';
 
 /** A scheduler process's settings, read from the environment (see docs/configuration.md). */
 export interface SchedulerConfig {
@@ -64,11 +64,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
   const capPercent = env.FENCELINE_CAP_PERCENT;
   const capFraction = capPercent ? Number(capPercent) / 100 : d.capFraction;
   if (!(capFraction > 0 && capFraction <= 1)) throw new Error(`FENCELINE_CAP_PERCENT must be in (0, 100], got "${capPercent}"`);
-  const reservePercent = env.FENCELINE_LEND_RESERVE_PERCENT;
-  const lendReserveFraction = reservePercent ? Number(reservePercent) / 100 : d.lendReserveFraction;
-  if (lendReserveFraction !== null && !(lendReserveFraction >= 0 && lendReserveFraction < 1)) {
-    throw new Error(`FENCELINE_LEND_RESERVE_PERCENT must be in [0, 100), got "${reservePercent}"`);
-  }
+  const lending = readLendSettings(env, d);
   const config: SchedulerConfig = {
     nodeId: env.FENCELINE_NODE_ID || `scheduler-${hostname()}-${randomUUID().slice(0, 8)}`,
     host: env.FENCELINE_SCHEDULER_HOST || '127.0.0.1',
@@ -85,7 +81,7 @@ export function readSchedulerConfig(env: NodeJS.ProcessEnv = process.env): Sched
       leaseTtlMs: int(env, 'FENCELINE_LEASE_TTL_MS', d.leaseTtlMs),
       renewIntervalMs: int(env, 'FENCELINE_RENEW_INTERVAL_MS', d.renewIntervalMs),
       capFraction,
-      lendReserveFraction,
+      ...lending,
       pollWaitMs: int(env, 'FENCELINE_POLL_WAIT_MS', d.pollWaitMs),
       workerLiveWindowMs: int(env, 'FENCELINE_WORKER_LIVE_WINDOW_MS', d.workerLiveWindowMs),
       workerHeartbeatIntervalMs: int(env, 'FENCELINE_WORKER_HEARTBEAT_INTERVAL_MS', d.workerHeartbeatIntervalMs),

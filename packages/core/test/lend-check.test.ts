@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lendCheckWorkers, lendsAny, refusedLends, type LendCheck, type LendCheckedGrant } from '../src/fairshare/lend-check';
+import { lendCheckWorkers, lendsAny, refusedLends, reserveOf, type LendCheck, type LendCheckedGrant } from '../src/fairshare/lend-check';
 import { parseWorkerId, type WorkerId } from '../src/ids';
 
 const w = (name: string): WorkerId => parseWorkerId(name);
@@ -7,6 +7,7 @@ const check = (pool: string, reserve: number, free: Record<string, number>): Len
   pool,
   reserve,
   fraction: 0,
+  minSlots: 0,
   liveWindowMs: 60_000,
   workers: Object.entries(free).map(([id, n]) => ({ workerId: w(id), free: n })),
 });
@@ -77,5 +78,22 @@ describe('refusedLends', () => {
     const l = check('default', 0, { a: 1, b: 1 });
     expect(lendsAny([{}, { lend: l, lent: true }])).toBe(true);
     expect(lendCheckWorkers([{ lend: l }, { lend: l, lent: true }]).sort()).toEqual(['a', 'b']);
+  });
+});
+
+describe('reserveOf', () => {
+  it('keeps the share of the pool, or the floor in slots if that is more, but never more than an eighth of the pool by the floor', () => {
+    const rule = { fraction: 0.003, minSlots: 10 };
+    // 10,000 slots: the share (30) is above the floor.
+    expect(reserveOf(rule, 10_000)).toBe(30);
+    // 1,000 slots: the share is 3, the floor 10.
+    expect(reserveOf(rule, 1_000)).toBe(10);
+    // 16 slots: the floor is held to an eighth of the pool, so 14 slots may still be lent.
+    expect(reserveOf(rule, 16)).toBe(2);
+    // A pool of 7 or fewer keeps only its share, rounded up.
+    expect(reserveOf(rule, 7)).toBe(1);
+    expect(reserveOf({ fraction: 0, minSlots: 10 }, 7)).toBe(0);
+    // A share above the floor's eighth still holds: a quarter of 16 is 4.
+    expect(reserveOf({ fraction: 0.25, minSlots: 10 }, 16)).toBe(4);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
 import { Checker } from '../src/check/checker';
 import type { StoreWrite } from '../src/store/records';
 import { runScenario } from '../src/scenario/run';
@@ -8,8 +9,16 @@ import { SCENARIOS } from '../src/scenarios';
  * I11 judged on hand-made store records: ten one-slot workers, a 30% cap (3 leases) and a
  * reserve of 20% (2 slots), so a DAG may borrow up to 5 more slots while 2 stay free.
  */
-function checker(lendReserveFraction: number | null): Checker {
-  const c = new Checker({ failoverBoundMs: 60_000, capFraction: 0.3, poolSlots: () => 10, lendReserveFraction, workerSlots: 1, schedulersImpaired: () => false });
+function checker(lendReserveFraction: number | null, lendReserveMinSlots = 0): Checker {
+  const c = new Checker({
+    failoverBoundMs: 60_000,
+    capFraction: 0.3,
+    poolSlots: () => 10,
+    lendReserveFraction,
+    lendReserveMinSlots,
+    workerSlots: 1,
+    schedulersImpaired: () => false,
+  });
   for (const [shard, nodeId] of [
     [0, 'node-0'],
     [1, 'node-1'],
@@ -72,11 +81,31 @@ describe('I11: no DAG holds slots of the reserve through lending', () => {
     expect(d.violations.map((v) => v.invariant)).toEqual(['I11']);
   });
 
+  it("counts the reserve's floor as the nodes do, at most an eighth of the pool", () => {
+    // No share, a floor of 5: in a pool of 10 the floor keeps 1 slot (an eighth, rounded down).
+    const c = checker(0, 5);
+    expect(c.reserve).toBe(1);
+    for (let w = 0; w < 9; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
+    expect(c.violations).toEqual([]);
+    c.observe(grant('big', 'w-9', 2_000));
+    expect(c.violations.map((v) => v.invariant)).toEqual(['I11']);
+  });
+
   it('without lending, I6 holds every DAG to its cap as before', () => {
     const c = checker(null);
     for (let w = 0; w < 4; w++) c.observe(grant('big', `w-${w}`, 1_000 + w));
     expect(c.violations.map((v) => v.invariant)).toEqual(['I6']);
     expect(c.counts.peakLent).toBe(0);
+  });
+});
+
+describe("the fanout scenario's lend variant", () => {
+  it("lends with the schedulers' default reserve, so its figures are what a default cluster does", () => {
+    const lend = SCENARIOS.fanout!.variants!.find((v) => v.name === 'lend')!;
+    expect(lend.overrides.cluster).toMatchObject({
+      lendReserveFraction: DEFAULT_NODE_CONFIG.lendReserveFraction,
+      lendReserveMinSlots: DEFAULT_NODE_CONFIG.lendReserveMinSlots,
+    });
   });
 });
 

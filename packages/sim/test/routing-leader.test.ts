@@ -52,7 +52,7 @@ describe('routing jobs to the workers that can run them', () => {
   });
 
   it('lends slots beyond the cap while the pool keeps its reserve free', async () => {
-    const strict = await leadingNode({ capFraction: 0.25 });
+    const strict = await leadingNode({ capFraction: 0.25, lendReserveFraction: null });
     const fleetStrict = await worker(strict.node, 'w-strict', {}, 20);
     await strict.store.putDag({ id: 'wide', tasks: Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, type: 'noop' })) }, 1);
     await strict.store.triggerRun(parseDagId('wide'));

@@ -1,4 +1,4 @@
-import { DEFAULTS } from '@fenceline/core';
+import { DEFAULTS, lendReserveOf, readLendSettings, type LendReserve } from '@fenceline/core';
 
 /** The console's settings, read from the environment once per process (see docs/configuration.md). */
 export interface ConsoleConfig {
@@ -13,6 +13,8 @@ export interface ConsoleConfig {
   workerLiveWindowMs: number;
   /** The job lease TTL, used only to show when a live lease was last renewed. */
   leaseTtlMs: number;
+  /** The schedulers' lending reserve, read from the variables they read (null: no lending), to show it on Fair share. */
+  lendReserve: LendReserve | null;
 }
 
 function numberFrom(name: string, fallback: number): number {
@@ -38,6 +40,7 @@ export function consoleConfig(): ConsoleConfig {
     shardCount: numberFrom('FENCELINE_SHARDS', DEFAULTS.shardCount),
     workerLiveWindowMs: numberFrom('FENCELINE_WORKER_LIVE_WINDOW_MS', 60_000),
     leaseTtlMs: numberFrom('FENCELINE_LEASE_TTL_MS', DEFAULTS.leaseTtlMs),
+    lendReserve: lendReserveOf(readLendSettings(process.env)),
   };
   return cached;
 }

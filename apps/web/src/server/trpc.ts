@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
-import { checkBoundary, isFencelineError, roleAtLeast, type FencelineError } from '@fenceline/core';
+import { checkBoundary, isFencelineError, roleAtLeast, type FencelineError, type LendReserve } from '@fenceline/core';
 import { consoleConfig } from './config';
 import { buildContext, type Context } from './context';
 import { opaqueMessage } from './opaque-errors';
@@ -108,7 +108,7 @@ export async function withStore<T>(fn: (store: ConsoleStore) => Promise<T>): Pro
   }
 }
 
-export function settings(): { capFraction: number; liveWindowMs: number } {
+export function settings(): { capFraction: number; liveWindowMs: number; lendReserve: LendReserve | null } {
   const config = consoleConfig();
-  return { capFraction: config.capFraction, liveWindowMs: config.workerLiveWindowMs };
+  return { capFraction: config.capFraction, liveWindowMs: config.workerLiveWindowMs, lendReserve: config.lendReserve };
 }

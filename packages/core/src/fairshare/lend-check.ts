@@ -30,6 +30,8 @@ export interface LendCheck {
    * the worker looks silent to the store too; its leases show it is still in the pool.
    */
   fraction: number;
+  /** The reserve's floor in slots (see reserveOf), counted with the store's pool as with the node's. */
+  minSlots: number;
   liveWindowMs: number;
   /** The pool's workers waiting on the node, each with the free slots its poll said. */
   workers: readonly { workerId: WorkerId; free: number }[];
@@ -82,7 +84,7 @@ export function refusedLends(
   for (const [pool, check] of checks) {
     let free = 0;
     for (const w of check.workers) free += Math.max(0, Math.min(w.free, (slots(w.workerId) ?? 0) - held(w.workerId)));
-    lendable.set(pool, free - (taken.get(pool) ?? 0) - Math.max(check.reserve, reserveOf(check.fraction, poolSlots(check))));
+    lendable.set(pool, free - (taken.get(pool) ?? 0) - Math.max(check.reserve, reserveOf(check, poolSlots(check))));
   }
   const refused = new Set<number>();
   grants.forEach((g, i) => {
@@ -94,9 +96,24 @@ export function refusedLends(
   return refused;
 }
 
-/** The reserve of a pool of `poolSlots` live slots: a share of it, rounded up (as the node counts it). */
-export function reserveOf(fraction: number, poolSlots: number): number {
-  return Math.ceil(fraction * poolSlots - 1e-9);
+/** How much of a pool lending keeps free: a share of its live slots, and a floor in slots. */
+export interface LendReserve {
+  fraction: number;
+  minSlots: number;
+}
+
+/**
+ * The reserve of a pool of `poolSlots` live slots: its share, rounded up, or the floor if
+ * that is more. A share alone is a handful of slots in a small pool, too few for the other
+ * DAGs' jobs that become ready while a fan-out borrows everything else; the floor holds
+ * them. But a floor is a fixed count, and in a pool not much larger than it would leave
+ * almost nothing to lend, so it never takes more than an eighth of the pool (a 16-slot pool
+ * keeps 2). The leader's planning, both stores' refusal and the simulator's checker all
+ * count the reserve here, so they cannot disagree on it.
+ */
+export function reserveOf(rule: LendReserve, poolSlots: number): number {
+  const share = Math.ceil(rule.fraction * poolSlots - 1e-9);
+  return Math.max(share, Math.min(rule.minSlots, Math.floor(poolSlots / 8)));
 }
 
 /** The lending checks of a batch that lend, one per pool: the pools whose live slots the store must count. */

@@ -13,11 +13,14 @@ export interface NodeConfig {
   renewIntervalMs: number;
   capFraction: number;
   /**
-   * Lending: a DAG at its cap may borrow idle slots of its pool while more than this
-   * fraction of the pool's slots stays free (the reserve, never lent). Null: no lending,
-   * the cap is strict.
+   * Lending: a DAG at its cap may borrow idle slots of its pool while more than the
+   * reserve stays free (never lent): this fraction of the pool's slots, or
+   * `lendReserveMinSlots` if that is more (fairshare/lend-check.ts, reserveOf). Null: no
+   * lending, the cap is strict.
    */
   lendReserveFraction: number | null;
+  /** The reserve's floor in slots, of which a pool keeps at most an eighth (see reserveOf). */
+  lendReserveMinSlots: number;
   /** The longest a worker's poll is held open before it is answered empty. */
   pollWaitMs: number;
   /** A worker silent for longer than this leaves the pool. */
@@ -74,7 +77,11 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = {
   leaseTtlMs: DEFAULTS.leaseTtlMs,
   renewIntervalMs: DEFAULTS.renewIntervalMs,
   capFraction: DEFAULTS.capFraction,
-  lendReserveFraction: null,
+  // On: a DAG at its cap borrows what the pool has idle. 0.3% holds the other DAGs of a
+  // 10,000-slot pool, and the floor of 10 slots those of a smaller one (the simulator's
+  // fanout scenario at full size and at a tenth; packages/sim/README.md).
+  lendReserveFraction: 0.003,
+  lendReserveMinSlots: 10,
   pollWaitMs: 25_000,
   workerLiveWindowMs: 60_000,
   workerHeartbeatIntervalMs: 15_000,
@@ -116,7 +123,7 @@ const POSITIVE_INTEGERS = [
 ] as const satisfies readonly (keyof NodeConfig)[];
 
 /** The settings that may be zero (zero turns the feature off) but never negative or fractional. */
-const NON_NEGATIVE_INTEGERS = ['tickLookaheadMs', 'renewBatchWindowMs', 'outboxHoldMs'] as const satisfies readonly (keyof NodeConfig)[];
+const NON_NEGATIVE_INTEGERS = ['tickLookaheadMs', 'renewBatchWindowMs', 'outboxHoldMs', 'lendReserveMinSlots'] as const satisfies readonly (keyof NodeConfig)[];
 
 /**
  * Refuses a configuration a node cannot run with, naming every wrong field at once. A zero

@@ -178,7 +178,8 @@ export class Dispatcher {
     const lendReserve = c.config.lendReserveFraction;
     // A DAG at its cap can be granted nothing in a pool that has no slot to lend, so its
     // ready jobs are not copied there; where the pool can lend, it is the one that borrows.
-    const reserveInPool = (pool: string): number => reserveOf(lendReserve ?? 0, c.pool.poolSlots(pool));
+    const reserveRule = { fraction: lendReserve ?? 0, minSlots: c.config.lendReserveMinSlots };
+    const reserveInPool = (pool: string): number => reserveOf(reserveRule, c.pool.poolSlots(pool));
     const canLend = new Map<string, boolean>();
     const lends = (pool: string): boolean => {
       let yes = canLend.get(pool);
@@ -232,6 +233,7 @@ export class Dispatcher {
           pool,
           reserve,
           fraction: lendReserve!,
+          minSlots: reserveRule.minSlots,
           liveWindowMs: c.config.workerLiveWindowMs,
           workers: part.grants.some((g) => g.lent) ? c.pool.waitingIn(pool) : [],
         };

@@ -1,5 +1,6 @@
 export * from './batcher';
 export * from './config';
+export * from './lend-settings';
 export * from './metrics';
 export * from './worker-pool';
 export * from './shard-leader';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { DEFAULT_POOL } from '@fenceline/core';
+import { DEFAULT_POOL, reserveOf, type LendReserve } from '@fenceline/core';
 import { capOf, poolSnapshot, type PoolSnapshot } from './pool';
 import { liveOffers } from './routing';
 import { num, numOrNull, query, type ConsoleDb } from './sql';
@@ -34,10 +34,16 @@ export interface PoolShare {
   liveWorkers: number;
   slots: number;
   cap: number;
+  /** The slots lending keeps free for newly ready jobs (the reserve, never lent); null without lending. */
+  reserve: number | null;
+  /** Leases held beyond their DAG's cap in this pool now, summed over its DAGs. */
+  lent: number;
 }
 
 export interface FairShareSnapshot extends PoolSnapshot {
   capFraction: number;
+  /** The schedulers' lending rule as the console is told it; null: the cap is strict. */
+  lendReserve: LendReserve | null;
   /** The cap a DAG without its own capFraction gets in the default pool. */
   cap: number;
   /** Every pool with a live worker or work in flight, the default pool first. */
@@ -53,7 +59,7 @@ export interface FairShareSnapshot extends PoolSnapshot {
  * history. A job's pool is its task's in the run's version of the spec; the tasks that name
  * a pool are few, so they are read once per running version and joined by hash.
  */
-export async function fairShare(db: ConsoleDb, opts: { capFraction: number; liveWindowMs: number; limit?: number }): Promise<FairShareSnapshot> {
+export async function fairShare(db: ConsoleDb, opts: { capFraction: number; liveWindowMs: number; lendReserve?: LendReserve | null; limit?: number }): Promise<FairShareSnapshot> {
   const pool = await poolSnapshot(db, opts.liveWindowMs);
   const { pools: livePools } = await liveOffers(db, opts.liveWindowMs);
   const shards = Array.from({ length: Math.max(pool.shardCount, 1) }, (_, i) => i);
@@ -83,6 +89,7 @@ export async function fairShare(db: ConsoleDb, opts: { capFraction: number; live
         limit ${opts.limit ?? 200}`,
   );
   const slotsOf = new Map(livePools.map((p) => [p.pool, p.slots]));
+  const lendReserve = opts.lendReserve ?? null;
   const dags = result.map((r): DagShare => {
     const own = numOrNull(r.cap_fraction);
     const capFraction = own ?? opts.capFraction;
@@ -111,10 +118,19 @@ export async function fairShare(db: ConsoleDb, opts: { capFraction: number; live
   const pools = poolNames
     .map((name): PoolShare => {
       const live = livePools.find((p) => p.pool === name);
-      return { pool: name, liveWorkers: live?.liveWorkers ?? 0, slots: live?.slots ?? 0, cap: capOf(live?.slots ?? 0, opts.capFraction) };
+      const slots = live?.slots ?? 0;
+      return {
+        pool: name,
+        liveWorkers: live?.liveWorkers ?? 0,
+        slots,
+        cap: capOf(slots, opts.capFraction),
+        // The schedulers' own rule (fairshare/lend-check.ts), from the same live slots.
+        reserve: lendReserve === null ? null : reserveOf(lendReserve, slots),
+        lent: dags.filter((d) => d.pool === name).reduce((n, d) => n + d.lent, 0),
+      };
     })
     .sort((a, b) => (a.pool === DEFAULT_POOL ? -1 : b.pool === DEFAULT_POOL ? 1 : a.pool.localeCompare(b.pool)));
-  return { ...pool, capFraction: opts.capFraction, cap: capOf(slotsOf.get(DEFAULT_POOL) ?? 0, opts.capFraction), pools, dags };
+  return { ...pool, capFraction: opts.capFraction, lendReserve, cap: capOf(slotsOf.get(DEFAULT_POOL) ?? 0, opts.capFraction), pools, dags };
 }
 
 export interface ShareHistory {

@@ -1,4 +1,4 @@
-import { capFor, Heap, nextSlotAfter, type Schedule } from '@fenceline/core';
+import { capFor, Heap, nextSlotAfter, reserveOf, type Schedule } from '@fenceline/core';
 import type { StoreWrite } from '../store/records';
 import type { MemoryStore } from '../store/memory-store';
 import type { EffectAttempt } from '../world/effect-sinks';
@@ -82,6 +82,8 @@ export interface CheckerOptions {
    * has slots (a double fill about to be handed back) counts only up to them.
    */
   lendReserveFraction?: number | null;
+  /** I11: the reserve's floor in slots (0 if absent), as the nodes are given it. */
+  lendReserveMinSlots?: number;
   workerSlots?: number;
   /** I5 is not judged while no scheduler can work (all crashed, paused or cut off); deadlines move past it. */
   schedulersImpaired: () => boolean;
@@ -427,9 +429,10 @@ export class Checker {
     return this.options.lendReserveFraction !== undefined && this.options.lendReserveFraction !== null;
   }
 
-  /** I11: the reserve, as the nodes compute it, from the pool I6 takes the cap of. */
+  /** I11: the reserve, by the nodes' own rule (reserveOf), from the pool I6 takes the cap of. */
   get reserve(): number {
-    return this.lending ? Math.ceil(this.options.lendReserveFraction! * this.options.poolSlots() - 1e-9) : 0;
+    if (!this.lending) return 0;
+    return reserveOf({ fraction: this.options.lendReserveFraction!, minSlots: this.options.lendReserveMinSlots ?? 0 }, this.options.poolSlots());
   }
 
   /** I11: free slots of the workers that are up: their slots less the leases they hold, each worker's counted only up to its slots. */

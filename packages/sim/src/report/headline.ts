@@ -1,3 +1,4 @@
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
 import type { ScenarioConfig } from '../scenario/config';
 import type { WorldResult } from '../world/world';
 import { distribution, Metrics } from './metrics';
@@ -46,6 +47,7 @@ function lendFigures(config: ScenarioConfig, r: WorldResult): Figures {
   if (fraction === null) return {};
   return {
     lendReserveFraction: fraction,
+    lendReserveMinSlots: config.cluster.lendReserveMinSlots ?? config.cluster.node?.lendReserveMinSlots ?? DEFAULT_NODE_CONFIG.lendReserveMinSlots,
     lendReserveSlots: r.checker.reserve,
     peakLentLeases: r.checker.counts.peakLent,
     lentGrants: r.checker.counts.lentGrants,

@@ -37,6 +37,7 @@ export function checkScenario(c: ScenarioConfig): void {
   // The reserve is a share of the pool kept free; all of it (1) would lend nothing at all.
   if (reserve !== undefined && reserve !== null && !(typeof reserve === 'number' && Number.isFinite(reserve) && reserve >= 0 && reserve < 1))
     at('cluster.lendReserveFraction', 'null or a number in [0, 1)', reserve);
+  if (c.cluster?.lendReserveMinSlots !== undefined) int('cluster.lendReserveMinSlots', c.cluster.lendReserveMinSlots, 0);
   int('workers.count', c.workers?.count, 0);
   int('workers.slots', c.workers?.slots, 1);
   num('workers.pollWaitMs', c.workers?.pollWaitMs, 0, Infinity, true);

@@ -117,11 +117,14 @@ export interface ScenarioConfig {
     /** The fair-share cap; 1 turns it off. */
     capFraction: number;
     /**
-     * Lending: a DAG at its cap may borrow idle slots while more than this fraction of the
-     * pool stays free (the reserve, never lent). Null or absent: the cap is strict. Passed
-     * to every scheduler node as its `lendReserveFraction`.
+     * Lending: a DAG at its cap may borrow idle slots while more than the reserve stays
+     * free (never lent): this fraction of the pool, or `lendReserveMinSlots` if that is
+     * more. Null or absent: the cap is strict, so a scenario lends only where it says so.
+     * Passed to every scheduler node as its `lendReserveFraction`.
      */
     lendReserveFraction?: number | null;
+    /** The reserve's floor in slots (at most an eighth of the pool); absent: the nodes' default. */
+    lendReserveMinSlots?: number;
     node?: Partial<NodeConfig>;
   };
   workers: {

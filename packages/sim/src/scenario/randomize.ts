@@ -1,3 +1,4 @@
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
 import { Rng } from '../engine/random';
 import type { DagGroup, DagShape, ScenarioConfig } from './config';
 
@@ -77,6 +78,9 @@ export function randomizeScenario(base: ScenarioConfig, seed: number): ScenarioC
   // Drawn after lending, for the same reason: one node's store connection stuck, calls
   // never answered, rare and 5 s to 2 min long.
   world.faults = { ...world.faults, storeStuck: pick(rng.between(0, 0.01), 5_000, 120_000) };
+  // Drawn after that, for the same reason: the reserve's floor in slots, of none, a couple or
+  // the nodes' default (a world without lending ignores it and keeps its trace).
+  world.cluster = { ...world.cluster, lendReserveMinSlots: rng.pick([0, 2, DEFAULT_NODE_CONFIG.lendReserveMinSlots]) };
   fitFanoutsUnderCap(world);
   return world;
 }

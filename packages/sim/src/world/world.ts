@@ -1,4 +1,14 @@
-import { DeposedLeaderError, emptyWorkerStats, FencelineError, isStoreUnavailable, parseDagId, parseWorkerId, type Assignment, type DagSpecInput } from '@fenceline/core';
+import {
+  DEFAULT_NODE_CONFIG,
+  DeposedLeaderError,
+  emptyWorkerStats,
+  FencelineError,
+  isStoreUnavailable,
+  parseDagId,
+  parseWorkerId,
+  type Assignment,
+  type DagSpecInput,
+} from '@fenceline/core';
 import { Checker, type InvariantId, type Violation } from '../check/checker';
 import { EffectSinks, WORLD_SINKS } from './effect-sinks';
 import { Rng } from '../engine/random';
@@ -83,11 +93,14 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   const hosts: SchedulerHost[] = [];
   // Lending is set for the cluster (or, as any node setting, under cluster.node).
   const lendReserveFraction = config.cluster.lendReserveFraction ?? config.cluster.node?.lendReserveFraction ?? null;
+  // The floor, unless the scenario sets one, is the nodes' default, so the checker counts the reserve they keep.
+  const lendReserveMinSlots = config.cluster.lendReserveMinSlots ?? config.cluster.node?.lendReserveMinSlots ?? DEFAULT_NODE_CONFIG.lendReserveMinSlots;
   const checker = new Checker({
     failoverBoundMs: config.failoverBoundMs,
     capFraction: config.cluster.capFraction,
     poolSlots: () => poolSlots,
     lendReserveFraction,
+    lendReserveMinSlots,
     workerSlots: config.workers.slots,
     schedulersImpaired: () => !hosts.some((h) => h.healthy),
   });
@@ -155,6 +168,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     shardCount,
     capFraction: config.cluster.capFraction,
     lendReserveFraction,
+    lendReserveMinSlots,
     pollWaitMs: HELD_POLL_WAIT_MS,
   };
   for (let i = 0; i < config.cluster.nodes; i++) {

@@ -7,7 +7,7 @@ import { LONG_TTL_MS, SHARD_COUNT, spec, unique } from './fixtures';
 import { completeJob, grantLeases, startRun } from './one-leader';
 
 /** No share of its own: these checks test the reserve the node counted (the store's count is tested apart). */
-const LIVE = { fraction: 0, liveWindowMs: 60_000 };
+const LIVE = { fraction: 0, minSlots: 0, liveWindowMs: 60_000 };
 
 function readyJobs(n: number): NewJob[] {
   return Array.from({ length: n }, (_, i) => ({ taskId: `t${i}`, state: 'ready', maxAttempts: 3, priority: 0, retryBackoffMs: 0, retryBackoffMaxMs: 0, timeoutMs: 60_000 }));
@@ -99,7 +99,7 @@ export function lendingContract(c: ContractContext): void {
         await c.store.registerWorker({ id, slots: 2, nodeId: null, meta: { offer: { pool, labels: [], types: ['noop'] } }, session: `session-of-${id}`, credentialId: null });
       // A node that has just started counts a pool of 2 slots (a reserve of 1 at a half);
       // the store counts 8 live slots, a reserve of 4: of 8 free slots, 4 may be lent.
-      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, liveWindowMs: 60_000, workers: ids.map((workerId) => ({ workerId, free: 2 })) };
+      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, minSlots: 0, liveWindowMs: 60_000, workers: ids.map((workerId) => ({ workerId, free: 2 })) };
       const granted = await grantLeases(
         c.store,
         token,
@@ -131,7 +131,7 @@ export function lendingContract(c: ContractContext): void {
       // with busy, whose leases show it is in the pool, 8 slots and a reserve of 4. Of the
       // idle workers' 6 free slots 2 may be lent, not 3. The second worker, silent and
       // holding nothing, counts in neither.
-      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, liveWindowMs: 2_000, workers: idle.map((workerId) => ({ workerId, free: 2 })) };
+      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, minSlots: 0, liveWindowMs: 2_000, workers: idle.map((workerId) => ({ workerId, free: 2 })) };
       const granted = await grantLeases(
         c.store,
         token,
@@ -139,6 +139,28 @@ export function lendingContract(c: ContractContext): void {
         LONG_TTL_MS,
       );
       expect(granted.map((g) => g.taskId)).toEqual(['t2', 't3']);
+    });
+
+    it("keeps the reserve's floor in slots, counted from the pool's live slots the store counts", async () => {
+      const { token, jobs } = await world();
+      // Eight workers of a pool of their own, seen just now: 16 live slots. The node counts
+      // no reserve (it has heard from none of them yet); the floor of 5 is held to an eighth
+      // of the 16, so the store keeps 2 of the 4 free slots the check lists, and lends 2.
+      const pool = unique('lendfloor')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-');
+      const ids = Array.from({ length: 8 }, (_, i) => parseWorkerId(unique(`lend-f${i}`)));
+      for (const id of ids)
+        await c.store.registerWorker({ id, slots: 2, nodeId: null, meta: { offer: { pool, labels: [], types: ['noop'] } }, session: `session-of-${id}`, credentialId: null });
+      const listed = ids.slice(0, 2);
+      const check: LendCheck = { pool, reserve: 0, fraction: 0, minSlots: 5, liveWindowMs: 60_000, workers: listed.map((workerId) => ({ workerId, free: 2 })) };
+      const granted = await grantLeases(
+        c.store,
+        token,
+        jobs.map((j, i) => grant(j.id, listed[i % 2]!, check, true)),
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t0', 't1']);
     });
 
     it('never refuses a grant within its cap, even one that takes the reserve', async () => {

@@ -53,11 +53,27 @@ export default function FairSharePage() {
               <span>
                 at most <strong data-testid={p.pool === DEFAULT_POOL ? 'cap-value' : `cap-value-${p.pool}`}>{p.cap}</strong> leases per DAG
               </span>
+              {p.reserve === null ? (
+                <span className="muted">· no lending: the cap is strict</span>
+              ) : (
+                <span>
+                  · reserve <strong data-testid={p.pool === DEFAULT_POOL ? 'pool-reserve' : `pool-reserve-${p.pool}`}>{p.reserve}</strong> free slots, never lent ·{' '}
+                  <strong data-testid={p.pool === DEFAULT_POOL ? 'pool-lent' : `pool-lent-${p.pool}`}>{p.lent}</strong> lent now
+                </span>
+              )}
             </div>
           ))}
           <p className="small muted">
-            {f.leasedJobs} of {plural(f.poolSlots, 'slot')} busy. Leases beyond a DAG&apos;s cap are <strong>lent</strong>: borrowed from idle slots while the scheduler lends
-            (FENCELINE_LEND_RESERVE_PERCENT), and given back as they end.
+            {f.leasedJobs} of {plural(f.poolSlots, 'slot')} busy.{' '}
+            {f.lendReserve === null ? (
+              <>The schedulers do not lend (FENCELINE_LEND=off): no DAG holds more than its cap.</>
+            ) : (
+              <>
+                Leases beyond a DAG&apos;s cap are <strong>lent</strong>: borrowed from idle slots while more than the pool&apos;s reserve stays free (
+                {Math.round(f.lendReserve.fraction * 1000) / 10}% of its slots, at least {plural(f.lendReserve.minSlots, 'slot')} but at most an eighth of the pool), and given back
+                as they end; nothing running is stopped to give them back.
+              </>
+            )}
           </p>
           <LimitsCard />
           <Card title="Per DAG and pool, now">
@@ -100,7 +116,9 @@ export default function FairSharePage() {
                         <td className="num" data-testid={d.pool === DEFAULT_POOL ? `share-${d.dagId}-held` : `share-${d.dagId}@${d.pool}-held`}>
                           {d.held - d.lent} / {d.cap}
                         </td>
-                        <td className="num">{d.lent > 0 ? <strong title="held beyond the cap, borrowed from idle slots">+{d.lent}</strong> : 0}</td>
+                        <td className="num" data-testid={d.pool === DEFAULT_POOL ? `share-${d.dagId}-lent` : `share-${d.dagId}@${d.pool}-lent`}>
+                          {d.lent > 0 ? <strong title="held beyond the cap, borrowed from idle slots">+{d.lent}</strong> : 0}
+                        </td>
                         <td>
                           <Meter value={d.held - d.lent} max={d.cap} />
                           <div className="small muted">
