@@ -33,6 +33,7 @@ export const CONSOLE_BASES: Record<string, unknown> = {
   'dags.setCatchup': { id: 'sweep', catchup: { policy: 'latest' } },
   'runs.timeline': { runId: '1' },
   'runs.durations': { runId: '1' },
+  'runs.effects': { runId: '1' },
   'runs.result': { jobId: '1' },
   'runs.attempts': { jobId: '1' },
   'runs.logChunks': { jobId: '1', fence: 1, afterSeq: 0 },
