@@ -9,7 +9,7 @@ import { SCENARIOS } from '../src/scenarios';
  * I11 judged on hand-made store records: ten one-slot workers, a 30% cap (3 leases) and a
  * reserve of 20% (2 slots), so a DAG may borrow up to 5 more slots while 2 stay free.
  */
-function checker(lendReserveFraction: number | null, lendReserveMinSlots = 0): Checker {
+function checker(lendReserveFraction: number | null, lendReserveMinSlots = 0, workerLiveWindowMs?: number): Checker {
   const c = new Checker({
     failoverBoundMs: 60_000,
     capFraction: 0.3,
@@ -17,6 +17,7 @@ function checker(lendReserveFraction: number | null, lendReserveMinSlots = 0): C
     lendReserveFraction,
     lendReserveMinSlots,
     workerSlots: 1,
+    ...(workerLiveWindowMs === undefined ? {} : { workerLiveWindowMs }),
     schedulersImpaired: () => false,
   });
   for (const [shard, nodeId] of [
@@ -81,6 +82,33 @@ describe('I11: no DAG holds slots of the reserve through lending', () => {
     expect(d.violations.map((v) => v.invariant)).toEqual(['I11']);
   });
 
+  it('counts the reserve from the live pool: a worker down for longer than the live window and holding no lease has left it', () => {
+    // Five of the ten workers crash at 0. Within the live window they are still in the
+    // pool (a reserve of 2 of 10); past it the pool is 5 slots and the reserve 1.
+    const c = checker(0.2, 0, 60_000);
+    for (let w = 5; w < 10; w++) c.workerUp(`w-${w}`, false, 0);
+    expect(c.reserveAt(30_000)).toBe(2);
+    expect(c.reserveAt(60_001)).toBe(1);
+    // Past the window, a loan that leaves the 1 slot of the live pool's reserve free holds.
+    for (let w = 0; w < 4; w++) c.observe(grant('big', `w-${w}`, 61_000 + w));
+    expect(c.violations).toEqual([]);
+    expect(c.counts.lentGrants).toBe(1);
+    // Within the window the same loan takes a reserve slot.
+    const d = checker(0.2, 0, 60_000);
+    for (let w = 5; w < 10; w++) d.workerUp(`w-${w}`, false, 0);
+    for (let w = 0; w < 4; w++) d.observe(grant('big', `w-${w}`, 30_000 + w));
+    expect(d.violations.map((v) => v.invariant)).toEqual(['I11']);
+    // A crashed worker still holding a lease stays in the pool (its lease shows it there):
+    // 6 slots, a reserve of 2. One whose crash time is not known never leaves it.
+    const e = checker(0.2, 0, 60_000);
+    e.observe(grant('small', 'w-9', 0, 1));
+    for (let w = 5; w < 10; w++) e.workerUp(`w-${w}`, false, 0);
+    expect(e.reserveAt(61_000)).toBe(2);
+    const f = checker(0.2, 0, 60_000);
+    for (let w = 5; w < 10; w++) f.workerUp(`w-${w}`, false);
+    expect(f.reserveAt(61_000)).toBe(2);
+  });
+
   it("counts the reserve's floor as the nodes do, at most an eighth of the pool", () => {
     // No share, a floor of 5: in a pool of 10 the floor keeps 1 slot (an eighth, rounded down).
     const c = checker(0, 5);
@@ -119,6 +147,38 @@ describe('I11 on a whole swarm run', () => {
     const report = await runScenario(SCENARIOS.swarm!, undefined, { seed: 91103 });
     const r = report.runs[0]!;
     expect(r.faults.some((f) => f.kind === 'scheduler-pause')).toBe(true);
+    expect(r.figures.lentGrants, 'the run must lend for I11 to be judged').toBeGreaterThan(0);
+    expect(r.violations, `${r.violations[0]?.message ?? ''}\nreplay: ${r.replay}`).toEqual([]);
+    expect(r.crash).toBeNull();
+  });
+});
+
+describe('I11 when a waiting worker is not seen by the store', () => {
+  // Seed 700021: node-1 crashes, and w-10, an idle worker polling node-0 too, goes 105 s
+  // without a last_seen written for it. node-0 listed it as waiting, so the store counted
+  // its free slot toward the loan, but it was neither seen within the live window nor
+  // holding a lease, so the store left it out of the reserve's pool: 20 slots of 22, a
+  // reserve of 2 where the pool's is 3, and node-0 lent down to 2 free slots. A worker
+  // the check lists as waiting is in the pool whatever its last_seen says.
+  it('keeps the reserve on seed 700021, where a waiting worker goes unseen after a node crash', async () => {
+    const report = await runScenario(SCENARIOS.swarm!, undefined, { seed: 700021 });
+    const r = report.runs[0]!;
+    expect(r.faults.some((f) => f.kind === 'scheduler-crash')).toBe(true);
+    expect(r.figures.lentGrants, 'the run must lend for I11 to be judged').toBeGreaterThan(0);
+    expect(r.violations, `${r.violations[0]?.message ?? ''}\nreplay: ${r.replay}`).toEqual([]);
+    expect(r.crash).toBeNull();
+  });
+});
+
+describe('I11 when a worker has been down for longer than the live window', () => {
+  // Seed 700460: w-4 (2 slots) crashes at 0:30 for 108 s. From 1:30 no node or store counts
+  // it in the pool (unseen within the live window, holding no lease), so both keep the
+  // reserve of 20 live slots, 2. The checker counted the reserve from all 22 slots, 3,
+  // while counting none of w-4's slots as free: a reserve no node could keep.
+  it('keeps every invariant on seed 700460, judging the reserve from the live pool', async () => {
+    const report = await runScenario(SCENARIOS.swarm!, undefined, { seed: 700460 });
+    const r = report.runs[0]!;
+    expect(r.faults.some((f) => f.kind === 'worker-crash')).toBe(true);
     expect(r.figures.lentGrants, 'the run must lend for I11 to be judged').toBeGreaterThan(0);
     expect(r.violations, `${r.violations[0]?.message ?? ''}\nreplay: ${r.replay}`).toEqual([]);
     expect(r.crash).toBeNull();

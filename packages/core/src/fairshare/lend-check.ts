@@ -28,6 +28,12 @@ export interface LendCheck {
    * reserve it counts from it, is too small until they finish a job. A busy worker's
    * last_seen is written by the node it talks to, so while that node is paused or cut off
    * the worker looks silent to the store too; its leases show it is still in the pool.
+   * Likewise a worker this check lists as waiting is in the pool whatever its last_seen
+   * says: the node heard its poll, but the heartbeat that records it may not have landed
+   * yet (a node that has just won its shards back, or whose store calls failed for a
+   * while). Its free slots count toward what may be lent, so its slots must count toward
+   * the reserve too, or the store lends against a reserve of a smaller pool than the one
+   * it counts free slots in.
    */
   fraction: number;
   /** The reserve's floor in slots (see reserveOf), counted with the store's pool as with the node's. */
@@ -62,7 +68,8 @@ export function lendCheckWorkers(grants: Iterable<LendCheckedGrant>): WorkerId[]
  * freshest view of which workers wait), counts the pool's free slots from it and the store's records
  * (`held`: leases per worker; `slots`: a registered worker's slots, undefined for one the
  * store does not know; `poolSlots`: the slots of the pool's workers the store has seen
- * within the check's live window or that hold a lease, for the reserve), and takes away every grant of the batch in the pool that does not
+ * within the check's live window, that hold a lease, or that the check lists as waiting
+ * (see reservePoolWorkers), for the reserve), and takes away every grant of the batch in the pool that does not
  * lend, whether or not it will land (so the answer never depends on the order in which the
  * grants are applied). The lent grants then fit in what is left above the reserve, first
  * come first served; the rest are refused and their jobs stay ready.
@@ -94,6 +101,18 @@ export function refusedLends(
     else refused.add(i);
   });
   return refused;
+}
+
+/**
+ * The workers a store counts in a check's pool for the reserve whatever their last_seen:
+ * the holders of a lease on record, and the workers the check lists as waiting (see
+ * LendCheck.fraction). Both stores take the pool's slots as those of these workers and of
+ * the ones seen within the check's live window.
+ */
+export function reservePoolWorkers(check: LendCheck, holders: Iterable<string>): Set<string> {
+  const ids = new Set<string>(holders);
+  for (const w of check.workers) ids.add(w.workerId);
+  return ids;
 }
 
 /** How much of a pool lending keeps free: a share of its live slots, and a floor in slots. */

@@ -205,6 +205,11 @@ export class SchedulerNode {
   }
 
   async start(): Promise<void> {
+    // The watch goes first: it is what fails a store call that never gets an answer, and a
+    // call of the start itself may be one (a connection half-open when the node comes up).
+    // Armed after them, a start whose first call stuck would wait for ever, neither leading
+    // nor exiting for its supervisor to start it again.
+    this.loop('store-watch', Math.min(1000, Math.ceil(this.config.storeCallTimeoutMs / 4)), async () => this.watchStore());
     const { shardCount } = await this.store.initCluster(this.config.shardCount);
     this.config.shardCount = shardCount;
     this.unsubscribe = await this.store.subscribe((n) => void this.onNotice(n).catch((e) => this.error('notice', e)));
@@ -224,7 +229,6 @@ export class SchedulerNode {
     // so a timed notification is told within one check interval of its time (a pass asks
     // only the shards something woke, and the store's claim keeps two passes apart).
     if (watcher && notifier) this.loop('notification-checks', this.config.notifyCheckIntervalMs, () => watcher.check().then(() => notifier.deliverDue()));
-    this.loop('store-watch', Math.min(1000, Math.ceil(this.config.storeCallTimeoutMs / 4)), async () => this.watchStore());
     await this.tick();
   }
 

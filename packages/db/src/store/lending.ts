@@ -32,7 +32,8 @@ export async function withoutRefusedLends(tx: Executor, items: { token: LeaderTo
     held.set(String(r.id), toNumber(r.held));
   }
   // The slots of each pool that lends, for the reserve: its workers seen within the live
-  // window (a range scan) and those holding a lease (a scan of the leased-holder index).
+  // window (a range scan), those holding a lease (a scan of the leased-holder index) and
+  // those the check lists as waiting (see reservePoolWorkers in fairshare/lend-check.ts).
   const live = new Map<string, number>();
   for (const check of lendingChecks(flat)) {
     const [row] = await rows(
@@ -40,7 +41,11 @@ export async function withoutRefusedLends(tx: Executor, items: { token: LeaderTo
       sql`select coalesce(sum(w.slots), 0) as slots from workers w
           where coalesce(w.meta->'offer'->>'pool', ${DEFAULT_POOL}) = ${check.pool}
             and w.id in (select id from workers where last_seen >= now() - ${msInterval(check.liveWindowMs)}
-                         union select holder from jobs where state = 'leased' and holder is not null)`,
+                         union select holder from jobs where state = 'leased' and holder is not null
+                         union select unnest(${array(
+                           check.workers.map((w) => w.workerId),
+                           'text',
+                         )}))`,
     );
     live.set(check.pool, toNumber(row?.slots ?? 0));
   }

@@ -85,6 +85,12 @@ export interface CheckerOptions {
   /** I11: the reserve's floor in slots (0 if absent), as the nodes are given it. */
   lendReserveMinSlots?: number;
   workerSlots?: number;
+  /**
+   * I11: the nodes' worker live window. A worker down for longer than this, holding no
+   * lease, has left the pool the reserve is a share of, for the nodes and the stores alike
+   * (nobody has heard from it within the window, and no lease shows it is there).
+   */
+  workerLiveWindowMs?: number;
   /** I5 is not judged while no scheduler can work (all crashed, paused or cut off); deadlines move past it. */
   schedulersImpaired: () => boolean;
 }
@@ -118,6 +124,8 @@ export class Checker {
   private filledSlots = 0;
   private readonly down = new Set<string>();
   private lentNow = 0;
+  /** I11: when each worker that is down went down (absent: the time is not known, so it never leaves the pool). */
+  private readonly downSince = new Map<string, number>();
   private readonly recentGrants: RecentGrant[] = [];
   private recentStart = 0;
   /** I12: per sink and effect key, the highest fence applied and how many times it was applied. */
@@ -429,10 +437,32 @@ export class Checker {
     return this.options.lendReserveFraction !== undefined && this.options.lendReserveFraction !== null;
   }
 
-  /** I11: the reserve, by the nodes' own rule (reserveOf), from the pool I6 takes the cap of. */
+  /** I11: the reserve, by the nodes' own rule (reserveOf), from the pool I6 takes the cap of (every worker that exists). */
   get reserve(): number {
     if (!this.lending) return 0;
     return reserveOf({ fraction: this.options.lendReserveFraction!, minSlots: this.options.lendReserveMinSlots ?? 0 }, this.options.poolSlots());
+  }
+
+  /**
+   * I11: the reserve at `atMs`, by the nodes' own rule, from the pool's live slots: every
+   * worker that exists, less those down for longer than the live window that hold no
+   * lease. Those have left the pool for the nodes and the stores (docs/architecture.md:
+   * the reserve is a share of the pool's live slots), and no node could keep a reserve
+   * for them; a worker down for less, or still holding a lease, stays in the pool here
+   * although it offers no free slot.
+   */
+  reserveAt(atMs: number): number {
+    if (!this.lending) return 0;
+    const window = this.options.workerLiveWindowMs;
+    let pool = this.options.poolSlots();
+    if (window !== undefined) {
+      const slots = this.options.workerSlots ?? 1;
+      for (const id of this.down) {
+        const since = this.downSince.get(id);
+        if (since !== undefined && atMs - since > window && (this.workerHeld.get(id) ?? 0) === 0) pool -= slots;
+      }
+    }
+    return reserveOf({ fraction: this.options.lendReserveFraction!, minSlots: this.options.lendReserveMinSlots ?? 0 }, pool);
   }
 
   /** I11: free slots of the workers that are up: their slots less the leases they hold, each worker's counted only up to its slots. */
@@ -444,10 +474,19 @@ export class Checker {
     return free;
   }
 
-  /** Tells the checker a worker's process crashed or came back: a crashed worker's slots are not free. */
-  workerUp(workerId: string, up: boolean): void {
-    if (up) this.down.delete(workerId);
-    else this.down.add(workerId);
+  /**
+   * Tells the checker a worker's process crashed or came back (at `atMs`, if known): a
+   * crashed worker's slots are not free, and one down for longer than the live window
+   * leaves the reserve's pool (reserveAt).
+   */
+  workerUp(workerId: string, up: boolean, atMs?: number): void {
+    if (up) {
+      this.down.delete(workerId);
+      this.downSince.delete(workerId);
+    } else {
+      this.down.add(workerId);
+      if (atMs !== undefined) this.downSince.set(workerId, atMs);
+    }
   }
 
   private bumpWorker(workerId: string | null, delta: number): void {
@@ -478,7 +517,7 @@ export class Checker {
    * the whole shortfall. Anything else fails.
    */
   private checkLent(atMs: number, dagId: string, nodeId: string, held: number, cap: number): void {
-    const reserve = this.reserve;
+    const reserve = this.reserveAt(atMs);
     const free = this.freeSlots();
     if (free >= reserve) return;
     const sentAtMs = this.landing?.sentAtMs;

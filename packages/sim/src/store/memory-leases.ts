@@ -4,6 +4,7 @@ import {
   lendsAny,
   lendCheckWorkers,
   refusedLends,
+  reservePoolWorkers,
   type Grant,
   type GrantedLease,
   type LeaderToken,
@@ -63,7 +64,7 @@ export class MemoryLeases {
       flat,
       (w) => held.get(w) ?? 0,
       (w) => this.tables.workerTable.slots(w),
-      (check) => this.tables.workerTable.liveSlots(check.pool, this.tables.nowMs() - check.liveWindowMs, holders),
+      (check) => this.tables.workerTable.liveSlots(check.pool, this.tables.nowMs() - check.liveWindowMs, reservePoolWorkers(check, holders)),
     );
     return new Set([...refused].map((i) => flat[i]!));
   }

@@ -28,14 +28,16 @@ export class MemoryWorkers {
   }
 
   /**
-   * The slots of the workers of `pool` seen at or after `cutoffMs`, or holding a lease (`holders`),
-   * the lending reserve's pool (a worker without an offer serves the default pool).
+   * The slots of the workers of `pool` seen at or after `cutoffMs`, or counted whatever
+   * their last_seen (`members`: lease holders and the workers a check lists as waiting, see
+   * reservePoolWorkers), the lending reserve's pool (a worker without an offer serves the
+   * default pool).
    */
-  liveSlots(pool: string, cutoffMs: number, holders: ReadonlySet<string>): number {
+  liveSlots(pool: string, cutoffMs: number, members: ReadonlySet<string>): number {
     let n = 0;
     for (const w of this.rows.values()) {
       const offered = (w.meta.offer as { pool?: unknown } | undefined)?.pool;
-      if ((w.lastSeen.getTime() >= cutoffMs || holders.has(w.id)) && (typeof offered === 'string' ? offered : DEFAULT_POOL) === pool) n += w.slots;
+      if ((w.lastSeen.getTime() >= cutoffMs || members.has(w.id)) && (typeof offered === 'string' ? offered : DEFAULT_POOL) === pool) n += w.slots;
     }
     return n;
   }

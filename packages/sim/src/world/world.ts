@@ -102,6 +102,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
     lendReserveFraction,
     lendReserveMinSlots,
     workerSlots: config.workers.slots,
+    workerLiveWindowMs: config.cluster.node?.workerLiveWindowMs ?? DEFAULT_NODE_CONFIG.workerLiveWindowMs,
     schedulersImpaired: () => !hosts.some((h) => h.healthy),
   });
   let crash: string | null = null;
@@ -259,7 +260,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
           renewalAgent: agent,
         }),
         (err) => onNodeError('worker', err, id),
-        (up) => checker.workerUp(id, up),
+        (up) => checker.workerUp(id, up, sim.nowMs),
       ),
     );
   }

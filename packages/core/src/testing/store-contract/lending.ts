@@ -141,6 +141,38 @@ export function lendingContract(c: ContractContext): void {
       expect(granted.map((g) => g.taskId)).toEqual(['t2', 't3']);
     });
 
+    it('counts a worker the check lists as waiting in the pool of the reserve, however long ago it was last seen', async () => {
+      const { token, jobs } = await world();
+      const pool = unique('lendwait')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-');
+      const ids = [0, 1, 2, 3].map((i) => parseWorkerId(unique(`lend-w${i}`)));
+      for (const id of ids)
+        await c.store.registerWorker({ id, slots: 2, nodeId: null, meta: { offer: { pool, labels: [], types: ['noop'] } }, session: `session-of-${id}`, credentialId: null });
+      const [stale, , ...fresh] = ids as [WorkerId, WorkerId, WorkerId, WorkerId];
+      // stale waits on the node, but its last_seen is not written for longer than the live
+      // window (as when the node that records it has just won its shards back); the fresh
+      // workers' heartbeats land.
+      await c.h.advanceMs(2_500);
+      await c.store.heartbeatWorkers(
+        fresh.map((workerId) => ({ workerId, silentMs: 0 })),
+        null,
+      );
+      // The check counts the free slots of all three waiting workers, 6; by last_seen alone
+      // the pool is the fresh workers' 4 slots, a reserve of 2 at a half, and 4 loans would
+      // fit. With stale in the pool, 6 slots and a reserve of 3: 3 loans fit. The second
+      // worker, silent and not waiting, counts in neither.
+      const waiting = [stale, ...fresh];
+      const check: LendCheck = { pool, reserve: 1, fraction: 0.5, minSlots: 0, liveWindowMs: 2_000, workers: waiting.map((workerId) => ({ workerId, free: 2 })) };
+      const granted = await grantLeases(
+        c.store,
+        token,
+        jobs.slice(0, 4).map((j, i) => grant(j.id, waiting[i % 3]!, check, true)),
+        LONG_TTL_MS,
+      );
+      expect(granted.map((g) => g.taskId)).toEqual(['t0', 't1', 't2']);
+    });
+
     it("keeps the reserve's floor in slots, counted from the pool's live slots the store counts", async () => {
       const { token, jobs } = await world();
       // Eight workers of a pool of their own, seen just now: 16 live slots. The node counts
