@@ -91,3 +91,49 @@ export function judge(measured: CpuPerJob, baseline: CpuBaseline | null, mode: '
   });
   return { lines, over };
 }
+
+export interface GuardOutcome {
+  /** The run's exit code as the guard sees it: 0 passed (or nothing to judge), 3 a regression, 64 a baseline asked for without figures. */
+  code: 0 | 3 | 64;
+  /** What to print on standard output, and on standard error. */
+  out: string[];
+  err: string[];
+}
+
+export interface GuardOptions {
+  file?: string;
+  limit?: number;
+  now?: () => Date;
+}
+
+/**
+ * The guard of one bench run: each end-to-end phase's CPU per job beside its baseline,
+ * and exit code 3 when one costs more than the limit; with setBaseline, this run's figures
+ * become the baseline of its mode instead (in `file`, the repository's by default).
+ */
+export function guardRun(
+  results: readonly { key: string; figures: Record<string, unknown> }[],
+  mode: 'quick' | 'full',
+  commit: string,
+  setBaseline: string | null,
+  options: GuardOptions = {},
+): GuardOutcome {
+  const file = options.file ?? BASELINE_FILE;
+  const e2e = results.find((r) => r.key === 'e2e');
+  const measured = e2e ? cpuPerJob(e2e.figures) : null;
+  if (!measured) {
+    if (setBaseline === null) return { code: 0, out: [], err: [] };
+    return { code: 64, out: [], err: ['--set-cpu-baseline: this run has no end-to-end figures to record (run the e2e case)'] };
+  }
+  const baseline = readBaseline(file);
+  if (setBaseline !== null) {
+    const measuredAt = (options.now?.() ?? new Date()).toISOString();
+    writeBaseline({ commit, measuredAt, reason: setBaseline.trim(), modes: { ...baseline?.modes, [mode]: measured } }, file);
+    return { code: 0, out: [`cpu guard: recorded the ${mode} baseline (${JSON.stringify(measured)} us/job) in bench/cpu-baseline.json`], err: [] };
+  }
+  const limit = options.limit ?? guardLimit();
+  const verdict = judge(measured, baseline, mode, limit);
+  if (verdict.over.length === 0) return { code: 0, out: verdict.lines, err: [] };
+  const failed = `cpu guard: FAILED: CPU per job of ${verdict.over.join(', ')} is more than ${limit}x the baseline; find what the hot path pays for before merging`;
+  return { code: 3, out: [...verdict.lines, failed], err: [] };
+}

@@ -12,7 +12,7 @@ import { idleCost } from './cases/idle';
 import { simulatorSpeed } from './cases/simulator';
 import { storeFailover } from './cases/store-failover';
 import { renderMarkdown } from './report';
-import { cpuPerJob, guardLimit, judge, readBaseline, writeBaseline } from './cpu-guard';
+import { guardRun } from './cpu-guard';
 import { peers } from './cases/peers';
 import { fleetConnections } from './cases/fleet';
 import { targetLines } from './targets';
@@ -155,29 +155,12 @@ async function runCases(args: ReturnType<typeof parseArgs>): Promise<number> {
   return guardCpu(results, report.mode as 'quick' | 'full', String(machine.commit), args.setBaseline);
 }
 
-/**
- * Prints each end-to-end phase's CPU per job beside its baseline, and fails the run (exit
- * code 3) when one costs more than the limit; --set-cpu-baseline records this run's
- * figures as the baseline of its mode instead.
- */
+/** Prints the CPU guard's verdict (cpu-guard.ts) and returns its exit code. */
 function guardCpu(results: { key: string; figures: Record<string, unknown> }[], mode: 'quick' | 'full', commit: string, setBaseline: string | null): number {
-  const e2e = results.find((r) => r.key === 'e2e');
-  const measured = e2e ? cpuPerJob(e2e.figures) : null;
-  if (!measured) {
-    if (setBaseline !== null) process.stderr.write('--set-cpu-baseline: this run has no end-to-end figures to record (run the e2e case)\n');
-    return setBaseline !== null ? 64 : 0;
-  }
-  const baseline = readBaseline();
-  if (setBaseline !== null) {
-    writeBaseline({ commit, measuredAt: new Date().toISOString(), reason: setBaseline.trim(), modes: { ...baseline?.modes, [mode]: measured } });
-    process.stdout.write(`cpu guard: recorded the ${mode} baseline (${JSON.stringify(measured)} us/job) in bench/cpu-baseline.json\n`);
-    return 0;
-  }
-  const verdict = judge(measured, baseline, mode, guardLimit());
-  for (const line of verdict.lines) process.stdout.write(`${line}\n`);
-  if (verdict.over.length === 0) return 0;
-  process.stdout.write(`cpu guard: FAILED: CPU per job of ${verdict.over.join(', ')} is more than ${guardLimit()}x the baseline; find what the hot path pays for before merging\n`);
-  return 3;
+  const outcome = guardRun(results, mode, commit, setBaseline);
+  for (const line of outcome.out) process.stdout.write(`${line}\n`);
+  for (const line of outcome.err) process.stderr.write(`${line}\n`);
+  return outcome.code;
 }
 
 main().then(

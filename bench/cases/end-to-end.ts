@@ -286,7 +286,7 @@ async function phase(ctx: BenchContext, store: SqlStore, cluster: Cluster, name:
   const lat = await dispatchLatency(store.db, after);
   const seconds = lat.lastWrittenAt ? (lat.lastWrittenAt.getTime() - t0.getTime()) / 1000 : wallSeconds;
   const jobsPerSec = lat.jobs / seconds;
-  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
+  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 3)!]));
   ctx.log(
     `  ${name}: ${lat.jobs}/${expectedJobs} jobs in ${seconds.toFixed(2)} s = ${fmt(jobsPerSec)} jobs/s; dispatch p50 ${fmt(lat.p50Ms, 1)} p99 ${fmt(lat.p99Ms, 1)} ms; legs p50 ${JSON.stringify(lat.legsP50Ms)}; cpu ${JSON.stringify(cpuSecondsUsed)}; dispatch ${JSON.stringify(dispatch)}`,
   );
@@ -342,7 +342,7 @@ async function pacedPhase(ctx: BenchContext, store: SqlStore, probe: SqlStore, c
     PHASE_POLL_MS,
   );
   const cpu1 = cpuSnapshot(cluster, pg);
-  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 1)!]));
+  const cpuSecondsUsed = Object.fromEntries(Object.keys(cpu1).map((k) => [k, round(cpu1[k]! - cpu0[k]!, 3)!]));
   const dispatch = dispatchFigures(counters0, await dispatchCounters(cluster));
   const lat = await dispatchLatency(store.db, after);
   const bySecond = await dispatchLatencyBySecond(store.db, after);

@@ -11,7 +11,9 @@ import { fmt, round, type BenchContext, type CaseResult } from '../lib';
  * the case records how far it got from the CLI's progress lines rather than nothing.
  */
 export async function simulatorSpeed(ctx: BenchContext): Promise<CaseResult> {
-  const budgetMs = ctx.quick ? 15_000 : 300_000;
+  // The target is the whole day in under 6 minutes, so a full run is given that long and a
+  // little more: a budget below the target would stop a run that meets it and say it failed.
+  const budgetMs = ctx.quick ? 15_000 : 390_000;
   if (!existsSync(join(REPO_ROOT, 'packages/sim/src/cli/main.ts'))) {
     return { name: 'simulator speed', line: 'not measured: the simulator CLI is not there yet', figures: { available: false } };
   }

@@ -58,7 +58,10 @@ async function main(): Promise<void> {
     tracing: telemetry.tracing,
     onEvent: (e, span) => {
       const quiet = e.type === 'lease:renewed' || e.type === 'lease:granted' || e.type === 'job:succeeded';
-      log.log(quiet ? 'debug' : 'info', e.type, { event: e, ...jobLogIds(e, span) });
+      const level = quiet ? 'debug' : 'info';
+      // At the default level a job's grant and success are debug lines nobody writes, so
+      // their fields (two objects and a spread per event) are built only when one would be.
+      if (log.enabled(level)) log.log(level, e.type, { event: e, ...jobLogIds(e, span) });
     },
     onError: (where, err) => log.log('error', `loop ${where} failed`, errorFields(err)),
     onLog: (level, msg, fields) => log.log(level, msg, fields),

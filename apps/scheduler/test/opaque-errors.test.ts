@@ -38,7 +38,7 @@ describe('scheduler: unexpected errors', () => {
   let url: string;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    const capture: Logger = { log: (level, msg, fields = {}) => void logged.push({ level, msg, fields }), child: () => capture };
+    const capture: Logger = { log: (level, msg, fields = {}) => void logged.push({ level, msg, fields }), enabled: () => true, child: () => capture };
     setInternalErrorLog(capture);
     // Development mode with this test's fleet token: the store is never asked.
     const auth = new WorkerAuth({ mode: 'dev', devToken: token, store: {} as WorkerCredentialStore & NoticeStore, nowMs: () => 0 });

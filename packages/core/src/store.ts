@@ -568,8 +568,10 @@ export interface NotificationLeaderStore {
   /**
    * For each run, the state of its DAG's latest ended run scheduled before it (what a
    * recovery is judged by), read in one statement for the batch; runs with none are left out.
+   * With watchedOnly, so are the runs of DAGs no run_recovered rule watches (neither a rule
+   * of the DAG nor one of every DAG), and while no such rule exists the read scans nothing.
    */
-  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>>;
+  previousRunEnds(runIds: readonly RunId[], options?: { watchedOnly?: boolean }): Promise<Map<RunId, RunEnd>>;
 }
 
 /**

@@ -12,6 +12,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Logger {
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line of this level would be written, so a caller can skip building its fields. */
+  enabled(level: LogLevel): boolean;
   child(fields: Record<string, unknown>): Logger;
 }
 
@@ -40,6 +42,9 @@ export function jsonLogger(
     log(level, msg, fields = {}) {
       if (LEVELS.indexOf(level) < min) return;
       write(JSON.stringify({ time: new Date(nowMs()).toISOString(), level, msg, ...base, ...fields }));
+    },
+    enabled(level) {
+      return LEVELS.indexOf(level) >= min;
     },
     child(fields) {
       return jsonLogger({ ...base, ...fields }, minLevel, write, nowMs);

@@ -98,7 +98,10 @@ export class Notifier implements LeaderNotifications {
     const batch = this.recoveries.splice(0, RECOVERY_BATCH);
     this.judging = true;
     void this.deps.store
-      .previousRunEnds(batch.map((r) => r.runId as RunId))
+      .previousRunEnds(
+        batch.map((r) => r.runId as RunId),
+        { watchedOnly: true },
+      )
       .then((ends) => {
         const byToken = new Map<LeaderToken, NotificationEventItem[]>();
         for (const r of batch) {

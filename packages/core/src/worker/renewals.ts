@@ -46,7 +46,7 @@ export interface RenewalsDeps {
 export class Renewals {
   timing: LeaseTiming = { renewIntervalMs: 30_000, leaseTtlMs: 90_000 };
   private readonly startedAtMs: number;
-  private wake: { atMs: number; cancel: () => void } | null = null;
+  private wake: { atMs: number; intervalMs: number; cancel: () => void } | null = null;
   private off = false;
 
   constructor(private readonly deps: RenewalsDeps) {
@@ -58,6 +58,19 @@ export class Renewals {
     this.off = true;
     this.wake?.cancel();
     this.wake = null;
+  }
+
+  /**
+   * A lease was just taken. It falls due a full renew interval from now, after every lease
+   * already held, so a check already armed under the same interval and no later than that
+   * stands as it is: without this shortcut each accepted job scanned every running job, a
+   * cost that grew with the slots a worker fills. An agent is told as before, since it
+   * keeps only the earliest due it was last told of.
+   */
+  leaseTaken(r: RunningJob): void {
+    const w = this.wake;
+    if (!this.deps.agent && !this.off && w && w.intervalMs === this.timing.renewIntervalMs && w.atMs <= r.lastRenewedMs + w.intervalMs) return;
+    this.schedule();
   }
 
   /** Arms the next check for the earliest lease due that is not being renewed (or tells the agent). */
@@ -82,7 +95,7 @@ export class Renewals {
       this.wake = null;
       void this.renewDue().finally(() => this.schedule());
     });
-    this.wake = { atMs, cancel };
+    this.wake = { atMs, intervalMs: this.timing.renewIntervalMs, cancel };
   }
 
   /** The leases due now, marked as being renewed until their answer comes back. */
@@ -140,7 +153,9 @@ export class Renewals {
     const byNode = new Map<number, RunningJob[]>();
     for (const lease of this.takeDue()) {
       const r = this.deps.running.get(lease.jobId)!;
-      byNode.set(lease.via, [...(byNode.get(lease.via) ?? []), r]);
+      const group = byNode.get(lease.via);
+      if (group) group.push(r);
+      else byNode.set(lease.via, [r]);
     }
     await Promise.all([...byNode].map(([via, group]) => this.send(via, group)));
   }

@@ -248,7 +248,7 @@ export class WorkerCore {
     };
     this.running.set(job.jobId, r);
     this.stats.started++;
-    this.renewals.schedule();
+    this.renewals.leaseTaken(r);
     void this.runJob(r);
   }
 

@@ -303,9 +303,11 @@ export async function recordDelivery(db: Executor, token: LeaderToken, notificat
 /**
  * For each run, the state of its DAG's latest ended run scheduled before it (what a
  * recovery is judged by), in one statement for the whole batch; a run with no earlier
- * ended run, or an id that is not a run, is left out of the answer.
+ * ended run, or an id that is not a run, is left out of the answer. With watchedOnly, so is
+ * a run of a DAG no run_recovered rule watches; the uncorrelated exists is a one-time
+ * filter, so while no such rule exists the statement reads no run at all.
  */
-export async function previousRunEnds(db: Executor, runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+export async function previousRunEnds(db: Executor, runIds: readonly RunId[], options: { watchedOnly?: boolean } = {}): Promise<Map<RunId, RunEnd>> {
   const ids = [...new Set(runIds.filter(isId))];
   const ends = new Map<RunId, RunEnd>();
   if (ids.length === 0) return ends;
@@ -317,7 +319,12 @@ export async function previousRunEnds(db: Executor, runIds: readonly RunId[]): P
           where p.dag_id = r.dag_id and (p.scheduled_at, p.id) < (r.scheduled_at, r.id) and p.state in ('succeeded', 'failed', 'cancelled')
           order by p.scheduled_at desc, p.id desc limit 1
         ) p
-        where r.id = any(${array(ids, 'bigint')})`,
+        where r.id = any(${array(ids, 'bigint')}) ${
+          options.watchedOnly
+            ? sql`and exists (select 1 from notification_rules where event = 'run_recovered')
+                and exists (select 1 from notification_rules nr where nr.event = 'run_recovered' and (nr.dag_id is null or nr.dag_id = r.dag_id))`
+            : sql``
+        }`,
   );
   for (const row of result) ends.set(toRunId(row.id), str(row.state) as RunEnd);
   return ends;

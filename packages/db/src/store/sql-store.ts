@@ -220,8 +220,8 @@ export class SqlStore implements Store {
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
     return notificationWatch.enqueueClusterNotifications(this.db, token, options);
   }
-  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
-    return notifications.previousRunEnds(this.db, runIds);
+  previousRunEnds(runIds: readonly RunId[], options?: { watchedOnly?: boolean }): Promise<Map<RunId, RunEnd>> {
+    return notifications.previousRunEnds(this.db, runIds, options);
   }
 
   // ---- ResourceLimitStore -------------------------------------------------------------------

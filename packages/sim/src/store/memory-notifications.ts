@@ -260,9 +260,14 @@ export class MemoryNotifications implements NotificationStore, NotificationLeade
     return this.row(n);
   }
 
-  async previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
+  async previousRunEnds(runIds: readonly RunId[], options: { watchedOnly?: boolean } = {}): Promise<Map<RunId, RunEnd>> {
     const ends = new Map<RunId, RunEnd>();
+    const watching = options.watchedOnly ? [...this.rules.values()].filter((r) => r.event === 'run_recovered') : null;
     for (const runId of runIds) {
+      if (watching) {
+        const dagId = this.tables.runs.get(runId)?.dagId;
+        if (!watching.some((r) => r.dagId === null || r.dagId === dagId)) continue;
+      }
       const end = this.previousRunEnd(runId);
       if (end !== null) ends.set(runId, end);
     }

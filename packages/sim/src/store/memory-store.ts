@@ -324,8 +324,8 @@ export class MemoryStore implements Store {
   enqueueClusterNotifications(token: LeaderToken, options: { workerLiveWindowMs: number }): Promise<NotificationRow[]> {
     return this.notifications.enqueueClusterNotifications(token, options);
   }
-  previousRunEnds(runIds: readonly RunId[]): Promise<Map<RunId, RunEnd>> {
-    return this.notifications.previousRunEnds(runIds);
+  previousRunEnds(runIds: readonly RunId[], options?: { watchedOnly?: boolean }): Promise<Map<RunId, RunEnd>> {
+    return this.notifications.previousRunEnds(runIds, options);
   }
 
   setResourceLimit(input: { name: string; capacity: number }): Promise<ResourceLimitRow> {

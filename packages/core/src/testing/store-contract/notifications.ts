@@ -260,5 +260,27 @@ export function notificationsContract(c: ContractContext): void {
       );
       expect(await c.store.previousRunEnds([])).toEqual(new Map());
     });
+
+    it('judges only the runs a run_recovered rule watches when asked to', async () => {
+      const { token, dagId } = await c.leadFreshShard();
+      await c.store.putDag({ id: dagId, tasks: [{ id: 'a', type: 'noop' }] }, 4096);
+      const first = await c.store.triggerRun(dagId as never);
+      await c.store.finishRunsAcross([{ token, items: [{ runId: first.id, state: 'failed' }] }]);
+      await c.h.advanceMs(5);
+      const second = await c.store.triggerRun(dagId as never);
+      expect(await c.store.previousRunEnds([second.id], { watchedOnly: true })).toEqual(new Map());
+      const ch = await channel();
+      try {
+        // A rule of another DAG, or of another event, watches nothing here.
+        await c.store.createNotificationRule({ channelId: ch.id, dagId: `${dagId}-other`, event: 'run_recovered' });
+        await c.store.createNotificationRule({ channelId: ch.id, dagId, event: 'run_failed' });
+        expect(await c.store.previousRunEnds([second.id], { watchedOnly: true })).toEqual(new Map());
+        await c.store.createNotificationRule({ channelId: ch.id, dagId, event: 'run_recovered' });
+        expect(await c.store.previousRunEnds([second.id], { watchedOnly: true })).toEqual(new Map([[second.id, 'failed']]));
+        expect(await c.store.previousRunEnds([second.id])).toEqual(new Map([[second.id, 'failed']]));
+      } finally {
+        await c.store.deleteNotificationChannel(ch.id);
+      }
+    });
   });
 }
