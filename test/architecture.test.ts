@@ -16,9 +16,10 @@ import { REPO_ROOT } from '../tools/start/cluster';
  * user's database, never the scheduler's store. @fenceline/effects is the library tasks
  * import to fence those writes (its ledger lives next to the user's data, so an effect and
  * its ledger row commit together); the examples and the chaos soak's effects workload are
- * user code built on it, with tables of their own in a database of their own.
+ * user code built on it, with tables of their own in a database of their own, and so are
+ * the browser test's effect tasks and the checks that read their tables.
  */
-const USER_DATABASE_CODE = ['packages/db/', 'packages/effects/', 'examples/', 'tools/chaos/effects/'];
+const USER_DATABASE_CODE = ['packages/db/', 'packages/effects/', 'examples/', 'tools/chaos/effects/', 'e2e/run-effects.test.ts', 'e2e/src/effect-tasks.ts'];
 
 describe('architecture', () => {
   it("keeps every SQL statement in packages/db, apart from user code writing to the user's own database", () => {
