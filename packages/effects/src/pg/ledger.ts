@@ -31,9 +31,10 @@ export async function ensureLedger(db: Database, table: string): Promise<string>
     await queryOnce(db, createLedger(quoted), []);
   } catch (err) {
     // Two first users racing on `create table if not exists` can collide on the catalog's
-    // unique index (23505) or see the table appear (42P07): either way it now exists.
+    // unique index (23505), find the table's row type made by the other (42710) or see the
+    // table appear (42P07): in every case it now exists.
     const code = (err as { code?: string }).code;
-    if (code !== '23505' && code !== '42P07') throw err;
+    if (code !== '23505' && code !== '42710' && code !== '42P07') throw err;
   }
   seen.add(quoted);
   created.set(db, seen);
