@@ -376,10 +376,16 @@ describe('the CLI over the HTTP API', () => {
       expect(cleared.code, cleared.stderr).toBe(0);
       await eventually('the cleared run to succeed', async () => (await api.store.getRun(run.id)).state === 'succeeded', 60_000);
 
-      const res = await fetch(`${api.url}/runs/${run.id}`, { headers: { authorization: `Bearer ${viewer}` } });
-      expect(res.status).toBe(200);
-      const body = (await res.json()) as { jobs: { taskId: string; attempt: number; history?: { seen: number; lastClear: { kind: string; by: string } | null } }[] };
-      const load = body.jobs.find((j) => j.taskId === 'load')!;
+      // The history counts the run's lease grants in the event log, which a node writes in
+      // batches after the grants themselves: wait until the second grant is there.
+      type JobAnswer = { taskId: string; attempt: number; history?: { seen: number; lastClear: { kind: string; by: string } | null } };
+      const loadJob = async (): Promise<JobAnswer> => {
+        const res = await fetch(`${api.url}/runs/${run.id}`, { headers: { authorization: `Bearer ${viewer}` } });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { jobs: JobAnswer[] }).jobs.find((j) => j.taskId === 'load')!;
+      };
+      await eventually('both grants in the event log', async () => (await loadJob()).history?.seen === 2, 30_000);
+      const load = await loadJob();
       const [action] = await api.store.listRunActions(run.id);
       expect(load.attempt).toBe(1);
       expect(load.history).toMatchObject({ seen: 2, lastClear: { kind: 'clear', by: action!.requestedBy } });
