@@ -10,7 +10,11 @@ export interface AuditReport {
   duplicateRuns: { dagId: string; scheduledAt: string; runs: number }[];
   /** I3: accepted results whose fence or worker is not the job's final lease. */
   resultsFromRevokedHolders: { jobId: string; resultFence: number; jobFence: number; resultWorker: string; jobHolder: string | null }[];
-  /** I3: jobs with more than one accepted completion in the event log. */
+  /**
+   * I3: jobs with more than one accepted completion in the event log. As with reusedFences,
+   * an event batch written again whole after its acknowledgement was lost repeats the same
+   * completion, so only completions under different fences, times or workers count.
+   */
   doubleAccepted: { jobId: string; accepted: number }[];
   /**
    * I2: fences granted more than once for one job, by the event log (a store that lost
@@ -41,7 +45,8 @@ export async function auditStore(databaseUrl: string): Promise<AuditReport> {
       from results r join jobs j on j.id = r.job_id
       where r.outcome = 'succeeded' and (r.fence <> j.fence or r.worker_id is distinct from j.holder or j.state <> 'succeeded')`;
     const doubles = await sql<{ job_id: string; n: string }[]>`
-      select job_id, count(*) as n from events where type = 'job:succeeded' group by job_id having count(*) > 1`;
+      select job_id, count(distinct (fence, at, worker_id)) as n from events where type = 'job:succeeded'
+      group by job_id having count(distinct (fence, at, worker_id)) > 1`;
     const reused = await sql<{ job_id: string; fence: string; n: string }[]>`
       select job_id, fence, count(distinct (at, worker_id)) as n from events where type = 'lease:granted'
       group by job_id, fence having count(distinct (at, worker_id)) > 1`;

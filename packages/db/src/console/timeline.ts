@@ -148,9 +148,15 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
   const limitUse = new Map(limits.map((l) => [l.name, l]));
   const byTask = new Map(jobs.map((j) => [j.taskId, j]));
   const eventsByJob = new Map<string, typeof events>();
+  // A node that lost the answer to an event batch's write writes the batch again whole, so
+  // an event may stand twice, alike in type, fence, worker and time: the timeline takes it once.
+  const seenEvents = new Set<string>();
   for (const e of events) {
     const id = strOrNull(e.job_id);
     if (id === null) continue;
+    const identity = `${id}\u0000${String(e.type)}\u0000${String(e.fence)}\u0000${String(e.worker_id)}\u0000${date(e.at).getTime()}`;
+    if (seenEvents.has(identity)) continue;
+    seenEvents.add(identity);
     const list = eventsByJob.get(id) ?? [];
     list.push(e);
     eventsByJob.set(id, list);
