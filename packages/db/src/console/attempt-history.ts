@@ -13,12 +13,11 @@ export interface AttemptHistory {
  * The attempt history of every job of a run, in two reads (the run's lease grants from the
  * event log, by the run index, and the run's actions), for the CLI and the API, which print
  * the same count the run page shows: attempts through the job's life, apart from the retry
- * budget a clear resets. Grants are counted by fence, one per lease: a batch of events a
- * node wrote again after losing the answer to its first write repeats its grants.
+ * budget a clear resets.
  */
 export async function attemptHistory(db: ConsoleDb, runId: RunId, jobs: readonly Pick<JobRow, 'id' | 'taskId' | 'attempt'>[]): Promise<Map<string, AttemptHistory>> {
   const [grants, actions] = await Promise.all([
-    query(db, sql`select job_id, count(distinct fence) as n from events where run_id = ${runId} and type = 'lease:granted' group by job_id`),
+    query(db, sql`select job_id, count(*) as n from events where run_id = ${runId} and type = 'lease:granted' group by job_id`),
     listRunActions(db, runId),
   ]);
   const seenBy = new Map(grants.map((g) => [strOrNull(g.job_id) ?? '', num(g.n)]));
