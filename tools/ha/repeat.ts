@@ -82,6 +82,10 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
+    // The first kill waits for a settled primary and secondary too, as every later one does:
+    // a formation just up may still replicate asynchronously, and a write it acknowledged
+    // then can be lost with the primary (seen in the first round: a result accepted, then gone).
+    await formation.waitForHealthy(300_000);
     const databaseUrl = await createDatabase(formation.url, `fenceline_ha_${randomBytes(4).toString('hex')}`);
     const store = await openStore({ databaseUrl, applicationName: 'fenceline-drill', max: 2 });
     const shards = Number(FAST_TTL_ENV.FENCELINE_SHARDS);
