@@ -1,53 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, Socket, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, dropDatabase, openStore } from '@fenceline/db';
+import { TcpRelay } from '@fenceline/db/testing';
 import { Cluster } from '../tools/start/cluster';
 import { ADMIN_URL, eventually, FAST_ENV } from './support/cluster-fixture';
 import { freePortBase } from './support/launcher';
-
-/**
- * A TCP relay in front of PostgreSQL that the test can cut: while cut it resets every
- * connection through it and every new one, as a database that went away does.
- */
-class CuttableRelay {
-  private readonly sockets = new Set<Socket>();
-  private cut = false;
-  private readonly target = new URL(ADMIN_URL);
-  readonly server: Server = createServer((client) => {
-    if (this.cut) {
-      client.resetAndDestroy();
-      return;
-    }
-    const upstream = new Socket();
-    upstream.connect(Number(this.target.port || 5432), this.target.hostname);
-    for (const s of [client, upstream]) {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-
-  listen(): Promise<number> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as { port: number }).port)));
-  }
-
-  /** The database through this relay is gone until `restore`. */
-  cutAll(): void {
-    this.cut = true;
-    for (const s of this.sockets) s.resetAndDestroy();
-  }
-
-  restore(): void {
-    this.cut = false;
-  }
-
-  close(): Promise<void> {
-    this.cutAll();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 /**
  * While the store is down a scheduler fails every call it makes, several a second; it
@@ -56,16 +13,15 @@ class CuttableRelay {
  */
 describe('cluster: the store goes away under a running scheduler and comes back', () => {
   const name = `fenceline_it_${randomBytes(4).toString('hex')}`;
-  const relay = new CuttableRelay();
+  const relay = new TcpRelay(new URL(ADMIN_URL));
   let cluster: Cluster;
   beforeAll(async () => {
     const databaseUrl = await createDatabase(ADMIN_URL, name);
     const store = await openStore({ databaseUrl, applicationName: 'fenceline-test', max: 1 });
     await store.initCluster(Number(FAST_ENV.FENCELINE_SHARDS));
     await store.close();
-    const relayed = new URL(databaseUrl);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(await relay.listen());
+    const relayed = new URL(await relay.listen());
+    relayed.pathname = new URL(databaseUrl).pathname;
     cluster = new Cluster({
       databaseUrl: relayed.href,
       workerToken: randomBytes(18).toString('base64url'),

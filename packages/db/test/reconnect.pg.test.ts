@@ -1,6 +1,6 @@
-import { createServer, Socket, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../src/client';
+import { TcpRelay } from '../src/testing';
 
 /**
  * A failover cuts every connection of a pool at once. The pool must connect again within
@@ -11,41 +11,12 @@ import { connect } from '../src/client';
  */
 const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 
-/** A TCP relay in front of the database that can reset every connection through it, as a lost server does. */
-class ResettingRelay {
-  private readonly sockets = new Set<Socket>();
-  readonly server: Server = createServer((client) => {
-    const upstream = new Socket();
-    upstream.connect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-
-  listen(): Promise<number> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as { port: number }).port)));
-  }
-
-  /** Resets every connection (RST), so the driver sees ECONNRESET on each. */
-  resetAll(): void {
-    for (const s of this.sockets) s.resetAndDestroy();
-  }
-
-  close(): Promise<void> {
-    this.resetAll();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-let relay: ResettingRelay;
-let port: number;
+let relay: TcpRelay;
+let url: string;
 
 beforeAll(async () => {
-  relay = new ResettingRelay();
-  port = await relay.listen();
+  relay = new TcpRelay(target);
+  url = await relay.listen();
 });
 afterAll(async () => {
   await relay?.close();
@@ -53,10 +24,6 @@ afterAll(async () => {
 
 describe('a pool whose connections were all cut', () => {
   it('connects again and answers within a couple of seconds, twice in a row', async () => {
-    const relayed = new URL(target.href);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(port);
-    const url = relayed.href;
     const sql = connect(url, { max: 10, connect_timeout: 5 });
     try {
       for (let cut = 0; cut < 2; cut++) {
