@@ -2,6 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { livePoll, useTRPC } from '@/client/trpc';
+import { DataTable } from '@/components/data-table';
 import { ErrorBox } from '@/components/errors';
 import { Card } from '@/components/ui';
 import { effectSummary } from '@/lib/effect-summary';
@@ -19,38 +20,34 @@ export function EffectsCard({ runId, jobs, onSelect }: { runId: string; jobs: { 
   return (
     <Card title="Effects">
       <ErrorBox error={q.error} what="Reading the effect outcomes" />
-      <div className="table-scroll">
-        <table className="table compact" data-testid="run-effects">
-          <thead>
-            <tr>
-              <th>Task</th>
-              <th>Effect</th>
-              <th>Why</th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs.map((j) => {
-              const r = byJob.get(j.id);
-              const s = effectSummary(r?.effects);
-              return (
-                <tr key={j.id} data-testid={`effect-${j.taskId}`} data-effect={s.word}>
-                  <td>
-                    <button type="button" className="link" onClick={() => onSelect(j.taskId)}>
-                      {j.taskId}
-                    </button>
-                  </td>
-                  <td className={WORD_CLASS[s.word]} data-testid={`effect-word-${j.taskId}`}>
-                    {s.word}
-                  </td>
-                  <td className="small" data-testid={`effect-detail-${j.taskId}`} title={s.lines.join('\n')}>
-                    {s.detail}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        rows={jobs}
+        empty="This run has no jobs."
+        testId="run-effects"
+        className="table compact"
+        columns={[{ head: 'Task' }, { head: 'Effect' }, { head: 'Why' }]}
+        rowKey={(j) => j.id}
+        rowAttributes={(j) => ({ 'data-testid': `effect-${j.taskId}`, 'data-effect': effectSummary(byJob.get(j.id)?.effects).word })}
+      >
+        {(j) => {
+          const s = effectSummary(byJob.get(j.id)?.effects);
+          return (
+            <>
+              <td>
+                <button type="button" className="link" onClick={() => onSelect(j.taskId)}>
+                  {j.taskId}
+                </button>
+              </td>
+              <td className={WORD_CLASS[s.word]} data-testid={`effect-word-${j.taskId}`}>
+                {s.word}
+              </td>
+              <td className="small" data-testid={`effect-detail-${j.taskId}`} title={s.lines.join('\n')}>
+                {s.detail}
+              </td>
+            </>
+          );
+        }}
+      </DataTable>
     </Card>
   );
 }
