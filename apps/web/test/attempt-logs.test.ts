@@ -56,7 +56,7 @@ describe('console: downloading an attempt’s logs', () => {
       const res = await download(jobId, String(fence), { cookie });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-      expect(res.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="job-${jobId}-attempt-\\d-fence-${fence}\\.log"$`));
+      expect(res.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="job-${jobId}-fence-${fence}\\.log"$`));
       expect(await res.text()).toBe(text);
     }
   });

@@ -27,14 +27,16 @@ export async function attemptLogsResponse(req: Request, params: { jobId: string;
 
 /**
  * The attempt's whole log: its result's when it wrote one, else what it has streamed so far
- * (an attempt still running, or one whose lease ran out before it wrote a result).
+ * (an attempt still running, or one whose lease ran out before it wrote a result). The file
+ * is named by the attempt's fence, which no other attempt shares: the attempt's budget
+ * number repeats after a clear, and its number in the job's life is the console's reading.
  */
 async function findLog(params: { jobId: string; fence: string }): Promise<{ text: string; name: string } | null> {
   if (!isJobId(params.jobId) || !/^[1-9][0-9]{0,14}$/.test(params.fence)) return null;
   const fence = Number(params.fence);
   const store = await consoleStore();
   const attempt: AttemptRow | undefined = (await store.listAttempts(params.jobId)).find((a) => a.fence === fence);
-  if (attempt) return { text: attempt.logs ?? '', name: `job-${attempt.jobId}-attempt-${attempt.attempt}-fence-${fence}.log` };
+  if (attempt) return { text: attempt.logs ?? '', name: `job-${attempt.jobId}-fence-${fence}.log` };
   const chunks = await store.listLogChunks({ jobId: params.jobId, fence, limit: LOG_CHUNKS_MAX_LIMIT });
   if (chunks.length === 0) return null;
   return { text: chunks.map((c) => c.text).join(''), name: `job-${params.jobId}-fence-${fence}-so-far.log` };
