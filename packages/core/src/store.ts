@@ -418,7 +418,11 @@ export interface WorkerCredentialStore {
  * (EventReadStore in the testing entry).
  */
 export interface EventStore extends StoreTime {
-  appendEvents(events: NewEvent[]): Promise<void>;
+  /**
+   * Appends events in order. With a `batchKey` the batch is kept once however often it is
+   * sent with that key, so a writer that lost the answer can send it again.
+   */
+  appendEvents(events: NewEvent[], batchKey?: string): Promise<void>;
 }
 
 /** Notices between processes (pg_notify in SQL): what a shard leader should react to at once. */

@@ -99,4 +99,53 @@ describe('EventBuffer', () => {
     expect(JSON.stringify(failed!.data)).toContain('[nested too deep to store]');
     expect(plain).toEqual(event(1));
   });
+
+  it('sends a failed batch again under the same key, and newer events under a new one', async () => {
+    const buffer = new EventBuffer(() => undefined, 100, 'node-a@1:');
+    const sent: { key: string; ids: string[] }[] = [];
+    let fail = true;
+    const write = async (batch: NewEvent[], key: string): Promise<void> => {
+      sent.push({ key, ids: batch.map((e) => String(e.jobId)) });
+      if (fail) throw new Error('answer lost');
+    };
+    buffer.push(event(0));
+    buffer.push(event(1));
+    await expect(buffer.flush(write)).rejects.toThrow('answer lost');
+    buffer.push(event(2));
+    fail = false;
+    await buffer.flush(write);
+    buffer.push(event(3));
+    await buffer.flush(write);
+    expect(sent).toEqual([
+      { key: 'node-a@1:0', ids: ['0', '1'] },
+      { key: 'node-a@1:0', ids: ['0', '1'] },
+      { key: 'node-a@1:1', ids: ['2'] },
+      { key: 'node-a@1:2', ids: ['3'] },
+    ]);
+    expect(buffer.size).toBe(0);
+  });
+
+  it('counts a batch on its way to the store out of the bound, and drops from a failed one first', async () => {
+    let dropped = 0;
+    const buffer = new EventBuffer((n) => (dropped += n), 4);
+    const keys: string[] = [];
+    for (let i = 0; i < 4; i++) buffer.push(event(i));
+    await expect(
+      buffer.flush(async (_b, key) => {
+        keys.push(key);
+        for (let i = 4; i < 8; i++) buffer.push(event(i));
+        expect(dropped).toBe(0);
+        throw new Error('connection lost');
+      }),
+    ).rejects.toThrow();
+    // Eight held against a bound of four: the failed batch's four go, its key with them.
+    expect(dropped).toBe(4);
+    const log = flakyLog(0);
+    await buffer.flush(async (b, key) => {
+      keys.push(key);
+      await log.append(b);
+    });
+    expect(log.written.map((e) => Number(e.jobId))).toEqual([4, 5, 6, 7]);
+    expect(keys).toEqual(['0', '1']);
+  });
 });

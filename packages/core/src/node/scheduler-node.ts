@@ -73,7 +73,7 @@ export class SchedulerNode {
   private readonly protocol: WorkerProtocol;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
-  private readonly events = new EventBuffer((dropped) => this.metrics.inc('events_dropped_total', dropped));
+  private readonly events: EventBuffer;
   private stopped = false;
   private readonly dueRuns: DueRuns;
   private readonly notifier: Notifier | null;
@@ -90,6 +90,8 @@ export class SchedulerNode {
     this.clock = deps.clock;
     this.timers = deps.timers;
     this.config = checkNodeConfig({ ...DEFAULT_NODE_CONFIG, ...deps.config });
+    // The node's id and the moment it started make its batch keys its own, across restarts too.
+    this.events = new EventBuffer((dropped) => this.metrics.inc('events_dropped_total', dropped), undefined, `${this.nodeId}@${this.clock.nowMs()}:`);
     this.storeWatch = new StoreWatch(this.clock, this.config.storeCallTimeoutMs, {
       stalled: (method, waitedMs, failed) => this.storeStalled(method, waitedMs, failed),
       outageBegan: (method, err) => {
@@ -445,7 +447,7 @@ export class SchedulerNode {
 
   /** Writes the buffered events; a batch whose write fails is kept for the next flush. */
   private flushEvents(): Promise<void> {
-    return this.events.flush((batch) => this.store.appendEvents(batch));
+    return this.events.flush((batch, key) => this.store.appendEvents(batch, key));
   }
 
   /** Runs `fn` every `everyMs`, never overlapping itself, reporting errors and carrying on. */

@@ -148,8 +148,8 @@ export async function runTimeline(db: ConsoleDb, runId: RunId, opts: { capFracti
   const limitUse = new Map(limits.map((l) => [l.name, l]));
   const byTask = new Map(jobs.map((j) => [j.taskId, j]));
   const eventsByJob = new Map<string, typeof events>();
-  // A node that lost the answer to an event batch's write writes the batch again whole, so
-  // an event may stand twice, alike in type, fence, worker and time: the timeline takes it once.
+  // Event batches are keyed and kept once, but a log written before keys (migration 0020)
+  // may hold a batch twice, alike in type, fence, worker and time: the timeline takes it once.
   const seenEvents = new Set<string>();
   for (const e of events) {
     const id = strOrNull(e.job_id);

@@ -20,3 +20,13 @@ export const events = pgTable(
   },
   (t) => [index('events_run_id_idx').on(t.runId), index('events_job_id_idx').on(t.jobId), index('events_type_at_idx').on(t.type, t.at)],
 );
+
+/**
+ * The keys of the event batches written so far. A node that lost the answer to a batch's
+ * write sends the batch again under the same key, and the store keeps it once: the key's
+ * insert and the events' insert are one statement, so either both are there or neither.
+ */
+export const eventBatches = pgTable('event_batches', {
+  key: text('key').primaryKey(),
+  at: timestamp('at', { withTimezone: true, precision: 6, mode: 'date' }).notNull().defaultNow(),
+});

@@ -3,7 +3,7 @@ import { dagRequestKeys, dags, dagVersions } from './dags';
 import { jobs, runs } from './runs';
 import { results } from './results';
 import { workerCredentials, workers } from './workers';
-import { events } from './events';
+import { eventBatches, events } from './events';
 import { storeLineage } from './lineage';
 import { apiTokens, sessions, users } from './people';
 import { auditLog } from './audit';
@@ -25,6 +25,7 @@ export {
   workers,
   workerCredentials,
   events,
+  eventBatches,
   storeLineage,
   users,
   sessions,
@@ -53,6 +54,7 @@ export const schema = {
   workers,
   workerCredentials,
   events,
+  eventBatches,
   storeLineage,
   users,
   sessions,

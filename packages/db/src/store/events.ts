@@ -8,9 +8,11 @@ import { eventFromRow, isId } from './rows';
  * it happened, by its emitter's estimate of this store's clock); an event without one gets
  * the store's clock. The batch travels as one json (not jsonb) parameter: json_to_recordset reads it without
  * first building a jsonb tree of the whole batch, which made binding a 5,000-event batch
- * about a third slower; only each event's `data` becomes jsonb.
+ * about a third slower; only each event's `data` becomes jsonb. A batch sent with a key is
+ * kept once however often it is sent: the key's row and the events go in one statement,
+ * and a key already on record inserts neither.
  */
-export async function appendEvents(db: Executor, events: NewEvent[]): Promise<void> {
+export async function appendEvents(db: Executor, events: NewEvent[], batchKey?: string): Promise<void> {
   if (events.length === 0) return;
   const payload = JSON.stringify(
     events.map((e) => ({
@@ -27,12 +29,14 @@ export async function appendEvents(db: Executor, events: NewEvent[]): Promise<vo
       data: e.data ?? {},
     })),
   );
+  const firstTime = batchKey === undefined ? sql`` : sql`with batch as (insert into event_batches (key) values (${batchKey}) on conflict (key) do nothing returning key) `;
   await rows(
     db,
-    sql`insert into events (at, type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, data)
+    sql`${firstTime}insert into events (at, type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, data)
         select coalesce(at, now()), type, shard, dag_id, run_id, job_id, worker_id, node_id, fence, epoch, coalesce(data::jsonb, '{}'::jsonb)
         from json_to_recordset(${payload}::json) as e(at timestamptz, type text, shard int, dag_id text, run_id bigint, job_id bigint,
-          worker_id text, node_id text, fence bigint, epoch bigint, data json)`,
+          worker_id text, node_id text, fence bigint, epoch bigint, data json)
+        ${batchKey === undefined ? sql`` : sql`where exists (select 1 from batch)`}`,
   );
 }
 

@@ -408,8 +408,8 @@ export class SqlStore implements Store {
   }
 
   // ---- EventStore and NoticeStore ----------------------------------------------------------
-  appendEvents(newEvents: NewEvent[]): Promise<void> {
-    return events.appendEvents(this.db, newEvents);
+  appendEvents(newEvents: NewEvent[], batchKey?: string): Promise<void> {
+    return events.appendEvents(this.db, newEvents, batchKey);
   }
   /** For the tests only (EventReadStore in @fenceline/core/testing); no role of the Store lists events. */
   listEvents(query: { afterId?: string; runId?: string; jobId?: string; type?: string; limit?: number }): Promise<EventRow[]> {

@@ -18,11 +18,18 @@ export interface EventQuery {
 export class MemoryEventLog {
   private rows: EventRow[] = [];
   private nextNum = 1;
+  /** Batch keys on record, oldest first; as many are kept as the log keeps rows, since a writer sends a batch again soon after it lost the answer. */
+  private batchKeys = new Set<string>();
 
   constructor(private readonly limit: number) {}
 
-  /** `at` is the store's time, for events that come without a stamp of their own. */
-  append(events: NewEvent[], at: Date): void {
+  /** `at` is the store's time, for events that come without a stamp of their own; a batch whose key is on record is not kept again. */
+  append(events: NewEvent[], at: Date, batchKey?: string): void {
+    if (batchKey !== undefined) {
+      if (this.batchKeys.has(batchKey)) return;
+      this.batchKeys.add(batchKey);
+      if (this.batchKeys.size > this.limit) this.batchKeys = new Set([...this.batchKeys].slice(this.batchKeys.size - Math.ceil(this.limit / 2)));
+    }
     for (const e of events) {
       this.rows.push({
         id: String(this.nextNum++),

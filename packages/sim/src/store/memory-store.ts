@@ -525,8 +525,8 @@ export class MemoryStore implements Store {
 
   // ---- EventStore and NoticeStore ---------------------------------------------------------------
 
-  async appendEvents(events: NewEvent[]): Promise<void> {
-    if (events.length > 0) this.tables.eventLog.append(events, date(this.nowMs()));
+  async appendEvents(events: NewEvent[], batchKey?: string): Promise<void> {
+    if (events.length > 0) this.tables.eventLog.append(events, date(this.nowMs()), batchKey);
   }
 
   /** For the tests only (EventReadStore in @fenceline/core/testing); no role of the Store lists events. */

@@ -94,6 +94,30 @@ export function workersAndEventsContract(c: ContractContext): void {
       expect((await c.store.listEvents({ runId: '7', type })).map((e) => e.data)).toEqual([{ n: 1 }]);
     });
 
+    it('keeps a keyed batch once however often it is sent, and every batch without a key', async () => {
+      const type = unique('test:keyed');
+      const key = unique('node@1:');
+      await c.store.appendEvents(
+        [
+          { type, data: { n: 1 } },
+          { type, data: { n: 2 } },
+        ],
+        `${key}0`,
+      );
+      // The same batch again, as a node sends it after losing the answer, and a new one.
+      await c.store.appendEvents(
+        [
+          { type, data: { n: 1 } },
+          { type, data: { n: 2 } },
+        ],
+        `${key}0`,
+      );
+      await c.store.appendEvents([{ type, data: { n: 3 } }], `${key}1`);
+      await c.store.appendEvents([{ type, data: { n: 4 } }]);
+      await c.store.appendEvents([{ type, data: { n: 4 } }]);
+      expect((await c.store.listEvents({ type })).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 4 }]);
+    });
+
     it('keeps the time each event carries, to the millisecond, and stamps its own clock on one without', async () => {
       const type = unique('test:stamped');
       const now = await c.store.now();
