@@ -78,8 +78,8 @@ describe('lint rules', () => {
       "import { openStore } from '@fenceline/db';",
       "import { seedDags } from '@fenceline/db/testing';",
       "import postgres from 'postgres';",
-      "import { SqlStore } from '../../db/store/sql-store';",
-      'export const used = [openStore, seedDags, postgres, SqlStore];',
+      "import { sqlStore } from '../../db/store/sql-store';",
+      'export const used = [openStore, seedDags, postgres, sqlStore];',
     ].join('\n');
     const four = ['1:no-restricted-imports', '2:no-restricted-imports', '3:no-restricted-imports', '4:no-restricted-imports'];
     expect(await reported('packages/sim/src/fixture.ts', fixture)).toEqual(four);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '@fenceline/sim';
+import { memoryStore } from '@fenceline/sim';
 import { WorkerAuth } from '../src/api/worker-auth';
 import { poolAllows, workerTokenPool } from '@fenceline/core';
 import { issueWorkerToken } from '@fenceline/db/worker-credentials';
 
 /** A store that counts credential look-ups and can be made to fail, around the memory store. */
 function countingStore(nowMs: () => number) {
-  const store = new MemoryStore({ nowMs });
+  const store = memoryStore({ nowMs });
   let lookups = 0;
   let down = false;
   const find = store.findWorkerCredential.bind(store);

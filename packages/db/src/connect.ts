@@ -2,7 +2,7 @@ import { connect } from './client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { schema } from './schema/index';
 import { migrateDatabase } from './migrate';
-import { SqlStore } from './store/sql-store';
+import { sqlStore, type SqlStore } from './store/sql-store';
 import { resolveDatabaseUrl } from './embedded';
 
 export interface OpenStoreOptions {
@@ -76,5 +76,5 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<SqlStore> 
       }),
       { schema },
     );
-  return new SqlStore(open(), open);
+  return sqlStore(open(), open);
 }

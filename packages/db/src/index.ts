@@ -1,5 +1,5 @@
 export { openStore, type OpenStoreOptions } from './connect';
-export { SqlStore } from './store/sql-store';
+export { sqlStore, type SqlStore } from './store/sql-store';
 export type { Db } from './store/db';
 export { startEmbeddedPostgres, resolveDatabaseUrl, DEFAULT_DATA_DIR, type EmbeddedPostgresOptions, type EmbeddedServer } from './embedded';
 export { createDatabase, dropDatabase } from './admin';

@@ -5,7 +5,7 @@ import { parseJobId, InvalidInputError, isStoreUnavailable, StoreUnavailableErro
 import { terminateBackends } from '../src/audit';
 import { openStore, type SqlStore } from '../src/index';
 import { schema } from '../src/schema/index';
-import { SqlStore as SqlStoreClass } from '../src/store/sql-store';
+import { sqlStore } from '../src/store/sql-store';
 import { isLostConnection, isStandbyAnswer } from '../src/store/unavailable';
 import { freshDatabase } from './harness';
 
@@ -41,7 +41,7 @@ describe('the SQL store on a database out of reach', () => {
   it('rejects with StoreUnavailableError when nothing listens at the address', async () => {
     // Port 1 is privileged and unused: the connection is refused at once.
     const client = postgres('postgres://postgres@127.0.0.1:1/postgres', { max: 1, onnotice: () => {}, connect_timeout: 5 });
-    const away = new SqlStoreClass(drizzle(client, { schema }));
+    const away = sqlStore(drizzle(client, { schema }));
     try {
       const err = await away.getJobs([parseJobId('1')]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreUnavailableError);
@@ -88,7 +88,7 @@ describe('the SQL store on a database out of reach', () => {
     // opens again is an ordinary one, as a multi-host URL's would reach the new primary.
     const standby = postgres(database.url, { max: 2, onnotice: () => {}, connection: { default_transaction_read_only: true } });
     const primaries: ReturnType<typeof postgres>[] = [];
-    const stuck = new SqlStoreClass(drizzle(standby, { schema }), () => {
+    const stuck = sqlStore(drizzle(standby, { schema }), () => {
       const client = postgres(database.url, { max: 2, onnotice: () => {} });
       primaries.push(client);
       return drizzle(client, { schema });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDagId, parseWorkerId, SchedulerNode, type BackfillRow, type Timers } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -33,7 +33,7 @@ afterEach(async () => {
 async function hourlyDagDue30Days(maxActiveRuns: number) {
   let offsetMs = -30 * DAY_MS;
   const clock = { nowMs: () => Date.now() + offsetMs };
-  const store = new MemoryStore({ nowMs: clock.nowMs });
+  const store = memoryStore({ nowMs: clock.nowMs });
   await store.initCluster(1);
   const dagId = parseDagId('hourly');
   await store.putDag(

@@ -2,18 +2,26 @@ import { parseDagId, parseJobId, parseWorkerId, planTick, type JobId, type Leade
 import { completeJob, createScheduledRuns, finishRun, grantLeases, startRun } from '@fenceline/core/testing';
 import { describe, expect, it } from 'vitest';
 import { Checker, type InvariantId } from '../src/check/checker';
-import { MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
-import { BlindTickStore, DoubleLeasingStore, FenceBlindStore, ForgetfulFenceStore, GreedyGrantStore, NoEpochStore, NoSweepStore, NoUniqueRunStore } from './broken-stores';
+import { memoryStore, type MemoryStore } from '../src/store/memory-store';
+import {
+  blindTickStore,
+  doubleLeasingStore,
+  fenceBlindStore,
+  forgetfulFenceStore,
+  greedyGrantStore,
+  noEpochStore,
+  noSweepStore,
+  noUniqueRunStore,
+  type MakeStore,
+} from './broken-stores';
 
 const T0 = Date.parse('2025-01-06T00:00:00.000Z') + 123;
 const SHARDS = 1;
 
-type StoreClass = new (o: MemoryStoreOptions) => MemoryStore;
-
 /** A store on a hand-driven clock with the checker attached, as the simulator wires them. */
-function harness(Store: StoreClass, poolSlots = 10) {
+function harness(makeStore: MakeStore, poolSlots = 10) {
   let now = T0;
-  const store = new Store({ nowMs: () => now });
+  const store = makeStore({ nowMs: () => now });
   const checker = new Checker({ failoverBoundMs: 60_000, capFraction: 0.3, poolSlots: () => poolSlots, schedulersImpaired: () => false });
   store.observe((w) => checker.observe(w));
   const advance = (ms: number): void => {
@@ -49,10 +57,10 @@ async function leadAndStart(store: MemoryStore, tasks = 1, nodeId = 'node-a', tt
 const fired = (checker: Checker): InvariantId[] => [...new Set(checker.violations.map((v) => v.invariant))];
 
 /** Each script is the same story told to a healthy store (no violation) and to a broken one (the named violation). */
-const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnType<typeof harness>) => Promise<void> }[] = [
+const scripts: { invariant: InvariantId; broken: MakeStore; story: (h: ReturnType<typeof harness>) => Promise<void> }[] = [
   {
     invariant: 'I1',
-    broken: DoubleLeasingStore,
+    broken: doubleLeasingStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
       await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
@@ -61,7 +69,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I2',
-    broken: ForgetfulFenceStore,
+    broken: forgetfulFenceStore,
     story: async ({ store, advance }) => {
       const { token, jobIds } = await leadAndStart(store);
       await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 1_000);
@@ -71,7 +79,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I3',
-    broken: FenceBlindStore,
+    broken: fenceBlindStore,
     story: async ({ store }) => {
       const { token, jobIds } = await leadAndStart(store);
       const [lease] = await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('w1') }], 90_000);
@@ -82,7 +90,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I4',
-    broken: NoUniqueRunStore,
+    broken: noUniqueRunStore,
     story: async ({ store }) => {
       await leadAndStart(store);
       // Two triggers in one millisecond; the unique index must turn the second into a new slot.
@@ -92,7 +100,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I5',
-    broken: BlindTickStore,
+    broken: blindTickStore,
     story: async ({ store, checker, advance, now }) => {
       await store.initCluster(SHARDS);
       const token = (await store.acquireShard({ shard: 0, nodeId: 'node-a', ttlMs: 3_600_000 }))!.token;
@@ -119,7 +127,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I6',
-    broken: GreedyGrantStore,
+    broken: greedyGrantStore,
     story: async ({ store }) => {
       // Pool of 10 slots, cap 30%: the DAG may hold 3 leases; the leader asks for 1.
       const { token, jobIds } = await leadAndStart(store, 8);
@@ -128,7 +136,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I7',
-    broken: NoSweepStore,
+    broken: noSweepStore,
     story: async ({ store, checker, advance, now }) => {
       const { token, jobIds, runId } = await leadAndStart(store);
       await grantLeases(store, token, [{ jobId: parseJobId(jobIds[0]!), workerId: parseWorkerId('crashed') }], 1_000);
@@ -146,7 +154,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
   },
   {
     invariant: 'I8',
-    broken: NoEpochStore,
+    broken: noEpochStore,
     story: async ({ store, advance }) => {
       const { token: old, jobIds } = await leadAndStart(store, 1, 'node-a', 1_000);
       advance(2_000);
@@ -159,7 +167,7 @@ const scripts: { invariant: InvariantId; broken: StoreClass; story: (h: ReturnTy
 describe('Invariant checker: each check fires on a store that breaks its rule', () => {
   for (const { invariant, broken, story } of scripts) {
     it(`${invariant}: a healthy store keeps it through the story`, async () => {
-      const h = harness(MemoryStore);
+      const h = harness(memoryStore);
       await story(h);
       expect(h.checker.violations).toEqual([]);
     });

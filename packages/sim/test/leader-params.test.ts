@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDagId, ShardLeader, type LeaderToken, type RunRow, type Timers } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 
 const timers: Timers = {
   after(delayMs, fn) {
@@ -25,7 +25,7 @@ function leaderOf(store: MemoryStore, token: LeaderToken, clock: () => number = 
 
 describe('a shard leader handing out run params', () => {
   it('hands each lease its run params and task dependencies, and a new leader after a failover the same ones', async () => {
-    const store = new MemoryStore({ nowMs: () => nowMs });
+    const store = memoryStore({ nowMs: () => nowMs });
     await store.initCluster(1);
     await store.putDag(
       {
@@ -57,7 +57,7 @@ describe('a shard leader handing out run params', () => {
 
   it("hands a run stored without params (a backfill's) the defaults of the version it pinned", async () => {
     let clockMs = nowMs;
-    const store = new MemoryStore({ nowMs: () => clockMs });
+    const store = memoryStore({ nowMs: () => clockMs });
     await store.initCluster(1);
     await store.putDag(
       { id: 'nightly', schedule: { kind: 'interval', everyMs: 60_000 }, params: { region: { type: 'string', default: 'eu' } }, tasks: [{ id: 'a', type: 'noop' }] },

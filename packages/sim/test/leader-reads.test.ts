@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { parseDagId, parseJobId, ShardLeader, StoreUnavailableError, type JobId, type JobRow, type Timers } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
 
 /** The memory store, whose job reads fail with `failWith` while it is set. */
-class FailingReads extends MemoryStore {
-  failWith: unknown = null;
-  override async getJobs(jobIds: JobId[]): Promise<JobRow[]> {
-    if (this.failWith) throw this.failWith;
-    return super.getJobs(jobIds);
-  }
+type FailingReads = MemoryStore & { failWith: unknown };
+
+function failingReads(options: MemoryStoreOptions): FailingReads {
+  const store = memoryStore(options);
+  const failing: FailingReads = {
+    ...store,
+    failWith: null,
+    getJobs: async (jobIds: JobId[]): Promise<JobRow[]> => {
+      if (failing.failWith) throw failing.failWith;
+      return store.getJobs(jobIds);
+    },
+  };
+  return failing;
 }
 
 const timers: Timers = {
@@ -21,7 +28,7 @@ const timers: Timers = {
 /** A leader of the only shard, loaded with one running run of one ready job. */
 async function leaderWithReadyJob(): Promise<{ store: FailingReads; leader: ShardLeader; jobId: string }> {
   const nowMs = 1_700_000_000_000;
-  const store = new FailingReads({ nowMs: () => nowMs });
+  const store = failingReads({ nowMs: () => nowMs });
   await store.initCluster(1);
   await store.putDag({ id: 'etl', tasks: [{ id: 'a', type: 'noop' }] }, 1);
   const acquired = await store.acquireShard({ shard: 0, nodeId: 'node-1', ttlMs: 60_000 });

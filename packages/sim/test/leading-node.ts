@@ -1,6 +1,6 @@
 import { SchedulerNode, type NodeConfig, type Timers } from '@fenceline/core';
 import { afterEach } from 'vitest';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 
 /** Real timers: these tests run a node in real time over a memory store, without the simulation. */
 export const realTimers: Timers = {
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 /** A started node leading the one shard of a fresh memory store, stopped after the test. */
 export async function leadingNode(config: Partial<NodeConfig> = {}): Promise<{ store: MemoryStore; node: SchedulerNode }> {
-  const store = new MemoryStore({ nowMs: () => Date.now() });
+  const store = memoryStore({ nowMs: () => Date.now() });
   await store.initCluster(1);
   const node = new SchedulerNode({
     nodeId: 'n1',

@@ -1,5 +1,5 @@
 import { storeContract } from '@fenceline/core/testing';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore } from '../src/store/memory-store';
 
 // The same contract the SQL store passes, against the in-memory store on a virtual clock:
 // advanceMs steps the store's own time, so lease expiry is tested without sleeping.
@@ -8,7 +8,7 @@ storeContract('MemoryStore', async () => {
   // PostgreSQL stamps microseconds, so a trigger on the exact millisecond of a schedule
   // slot would collide here on (dag_id, scheduled_at) where it practically never does there.
   let nowMs = Date.parse('2025-01-06T00:00:00.000Z') + 123;
-  const store = new MemoryStore({ nowMs: () => nowMs });
+  const store = memoryStore({ nowMs: () => nowMs });
   return {
     store,
     advanceMs: async (ms: number) => {

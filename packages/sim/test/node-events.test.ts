@@ -1,17 +1,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobId, parseWorkerId, LIMITS, SchedulerNode, StoreUnavailableError, type NewEvent, type Timers } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
 
 /** The memory store, whose event log refuses the next `failures` appends, as a store that is away. */
-class FlakyEventLog extends MemoryStore {
-  failures = 0;
-  override async appendEvents(events: NewEvent[]): Promise<void> {
-    if (this.failures > 0) {
-      this.failures--;
-      throw new StoreUnavailableError('no reply within 5000 ms');
-    }
-    return super.appendEvents(events);
-  }
+type FlakyEventLog = MemoryStore & { failures: number };
+
+function flakyEventLog(options: MemoryStoreOptions): FlakyEventLog {
+  const store = memoryStore(options);
+  const flaky: FlakyEventLog = {
+    ...store,
+    failures: 0,
+    appendEvents: async (events: NewEvent[]) => {
+      if (flaky.failures > 0) {
+        flaky.failures--;
+        throw new StoreUnavailableError('no reply within 5000 ms');
+      }
+      return store.appendEvents(events);
+    },
+  };
+  return flaky;
 }
 
 const timers: Timers = {
@@ -37,7 +44,7 @@ afterEach(async () => {
 
 /** A started node on a FlakyEventLog, flushing events every 10 ms, that counts what it emits. */
 async function startedNode(): Promise<{ store: FlakyEventLog; node: SchedulerNode; emitted: () => number }> {
-  const store = new FlakyEventLog({ nowMs: () => Date.now() });
+  const store = flakyEventLog({ nowMs: () => Date.now() });
   let emitted = 0;
   const started = new SchedulerNode({
     nodeId: 'node-1',

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRevocation, parseDagId, parseWorkerId, SchedulerNode, type Assignment, type RunId, type Timers } from '@fenceline/core';
 import { RecordingTracing } from '@fenceline/core/testing/tracing';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore } from '../src/store/memory-store';
 
 const timers: Timers = {
   after(delayMs, fn) {
@@ -34,7 +34,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined>
  * polled and completed in turn. Returns the leases as the worker received them.
  */
 async function runChain(tracing: RecordingTracing | undefined): Promise<{ leases: Assignment[]; runId: RunId }> {
-  const store = new MemoryStore({ nowMs: () => Date.now() });
+  const store = memoryStore({ nowMs: () => Date.now() });
   await store.initCluster(1);
   await store.putDag(
     {

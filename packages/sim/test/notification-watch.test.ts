@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Notifier, NotificationWatcher, type DeliveryRequest, type LeaderToken, type NotificationRow } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore } from '../src/store/memory-store';
 
 const MINUTE_MS = 60_000;
 
 /** A memory store on a clock the test moves, with a two-shard cluster and a watcher for the shards `tokens` holds. */
 async function setup() {
   let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
-  const store = new MemoryStore({ nowMs: () => nowMs });
+  const store = memoryStore({ nowMs: () => nowMs });
   await store.initCluster(2);
   const channel = await store.createNotificationChannel({ name: 'c', kind: 'webhook', url: 'http://127.0.0.1:9/hook' });
   const tokens: LeaderToken[] = [];

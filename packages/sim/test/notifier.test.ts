@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { deliveryRequest, Notifier, type DeliveryRequest, type LeaderToken, type NotifyIo } from '@fenceline/core';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore } from '../src/store/memory-store';
 
 /** The scheduler's signature: a base64 HMAC-SHA256. */
 const sign = (key: Uint8Array, content: string): string => createHmac('sha256', key).update(content).digest('base64');
@@ -14,7 +14,7 @@ const SECRET = `whsec_${Buffer.from('a key of thirty-two bytes, at 32').toString
 async function setup(kind: 'webhook' | 'slack' = 'webhook', secret: string = SECRET) {
   // The wall clock's time, since a receiver's library checks the timestamp against its own clock.
   let nowMs = Date.now();
-  const store = new MemoryStore({ nowMs: () => nowMs });
+  const store = memoryStore({ nowMs: () => nowMs });
   await store.initCluster(1);
   const token = (await store.acquireShard({ shard: 0, nodeId: 'n1', ttlMs: 60_000 }))!.token;
   const channel = await store.createNotificationChannel({ name: 'c', kind, url: 'http://127.0.0.1:9/hook', secret: kind === 'webhook' ? secret : null });
@@ -137,7 +137,7 @@ describe('Notifier', () => {
   });
 
   it('refuses a whsec_ secret a library could not read, and a NUL in any field, naming the field', async () => {
-    const store = new MemoryStore({ nowMs: () => 0 });
+    const store = memoryStore({ nowMs: () => 0 });
     const base = { name: 'c', kind: 'webhook' as const, url: 'https://hooks.example.com/x' };
     for (const [input, field] of [
       [{ ...base, secret: 'whsec_not base64!' }, 'secret'],

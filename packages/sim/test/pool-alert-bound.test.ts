@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SchedulerNode, type DeliveryRequest, type WorkerId } from '@fenceline/core';
 import { Simulation } from '../src/engine/simulation';
-import { MemoryStore } from '../src/store/memory-store';
+import { memoryStore } from '../src/store/memory-store';
 
 /** The documented bound: a pool is told the live window plus the rule's `after` after its last worker was heard, within one check. */
 const LIVE_WINDOW_MS = 15_000;
@@ -16,7 +16,7 @@ const START_MS = Date.parse('2026-01-01T00:00:00.000Z');
  */
 async function world() {
   const sim = new Simulation(START_MS);
-  const store = new MemoryStore({ nowMs: () => sim.nowMs });
+  const store = memoryStore({ nowMs: () => sim.nowMs });
   const channel = await store.createNotificationChannel({ name: 'c', kind: 'webhook', url: 'http://127.0.0.1:9/hook' });
   const told: { atMs: number; body: { id: string; data: Record<string, unknown> } }[] = [];
   const node = new SchedulerNode({

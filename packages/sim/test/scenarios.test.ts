@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runScenario } from '../src/scenario/run';
 import { SCENARIOS } from '../src/scenarios';
-import { ForgetfulFenceStore } from './broken-stores';
+import { forgetfulFenceStore } from './broken-stores';
 
 // Each named scenario, scaled down so the whole file runs in well under two minutes, with
 // the seed's arithmetic as the expectation: the ratios (cap, pool, fan-out size, job
@@ -81,7 +81,7 @@ describe('Scenario: paused-worker', () => {
   });
 
   it('a store that forgets to raise the fence on revocation is caught in the same story', async () => {
-    const report = await runScenario(SCENARIOS['paused-worker']!, undefined, { makeStore: (o) => new ForgetfulFenceStore(o) });
+    const report = await runScenario(SCENARIOS['paused-worker']!, undefined, { makeStore: forgetfulFenceStore });
     const r = report.runs[0]!;
     expect(r.outcome).toBe('safety');
     expect(r.violations[0]!.invariant).toBe('I2');

@@ -4,7 +4,7 @@ import { instantProblem } from '../input/instants';
 import { BACKFILL_MODES, type BackfillMode } from '../model';
 import { DEFAULTS, LIMITS } from '../limits';
 import type { Schedule } from '../spec';
-import type { BackfillStep } from '../store-types';
+import type { BackfillStep } from '../store/leader';
 import { nextSlotAfter, walkForward } from '../schedule/slots';
 import { requestFingerprintText } from '../request-keys';
 

@@ -1,5 +1,5 @@
 import { ForgedFenceError, LeaseLostError, NotFoundError, StaleFenceError, type FencelineError } from '../errors';
-import type { LeaseRef } from '../store-types';
+import type { LeaseRef } from '../store/shared';
 
 /** The job as a refused fenced write finds it, read by the store after the refusal. */
 export interface FenceRecord {

@@ -4,7 +4,7 @@ import type { JobId } from '../ids';
 import { LIMITS } from '../limits';
 import type { JobState } from '../model';
 import type { DagSpec } from '../spec';
-import type { JobChange, RunActionKind, RunActionRequest } from '../store-types';
+import type { JobChange, RunActionKind, RunActionRequest } from '../store/run-actions';
 import { graphIndexOf } from '../dag/graph';
 import { isTerminalJobState } from './machine';
 import { requestFingerprintText } from '../request-keys';

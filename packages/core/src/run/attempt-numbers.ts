@@ -1,4 +1,4 @@
-import type { RunActionKind, RunActionRow } from '../store-types';
+import type { RunActionKind, RunActionRow } from '../store/run-actions';
 
 /**
  * The numbers of a job's attempts as a person reads them. A job's `attempt` counts against

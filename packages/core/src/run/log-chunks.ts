@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors';
 import { clipText, replaceUnstorable } from '../input/free-form';
 import { LIMITS } from '../limits';
-import type { LogChunksQuery } from '../store-types';
+import type { LogChunksQuery } from '../store/run-reads';
 
 export const LOG_CHUNKS_DEFAULT_LIMIT = 200;
 export const LOG_CHUNKS_MAX_LIMIT = 1_000;

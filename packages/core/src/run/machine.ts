@@ -1,6 +1,6 @@
 import { TERMINAL_JOB_STATES, type JobState } from '../model';
 import type { DagSpec } from '../spec';
-import type { NewJob } from '../store';
+import type { NewJob } from '../store/leader';
 import { graphIndexOf, type GraphIndex } from '../dag/graph';
 import { maxAttemptsOf } from './backoff';
 import { judge, type DepTally, type TriggerRule } from './trigger-rules';

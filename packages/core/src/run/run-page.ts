@@ -2,7 +2,7 @@ import { InvalidInputError } from '../errors';
 import { instantTextProblem, instantProblem } from '../input/instants';
 import { sequenceIdProblem, type RunId } from '../ids';
 import type { RunRow } from '../model';
-import type { RunOrder, RunPage, RunPageQuery } from '../store-types';
+import type { RunOrder, RunPage, RunPageQuery } from '../store/run-reads';
 import { RUN_TRIGGERS } from '../model';
 
 /**

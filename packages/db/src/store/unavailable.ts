@@ -63,28 +63,3 @@ export function storeErrorOf(err: unknown): unknown {
   const code = codeOf(err) ?? codeOf((err as Error).cause);
   return new StoreUnavailableError(`the database is unavailable${code ? ` (${code})` : ''}`, { cause: err });
 }
-
-/**
- * Makes every promise-returning method of `proto` reject with storeErrorOf's mapping, so
- * no method of the store can forget it. A refusal thrown before the first statement (bad
- * input) is thrown as it was. A standby's answer is also told to `onStandby`, called on the
- * store, so it can replace connections that would otherwise stay on the wrong node.
- */
-export function mapUnavailableErrors(proto: object, onStandby?: (store: unknown) => void): void {
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    const method = (proto as Record<string, unknown>)[name];
-    if (name === 'constructor' || typeof method !== 'function') continue;
-    Object.defineProperty(proto, name, {
-      configurable: true,
-      writable: true,
-      value: function (this: unknown, ...args: unknown[]): unknown {
-        const result = (method as (...a: unknown[]) => unknown).apply(this, args);
-        if (!(result instanceof Promise)) return result;
-        return result.catch((err: unknown) => {
-          if (onStandby && isStandbyAnswer(err)) onStandby(this);
-          throw storeErrorOf(err);
-        });
-      },
-    });
-  }
-}

@@ -1,7 +1,7 @@
 import { parseDagId, type DagId, type JobState, type RunState, type RunTrigger } from '@fenceline/core';
 import type { ScenarioConfig } from '../scenario/config';
 import { scaledCount } from '../scenario/load';
-import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
+import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
 import type { StoreObserver, StoreWrite } from '../store/records';
 
 /** Why a job changed state, named after the store write that changed it. */
@@ -145,7 +145,7 @@ export class ReplayRecorder {
   /** Wraps a world's store factory so that the store it builds is observed. */
   wrap(makeStore?: (options: MemoryStoreOptions) => MemoryStore): (options: MemoryStoreOptions) => MemoryStore {
     return (options) => {
-      const store = makeStore ? makeStore(options) : new MemoryStore(options);
+      const store = makeStore ? makeStore(options) : memoryStore(options);
       this.attach(store, options.nowMs);
       return store;
     };

@@ -13,7 +13,7 @@ export class MemoryCredentials {
 
   constructor(private readonly tables: MemoryTables) {}
 
-  async create(input: { id: string; pool: string; secretHash: string }): Promise<WorkerCredentialRow> {
+  async createWorkerCredential(input: { id: string; pool: string; secretHash: string }): Promise<WorkerCredentialRow> {
     // The SQL store's primary key and unique index refuse the same two things.
     if (this.byId.has(input.id) || [...this.byId.values()].some((c) => c.secretHash === input.secretHash)) {
       throw new Error(`worker credential ${input.id} or its secret exists already`);
@@ -23,12 +23,12 @@ export class MemoryCredentials {
     return { ...row };
   }
 
-  async list(): Promise<WorkerCredentialRow[]> {
+  async listWorkerCredentials(): Promise<WorkerCredentialRow[]> {
     return [...this.byId.values()].map((c) => ({ ...c.row })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Revoking twice keeps the first time; the notice goes out as the SQL store's does. */
-  async revoke(input: { id: string }): Promise<WorkerCredentialRow> {
+  async revokeWorkerCredential(input: { id: string }): Promise<WorkerCredentialRow> {
     const found = this.byId.get(input.id);
     if (!found) throw new NotFoundError(`worker credential ${input.id} does not exist`, { credentialId: input.id });
     found.row.revokedAt ??= date(this.tables.nowMs());
@@ -36,7 +36,7 @@ export class MemoryCredentials {
     return { ...found.row };
   }
 
-  async find(input: { secretHash: string }): Promise<WorkerCredentialRow | null> {
+  async findWorkerCredential(input: { secretHash: string }): Promise<WorkerCredentialRow | null> {
     const found = [...this.byId.values()].find((c) => c.secretHash === input.secretHash);
     if (!found) return null;
     found.row.lastUsedAt = date(this.tables.nowMs());

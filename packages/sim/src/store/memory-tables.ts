@@ -31,8 +31,8 @@ export interface IndexEntry {
 const byEntry = (a: IndexEntry, b: IndexEntry): boolean => (a.atMs !== b.atMs ? a.atMs < b.atMs : a.num < b.num);
 
 /**
- * The checks that keep "once" true. The store passes its own (overridable) methods here,
- * so a test store that breaks one rule breaks it for every part of the store at once.
+ * The checks that keep "once" true (memory-rules.ts). Every part calls them through the
+ * tables, so a test store that breaks one rule breaks it for every part at once.
  */
 export interface MemoryRules {
   /** The lead check: the token's node holds the shard under that epoch and the lease is live. */

@@ -16,7 +16,7 @@ import { Simulation } from '../engine/simulation';
 import { Metrics } from '../report/metrics';
 import type { ScenarioConfig } from '../scenario/config';
 import { generateGroup, scaledCount } from '../scenario/load';
-import { MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
+import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../store/memory-store';
 import type { StoreWrite } from '../store/records';
 import { FaultInjector, type FaultLog } from './faults';
 import { SimOperator, type OperatorLog } from './operator';
@@ -36,7 +36,7 @@ export interface Progress {
 }
 
 export interface WorldOptions {
-  /** Builds the store; tests pass a deliberately broken subclass here. */
+  /** Builds the store; tests pass a deliberately broken one here (test/broken-stores.ts). */
   makeStore?: (options: MemoryStoreOptions) => MemoryStore;
   onProgress?: (p: Progress) => void;
   /** Runs on past violations (each is still recorded, and the run still fails), to measure a failing run's figures. */
@@ -86,7 +86,7 @@ export async function runWorld(config: ScenarioConfig, options: WorldOptions = {
   if (!Number.isFinite(startMs)) throw new Error(`startAt "${config.startAt}" is not an ISO date`);
   const sim = new Simulation(startMs, config.traceKeep ?? 200);
   const rng = new Rng(config.seed);
-  const store = (options.makeStore ?? ((o) => new MemoryStore(o)))({ nowMs: () => sim.nowMs, eventLogLimit: 10_000 });
+  const store = (options.makeStore ?? ((o) => memoryStore(o)))({ nowMs: () => sim.nowMs, eventLogLimit: 10_000 });
   const metrics = new Metrics(store);
   const workerCount = scaledCount(config.workers.count, config.scale);
   const poolSlots = workerCount * config.workers.slots;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_AUDIT_DETAILS_BYTES } from '../../people-store';
+import { MAX_AUDIT_DETAILS_BYTES } from '../../store';
 import type { ContractContext } from './context';
 import { refusedWith, unique } from './fixtures';
 

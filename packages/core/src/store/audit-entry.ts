@@ -1,5 +1,5 @@
-import { InvalidInputError } from './errors';
-import { AUDIT_ACTIONS, MAX_AUDIT_DETAILS_BYTES, type AuditAction, type AuditActorKind, type NewAuditEntry } from './people-store';
+import { InvalidInputError } from '../errors';
+import { AUDIT_ACTIONS, MAX_AUDIT_DETAILS_BYTES, type AuditAction, type AuditActorKind, type NewAuditEntry } from './audit';
 
 const ACTOR_KINDS: readonly AuditActorKind[] = ['user', 'token', 'cli', 'system'];
 const MAX_TEXT = 500;
