@@ -83,7 +83,7 @@ export class BackfillSteps {
           epoch: s.token.epoch,
           data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger, backfillId: row.id },
         });
-        s.enqueue(run);
+        s.queue.enqueue(run);
       }
       const skipped = step.slots.length - out.created.length;
       // The first step that lands is where the backfill starts, whichever leader takes it.
@@ -136,10 +136,7 @@ export class BackfillSteps {
    */
   private forgetQueued(dagId: DagId, cancelled: Set<string>): void {
     const { s } = this;
-    const list = s.queued.get(dagId);
-    if (!list || s.starting.has(dagId)) return;
-    const kept = list.filter((run) => !cancelled.has(run.id));
-    if (kept.length === 0) s.queued.delete(dagId);
-    else s.queued.set(dagId, kept);
+    if (s.starting.has(dagId)) return;
+    s.queue.remove(dagId, cancelled);
   }
 }

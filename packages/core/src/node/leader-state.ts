@@ -7,6 +7,7 @@ import type { Grant, GrantedLease, LeaderStore, LeaderToken, NewEvent } from '..
 import { RunMachine } from '../run/machine';
 import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
 import { JobIndex, type MemJob } from './job-index';
+import { RunQueue } from './run-queue';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
 import type { LeaderNotifications } from './notifications';
@@ -71,7 +72,7 @@ export class LeaderState {
   readonly runs = new Map<string, MemRun>();
   /** Active runs per DAG, for the max-active-runs check on every start. */
   readonly runsByDag = new Map<DagId, Set<string>>();
-  readonly queued = new Map<DagId, RunRow[]>();
+  readonly queue = new RunQueue();
   readonly specCache = new SpecCache(SPECS_PER_SHARD);
   readonly starting = new Set<string>();
   /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
@@ -149,13 +150,6 @@ export class LeaderState {
       this.index.forgetDag(run.row.dagId);
     }
     for (const jobId of run.jobIdByTask.values()) this.index.remove(jobId);
-  }
-
-  enqueue(run: RunRow): void {
-    const list = this.queued.get(run.dagId) ?? [];
-    list.push(run);
-    list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
-    this.queued.set(run.dagId, list);
   }
 
   activeRuns(dagId: DagId): number {

@@ -66,7 +66,7 @@ export class LeaderSync {
     for (const run of [...s.runs.values()]) await this.steps.repair(run);
     const queued = await s.guard(() => s.deps.store.queuedRuns(s.token));
     for (const run of queued ?? []) await this.steps.adoptQueued(run);
-    for (const dagId of [...s.queued.keys()]) await this.steps.startQueued(dagId);
+    for (const dagId of [...s.queue.dagIds()]) await this.steps.startQueued(dagId);
     await this.steps.applyPendingActions();
   }
 

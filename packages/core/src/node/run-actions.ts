@@ -181,12 +181,7 @@ export class RunActions {
     } else if (run.state !== 'queued') {
       // A queued run an action left queued (a clear before it started) stays in the queue.
       if (mem) s.dropRun(mem, run.state);
-      const queued = s.queued.get(run.dagId);
-      if (queued) {
-        const left = queued.filter((q) => q.id !== run.id);
-        if (left.length > 0) s.queued.set(run.dagId, left);
-        else s.queued.delete(run.dagId);
-      }
+      s.queue.remove(run.dagId, new Set([run.id]));
       if (run.state === 'cancelled' && before.state !== 'cancelled') {
         s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'cancelled' } });
       }

@@ -41,7 +41,7 @@ export class RunStarts {
     // Starting in the creating write holds the DAG's start lock, so a trigger's start
     // cannot take the same room under max active runs meanwhile.
     // A run that can never start is created queued, and startQueued fails it with its reason.
-    const roomToStart = slots.length === 1 && !s.starting.has(dagId) && !s.queued.has(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
+    const roomToStart = slots.length === 1 && !s.starting.has(dagId) && !s.queue.hasDag(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
     const jobs = roomToStart ? initialJobs(due.spec) : [];
     const startNow = roomToStart && jobsPerRunRefusal(jobs.length) === null;
     if (startNow) s.starting.add(dagId);
@@ -87,7 +87,7 @@ export class RunStarts {
       s.deps.emit({ type: 'run:started', shard: s.shard, dagId: due.id, runId: run.id, epoch: s.token.epoch, data: { jobs: jobs.length } });
       return this.steps.maybeFinish(adopted);
     }
-    if (run.state === 'queued') s.enqueue(run);
+    if (run.state === 'queued') s.queue.enqueue(run);
     return null;
   }
 
@@ -95,9 +95,8 @@ export class RunStarts {
   async adoptQueued(run: RunRow): Promise<void> {
     const { s } = this;
     if (s.runs.has(run.id) || run.state !== 'queued') return;
-    const list = s.queued.get(run.dagId) ?? [];
-    if (list.some((r) => r.id === run.id)) return;
-    s.enqueue(run);
+    if (s.queue.has(run)) return;
+    s.queue.enqueue(run);
     await this.startQueued(run.dagId);
   }
 
@@ -114,12 +113,12 @@ export class RunStarts {
         s.restart.delete(dagId);
         // One loop, not a helper per run: each await here is a turn other steps interleave with.
         for (;;) {
-          const next = s.queued.get(dagId)?.[0];
+          const next = s.queue.peek(dagId);
           if (!next || s.deposed) break;
           const spec = await s.specFor(next.dagId, next.dagVersion);
           if (!spec) break;
           if (s.activeRuns(dagId) >= spec.maxActiveRuns) break;
-          s.queued.get(dagId)!.shift();
+          s.queue.take(dagId);
           const jobs = initialJobs(spec);
           const refusal = jobsPerRunRefusal(jobs.length);
           if (refusal) {
@@ -136,7 +135,7 @@ export class RunStarts {
       } while (s.restart.has(dagId));
     } finally {
       s.starting.delete(dagId);
-      if ((s.queued.get(dagId)?.length ?? 0) === 0) s.queued.delete(dagId);
+      s.queue.dropIfEmpty(dagId);
     }
     s.deps.kick();
   }

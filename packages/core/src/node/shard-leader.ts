@@ -87,11 +87,11 @@ export class ShardLeader {
     for (const run of snap.runs) {
       const spec = s.specCache.get(`${run.dagId}@${run.dagVersion}`);
       if (!spec) continue;
-      if (run.state === 'queued') s.enqueue(run);
+      if (run.state === 'queued') s.queue.enqueue(run);
       else s.adoptRun(run, spec, jobsByRun.get(run.id) ?? []);
     }
     for (const run of [...s.runs.values()]) await this.finish.repair(run);
-    for (const dagId of s.queued.keys()) await this.starts.startQueued(dagId);
+    for (const dagId of s.queue.dagIds()) await this.starts.startQueued(dagId);
     // Actions a predecessor was told of but did not write are this leader's now.
     await this.actions.applyPending();
     // A predecessor may have died between a failure and queueing its notification; the
@@ -199,9 +199,7 @@ export class ShardLeader {
 
   /** Active runs and queued runs, for status pages. */
   summary(): { activeRuns: number; queuedRuns: number; ready: number; leased: number } {
-    let queued = 0;
-    for (const q of this.s.queued.values()) queued += q.length;
-    return { activeRuns: this.s.runs.size, queuedRuns: queued, ready: this.readyCount(), leased: this.leasedCount() };
+    return { activeRuns: this.s.runs.size, queuedRuns: this.s.queue.size(), ready: this.readyCount(), leased: this.leasedCount() };
   }
 
   hasJob(jobId: JobId): boolean {
