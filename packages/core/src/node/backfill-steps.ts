@@ -136,7 +136,7 @@ export class BackfillSteps {
    */
   private forgetQueued(dagId: DagId, cancelled: Set<string>): void {
     const { s } = this;
-    if (s.starting.has(dagId)) return;
+    if (s.busy.isBusy(dagId, 'starting')) return;
     s.queue.remove(dagId, cancelled);
   }
 }

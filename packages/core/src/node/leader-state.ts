@@ -6,6 +6,7 @@ import type { DagSpec } from '../spec';
 import type { Grant, GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
 import { RunMachine } from '../run/machine';
 import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
+import { BusyGuard } from './busy-guard';
 import { JobIndex, type MemJob } from './job-index';
 import { RunQueue } from './run-queue';
 import { LeaderWrites } from './leader-writes';
@@ -74,16 +75,8 @@ export class LeaderState {
   readonly runsByDag = new Map<DagId, Set<string>>();
   readonly queue = new RunQueue();
   readonly specCache = new SpecCache(SPECS_PER_SHARD);
-  readonly starting = new Set<string>();
-  /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
-  readonly granting = new Set<string>();
-  readonly restart = new Set<string>();
-  /** Runs an operator action is being written for: dispatch grants none of their jobs meanwhile. */
-  readonly acting = new Set<string>();
-  /** Runs with promotions or ends in flight (RunFinish.settle), by how many: none is finished meanwhile. */
-  readonly settling = new Map<string, number>();
-  /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
-  readonly finishing = new Set<string>();
+  /** The starts, grants, actions, finishes and settles in flight, which other steps wait for or keep out of. */
+  readonly busy = new BusyGuard();
   deposed = false;
   // Every leader write that many jobs or runs make at once goes through a batcher: the
   // runs of a whole tick, the promotions after a batch of completions and the finished

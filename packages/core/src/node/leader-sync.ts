@@ -84,7 +84,7 @@ export class LeaderSync {
       const asked = new Map<JobId, { state: JobState; fence: number }>();
       for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
         const job = s.index.get(id);
-        if (job && !s.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });
+        if (job && !s.busy.isBusy(id, 'granting')) asked.set(id, { state: job.state, fence: job.fence });
       }
       if (asked.size === 0) continue;
       // A store that is away leaves the cache as it is until the next reconciliation; any
@@ -103,7 +103,7 @@ export class LeaderSync {
     const { s } = this;
     const job = s.index.get(row.id);
     // A grant that started while we read answers for itself.
-    if (!job || s.granting.has(row.id)) return;
+    if (!job || s.busy.isBusy(row.id, 'granting')) return;
     if (row.state === 'leased') {
       job.leasedAtMs = s.deps.clock.nowMs();
       s.index.setState(job, 'leased');

@@ -82,7 +82,7 @@ export class RunActions {
 
   private async applyNow(action: RunActionRow): Promise<void> {
     const { s } = this;
-    s.acting.add(action.runId);
+    s.busy.begin(action.runId, 'acting');
     try {
       for (let plan = 0; plan < MAX_PLANS && !s.deposed; plan++) {
         await this.settle(action.runId);
@@ -93,12 +93,12 @@ export class RunActions {
         const out = await s.guard(() => s.deps.store.applyRunAction(s.token, this.writeOf(action, read, spec)));
         if (out == null || out.kind === 'done') return;
         if (out.kind === 'conflict') continue;
-        s.acting.delete(action.runId);
+        s.busy.end(action.runId, 'acting');
         await this.applied(action, read.run, out, spec);
         return;
       }
     } finally {
-      s.acting.delete(action.runId);
+      s.busy.end(action.runId, 'acting');
     }
   }
 
@@ -128,7 +128,7 @@ export class RunActions {
     const { s } = this;
     for (;;) {
       const run = s.runs.get(runId);
-      const busy = s.finishing.has(runId) || (run !== undefined && [...run.jobIdByTask.values()].some((id) => s.granting.has(id)));
+      const busy = s.busy.isBusy(runId, 'finishing') || (run !== undefined && s.busy.anyBusy(run.jobIdByTask.values(), 'granting'));
       if (!busy) return;
       await new Promise<void>((resolve) => s.deps.timers.after(SETTLE_POLL_MS, resolve));
     }

@@ -50,15 +50,13 @@ export class RunFinish {
     const { s } = this;
     if (settled.ready.length + settled.upstreamFailed.length + settled.skipped.length === 0) return;
     const id = run.row.id;
-    s.settling.set(id, (s.settling.get(id) ?? 0) + 1);
+    s.busy.begin(id, 'settling');
     try {
       await this.promote(run, settled.ready);
       await this.end(run, settled.upstreamFailed, 'upstream_failed');
       await this.end(run, settled.skipped, 'skipped');
     } finally {
-      const left = (s.settling.get(id) ?? 1) - 1;
-      if (left > 0) s.settling.set(id, left);
-      else s.settling.delete(id);
+      s.busy.end(id, 'settling');
     }
   }
 
@@ -78,8 +76,7 @@ export class RunFinish {
   async maybeFinish(run: MemRun): Promise<void> {
     const { s } = this;
     const outcome = run.machine.outcome();
-    if (outcome === 'running' || s.finishing.has(run.row.id) || s.settling.has(run.row.id)) return;
-    s.finishing.add(run.row.id);
+    if (outcome === 'running' || s.busy.isBusy(run.row.id, 'settling') || !s.busy.tryBegin(run.row.id, 'finishing')) return;
     let done: boolean | null;
     let ended: 'succeeded' | 'failed' | 'cancelled' | null = outcome;
     try {
@@ -93,7 +90,7 @@ export class RunFinish {
         ended = state === 'succeeded' || state === 'failed' || state === 'cancelled' ? state : null;
       }
     } finally {
-      s.finishing.delete(run.row.id);
+      s.busy.end(run.row.id, 'finishing');
     }
     if (done == null) return;
     // Also when a predecessor finished the run and its answer was lost: the predecessor may

@@ -19,6 +19,9 @@ export interface StartSteps {
  * to each DAG's max active runs, one DAG at a time.
  */
 export class RunStarts {
+  /** DAGs a start was asked for while their starts were in flight: the loop goes round again. */
+  private readonly again = new Set<DagId>();
+
   constructor(
     private readonly s: LeaderState,
     private readonly steps: StartSteps,
@@ -41,10 +44,10 @@ export class RunStarts {
     // Starting in the creating write holds the DAG's start lock, so a trigger's start
     // cannot take the same room under max active runs meanwhile.
     // A run that can never start is created queued, and startQueued fails it with its reason.
-    const roomToStart = slots.length === 1 && !s.starting.has(dagId) && !s.queue.hasDag(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
+    const roomToStart = slots.length === 1 && !s.busy.isBusy(dagId, 'starting') && !s.queue.hasDag(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
     const jobs = roomToStart ? initialJobs(due.spec) : [];
     const startNow = roomToStart && jobsPerRunRefusal(jobs.length) === null;
-    if (startNow) s.starting.add(dagId);
+    if (startNow) s.busy.begin(dagId, 'starting');
     let created: CreatedRun[] | null;
     try {
       const start = startNow ? { version: due.version, jobs } : undefined;
@@ -57,12 +60,12 @@ export class RunStarts {
         if (finishing) await finishing;
       }
     } finally {
-      if (startNow) s.starting.delete(dagId);
+      if (startNow) s.busy.end(dagId, 'starting');
     }
     if (plan.skipped > 0) s.deps.emit({ type: 'run:created', shard: s.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
     // A start asked for while this write was out waited for it (see startQueued).
     // Nobody awaits it: an outage waits for the next reconciliation, anything else is reported.
-    if (s.restart.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
+    if (this.again.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
     return created.length;
   }
 
@@ -103,14 +106,13 @@ export class RunStarts {
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
   async startQueued(dagId: DagId): Promise<void> {
     const { s } = this;
-    if (s.starting.has(dagId)) {
-      s.restart.add(dagId);
+    if (!s.busy.tryBegin(dagId, 'starting')) {
+      this.again.add(dagId);
       return;
     }
-    s.starting.add(dagId);
     try {
       do {
-        s.restart.delete(dagId);
+        this.again.delete(dagId);
         // One loop, not a helper per run: each await here is a turn other steps interleave with.
         for (;;) {
           const next = s.queue.peek(dagId);
@@ -132,9 +134,9 @@ export class RunStarts {
           s.deps.emit({ type: 'run:started', shard: s.shard, dagId, runId: next.id, epoch: s.token.epoch, data: { jobs: rows.length } });
           await this.steps.maybeFinish(run);
         }
-      } while (s.restart.has(dagId));
+      } while (this.again.has(dagId));
     } finally {
-      s.starting.delete(dagId);
+      s.busy.end(dagId, 'starting');
       s.queue.dropIfEmpty(dagId);
     }
     s.deps.kick();

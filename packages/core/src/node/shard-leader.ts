@@ -215,10 +215,10 @@ export class ShardLeader {
       const job = s.index.get(g.jobId);
       // While an operator action on its run is written, a job is not granted: the write is
       // conditional on the states it planned from, and a grant would only make it plan again.
-      if (!job || job.state !== 'ready' || s.acting.has(job.runId)) continue;
+      if (!job || job.state !== 'ready' || s.busy.isBusy(job.runId, 'acting')) continue;
       s.index.setState(job, 'leased');
       job.leasedAtMs = s.deps.clock.nowMs();
-      s.granting.add(job.id);
+      s.busy.begin(job.id, 'granting');
       taken.push(job);
     }
     const takenIds = new Set(taken.map((t) => t.id));
@@ -229,7 +229,7 @@ export class ShardLeader {
       const grantLeases = s.deps.grantLeases ?? ((token, list, ttl) => grantAlone(s.deps.store, token, list, ttl));
       granted = (await s.guard(() => grantLeases(this.token, toGrant, ttlMs))) ?? [];
     } catch (err) {
-      for (const job of taken) s.granting.delete(job.id);
+      for (const job of taken) s.busy.end(job.id, 'granting');
       // We cannot know whether the statement landed (the connection may have died after the
       // commit). Keep counting the jobs as held, so the cap stays exact, until a re-read of
       // each says otherwise; reconciliation retries the re-read if the store is still away.
@@ -237,7 +237,7 @@ export class ShardLeader {
       await this.sync.resyncMany(taken.map((job) => job.id)).catch(unlessUnavailable(undefined));
       throw err;
     }
-    for (const job of taken) s.granting.delete(job.id);
+    for (const job of taken) s.busy.end(job.id, 'granting');
     const refused = this.recordGrants(taken, granted);
     if (refused.length > 0 && !s.deposed) await this.sync.resyncMany(refused);
     // A later round re-plans the refused jobs (and arms a wake-up for any future backoff).
