@@ -75,34 +75,21 @@ export class BackfillSteps {
       const out = await s.guard(() => s.deps.store.advanceBackfill(s.token, step));
       if (!out) return;
       for (const run of out.created) {
-        s.deps.emit({
-          type: 'run:created',
-          shard: s.shard,
-          dagId: run.dagId,
-          runId: run.id,
-          epoch: s.token.epoch,
-          data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger, backfillId: row.id },
-        });
+        s.events.created(run, row.id);
         s.queue.enqueue(run);
       }
       const skipped = step.slots.length - out.created.length;
       // The first step that lands is where the backfill starts, whichever leader takes it.
       if (row.createdRuns + row.skippedSlots === 0 && step.slots.length > 0) {
         const { totalSlots, maxActiveRuns, requestedBy } = out.backfill;
-        s.deps.emit({ type: 'backfill:started', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy } });
+        s.events.backfill('started', row.dagId, { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy });
       }
       if (step.slots.length > 0) {
-        s.deps.emit({
-          type: 'backfill:advanced',
-          shard: s.shard,
-          dagId: row.dagId,
-          epoch: s.token.epoch,
-          data: { backfillId: row.id, created: out.created.length, rerun: out.rerun.length, skipped: skipped - out.rerun.length },
-        });
+        s.events.backfill('advanced', row.dagId, { backfillId: row.id, created: out.created.length, rerun: out.rerun.length, skipped: skipped - out.rerun.length });
       }
       if (out.backfill.state === 'done') {
         const { createdRuns, skippedSlots, totalSlots } = out.backfill;
-        s.deps.emit({ type: 'backfill:done', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, createdRuns, skippedSlots, totalSlots } });
+        s.events.backfill('done', row.dagId, { backfillId: row.id, createdRuns, skippedSlots, totalSlots });
       }
       if (out.created.length > 0) await this.deps.startQueued(row.dagId);
       // The runs a rerun took over run again once their clears are applied, before the next step counts them.
@@ -116,15 +103,9 @@ export class BackfillSteps {
     const out = await s.guard(() => s.deps.store.settleBackfill(s.token, backfill.id));
     if (!out) return;
     this.forgetQueued(backfill.dagId, new Set(out.cancelledRunIds));
-    s.deps.emit({
-      type: 'backfill:cancelled',
-      shard: s.shard,
-      dagId: backfill.dagId,
-      epoch: s.token.epoch,
-      data: { backfillId: backfill.id, cancelledRuns: out.cancelledRunIds.length, runningRunIds: out.runningRunIds },
-    });
+    s.events.backfill('cancelled', backfill.dagId, { backfillId: backfill.id, cancelledRuns: out.cancelledRunIds.length, runningRunIds: out.runningRunIds });
     for (const runId of out.cancelledRunIds) {
-      s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: backfill.dagId, runId, epoch: s.token.epoch, data: { state: 'cancelled', backfillId: backfill.id } });
+      s.events.finished({ id: runId, dagId: backfill.dagId }, 'cancelled', { backfillId: backfill.id });
     }
     if (out.runningRunIds.length > 0) await this.deps.cancelRunning(out.runningRunIds, out.backfill);
   }

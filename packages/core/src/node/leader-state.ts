@@ -8,6 +8,7 @@ import { RunMachine } from '../run/machine';
 import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
 import { BusyGuard } from './busy-guard';
 import { JobIndex, type MemJob } from './job-index';
+import { RunEvents } from './run-events';
 import { RunQueue } from './run-queue';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
@@ -77,6 +78,8 @@ export class LeaderState {
   readonly specCache = new SpecCache(SPECS_PER_SHARD);
   /** The starts, grants, actions, finishes and settles in flight, which other steps wait for or keep out of. */
   readonly busy = new BusyGuard();
+  /** Builds and emits the events of the leader's runs and leases. */
+  readonly events: RunEvents;
   deposed = false;
   // Every leader write that many jobs or runs make at once goes through a batcher: the
   // runs of a whole tick, the promotions after a batch of completions and the finished
@@ -85,6 +88,7 @@ export class LeaderState {
 
   constructor(readonly deps: LeaderDeps) {
     this.token = deps.token;
+    this.events = new RunEvents(deps.token, (event) => deps.emit(event));
     this.writes = deps.writes ?? new LeaderWrites(deps.store, deps.timers);
   }
 

@@ -38,17 +38,7 @@ export class LeaderSync {
     for (const sj of swept) {
       const holderGone = s.deps.holderGone?.(sj.previousHolder) ?? false;
       const reason = sweepReason(sj, holderGone);
-      s.deps.emit({
-        type: 'lease:expired',
-        shard: s.shard,
-        dagId: sj.dagId,
-        runId: sj.runId,
-        jobId: sj.jobId,
-        workerId: sj.previousHolder,
-        fence: sj.fence,
-        epoch: s.token.epoch,
-        data: { state: sj.state, attemptCounted: sj.attemptCounted, renewed: sj.renewed, holderGone, reason },
-      });
+      s.events.leaseExpired(sj, { state: sj.state, attemptCounted: sj.attemptCounted, renewed: sj.renewed, holderGone, reason });
     }
     await this.steps.jobsEnded(swept.map((sj) => ({ id: sj.jobId, state: sj.state, nextAttemptAt: sj.nextAttemptAt, fence: sj.fence })));
     return swept;

@@ -139,40 +139,9 @@ export class RunActions {
     const { s } = this;
     const run = out.run;
     const jobOf = new Map(out.jobs.map((j) => [j.taskId, j]));
-    s.deps.emit({
-      type: 'run:action',
-      shard: s.shard,
-      dagId: run.dagId,
-      runId: run.id,
-      epoch: s.token.epoch,
-      data: { actionId: action.id, kind: action.kind, by: action.requestedBy, reason: action.reason, ...out.action.result },
-    });
-    for (const c of out.action.result?.changed ?? []) {
-      const job = jobOf.get(c.taskId);
-      s.deps.emit({
-        type: `job:${c.to === 'waiting' ? 'cleared' : c.to === 'cancelled' ? 'cancelled' : c.to === 'upstream_failed' ? 'upstream_failed' : 'marked'}`,
-        shard: s.shard,
-        dagId: run.dagId,
-        runId: run.id,
-        jobId: job?.id ?? null,
-        fence: job?.fence ?? null,
-        epoch: s.token.epoch,
-        data: { actionId: action.id, from: c.from, to: c.to, by: action.requestedBy, reason: action.reason },
-      });
-    }
-    for (const r of out.revoked) {
-      s.deps.emit({
-        type: 'lease:revoked',
-        shard: s.shard,
-        dagId: run.dagId,
-        runId: run.id,
-        jobId: r.jobId,
-        workerId: r.holder,
-        fence: r.fence,
-        epoch: s.token.epoch,
-        data: { reason: `${VERBS[action.kind]} by ${action.requestedBy}`, actionId: action.id },
-      });
-    }
+    s.events.actionApplied(run, action, out.action.result);
+    for (const c of out.action.result?.changed ?? []) s.events.jobActed(run, jobOf.get(c.taskId), c, action);
+    for (const r of out.revoked) s.events.leaseRevoked(run, r, `${VERBS[action.kind]} by ${action.requestedBy}`, action.id);
     if (out.revoked.length > 0) s.deps.revoked?.(out.revoked);
     const mem = s.runs.get(run.id);
     if (run.state === 'running') {
@@ -183,7 +152,7 @@ export class RunActions {
       if (mem) s.dropRun(mem, run.state);
       s.queue.remove(run.dagId, new Set([run.id]));
       if (run.state === 'cancelled' && before.state !== 'cancelled') {
-        s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'cancelled' } });
+        s.events.finished(run, 'cancelled');
       }
       await this.steps.startQueued(run.dagId);
     }

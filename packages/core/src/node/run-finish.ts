@@ -97,7 +97,7 @@ export class RunFinish {
     // have died before queueing the notification, and queueing twice is one notification.
     if (ended !== null) s.deps.notifications?.runEnded(s.token, run.row, ended);
     s.dropRun(run, ended ?? outcome);
-    if (done) s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.row.dagId, runId: run.row.id, epoch: s.token.epoch, data: { state: outcome } });
+    if (done) s.events.finished(run.row, outcome);
     await this.steps.startQueued(run.row.dagId);
   }
 

@@ -62,7 +62,7 @@ export class RunStarts {
     } finally {
       if (startNow) s.busy.end(dagId, 'starting');
     }
-    if (plan.skipped > 0) s.deps.emit({ type: 'run:created', shard: s.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    if (plan.skipped > 0) s.events.slotsSkipped(dagId, plan.skipped, due.spec.catchup.policy);
     // A start asked for while this write was out waited for it (see startQueued).
     // Nobody awaits it: an outage waits for the next reconciliation, anything else is reported.
     if (this.again.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
@@ -76,18 +76,11 @@ export class RunStarts {
    */
   private onCreated(run: CreatedRun, due: DueDag): Promise<void> | null {
     const { s } = this;
-    s.deps.emit({
-      type: 'run:created',
-      shard: s.shard,
-      dagId: run.dagId,
-      runId: run.id,
-      epoch: s.token.epoch,
-      data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger },
-    });
+    s.events.created(run);
     if (run.state === 'running' && run.jobs && !s.deposed) {
       const { jobs, ...row } = run;
       const adopted = s.adoptRun(row, due.spec, jobs);
-      s.deps.emit({ type: 'run:started', shard: s.shard, dagId: due.id, runId: run.id, epoch: s.token.epoch, data: { jobs: jobs.length } });
+      s.events.started({ id: run.id, dagId: due.id }, jobs.length);
       return this.steps.maybeFinish(adopted);
     }
     if (run.state === 'queued') s.queue.enqueue(run);
@@ -131,7 +124,7 @@ export class RunStarts {
           if (!rows) break;
           if (rows.length === 0) continue;
           const run = s.adoptRun({ ...next, state: 'running' as const }, spec, rows);
-          s.deps.emit({ type: 'run:started', shard: s.shard, dagId, runId: next.id, epoch: s.token.epoch, data: { jobs: rows.length } });
+          s.events.started({ id: next.id, dagId }, rows.length);
           await this.steps.maybeFinish(run);
         }
       } while (this.again.has(dagId));
@@ -153,6 +146,6 @@ export class RunStarts {
     const { s } = this;
     const failed = await s.guard(() => s.writes.finishRun(s.token, { runId: run.id, state: 'failed' }));
     if (!failed) return;
-    s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'failed', reason } });
+    s.events.finished(run, 'failed', { reason });
   }
 }

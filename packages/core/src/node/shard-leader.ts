@@ -264,18 +264,7 @@ export class ShardLeader {
         // The machine tracks dependencies; a lease it already knows of (after a repair) is not news.
         if (run?.machine.state(job.taskId) === 'ready') run.machine.onLeased(job.taskId);
         s.deps.traces?.attemptLeased(job, lease, this.shard);
-        s.deps.emit({
-          type: 'lease:granted',
-          at: lease.leasedAt,
-          shard: this.shard,
-          dagId: job.dagId,
-          runId: job.runId,
-          jobId: job.id,
-          workerId: lease.workerId,
-          fence: lease.fence,
-          epoch: this.token.epoch,
-          data: { attempt: lease.attempt },
-        });
+        s.events.leaseGranted(job, lease);
       } else {
         // The store refused: the job changed under us, its backoff has not passed by the
         // store's clock, or we were deposed. Put it back and re-read it.
