@@ -1,6 +1,7 @@
 import { nextBackfillSlots } from '../backfill/plan';
-import type { DagId, RunId } from '../ids';
+import type { DagId } from '../ids';
 import type { BackfillRow } from '../model';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState } from './leader-state';
 
 /**
@@ -8,19 +9,6 @@ import type { LeaderState } from './leader-state';
  * uses no room, so a pass goes on to the next slots rather than waiting a tick for each.
  */
 const STEPS_PER_PASS = 10;
-
-/** What the backfill steps need from the rest of the leader. */
-export interface BackfillDeps {
-  /** Starts queued runs of a DAG under its max active runs (RunStarts.startQueued). */
-  startQueued(dagId: DagId): Promise<void>;
-  /**
-   * Called with the runs of a cancelled backfill that were already running when its
-   * queued runs were cancelled: they are for the run-cancel action to end.
-   */
-  cancelRunning(runIds: RunId[], backfill: BackfillRow): Promise<void>;
-  /** Applies the shard's pending operator actions: the clears a rerun-mode step stored. */
-  applyActions(): Promise<void>;
-}
 
 /**
  * A shard leader's part in its backfills. For a running backfill it keeps at most the
@@ -37,7 +25,7 @@ export class BackfillSteps {
 
   constructor(
     private readonly s: LeaderState,
-    private readonly deps: BackfillDeps,
+    private readonly parts: Pick<LeaderParts, 'starts' | 'actions'>,
   ) {}
 
   /** One pass over a backfill the node read as open. */
@@ -91,9 +79,9 @@ export class BackfillSteps {
         const { createdRuns, skippedSlots, totalSlots } = out.backfill;
         s.events.backfill('done', row.dagId, { backfillId: row.id, createdRuns, skippedSlots, totalSlots });
       }
-      if (out.created.length > 0) await this.deps.startQueued(row.dagId);
+      if (out.created.length > 0) await this.parts.starts.startQueued(row.dagId);
       // The runs a rerun took over run again once their clears are applied, before the next step counts them.
-      if (out.rerun.length > 0) await this.deps.applyActions();
+      if (out.rerun.length > 0) await this.parts.actions.applyPending();
       row = out.backfill;
     }
   }
@@ -107,7 +95,9 @@ export class BackfillSteps {
     for (const runId of out.cancelledRunIds) {
       s.events.finished({ id: runId, dagId: backfill.dagId }, 'cancelled', { backfillId: backfill.id });
     }
-    if (out.runningRunIds.length > 0) await this.deps.cancelRunning(out.runningRunIds, out.backfill);
+    // Its settle stored a pending cancel for each of its runs already running, in the same
+    // transaction: they end as operator actions.
+    if (out.runningRunIds.length > 0) await this.parts.actions.applyPending();
   }
 
   /**

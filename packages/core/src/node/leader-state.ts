@@ -65,8 +65,11 @@ export interface LeaderDeps {
 
 /**
  * What one shard leader knows and the steps every part of it shares: its runs and jobs in
- * memory, the work in flight that others must wait for, and its guarded writes. The parts
- * (RunStarts, RunFinish, LeaderSync and the ShardLeader itself) each own a kind of step.
+ * memory, its queued runs (RunQueue), the work in flight that others must wait for
+ * (BusyGuard), the events it tells (RunEvents) and its guarded writes. The parts
+ * (RunStarts, LeaseGrants, JobEnds, RunFinish, LeaderSync, RunActions and BackfillSteps,
+ * see ShardLeader) each own a kind of step, and change what is kept here through these
+ * owners and through adoptRun and dropRun.
  */
 export class LeaderState {
   readonly token: LeaderToken;

@@ -1,17 +1,12 @@
-import type { DagId, JobId, RunId, WorkerId } from '../ids';
+import type { JobId, RunId, WorkerId } from '../ids';
 import type { JobRow, JobState, RunRow } from '../model';
 import type { DagSpec } from '../spec';
 import type { RunActionOutcome, RunActionRow, RunActionWrite } from '../store';
 import { planRunAction } from '../run/actions';
 import { RunMachine } from '../run/machine';
 import { unlessUnavailable } from '../unavailable';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState, MemRun } from './leader-state';
-
-/** What applying actions needs from the rest of the leader. */
-export interface ActionSteps {
-  repair(run: MemRun): Promise<void>;
-  startQueued(dagId: DagId): Promise<void>;
-}
 
 /** A lease an action revoked: its holder should stop the job now rather than at its next renewal. */
 export interface RevokedLease {
@@ -51,7 +46,7 @@ export class RunActions {
 
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: ActionSteps,
+    private readonly parts: Pick<LeaderParts, 'finish' | 'starts'>,
   ) {}
 
   /** Applies every action of the shard no leader has applied yet. */
@@ -146,7 +141,7 @@ export class RunActions {
     const mem = s.runs.get(run.id);
     if (run.state === 'running') {
       const next = mem ? this.refresh(mem, run, out.jobs, spec) : s.adoptRun(run, spec, out.jobs);
-      await this.steps.repair(next);
+      await this.parts.finish.repair(next);
     } else if (run.state !== 'queued') {
       // A queued run an action left queued (a clear before it started) stays in the queue.
       if (mem) s.dropRun(mem, run.state);
@@ -154,7 +149,7 @@ export class RunActions {
       if (run.state === 'cancelled' && before.state !== 'cancelled') {
         s.events.finished(run, 'cancelled');
       }
-      await this.steps.startQueued(run.dagId);
+      await this.parts.starts.startQueued(run.dagId);
     }
     s.deps.kick();
   }

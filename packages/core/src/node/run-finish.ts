@@ -1,13 +1,7 @@
-import type { DagId, JobId } from '../ids';
 import type { JobState } from '../model';
 import { RunMachine, type Settled } from '../run/machine';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState, MemRun } from './leader-state';
-
-/** What carrying runs forward needs from the rest of the leader. */
-export interface FinishSteps {
-  startQueued(dagId: DagId): Promise<void>;
-  resyncMany(jobIds: JobId[]): Promise<void>;
-}
 
 /**
  * A leader's steps after jobs end: promoting the jobs whose dependencies all succeeded,
@@ -17,7 +11,7 @@ export interface FinishSteps {
 export class RunFinish {
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: FinishSteps,
+    private readonly parts: Pick<LeaderParts, 'starts' | 'sync'>,
   ) {}
 
   async promote(run: MemRun, taskIds: string[]): Promise<void> {
@@ -37,7 +31,7 @@ export class RunFinish {
     }
     // A job not moved was promoted already (by a write whose answer was lost); re-read it.
     const movedIds = new Set(moved);
-    await this.steps.resyncMany(ids.filter((id) => !movedIds.has(id)));
+    await this.parts.sync.resyncMany(ids.filter((id) => !movedIds.has(id)));
   }
 
   /**
@@ -98,7 +92,7 @@ export class RunFinish {
     if (ended !== null) s.deps.notifications?.runEnded(s.token, run.row, ended);
     s.dropRun(run, ended ?? outcome);
     if (done) s.events.finished(run.row, outcome);
-    await this.steps.startQueued(run.row.dagId);
+    await this.parts.starts.startQueued(run.row.dagId);
   }
 
   /**

@@ -6,13 +6,8 @@ import type { CreatedRun, DueDag } from '../store';
 import { initialJobs } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { isStoreUnavailable } from '../unavailable';
-import type { LeaderState, MemRun } from './leader-state';
-
-/** What starting runs needs from the rest of the leader. */
-export interface StartSteps {
-  /** Finishes a run whose jobs all ended (a run of no runnable job ends as it starts). */
-  maybeFinish(run: MemRun): Promise<void>;
-}
+import type { LeaderParts } from './leader-parts';
+import type { LeaderState } from './leader-state';
 
 /**
  * A leader's run creation and starts: the runs of due slots, and queued runs started up
@@ -24,7 +19,8 @@ export class RunStarts {
 
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: StartSteps,
+    /** RunFinish finishes a run whose jobs all ended (a run of no runnable job ends as it starts). */
+    private readonly parts: Pick<LeaderParts, 'finish'>,
   ) {}
 
   /**
@@ -81,7 +77,7 @@ export class RunStarts {
       const { jobs, ...row } = run;
       const adopted = s.adoptRun(row, due.spec, jobs);
       s.events.started({ id: run.id, dagId: due.id }, jobs.length);
-      return this.steps.maybeFinish(adopted);
+      return this.parts.finish.maybeFinish(adopted);
     }
     if (run.state === 'queued') s.queue.enqueue(run);
     return null;
@@ -125,7 +121,7 @@ export class RunStarts {
           if (rows.length === 0) continue;
           const run = s.adoptRun({ ...next, state: 'running' as const }, spec, rows);
           s.events.started({ id: next.id, dagId }, rows.length);
-          await this.steps.maybeFinish(run);
+          await this.parts.finish.maybeFinish(run);
         }
       } while (this.again.has(dagId));
     } finally {
