@@ -59,13 +59,13 @@ async function startNode(store: MemoryStore, clock: { nowMs: () => number }, nod
   nodes.push(node);
   await node.start();
   const worker = { workerId: parseWorkerId(`${nodeId}-worker`), session: `${nodeId}-session` };
-  await node.register({ ...worker, slots: 20, credentialId: null });
+  await node.protocol.register({ ...worker, slots: 20, credentialId: null });
   void (async () => {
     let stopped = false;
     while (!stopped) {
-      const jobs = await node.poll({ ...worker, slots: 20, freeSlots: 20, waitMs: 100 }).catch(() => null);
+      const jobs = await node.protocol.poll({ ...worker, slots: 20, freeSlots: 20, waitMs: 100 }).catch(() => null);
       if (jobs === null) stopped = true;
-      else await Promise.all(jobs.map((j) => node.complete({ ...worker, jobId: j.jobId, fence: j.fence }).catch(() => undefined)));
+      else await Promise.all(jobs.map((j) => node.protocol.complete({ ...worker, jobId: j.jobId, fence: j.fence }).catch(() => undefined)));
       if (!nodes.includes(node)) stopped = true;
     }
   })();

@@ -55,15 +55,15 @@ async function runChain(tracing: RecordingTracing | undefined): Promise<{ leases
     ...(tracing ? { tracing } : {}),
   });
   await node.start();
-  await node.register({ workerId, session, slots: 1, credentialId: null });
+  await node.protocol.register({ workerId, session, slots: 1, credentialId: null });
   const run = await store.triggerRun(parseDagId('traced'));
   const leases: Assignment[] = [];
   for (let i = 0; i < 2; i++) {
-    const items = await node.poll({ workerId, session, slots: 1, freeSlots: 1, waitMs: 2_000 });
+    const items = await node.protocol.poll({ workerId, session, slots: 1, freeSlots: 1, waitMs: 2_000 });
     const lease = items.find((item): item is Assignment => !isRevocation(item));
     if (!lease) throw new Error(`poll ${i} was answered without a lease`);
     leases.push(lease);
-    await node.complete({ workerId, session, jobId: lease.jobId, fence: lease.fence });
+    await node.protocol.complete({ workerId, session, jobId: lease.jobId, fence: lease.fence });
   }
   await until('the run to succeed', async () => (await store.getRun(run.id)).state === 'succeeded');
   return { leases, runId: run.id };

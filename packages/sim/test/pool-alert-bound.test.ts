@@ -42,12 +42,12 @@ async function world() {
     const workerId = id as WorkerId;
     const offer = { pool, labels: [], types: ['noop'] };
     const session = `session-of-${id}`;
-    await node.register({ workerId, session, slots: 1, offer, credentialId: null });
+    await node.protocol.register({ workerId, session, slots: 1, offer, credentialId: null });
     let alive = true;
     let hangUp: (() => void) | null = null;
     const poll = (): void => {
       if (!alive) return;
-      void node.poll({ workerId, session, slots: 1, freeSlots: 1, offer }, { onCancel: (fn) => (hangUp = fn) }).then(() => {
+      void node.protocol.poll({ workerId, session, slots: 1, freeSlots: 1, offer }, { onCancel: (fn) => (hangUp = fn) }).then(() => {
         if (alive) sim.post(1, 'repoll', poll);
       });
     };

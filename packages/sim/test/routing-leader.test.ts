@@ -6,8 +6,8 @@ import { leadingNode } from './leading-node';
 async function worker(node: SchedulerNode, id: string, offer: Partial<WorkerOffer>, slots = 4) {
   const ref = { workerId: parseWorkerId(id), session: `${id}-session` };
   const full = workerOfferSchema.parse(offer);
-  await node.register({ ...ref, slots, offer: full, credentialId: null });
-  return (free: number, waitMs = 300): Promise<PollItem[]> => node.poll({ ...ref, slots, freeSlots: free, waitMs, offer: full });
+  await node.protocol.register({ ...ref, slots, offer: full, credentialId: null });
+  return (free: number, waitMs = 300): Promise<PollItem[]> => node.protocol.poll({ ...ref, slots, freeSlots: free, waitMs, offer: full });
 }
 
 const leases = (items: PollItem[]): Assignment[] => items.filter((i): i is Assignment => !('revoked' in i));
@@ -80,7 +80,7 @@ describe('routing jobs to the workers that can run them', () => {
     expect(node.metrics.get('lends_refused_total')).toBeGreaterThan(0);
     // One result lands: one slot is free above the reserve by the store's records too, and
     // once the node's pause after the refusal has passed, exactly one more job is lent.
-    await node.complete({ workerId: parseWorkerId('w-busy'), session: 'w-busy-session', jobId: first[0]!.jobId, fence: first[0]!.fence });
+    await node.protocol.complete({ workerId: parseWorkerId('w-busy'), session: 'w-busy-session', jobId: first[0]!.jobId, fence: first[0]!.fence });
     const more: Assignment[] = [];
     for (let i = 0; i < 10 && more.length === 0; i++) more.push(...leases(await fleet(20, 300)));
     expect(more).toHaveLength(1);
@@ -108,7 +108,7 @@ describe('routing jobs to the workers that can run them', () => {
     expect((await store.listResourceLimits())[0]).toMatchObject({ name: 'warehouse', used: 2, waiting: 4 });
     expect(await fleet(6, 300)).toEqual([]);
     // One result frees one unit, and exactly one more limited job is leased.
-    await node.complete({ workerId: parseWorkerId('big-1'), session: 'big-1-session', jobId: limited[0]!.jobId, fence: limited[0]!.fence });
+    await node.protocol.complete({ workerId: parseWorkerId('big-1'), session: 'big-1-session', jobId: limited[0]!.jobId, fence: limited[0]!.fence });
     const next = await waitedFor(7);
     expect(next).toHaveLength(1);
     expect((await store.listResourceLimits())[0]).toMatchObject({ used: 2, waiting: 3 });

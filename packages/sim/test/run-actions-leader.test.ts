@@ -16,8 +16,8 @@ async function until<T>(what: string, check: () => Promise<T | null | false> | T
 async function nodeAndWorker() {
   const { store, node } = await leadingNode();
   const worker = { workerId: parseWorkerId('w1'), session: 'w1-session' };
-  await node.register({ ...worker, slots: 4, credentialId: null });
-  const poll = (free: number): Promise<PollItem[]> => node.poll({ ...worker, slots: 4, freeSlots: free, waitMs: 2_000 });
+  await node.protocol.register({ ...worker, slots: 4, credentialId: null });
+  const poll = (free: number): Promise<PollItem[]> => node.protocol.poll({ ...worker, slots: 4, freeSlots: free, waitMs: 2_000 });
   return { store, node, worker, poll };
 }
 
@@ -47,7 +47,7 @@ describe("a shard leader applying operators' actions", () => {
     await until('the run cancelled', async () => (await store.getRun(run.id)).state === 'cancelled');
     expect((await store.listJobs(run.id)).map((j) => j.state)).toEqual(['cancelled', 'cancelled']);
     // The node answers a refused write without its reason: the lease is lost to this worker.
-    await expect(node.complete({ ...worker, jobId: lease!.jobId, fence: lease!.fence })).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(node.protocol.complete({ ...worker, jobId: lease!.jobId, fence: lease!.fence })).rejects.toMatchObject({ code: 'LEASE_LOST' });
   });
 
   it('leaves a queued run queued when an action on it changes nothing, and starts it once a slot frees', async () => {

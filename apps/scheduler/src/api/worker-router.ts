@@ -51,7 +51,7 @@ export const workerRouter = router({
       const secret = input.session ?? newSessionSecret();
       const workerId = actAs(ctx, input.workerId);
       const given = offerOf(ctx, input.offer);
-      const answer = await ctx.node.register({
+      const answer = await ctx.node.protocol.register({
         workerId,
         slots: input.slots,
         pool: ctx.caller!.pool,
@@ -88,7 +88,7 @@ export const workerRouter = router({
       const workerId = actAs(ctx, input.workerId);
       const given = offerOf(ctx, input.offer);
       try {
-        const jobs = await ctx.node.poll(
+        const jobs = await ctx.node.protocol.poll(
           {
             workerId,
             session: sessionKey(input.session),
@@ -115,12 +115,12 @@ export const workerRouter = router({
   renew: workerProcedure
     // A lease may carry its job's log lines since the last renewal (at most one chunk), streamed to the store with the renewal.
     .input(z.object({ workerId, session, leases: z.array(z.object({ jobId, fence, log: z.string().max(LIMITS.maxLogChunkChars).optional() })).max(10_000) }))
-    .mutation(({ ctx, input }) => ctx.node.renew({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), leases: input.leases })),
+    .mutation(({ ctx, input }) => ctx.node.protocol.renew({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), leases: input.leases })),
 
   renewMany: workerProcedure
     .input(z.object({ renewals: z.array(z.object({ workerId, session, jobId, fence })).max(10_000) }))
     .mutation(({ ctx, input }) =>
-      ctx.node.renewMany(input.renewals.map((r, i) => ({ ...r, workerId: actAs(ctx, r.workerId, `renewals.${i}.workerId`), session: sessionKey(r.session) }))),
+      ctx.node.protocol.renewMany(input.renewals.map((r, i) => ({ ...r, workerId: actAs(ctx, r.workerId, `renewals.${i}.workerId`), session: sessionKey(r.session) }))),
     ),
 
   completeMany: workerProcedure
@@ -132,21 +132,21 @@ export const workerRouter = router({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const outcomes = await ctx.node.completeMany({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), results: input.results });
+      const outcomes = await ctx.node.protocol.completeMany({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), results: input.results });
       return outcomes.map((o) =>
         o.ok ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence } : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() },
       );
     }),
 
   complete: workerProcedure.input(z.object({ workerId, session, jobId, fence, output, logs, effects })).mutation(async ({ ctx, input }) => {
-    const row = await ctx.node.complete({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
+    const row = await ctx.node.protocol.complete({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
     return { jobId: row.id, state: row.state, fence: row.fence };
   }),
 
   fail: workerProcedure
     .input(z.object({ workerId, session, jobId, fence, error: jobErrorSchema, retryable: z.boolean().default(true), logs, effects }))
     .mutation(async ({ ctx, input }) => {
-      const row = await ctx.node.fail({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
+      const row = await ctx.node.protocol.fail({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
       return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
     }),
 
@@ -155,11 +155,11 @@ export const workerRouter = router({
     .input(
       z.object({ workerId, session, jobId, fence, taskIds: z.array(z.string().max(LIMITS.maxIdLength).regex(NAME_PATTERN, NAME_CHARACTERS)).max(LIMITS.maxDependenciesPerTask) }),
     )
-    .mutation(({ ctx, input }) => ctx.node.upstream({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) })),
+    .mutation(({ ctx, input }) => ctx.node.protocol.upstream({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) })),
 
   // The reason says why the worker gives the job back; the event log keeps it.
   release: workerProcedure.input(z.object({ workerId, session, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() })).mutation(async ({ ctx, input }) => {
-    const row = await ctx.node.release({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
+    const row = await ctx.node.protocol.release({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
     return { jobId: row.id, state: row.state, fence: row.fence };
   }),
 });

@@ -1,6 +1,7 @@
 import { nextBackfillSlots } from '../backfill/plan';
-import type { DagId, RunId } from '../ids';
+import type { DagId } from '../ids';
 import type { BackfillRow } from '../model';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState } from './leader-state';
 
 /**
@@ -8,19 +9,6 @@ import type { LeaderState } from './leader-state';
  * uses no room, so a pass goes on to the next slots rather than waiting a tick for each.
  */
 const STEPS_PER_PASS = 10;
-
-/** What the backfill steps need from the rest of the leader. */
-export interface BackfillDeps {
-  /** Starts queued runs of a DAG under its max active runs (RunStarts.startQueued). */
-  startQueued(dagId: DagId): Promise<void>;
-  /**
-   * Called with the runs of a cancelled backfill that were already running when its
-   * queued runs were cancelled: they are for the run-cancel action to end.
-   */
-  cancelRunning(runIds: RunId[], backfill: BackfillRow): Promise<void>;
-  /** Applies the shard's pending operator actions: the clears a rerun-mode step stored. */
-  applyActions(): Promise<void>;
-}
 
 /**
  * A shard leader's part in its backfills. For a running backfill it keeps at most the
@@ -37,7 +25,7 @@ export class BackfillSteps {
 
   constructor(
     private readonly s: LeaderState,
-    private readonly deps: BackfillDeps,
+    private readonly parts: Pick<LeaderParts, 'starts' | 'actions'>,
   ) {}
 
   /** One pass over a backfill the node read as open. */
@@ -75,38 +63,25 @@ export class BackfillSteps {
       const out = await s.guard(() => s.deps.store.advanceBackfill(s.token, step));
       if (!out) return;
       for (const run of out.created) {
-        s.deps.emit({
-          type: 'run:created',
-          shard: s.shard,
-          dagId: run.dagId,
-          runId: run.id,
-          epoch: s.token.epoch,
-          data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger, backfillId: row.id },
-        });
-        s.enqueue(run);
+        s.events.created(run, row.id);
+        s.queue.enqueue(run);
       }
       const skipped = step.slots.length - out.created.length;
       // The first step that lands is where the backfill starts, whichever leader takes it.
       if (row.createdRuns + row.skippedSlots === 0 && step.slots.length > 0) {
         const { totalSlots, maxActiveRuns, requestedBy } = out.backfill;
-        s.deps.emit({ type: 'backfill:started', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy } });
+        s.events.backfill('started', row.dagId, { backfillId: row.id, totalSlots, maxActiveRuns, requestedBy });
       }
       if (step.slots.length > 0) {
-        s.deps.emit({
-          type: 'backfill:advanced',
-          shard: s.shard,
-          dagId: row.dagId,
-          epoch: s.token.epoch,
-          data: { backfillId: row.id, created: out.created.length, rerun: out.rerun.length, skipped: skipped - out.rerun.length },
-        });
+        s.events.backfill('advanced', row.dagId, { backfillId: row.id, created: out.created.length, rerun: out.rerun.length, skipped: skipped - out.rerun.length });
       }
       if (out.backfill.state === 'done') {
         const { createdRuns, skippedSlots, totalSlots } = out.backfill;
-        s.deps.emit({ type: 'backfill:done', shard: s.shard, dagId: row.dagId, epoch: s.token.epoch, data: { backfillId: row.id, createdRuns, skippedSlots, totalSlots } });
+        s.events.backfill('done', row.dagId, { backfillId: row.id, createdRuns, skippedSlots, totalSlots });
       }
-      if (out.created.length > 0) await this.deps.startQueued(row.dagId);
+      if (out.created.length > 0) await this.parts.starts.startQueued(row.dagId);
       // The runs a rerun took over run again once their clears are applied, before the next step counts them.
-      if (out.rerun.length > 0) await this.deps.applyActions();
+      if (out.rerun.length > 0) await this.parts.actions.applyPending();
       row = out.backfill;
     }
   }
@@ -116,17 +91,13 @@ export class BackfillSteps {
     const out = await s.guard(() => s.deps.store.settleBackfill(s.token, backfill.id));
     if (!out) return;
     this.forgetQueued(backfill.dagId, new Set(out.cancelledRunIds));
-    s.deps.emit({
-      type: 'backfill:cancelled',
-      shard: s.shard,
-      dagId: backfill.dagId,
-      epoch: s.token.epoch,
-      data: { backfillId: backfill.id, cancelledRuns: out.cancelledRunIds.length, runningRunIds: out.runningRunIds },
-    });
+    s.events.backfill('cancelled', backfill.dagId, { backfillId: backfill.id, cancelledRuns: out.cancelledRunIds.length, runningRunIds: out.runningRunIds });
     for (const runId of out.cancelledRunIds) {
-      s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: backfill.dagId, runId, epoch: s.token.epoch, data: { state: 'cancelled', backfillId: backfill.id } });
+      s.events.finished({ id: runId, dagId: backfill.dagId }, 'cancelled', { backfillId: backfill.id });
     }
-    if (out.runningRunIds.length > 0) await this.deps.cancelRunning(out.runningRunIds, out.backfill);
+    // Its settle stored a pending cancel for each of its runs already running, in the same
+    // transaction: they end as operator actions.
+    if (out.runningRunIds.length > 0) await this.parts.actions.applyPending();
   }
 
   /**
@@ -136,10 +107,7 @@ export class BackfillSteps {
    */
   private forgetQueued(dagId: DagId, cancelled: Set<string>): void {
     const { s } = this;
-    const list = s.queued.get(dagId);
-    if (!list || s.starting.has(dagId)) return;
-    const kept = list.filter((run) => !cancelled.has(run.id));
-    if (kept.length === 0) s.queued.delete(dagId);
-    else s.queued.set(dagId, kept);
+    if (s.busy.isBusy(dagId, 'starting')) return;
+    s.queue.remove(dagId, cancelled);
   }
 }

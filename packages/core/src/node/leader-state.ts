@@ -6,7 +6,10 @@ import type { DagSpec } from '../spec';
 import type { Grant, GrantedLease, LeaderStore, LeaderToken, NewEvent } from '../store';
 import { RunMachine } from '../run/machine';
 import { DEFAULT_POOL, needKey, needOf } from '../routing/offer';
+import { BusyGuard } from './busy-guard';
 import { JobIndex, type MemJob } from './job-index';
+import { RunEvents } from './run-events';
+import { RunQueue } from './run-queue';
 import { LeaderWrites } from './leader-writes';
 import { SpecCache } from './spec-cache';
 import type { LeaderNotifications } from './notifications';
@@ -62,8 +65,11 @@ export interface LeaderDeps {
 
 /**
  * What one shard leader knows and the steps every part of it shares: its runs and jobs in
- * memory, the work in flight that others must wait for, and its guarded writes. The parts
- * (RunStarts, RunFinish, LeaderSync and the ShardLeader itself) each own a kind of step.
+ * memory, its queued runs (RunQueue), the work in flight that others must wait for
+ * (BusyGuard), the events it tells (RunEvents) and its guarded writes. The parts
+ * (RunStarts, LeaseGrants, JobEnds, RunFinish, LeaderSync, RunActions and BackfillSteps,
+ * see ShardLeader) each own a kind of step, and change what is kept here through these
+ * owners and through adoptRun and dropRun.
  */
 export class LeaderState {
   readonly token: LeaderToken;
@@ -71,18 +77,12 @@ export class LeaderState {
   readonly runs = new Map<string, MemRun>();
   /** Active runs per DAG, for the max-active-runs check on every start. */
   readonly runsByDag = new Map<DagId, Set<string>>();
-  readonly queued = new Map<DagId, RunRow[]>();
+  readonly queue = new RunQueue();
   readonly specCache = new SpecCache(SPECS_PER_SHARD);
-  readonly starting = new Set<string>();
-  /** Jobs whose grant statement is in flight: nothing may re-read them until it answers. */
-  readonly granting = new Set<string>();
-  readonly restart = new Set<string>();
-  /** Runs an operator action is being written for: dispatch grants none of their jobs meanwhile. */
-  readonly acting = new Set<string>();
-  /** Runs with promotions or ends in flight (RunFinish.settle), by how many: none is finished meanwhile. */
-  readonly settling = new Map<string, number>();
-  /** Runs whose finish write is in flight, so two job ends racing to finish a run write it once. */
-  readonly finishing = new Set<string>();
+  /** The starts, grants, actions, finishes and settles in flight, which other steps wait for or keep out of. */
+  readonly busy = new BusyGuard();
+  /** Builds and emits the events of the leader's runs and leases. */
+  readonly events: RunEvents;
   deposed = false;
   // Every leader write that many jobs or runs make at once goes through a batcher: the
   // runs of a whole tick, the promotions after a batch of completions and the finished
@@ -91,6 +91,7 @@ export class LeaderState {
 
   constructor(readonly deps: LeaderDeps) {
     this.token = deps.token;
+    this.events = new RunEvents(deps.token, (event) => deps.emit(event));
     this.writes = deps.writes ?? new LeaderWrites(deps.store, deps.timers);
   }
 
@@ -149,13 +150,6 @@ export class LeaderState {
       this.index.forgetDag(run.row.dagId);
     }
     for (const jobId of run.jobIdByTask.values()) this.index.remove(jobId);
-  }
-
-  enqueue(run: RunRow): void {
-    const list = this.queued.get(run.dagId) ?? [];
-    list.push(run);
-    list.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
-    this.queued.set(run.dagId, list);
   }
 
   activeRuns(dagId: DagId): number {

@@ -1,33 +1,21 @@
 import { LIMITS } from '../limits';
 import { unlessUnavailable } from '../unavailable';
-import type { DagId, JobId } from '../ids';
-import type { JobRow, JobState, RunRow } from '../model';
+import type { JobId } from '../ids';
+import type { JobRow, JobState } from '../model';
 import type { SweptJob } from '../store';
-import type { LeaderState, MemRun } from './leader-state';
+import type { LeaderParts } from './leader-parts';
+import type { LeaderState } from './leader-state';
 import { sweepReason } from './revocation';
 
-/** The job-end row a sweep or a read hands on, as the leader applies it. */
-export type EndedRow = Pick<JobRow, 'id' | 'state' | 'nextAttemptAt' | 'fence'>;
-
-/** What keeping the cache in line with the store needs from the rest of the leader. */
-export interface SyncSteps {
-  jobEnded(row: EndedRow): Promise<void>;
-  jobsEnded(rows: EndedRow[]): Promise<void>;
-  repair(run: MemRun): Promise<void>;
-  adoptQueued(run: RunRow): Promise<void>;
-  startQueued(dagId: DagId): Promise<void>;
-  applyPendingActions(): Promise<void>;
-}
-
 /**
- * A leader's sweep of expired leases and its reconciliation with the store: re-reading the
- * jobs its memory may be wrong about, repairing runs, and taking up queued runs whose
- * notice was lost.
+ * A leader's sweep of expired leases and its re-reads of the jobs its memory may be wrong
+ * about; the rest of a reconciliation (repairing runs, taking up queued runs whose notice
+ * was lost) is the ShardLeader's to run.
  */
 export class LeaderSync {
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: SyncSteps,
+    private readonly parts: Pick<LeaderParts, 'ends'>,
   ) {}
 
   /** Revokes expired leases of this shard (rule 4). */
@@ -38,36 +26,10 @@ export class LeaderSync {
     for (const sj of swept) {
       const holderGone = s.deps.holderGone?.(sj.previousHolder) ?? false;
       const reason = sweepReason(sj, holderGone);
-      s.deps.emit({
-        type: 'lease:expired',
-        shard: s.shard,
-        dagId: sj.dagId,
-        runId: sj.runId,
-        jobId: sj.jobId,
-        workerId: sj.previousHolder,
-        fence: sj.fence,
-        epoch: s.token.epoch,
-        data: { state: sj.state, attemptCounted: sj.attemptCounted, renewed: sj.renewed, holderGone, reason },
-      });
+      s.events.leaseExpired(sj, { state: sj.state, attemptCounted: sj.attemptCounted, renewed: sj.renewed, holderGone, reason });
     }
-    await this.steps.jobsEnded(swept.map((sj) => ({ id: sj.jobId, state: sj.state, nextAttemptAt: sj.nextAttemptAt, fence: sj.fence })));
+    await this.parts.ends.jobsEnded(swept.map((sj) => ({ id: sj.jobId, state: sj.state, nextAttemptAt: sj.nextAttemptAt, fence: sj.fence })));
     return swept;
-  }
-
-  /**
-   * Re-reads jobs the cache believes leased for longer than a lease can live without a
-   * renewal reaching this node; their end may have been written through another node
-   * whose notice was lost.
-   */
-  async reconcile(): Promise<void> {
-    const { s } = this;
-    const cutoff = s.deps.clock.nowMs() - s.deps.reconcileAfterMs;
-    await this.resyncMany(s.index.leasedBefore(cutoff));
-    for (const run of [...s.runs.values()]) await this.steps.repair(run);
-    const queued = await s.guard(() => s.deps.store.queuedRuns(s.token));
-    for (const run of queued ?? []) await this.steps.adoptQueued(run);
-    for (const dagId of [...s.queued.keys()]) await this.steps.startQueued(dagId);
-    await this.steps.applyPendingActions();
   }
 
   /**
@@ -84,7 +46,7 @@ export class LeaderSync {
       const asked = new Map<JobId, { state: JobState; fence: number }>();
       for (const id of jobIds.slice(i, i + LIMITS.maxJobsPerRead)) {
         const job = s.index.get(id);
-        if (job && !s.granting.has(id)) asked.set(id, { state: job.state, fence: job.fence });
+        if (job && !s.busy.isBusy(id, 'granting')) asked.set(id, { state: job.state, fence: job.fence });
       }
       if (asked.size === 0) continue;
       // A store that is away leaves the cache as it is until the next reconciliation; any
@@ -103,7 +65,7 @@ export class LeaderSync {
     const { s } = this;
     const job = s.index.get(row.id);
     // A grant that started while we read answers for itself.
-    if (!job || s.granting.has(row.id)) return;
+    if (!job || s.busy.isBusy(row.id, 'granting')) return;
     if (row.state === 'leased') {
       job.leasedAtMs = s.deps.clock.nowMs();
       s.index.setState(job, 'leased');
@@ -112,6 +74,6 @@ export class LeaderSync {
       return;
     }
     if (row.state === job.state) return;
-    await this.steps.jobEnded(row);
+    await this.parts.ends.jobEnded(row);
   }
 }

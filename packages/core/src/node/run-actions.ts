@@ -1,17 +1,12 @@
-import type { DagId, JobId, RunId, WorkerId } from '../ids';
+import type { JobId, RunId, WorkerId } from '../ids';
 import type { JobRow, JobState, RunRow } from '../model';
 import type { DagSpec } from '../spec';
 import type { RunActionOutcome, RunActionRow, RunActionWrite } from '../store';
 import { planRunAction } from '../run/actions';
 import { RunMachine } from '../run/machine';
 import { unlessUnavailable } from '../unavailable';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState, MemRun } from './leader-state';
-
-/** What applying actions needs from the rest of the leader. */
-export interface ActionSteps {
-  repair(run: MemRun): Promise<void>;
-  startQueued(dagId: DagId): Promise<void>;
-}
 
 /** A lease an action revoked: its holder should stop the job now rather than at its next renewal. */
 export interface RevokedLease {
@@ -51,7 +46,7 @@ export class RunActions {
 
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: ActionSteps,
+    private readonly parts: Pick<LeaderParts, 'finish' | 'starts'>,
   ) {}
 
   /** Applies every action of the shard no leader has applied yet. */
@@ -82,7 +77,7 @@ export class RunActions {
 
   private async applyNow(action: RunActionRow): Promise<void> {
     const { s } = this;
-    s.acting.add(action.runId);
+    s.busy.begin(action.runId, 'acting');
     try {
       for (let plan = 0; plan < MAX_PLANS && !s.deposed; plan++) {
         await this.settle(action.runId);
@@ -93,12 +88,12 @@ export class RunActions {
         const out = await s.guard(() => s.deps.store.applyRunAction(s.token, this.writeOf(action, read, spec)));
         if (out == null || out.kind === 'done') return;
         if (out.kind === 'conflict') continue;
-        s.acting.delete(action.runId);
+        s.busy.end(action.runId, 'acting');
         await this.applied(action, read.run, out, spec);
         return;
       }
     } finally {
-      s.acting.delete(action.runId);
+      s.busy.end(action.runId, 'acting');
     }
   }
 
@@ -128,7 +123,7 @@ export class RunActions {
     const { s } = this;
     for (;;) {
       const run = s.runs.get(runId);
-      const busy = s.finishing.has(runId) || (run !== undefined && [...run.jobIdByTask.values()].some((id) => s.granting.has(id)));
+      const busy = s.busy.isBusy(runId, 'finishing') || (run !== undefined && s.busy.anyBusy(run.jobIdByTask.values(), 'granting'));
       if (!busy) return;
       await new Promise<void>((resolve) => s.deps.timers.after(SETTLE_POLL_MS, resolve));
     }
@@ -139,58 +134,22 @@ export class RunActions {
     const { s } = this;
     const run = out.run;
     const jobOf = new Map(out.jobs.map((j) => [j.taskId, j]));
-    s.deps.emit({
-      type: 'run:action',
-      shard: s.shard,
-      dagId: run.dagId,
-      runId: run.id,
-      epoch: s.token.epoch,
-      data: { actionId: action.id, kind: action.kind, by: action.requestedBy, reason: action.reason, ...out.action.result },
-    });
-    for (const c of out.action.result?.changed ?? []) {
-      const job = jobOf.get(c.taskId);
-      s.deps.emit({
-        type: `job:${c.to === 'waiting' ? 'cleared' : c.to === 'cancelled' ? 'cancelled' : c.to === 'upstream_failed' ? 'upstream_failed' : 'marked'}`,
-        shard: s.shard,
-        dagId: run.dagId,
-        runId: run.id,
-        jobId: job?.id ?? null,
-        fence: job?.fence ?? null,
-        epoch: s.token.epoch,
-        data: { actionId: action.id, from: c.from, to: c.to, by: action.requestedBy, reason: action.reason },
-      });
-    }
-    for (const r of out.revoked) {
-      s.deps.emit({
-        type: 'lease:revoked',
-        shard: s.shard,
-        dagId: run.dagId,
-        runId: run.id,
-        jobId: r.jobId,
-        workerId: r.holder,
-        fence: r.fence,
-        epoch: s.token.epoch,
-        data: { reason: `${VERBS[action.kind]} by ${action.requestedBy}`, actionId: action.id },
-      });
-    }
+    s.events.actionApplied(run, action, out.action.result);
+    for (const c of out.action.result?.changed ?? []) s.events.jobActed(run, jobOf.get(c.taskId), c, action);
+    for (const r of out.revoked) s.events.leaseRevoked(run, r, `${VERBS[action.kind]} by ${action.requestedBy}`, action.id);
     if (out.revoked.length > 0) s.deps.revoked?.(out.revoked);
     const mem = s.runs.get(run.id);
     if (run.state === 'running') {
       const next = mem ? this.refresh(mem, run, out.jobs, spec) : s.adoptRun(run, spec, out.jobs);
-      await this.steps.repair(next);
+      await this.parts.finish.repair(next);
     } else if (run.state !== 'queued') {
       // A queued run an action left queued (a clear before it started) stays in the queue.
       if (mem) s.dropRun(mem, run.state);
-      const queued = s.queued.get(run.dagId);
-      if (queued) {
-        const left = queued.filter((q) => q.id !== run.id);
-        if (left.length > 0) s.queued.set(run.dagId, left);
-        else s.queued.delete(run.dagId);
-      }
+      s.queue.remove(run.dagId, new Set([run.id]));
       if (run.state === 'cancelled' && before.state !== 'cancelled') {
-        s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'cancelled' } });
+        s.events.finished(run, 'cancelled');
       }
-      await this.steps.startQueued(run.dagId);
+      await this.parts.starts.startQueued(run.dagId);
     }
     s.deps.kick();
   }

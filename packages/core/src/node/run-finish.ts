@@ -1,13 +1,7 @@
-import type { DagId, JobId } from '../ids';
 import type { JobState } from '../model';
 import { RunMachine, type Settled } from '../run/machine';
+import type { LeaderParts } from './leader-parts';
 import type { LeaderState, MemRun } from './leader-state';
-
-/** What carrying runs forward needs from the rest of the leader. */
-export interface FinishSteps {
-  startQueued(dagId: DagId): Promise<void>;
-  resyncMany(jobIds: JobId[]): Promise<void>;
-}
 
 /**
  * A leader's steps after jobs end: promoting the jobs whose dependencies all succeeded,
@@ -17,7 +11,7 @@ export interface FinishSteps {
 export class RunFinish {
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: FinishSteps,
+    private readonly parts: Pick<LeaderParts, 'starts' | 'sync'>,
   ) {}
 
   async promote(run: MemRun, taskIds: string[]): Promise<void> {
@@ -37,7 +31,7 @@ export class RunFinish {
     }
     // A job not moved was promoted already (by a write whose answer was lost); re-read it.
     const movedIds = new Set(moved);
-    await this.steps.resyncMany(ids.filter((id) => !movedIds.has(id)));
+    await this.parts.sync.resyncMany(ids.filter((id) => !movedIds.has(id)));
   }
 
   /**
@@ -50,15 +44,13 @@ export class RunFinish {
     const { s } = this;
     if (settled.ready.length + settled.upstreamFailed.length + settled.skipped.length === 0) return;
     const id = run.row.id;
-    s.settling.set(id, (s.settling.get(id) ?? 0) + 1);
+    s.busy.begin(id, 'settling');
     try {
       await this.promote(run, settled.ready);
       await this.end(run, settled.upstreamFailed, 'upstream_failed');
       await this.end(run, settled.skipped, 'skipped');
     } finally {
-      const left = (s.settling.get(id) ?? 1) - 1;
-      if (left > 0) s.settling.set(id, left);
-      else s.settling.delete(id);
+      s.busy.end(id, 'settling');
     }
   }
 
@@ -78,8 +70,7 @@ export class RunFinish {
   async maybeFinish(run: MemRun): Promise<void> {
     const { s } = this;
     const outcome = run.machine.outcome();
-    if (outcome === 'running' || s.finishing.has(run.row.id) || s.settling.has(run.row.id)) return;
-    s.finishing.add(run.row.id);
+    if (outcome === 'running' || s.busy.isBusy(run.row.id, 'settling') || !s.busy.tryBegin(run.row.id, 'finishing')) return;
     let done: boolean | null;
     let ended: 'succeeded' | 'failed' | 'cancelled' | null = outcome;
     try {
@@ -93,15 +84,15 @@ export class RunFinish {
         ended = state === 'succeeded' || state === 'failed' || state === 'cancelled' ? state : null;
       }
     } finally {
-      s.finishing.delete(run.row.id);
+      s.busy.end(run.row.id, 'finishing');
     }
     if (done == null) return;
     // Also when a predecessor finished the run and its answer was lost: the predecessor may
     // have died before queueing the notification, and queueing twice is one notification.
     if (ended !== null) s.deps.notifications?.runEnded(s.token, run.row, ended);
     s.dropRun(run, ended ?? outcome);
-    if (done) s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.row.dagId, runId: run.row.id, epoch: s.token.epoch, data: { state: outcome } });
-    await this.steps.startQueued(run.row.dagId);
+    if (done) s.events.finished(run.row, outcome);
+    await this.parts.starts.startQueued(run.row.dagId);
   }
 
   /**

@@ -6,22 +6,21 @@ import type { CreatedRun, DueDag } from '../store';
 import { initialJobs } from '../run/machine';
 import { planTick } from '../schedule/tick';
 import { isStoreUnavailable } from '../unavailable';
-import type { LeaderState, MemRun } from './leader-state';
-
-/** What starting runs needs from the rest of the leader. */
-export interface StartSteps {
-  /** Finishes a run whose jobs all ended (a run of no runnable job ends as it starts). */
-  maybeFinish(run: MemRun): Promise<void>;
-}
+import type { LeaderParts } from './leader-parts';
+import type { LeaderState } from './leader-state';
 
 /**
  * A leader's run creation and starts: the runs of due slots, and queued runs started up
  * to each DAG's max active runs, one DAG at a time.
  */
 export class RunStarts {
+  /** DAGs a start was asked for while their starts were in flight: the loop goes round again. */
+  private readonly again = new Set<DagId>();
+
   constructor(
     private readonly s: LeaderState,
-    private readonly steps: StartSteps,
+    /** RunFinish finishes a run whose jobs all ended (a run of no runnable job ends as it starts). */
+    private readonly parts: Pick<LeaderParts, 'finish'>,
   ) {}
 
   /**
@@ -41,10 +40,10 @@ export class RunStarts {
     // Starting in the creating write holds the DAG's start lock, so a trigger's start
     // cannot take the same room under max active runs meanwhile.
     // A run that can never start is created queued, and startQueued fails it with its reason.
-    const roomToStart = slots.length === 1 && !s.starting.has(dagId) && !s.queued.has(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
+    const roomToStart = slots.length === 1 && !s.busy.isBusy(dagId, 'starting') && !s.queue.hasDag(dagId) && s.activeRuns(dagId) < due.spec.maxActiveRuns;
     const jobs = roomToStart ? initialJobs(due.spec) : [];
     const startNow = roomToStart && jobsPerRunRefusal(jobs.length) === null;
-    if (startNow) s.starting.add(dagId);
+    if (startNow) s.busy.begin(dagId, 'starting');
     let created: CreatedRun[] | null;
     try {
       const start = startNow ? { version: due.version, jobs } : undefined;
@@ -57,12 +56,12 @@ export class RunStarts {
         if (finishing) await finishing;
       }
     } finally {
-      if (startNow) s.starting.delete(dagId);
+      if (startNow) s.busy.end(dagId, 'starting');
     }
-    if (plan.skipped > 0) s.deps.emit({ type: 'run:created', shard: s.shard, dagId, data: { skippedSlots: plan.skipped, policy: due.spec.catchup.policy } });
+    if (plan.skipped > 0) s.events.slotsSkipped(dagId, plan.skipped, due.spec.catchup.policy);
     // A start asked for while this write was out waited for it (see startQueued).
     // Nobody awaits it: an outage waits for the next reconciliation, anything else is reported.
-    if (s.restart.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
+    if (this.again.has(dagId)) void this.startQueued(dagId).catch((err) => isStoreUnavailable(err) || s.deps.onError?.('start-queued', err));
     return created.length;
   }
 
@@ -73,21 +72,14 @@ export class RunStarts {
    */
   private onCreated(run: CreatedRun, due: DueDag): Promise<void> | null {
     const { s } = this;
-    s.deps.emit({
-      type: 'run:created',
-      shard: s.shard,
-      dagId: run.dagId,
-      runId: run.id,
-      epoch: s.token.epoch,
-      data: { scheduledAt: run.scheduledAt.toISOString(), trigger: run.trigger },
-    });
+    s.events.created(run);
     if (run.state === 'running' && run.jobs && !s.deposed) {
       const { jobs, ...row } = run;
       const adopted = s.adoptRun(row, due.spec, jobs);
-      s.deps.emit({ type: 'run:started', shard: s.shard, dagId: due.id, runId: run.id, epoch: s.token.epoch, data: { jobs: jobs.length } });
-      return this.steps.maybeFinish(adopted);
+      s.events.started({ id: run.id, dagId: due.id }, jobs.length);
+      return this.parts.finish.maybeFinish(adopted);
     }
-    if (run.state === 'queued') s.enqueue(run);
+    if (run.state === 'queued') s.queue.enqueue(run);
     return null;
   }
 
@@ -95,31 +87,29 @@ export class RunStarts {
   async adoptQueued(run: RunRow): Promise<void> {
     const { s } = this;
     if (s.runs.has(run.id) || run.state !== 'queued') return;
-    const list = s.queued.get(run.dagId) ?? [];
-    if (list.some((r) => r.id === run.id)) return;
-    s.enqueue(run);
+    if (s.queue.has(run)) return;
+    s.queue.enqueue(run);
     await this.startQueued(run.dagId);
   }
 
   /** Starts queued runs of a DAG while it is under its max active runs. Serialised per DAG. */
   async startQueued(dagId: DagId): Promise<void> {
     const { s } = this;
-    if (s.starting.has(dagId)) {
-      s.restart.add(dagId);
+    if (!s.busy.tryBegin(dagId, 'starting')) {
+      this.again.add(dagId);
       return;
     }
-    s.starting.add(dagId);
     try {
       do {
-        s.restart.delete(dagId);
+        this.again.delete(dagId);
         // One loop, not a helper per run: each await here is a turn other steps interleave with.
         for (;;) {
-          const next = s.queued.get(dagId)?.[0];
+          const next = s.queue.peek(dagId);
           if (!next || s.deposed) break;
           const spec = await s.specFor(next.dagId, next.dagVersion);
           if (!spec) break;
           if (s.activeRuns(dagId) >= spec.maxActiveRuns) break;
-          s.queued.get(dagId)!.shift();
+          s.queue.take(dagId);
           const jobs = initialJobs(spec);
           const refusal = jobsPerRunRefusal(jobs.length);
           if (refusal) {
@@ -130,13 +120,13 @@ export class RunStarts {
           if (!rows) break;
           if (rows.length === 0) continue;
           const run = s.adoptRun({ ...next, state: 'running' as const }, spec, rows);
-          s.deps.emit({ type: 'run:started', shard: s.shard, dagId, runId: next.id, epoch: s.token.epoch, data: { jobs: rows.length } });
-          await this.steps.maybeFinish(run);
+          s.events.started({ id: next.id, dagId }, rows.length);
+          await this.parts.finish.maybeFinish(run);
         }
-      } while (s.restart.has(dagId));
+      } while (this.again.has(dagId));
     } finally {
-      s.starting.delete(dagId);
-      if ((s.queued.get(dagId)?.length ?? 0) === 0) s.queued.delete(dagId);
+      s.busy.end(dagId, 'starting');
+      s.queue.dropIfEmpty(dagId);
     }
     s.deps.kick();
   }
@@ -152,6 +142,6 @@ export class RunStarts {
     const { s } = this;
     const failed = await s.guard(() => s.writes.finishRun(s.token, { runId: run.id, state: 'failed' }));
     if (!failed) return;
-    s.deps.emit({ type: 'run:finished', shard: s.shard, dagId: run.dagId, runId: run.id, epoch: s.token.epoch, data: { state: 'failed', reason } });
+    s.events.finished(run, 'failed', { reason });
   }
 }

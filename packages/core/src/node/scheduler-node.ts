@@ -1,7 +1,7 @@
 import type { Clock, Timers } from '../clock';
-import type { JobId, WorkerId } from '../ids';
-import type { JobRow, RunRow } from '../model';
-import type { LeaseRef, NewEvent, NodeStore, RenewOutcome, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
+import type { WorkerId } from '../ids';
+import type { RunRow } from '../model';
+import type { NewEvent, NodeStore, StoreNotice } from '../store';
 import { DueRuns } from './due-runs';
 import { checkNodeConfig, DEFAULT_NODE_CONFIG, type NodeConfig } from './config';
 import { Dispatcher } from './dispatch';
@@ -10,10 +10,9 @@ import { Leadership } from './leadership';
 import { NodeMetrics } from './metrics';
 import type { NodeContext } from './node-context';
 import type { ShardLeader } from './shard-leader';
-import { isRevocation, WorkerPool, type Assignment, type PollItem, type PollRequest } from './worker-pool';
-import { WorkerProtocol, type FailInput, type RegisterAnswer, type PoolBound, type RegisterInput, type WorkerSessionRef } from './worker-protocol';
-import type { EffectRecord } from '../input/effect-reports';
-import { RELEASE_REASONS, type ReleaseCause } from './revocation';
+import { isRevocation, WorkerPool, type Assignment, type PollItem } from './worker-pool';
+import { WorkerProtocol } from './worker-protocol';
+import { RELEASE_REASONS } from './revocation';
 import { Notifier, type NotifyIo } from './notifications';
 import { RunTraces } from './run-traces';
 import type { Tracing, TraceSpan } from '../tracing';
@@ -53,7 +52,8 @@ export interface NodeDeps {
  * One scheduler process's logic, bound to a store, a clock and timers. It contends for
  * every shard, leads those it wins, ticks and dispatches for them, and serves the worker
  * protocol (poll, renew, complete, fail, hand back). The HTTP server in apps/scheduler
- * and the simulator both drive this same class.
+ * and the simulator both drive this same class, and make the worker calls on its
+ * `protocol`.
  *
  * Its parts: Leadership (acquiring, renewing, sharing and releasing shards, and the
  * ShardLeaders), Dispatcher (dispatch rounds and their grants), WorkerProtocol (the
@@ -70,7 +70,8 @@ export class SchedulerNode {
   private readonly timers: Timers;
   private readonly leadership: Leadership;
   private readonly dispatcher: Dispatcher;
-  private readonly protocol: WorkerProtocol;
+  /** The worker calls (register, poll, renew, results, upstream reads), which the HTTP API and the simulator's workers make. */
+  readonly protocol: WorkerProtocol;
   private readonly cancels: (() => void)[] = [];
   private unsubscribe: (() => Promise<void>) | null = null;
   private readonly events: EventBuffer;
@@ -374,59 +375,6 @@ export class SchedulerNode {
     } else if (n.kind === 'backfill-changed') {
       await this.advanceBackfills();
     }
-  }
-
-  // ---- the worker protocol (WorkerProtocol) ---------------------------------------------
-
-  /** Registers the worker under its session (WorkerProtocol.register). */
-  register(input: RegisterInput): Promise<RegisterAnswer> {
-    return this.protocol.register(input);
-  }
-
-  /**
-   * Long poll: answered the moment a lease is granted to this worker, or empty after
-   * `waitMs` (at most the node's pollWaitMs, which is also the default).
-   */
-  poll(poll: Omit<PollRequest, 'waitMs'> & PoolBound & { waitMs?: number; session: string }, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
-    return this.protocol.poll(poll, cancelled);
-  }
-
-  cancelPoll(workerId: WorkerId): void {
-    this.pool.cancel(workerId);
-  }
-
-  /** Renewals of many workers share one store statement per batching window. */
-  renew(input: WorkerSessionRef & { leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
-    return this.protocol.renewMany(input.leases.map((l) => ({ ...l, workerId: input.workerId, session: input.session })));
-  }
-
-  /** Renewals of leases held by many worker identities, each with its session (WorkerProtocol.renewMany). */
-  renewMany(refs: (LeaseRef & { session: string })[]): Promise<RenewOutcome[]> {
-    return this.protocol.renewMany(refs);
-  }
-
-  complete(input: WorkerSessionRef & { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null }): Promise<JobRow> {
-    return this.protocol.complete(input);
-  }
-
-  /** Several results of one worker in one call, each fenced and answered on its own (WorkerProtocol.completeMany). */
-  completeMany(
-    input: WorkerSessionRef & { results: { jobId: JobId; fence: number; output?: unknown; logs?: string | null; effects?: EffectRecord[] | null }[] },
-  ): Promise<WriteOutcome[]> {
-    return this.protocol.completeMany(input);
-  }
-
-  fail(input: WorkerSessionRef & FailInput): Promise<JobRow> {
-    return this.protocol.fail(input);
-  }
-
-  release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
-    return this.protocol.release(input);
-  }
-
-  /** The accepted outputs of a job's upstream tasks, read with its fence (WorkerProtocol.upstream). */
-  upstream(input: WorkerSessionRef & { jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
-    return this.protocol.upstream(input);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------

@@ -146,6 +146,11 @@ export class WorkerProtocol {
     }
   }
 
+  /** One worker's renewals; they share one store statement with other renewals of the batching window. */
+  renew(input: WorkerSessionRef & { leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]> {
+    return this.renewMany(input.leases.map((l) => ({ ...l, workerId: input.workerId, session: input.session })));
+  }
+
   /**
    * Renewals of leases held by many worker identities, for a process that hosts many of
    * them and renews them in one request; each lease is still checked against its own

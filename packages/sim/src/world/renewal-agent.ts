@@ -125,7 +125,7 @@ export class RenewalAgent implements RenewalAgentLink {
       const i = (via + k) % this.hosts.length;
       try {
         outcomes = await callOver(this.links[i]!, this.process, this.hosts[i]!.process, this.labels[i]!, this.rpcTimeoutMs, () =>
-          onNode(this.hosts[i]!, (node) => node.renewMany(refs)),
+          onNode(this.hosts[i]!, (node) => node.protocol.renewMany(refs)),
         );
       } catch (err) {
         // A refusal of the whole call is the same on every node.

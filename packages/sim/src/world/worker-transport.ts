@@ -81,7 +81,7 @@ export class SimWorkerTransport implements WorkerTransport {
 
   register(i: number, req: { workerId: WorkerId; slots: number; offer?: WorkerOffer }) {
     return this.call(i, this.labels[i]!.register, (node) =>
-      node.register({ workerId: req.workerId, slots: req.slots, ...(req.offer ? { offer: req.offer } : {}), session: this.o.session, credentialId: null }),
+      node.protocol.register({ workerId: req.workerId, slots: req.slots, ...(req.offer ? { offer: req.offer } : {}), session: this.o.session, credentialId: null }),
     );
   }
 
@@ -89,7 +89,7 @@ export class SimWorkerTransport implements WorkerTransport {
     const host = this.o.hosts[i]!;
     const held = holdOver(this.o.links[i]!, this.o.process, host.process, this.labels[i]!.poll, { cycleMs: req.waitMs, timeoutMs: this.o.rpcTimeoutMs }, (hangUp) =>
       onNode(host, (node) =>
-        node.poll(
+        node.protocol.poll(
           { workerId: req.workerId, session: this.o.session, slots: req.slots, freeSlots: req.free, waitMs: HELD_POLL_WAIT_MS, ...(req.offer ? { offer: req.offer } : {}) },
           hangUp,
         ),
@@ -109,7 +109,7 @@ export class SimWorkerTransport implements WorkerTransport {
     let renewed = false;
     try {
       return await this.call(i, this.labels[i]!.renew, async (node) => {
-        const outcomes = await node.renew({ workerId: req.workerId, session: this.o.session, leases: req.leases });
+        const outcomes = await node.protocol.renew({ workerId: req.workerId, session: this.o.session, leases: req.leases });
         renewed = true;
         return outcomes;
       });
@@ -122,21 +122,21 @@ export class SimWorkerTransport implements WorkerTransport {
   completeMany(i: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]> {
     return this.call(i, this.labels[i]!.complete, async (node) => {
       // Each refusal crosses the wire as {code, message, details}, as the router sends it.
-      const answers = await node.completeMany({ workerId: req.workerId, session: this.o.session, results: req.results });
+      const answers = await node.protocol.completeMany({ workerId: req.workerId, session: this.o.session, results: req.results });
       return answers.map((a) => (a.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(a.error.toJSON()) }));
     });
   }
 
   async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] }): Promise<void> {
-    await this.call(i, this.labels[i]!.write, (node) => node.fail({ ...req, session: this.o.session }));
+    await this.call(i, this.labels[i]!.write, (node) => node.protocol.fail({ ...req, session: this.o.session }));
   }
 
   async release(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await this.call(i, this.labels[i]!.release, (node) => node.release({ ...req, session: this.o.session }));
+    await this.call(i, this.labels[i]!.release, (node) => node.protocol.release({ ...req, session: this.o.session }));
   }
 
   upstream(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
-    return this.call(i, this.labels[i]!.write, (node) => node.upstream({ ...req, session: this.o.session }));
+    return this.call(i, this.labels[i]!.write, (node) => node.protocol.upstream({ ...req, session: this.o.session }));
   }
 
   /** One request to node `i`, answered by whatever SchedulerNode runs there when it arrives. */
