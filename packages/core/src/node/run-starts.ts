@@ -108,6 +108,9 @@ export class RunStarts {
           if (!next || s.deposed) break;
           const spec = await s.specFor(next.dagId, next.dagVersion);
           if (!spec) break;
+          // A run action may have taken this run off the queue while its spec was read: the
+          // queue's head is then another run (or none), which the next turn looks at afresh.
+          if (s.queue.peek(dagId) !== next) continue;
           if (s.activeRuns(dagId) >= spec.maxActiveRuns) break;
           s.queue.take(dagId);
           const jobs = initialJobs(spec);
