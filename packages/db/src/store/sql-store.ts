@@ -88,6 +88,7 @@ import type {
   PutDagOptions,
 } from '@fenceline/core';
 import type { Db } from './db';
+import { NO_SYNC_REQUIREMENT, type Durability } from './durability';
 import * as backfills from './backfills';
 import * as credentials from './credentials';
 import * as dags from './dags';
@@ -131,6 +132,8 @@ export class SqlStore implements Store {
     db: Db,
     /** Opens a new pool with the same settings, for reconnect(); without it there is nothing to reconnect with. */
     private readonly connectAgain?: () => Db,
+    /** Whether a result is accepted only from a server that replicates it synchronously (openStore reads it from the environment). */
+    private readonly durability: Durability = NO_SYNC_REQUIREMENT,
   ) {
     this.current = db;
   }
@@ -394,10 +397,10 @@ export class SqlStore implements Store {
     return leases.renewLeases(this.db, refs, ttlMs);
   }
   completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
-    return jobWrites.completeJobs(this.db, items);
+    return jobWrites.completeJobs(this.db, items, this.durability);
   }
   failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
-    return jobWrites.failJob(this.db, ref, failure);
+    return jobWrites.failJob(this.db, ref, failure, this.durability);
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return jobWrites.releaseJob(this.db, ref);
