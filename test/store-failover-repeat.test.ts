@@ -12,12 +12,9 @@ const unavailable = await haUnavailableReason();
 if (unavailable) process.stdout.write(`repeated store failover test skipped: ${unavailable}\n`);
 
 describe.skipIf(unavailable !== null)('cluster: the store survives primary kills in a row', () => {
-  // Known defect, not yet found: on this main about half the drills lose a few results the
-  // store acknowledged right after the first kill (those jobs then run again under a higher
-  // fence, so fences stay unique and each job keeps one result), which the audit rightly
-  // reports as a second accepted completion. Until it is found the drill is tried up to
-  // three times, so that CI still fails when failover breaks for good.
-  it('finishes each round within 60 s of its kill, three kills in a row, every job once', { timeout: 900_000, retry: 2 }, async () => {
+  // Each round's run finishes and every job is accepted once: a result is accepted only
+  // from a primary that commits it with its synchronous standby, so no promotion can lose one.
+  it('finishes each round within 60 s of its kill, three kills in a row, every job once', { timeout: 900_000 }, async () => {
     const basePort = await freePortBlock(27_000, 2_000, DRILL_PORTS);
     const report = await runRepeatDrill({ basePort, rounds: 3, jobs: 100, kill: 'postmaster', log: (l) => process.stdout.write(`repeat: ${l}\n`) });
     // Every round's kill landed while its run was under way, and each run then finished.

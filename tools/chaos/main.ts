@@ -210,6 +210,9 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
           (promoted) => {
             storeFailovers.push({ promotedMs: Date.now() - lostAt });
             console.log(`${promoted.name} promoted ${Date.now() - lostAt} ms after the loss`);
+            // The lost machine comes back and rejoins as the synchronous standby: until it
+            // does, the store accepts no result (the primary alone would lose it with itself).
+            return formation.restartNode(lost);
           },
           (err: unknown) => {
             violations.push(`store: no standby promoted within 120 s of losing ${lost.name}: ${(err as Error).message}`);

@@ -84,7 +84,9 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
       workerSlots: opts.workerSlots ?? 25,
       output: process.env.FENCELINE_TEST_VERBOSE ? 'prefixed' : 'quiet',
       tasksModule: join(REPO_ROOT, 'examples', 'tasks.ts'),
-      env: { ...FAST_TTL_ENV, FENCELINE_CAP_PERCENT: '100', FENCELINE_LOG_LEVEL: 'info' },
+      // An asynchronous standby never confirms a commit, so that drill lets the store accept
+      // results without one: what it checks is that the timeline fencing keeps fences unique.
+      env: { ...FAST_TTL_ENV, FENCELINE_CAP_PERCENT: '100', FENCELINE_LOG_LEVEL: 'info', ...(opts.asynchronous ? { FENCELINE_DB_SYNC_STANDBY: 'off' } : {}) },
     });
     await cluster.start();
     for (let d = 0; d < opts.dags; d++) await store.triggerRun(parseDagId(drillDagId(d)));
@@ -102,6 +104,10 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
     const promoted = await formation.waitForNewPrimary(killed, 120_000);
     const killToPromotionMs = Date.now() - killedAt;
     log(`${promoted.name} promoted after ${killToPromotionMs} ms`);
+    // The lost machine comes back, as an operator brings it or its replacement up: it
+    // rejoins as the new primary's synchronous standby, and only then does the store
+    // accept results again (a primary alone acknowledges commits that no standby holds).
+    if (opts.loseMachine ?? true) await formation.restartNode(killed);
     await waitFor('every job to end', opts.drainTimeoutMs ?? 300_000, async () => (await progress())?.unfinished === 0);
     const killToDrainedMs = Date.now() - killedAt;
     const firstLease = await firstLeaseGrantedAfter(databaseUrl, new Date(killedAt));

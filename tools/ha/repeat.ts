@@ -152,6 +152,15 @@ async function runRound(
   const killedAt = Date.now();
   log(`round ${round}: killing the primary at ${new Date(killedAt).toISOString()}`);
   const killed: FormationNode = await formation.killPrimary({ machine: opts.kill === 'machine' });
+  // A lost machine comes back once its standby has taken over, and rejoins as the new
+  // primary's synchronous standby; the store accepts results again only then.
+  const rejoined =
+    opts.kill === 'machine'
+      ? formation
+          .waitForNewPrimary(killed, resumeWithinMs)
+          .then(() => formation.restartNode(killed))
+          .catch((err: Error) => log(`round ${round}: ${err.message}`))
+      : Promise.resolve();
   let base: number | null = null;
   let resumedMs: number | null = null;
   let doneMs: number | null = null;
@@ -170,6 +179,7 @@ async function runRound(
     await sleep(250);
   }
   const stuck = doneMs === null ? await withDeadline(storeActivity(databaseUrl), 10_000).catch(() => []) : undefined;
+  await rejoined;
   if (opts.kill === 'machine') await formation.restartNode(killed);
   // The next kill waits for a primary with a caught-up secondary, as an operator would.
   await formation.waitForHealthy(300_000).catch((err: Error) => log(`round ${round}: ${err.message}`));

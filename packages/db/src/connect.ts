@@ -4,6 +4,7 @@ import { schema } from './schema/index';
 import { migrateDatabase } from './migrate';
 import { sqlStore, type SqlStore } from './store/sql-store';
 import { resolveDatabaseUrl } from './embedded';
+import type { Durability } from './store/durability';
 
 export interface OpenStoreOptions {
   /** Defaults to resolveDatabaseUrl(): DATABASE_URL, or the embedded server. */
@@ -42,6 +43,26 @@ export function connectionDeadlines(env: NodeJS.ProcessEnv = process.env): Conne
 }
 
 /**
+ * Reads FENCELINE_DB_SYNC_STANDBY: `required` makes the store accept a result only from a
+ * server that commits it with a synchronous standby, `off` from any primary. Unset, it is
+ * `required` for a URL naming more than one host (a highly available store, where a
+ * primary without its standby acknowledges commits a failover can lose) and `off` for one
+ * host (a single server has no standby to wait for).
+ */
+export function durabilityOf(url: string, env: NodeJS.ProcessEnv = process.env): Durability {
+  const raw = env.FENCELINE_DB_SYNC_STANDBY;
+  if (raw == null || raw === '') return { requireSyncStandby: hostCount(url) > 1 };
+  if (raw === 'required' || raw === 'off') return { requireSyncStandby: raw === 'required' };
+  throw new Error(`FENCELINE_DB_SYNC_STANDBY must be "required" or "off", got "${raw}"`);
+}
+
+/** How many hosts a URL's host list names (`postgres://h1:5432,h2:5432/db` names two). */
+function hostCount(url: string): number {
+  const hosts = /^postgres(?:ql)?:\/\/(?:[^@/?#]*@)?([^/?#]*)/.exec(url)?.[1] ?? '';
+  return hosts.split(',').filter((h) => h !== '').length;
+}
+
+/**
  * TCP keepalive probes start after a connection has been silent this long, so a server
  * that vanished without closing its sockets (its machine lost) is noticed by the kernel.
  */
@@ -60,6 +81,7 @@ const KEEPALIVE_S = 10;
 export async function openStore(opts: OpenStoreOptions = {}): Promise<SqlStore> {
   const databaseUrl = opts.databaseUrl ?? (await resolveDatabaseUrl());
   const deadlines = connectionDeadlines(opts.env);
+  const durability = durabilityOf(databaseUrl, opts.env);
   await migrateDatabase(databaseUrl);
   const open = () =>
     drizzle(
@@ -76,5 +98,5 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<SqlStore> 
       }),
       { schema },
     );
-  return sqlStore(open(), open);
+  return sqlStore(open(), open, durability);
 }

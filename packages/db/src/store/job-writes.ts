@@ -14,6 +14,7 @@ import {
   type WriteOutcome,
 } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
+import { NO_SYNC_REQUIREMENT, noSyncStandby, syncStandbyCheck, type Durability } from './durability';
 import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refuse } from './fencing';
 import { isId, jobFromRow } from './rows';
 
@@ -64,7 +65,7 @@ function noHigherResult(ref: LeaseRef) {
  * refused alone. Refused items are classified by one follow-up read, made only when
  * something was refused.
  */
-export async function completeJobs(db: Executor, items: CompleteItem[]): Promise<WriteOutcome[]> {
+export async function completeJobs(db: Executor, items: CompleteItem[], durability: Durability = NO_SYNC_REQUIREMENT): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = items.map(() => undefined);
   const send: { at: number; item: CompleteItem; output: string; effects: string | null }[] = [];
   items.forEach((item, at) => {
@@ -117,9 +118,11 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
                 'text',
               )}) as r(job_id, fence, worker_id, output, logs, effects, at, session)
           ),
+          sync as (select ${syncStandbyCheck(durability)} as ok),
           locked as materialized (
             select j.id, r.at from ${fencedBatchJoin()}
               and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
+              and (select ok from sync)
             order by j.id
             for update of j
           ),
@@ -140,9 +143,13 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
             select w.id, w.fence, w.attempt, w.holder, 'succeeded', r.output::jsonb, null, r.logs, r.effects::jsonb, w.leased_at, now() from w join r on r.at = w.item_at
             ${ATTEMPT_INSERT}
           )
-          select w.item_at as at, w.* from w`,
+          select sync.ok as sync_ok, w.item_at as at, w.* from sync left join w on true`,
     );
+    // The check's row comes back whatever was written: a server that would have committed
+    // without a synchronous standby wrote nothing, and the worker sends the results again.
+    if (written[0]?.sync_ok === false) throw noSyncStandby();
     for (const row of written) {
+      if (row.at === null || row.at === undefined) continue;
       const at = Number(row.at);
       outcomes[at] = { jobId: items[at]!.ref.jobId, ok: true, row: jobFromRow(row) };
     }
@@ -163,7 +170,7 @@ export async function completeJobs(db: Executor, items: CompleteItem[]): Promise
  * when the failure is retryable and attempts remain, else failed for good. The holder
  * stays as the last holder; the next grant raises the fence.
  */
-export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
+export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite, durability: Durability = NO_SYNC_REQUIREMENT): Promise<JobRow> {
   const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
   if (problem !== null) throw problem;
   const effects = effectsJson(failure.effects);
@@ -173,7 +180,8 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite
   const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
   const written = await rows(
     db,
-    sql`with w as (
+    sql`with sync as (select ${syncStandbyCheck(durability)} as ok),
+        w as (
           update jobs set
             state = case when ${retry} then 'ready' else 'failed' end,
             next_attempt_at = case when ${retry} then now() + ${BACKOFF_INTERVAL} end,
@@ -182,7 +190,7 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite
             lease_expires_at = null,
             holder_session = null,
             last_error = ${failure.error}
-          where ${fencedWhere(ref)} and ${noHigherResult(ref)}
+          where ${fencedWhere(ref)} and ${noHigherResult(ref)} and (select ok from sync)
           returning *
         ),
         res as (
@@ -196,9 +204,10 @@ export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite
           select id, fence, attempt, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, ${effects}::jsonb, leased_at, now() from w
           ${ATTEMPT_INSERT}
         )
-        select w.*, (select count(*) from res) as results_written from w`,
+        select sync.ok as sync_ok, w.*, (select count(*) from res) as results_written from sync left join w on true`,
   );
-  const row = written[0];
+  if (written[0]?.sync_ok === false) throw noSyncStandby();
+  const row = written[0]?.id === null || written[0]?.id === undefined ? undefined : written[0];
   if (!row) throw await refuse(db, ref, 'failJob');
   return jobFromRow(row);
 }

@@ -1,6 +1,8 @@
 import type { DagSpecInput, EventRow, Store } from '@fenceline/core';
 import type { Db } from './db';
 import type { PutDagResult } from './dags';
+import { NO_SYNC_REQUIREMENT, type Durability } from './durability';
+import * as jobWrites from './job-writes';
 import { onPool, type OverPool } from './on-pool';
 import {
   sqlAuditStore,
@@ -59,12 +61,18 @@ const operations = {
 /**
  * The Store on PostgreSQL: every role's operations (roles.ts) on one connection
  * (sql-connection.ts), which owns the pool, the notice subscriptions and their lifecycle.
- * `connectAgain` opens a new pool with the same settings, for reconnect().
+ * `connectAgain` opens a new pool with the same settings, for reconnect(). `durability` says
+ * whether a result or failure is accepted only from a server that replicates it
+ * synchronously (openStore reads it from the environment).
  */
-export function sqlStore(db: Db, connectAgain?: () => Db): SqlStore {
+export function sqlStore(db: Db, connectAgain?: () => Db, durability: Durability = NO_SYNC_REQUIREMENT): SqlStore {
   const connection = sqlConnection(db, connectAgain);
+  const durable: OverPool<Pick<PoolOperations, 'completeJobs' | 'failJob'>> = {
+    completeJobs: (d, items) => jobWrites.completeJobs(d, items, durability),
+    failJob: (d, ref, failure) => jobWrites.failJob(d, ref, failure, durability),
+  };
   return {
-    ...onPool<PoolOperations>(connection, operations),
+    ...onPool<PoolOperations>(connection, { ...operations, ...durable }),
     get db(): Db {
       return connection.db;
     },
