@@ -16,7 +16,15 @@ export default defineConfig({
       { test: { name: 'telemetry', include: ['packages/telemetry/test/**/*.test.ts'], testTimeout: 60_000 } },
       {
         resolve: { alias: { '@': fileURLToPath(new URL('./apps/web/src', import.meta.url)) } },
-        test: { name: 'web', include: ['apps/web/test/**/*.test.ts'], testTimeout: 60_000 },
+        test: {
+          name: 'web',
+          include: ['apps/web/test/**/*.test.ts'],
+          // The console runs inside these test workers: what they write is kept (log-tee.ts),
+          // and the log sweep greps it for the secrets the tests registered, as for the cluster.
+          setupFiles: ['apps/web/test/support/log-tee.ts'],
+          globalSetup: ['test/support/log-sweep.ts'],
+          testTimeout: 60_000,
+        },
       },
       {
         // The CLI's HTTP tests serve the console's API route files, which import through '@'.

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { NOTIFY_LIMITS, parseDagId, shardOf, type DagSpecInput, type NotificationRow } from '@fenceline/core';
 import { ADMIN, SHARDS, VIEWER, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
+import { registerSecret } from '../test/support/run-logs';
 import { Receiver } from '../test/support/webhook-receiver';
 
 /**
@@ -45,6 +46,9 @@ async function notificationOf(dagId: string): Promise<NotificationRow | undefine
 }
 
 before(async () => {
+  // The channel's secret and its URL's path are the run's secrets: no process may log them.
+  registerSecret("the e2e channel's secret", SECRET);
+  registerSecret("the path of the e2e channel's URL", HOOK_PATH);
   await receiver.start();
   h = await startHarness();
   page = await signedInPage(h, ADMIN);

@@ -5,6 +5,7 @@ import postgres from 'postgres';
 import type { Page } from 'playwright-core';
 import { parseDagId, parseUserName } from '@fenceline/core';
 import { hashPassword, newSecret, secretHash } from '@fenceline/db/people';
+import { registerSecret } from '../test/support/run-logs';
 import { REPO_ROOT, SHARDS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 
 /**
@@ -46,6 +47,7 @@ before(async () => {
   page = await signedInPage(h);
   const reader = await h.store.createUser({ name: parseUserName('e2e-effects-reader'), role: 'viewer', passwordHash: await hashPassword('e2e-effects-reader-password') });
   token = newSecret('flt');
+  registerSecret("the effects reader's API token", token);
   await h.store.createApiToken({ userId: reader.id, name: 'run-effects', role: 'viewer', secretHash: secretHash(token), ttlMs: 3_600_000 });
 });
 

@@ -3,6 +3,7 @@ import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { acquireServer } from '@fenceline/db';
+import { makeRunLogDir, RUN_LOGS_ENV, sweepRunLogs } from '../test/support/run-logs';
 import { missingChromium } from './src/chromium';
 
 /**
@@ -11,6 +12,10 @@ import { missingChromium } from './src/chromium';
  * Checks that Chromium is there, builds the console, finds or starts one PostgreSQL for the
  * whole run (DATABASE_URL, else the server on 127.0.0.1:5432, else an embedded one that is
  * removed afterwards) and runs the browser test files one after another under node:test.
+ * Every process the tests start (schedulers, workers, the console) copies its output into
+ * the run's log folder, and the tests register the secrets they make (test/support/run-logs.ts);
+ * once the tests are done, every log is grepped for every secret, and one found fails the
+ * run, as the cluster tests' teardown does.
  */
 const E2E_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(E2E_DIR, '..');
@@ -51,14 +56,20 @@ async function main(): Promise<number> {
 
   const server = await acquireServer();
   if (server.source === 'embedded') console.log(`e2e: no DATABASE_URL and no PostgreSQL at 127.0.0.1:5432: started an embedded one at ${server.url}`);
+  const logs = makeRunLogDir();
   try {
     const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=600000', ...(files.length > 0 ? files : DEFAULT_FILES.map((f) => join(E2E_DIR, f)))];
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, DATABASE_URL: server.url } });
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, DATABASE_URL: server.url, [RUN_LOGS_ENV]: logs } });
     // Passed on, so the tests stop their clusters before the server goes; the exit code tells.
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    const leaked = sweepRunLogs(logs);
+    if (leaked !== null) {
+      process.stderr.write(`e2e: ${leaked}\n`);
+      return 1;
+    }
     return code ?? 128 + (signal ? constants.signals[signal] : 0);
   } finally {
     await server.release();

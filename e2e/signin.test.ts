@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { parseDagId } from '@fenceline/core';
+import { registerSecret } from '../test/support/run-logs';
 import { ADMIN, fillSignIn, OPERATOR, VIEWER, screenshot, signedInPage, startHarness, until, type E2eUser, type Harness } from './src/env';
 
 /**
@@ -117,6 +118,7 @@ describe('sign-in', () => {
     await admin.getByTestId('new-user-submit').click();
     const password = (await admin.getByTestId('created-password').textContent()) ?? '';
     assert.match(password, /^[A-Za-z0-9_-]{24}$/);
+    registerSecret('a password the users page made', password);
     await admin.getByTestId('user-row-nina').waitFor();
     await screenshot(admin, '01-users-page');
 
@@ -148,6 +150,7 @@ describe('sign-in', () => {
     await viewer.getByTestId('new-token-submit').click();
     const secret = (await viewer.getByTestId('token-secret').textContent()) ?? '';
     assert.match(secret, /^flt_[A-Za-z0-9_-]{43}$/);
+    registerSecret('an API token the tokens page made', secret);
     const bearer = { authorization: `Bearer ${secret}` };
     assert.equal((await fetch(`${h.consoleUrl}/api/trpc/cluster.overview`, { headers: bearer })).status, 200);
     await screenshot(viewer, '01-tokens-page');

@@ -6,6 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { parseUserName } from '@fenceline/core';
 import { acquireServer, createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { hashPassword } from '@fenceline/db/people';
+import { registerSecret, runLogFile } from '../../test/support/run-logs';
 import { Cluster, FAST_LEASES_ENV, waitForHttp } from '../../tools/start/cluster';
 import { chromiumPath, missingChromium } from './chromium';
 import { freePort, freePortRun } from './ports';
@@ -66,8 +67,15 @@ async function startConsole(databaseUrl: string): Promise<{ proc: ChildProcess; 
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  proc.stdout!.on('data', (b: Buffer) => logs.push(b.toString()));
-  proc.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
+  // A copy of its output goes to the run's log folder, grepped for secrets once the run ends (e2e/run.ts).
+  const tee = runLogFile('console');
+  const keep = (b: Buffer): void => {
+    logs.push(b.toString());
+    tee?.write(b);
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  if (tee) proc.once('close', () => tee.end());
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${url}/signin`, 60_000);
@@ -125,9 +133,17 @@ export async function startHarness(options: { tasksModule?: string } = {}): Prom
       await store.createUser({ name: parseUserName(user.name), role, passwordHash: await hashPassword(user.password) });
     }
 
+    const workerToken = 'e2e-worker-token-0123456789abcdef';
+    registerSecret("the e2e cluster's worker token", workerToken);
+    for (const [user, role] of [
+      [ADMIN, 'admin'],
+      [OPERATOR, 'operator'],
+      [VIEWER, 'viewer'],
+    ] as const)
+      registerSecret(`the e2e ${role}'s password`, user.password);
     const cluster = new Cluster({
       databaseUrl,
-      workerToken: 'e2e-worker-token-0123456789abcdef',
+      workerToken,
       schedulers: 2,
       workers: WORKERS,
       workerSlots: SLOTS,
@@ -138,6 +154,7 @@ export async function startHarness(options: { tasksModule?: string } = {}): Prom
       // test file brings its own.
       tasksModule: options.tasksModule ?? join(REPO_ROOT, 'examples', 'tasks.ts'),
       output: process.env.E2E_VERBOSE === '1' ? 'prefixed' : 'quiet',
+      tee: runLogFile,
     });
     started.push(() => cluster.stop(5_000));
     await cluster.start();
@@ -171,6 +188,7 @@ export async function signedInPage(h: Harness, user: E2eUser = OPERATOR, viewpor
   await page.goto(`${h.consoleUrl}/signin`);
   await fillSignIn(page, user);
   await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
+  for (const cookie of await context.cookies()) registerSecret(`a console session cookie (${cookie.name}) of ${user.name}`, cookie.value);
   return page;
 }
 

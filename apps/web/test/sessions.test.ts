@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserName } from '@fenceline/core';
 import { hashPassword } from '@fenceline/db/people';
+import { registerSecret } from '../../../test/support/run-logs';
 import { callProcedure, cookieOf, startConsoleHttp } from './support/console-http';
 
 const PASSWORD = 'correct horse battery staple';
+registerSecret("the sessions test's password", PASSWORD);
 let consoleHttp: Awaited<ReturnType<typeof startConsoleHttp>>;
 
 beforeAll(async () => {

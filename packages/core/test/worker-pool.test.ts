@@ -83,6 +83,22 @@ describe('WorkerPool', () => {
     expect(pool.waiting()).toEqual([]);
   });
 
+  it('never lists a poll whose client hung up before the wait began, and asks no round for it', async () => {
+    const time = fakeTime();
+    const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });
+    let kicks = 0;
+    // The client's close came while the handler checked its session: the cancellation runs at once.
+    const gone = pool.wait({ workerId: asWorkerId('gone'), slots: 2, freeSlots: 2, waitMs: 25_000 }, () => kicks++, { onCancel: (fn) => fn() });
+    await expect(gone).resolves.toEqual([]);
+    expect(pool.isWaiting('gone')).toBe(false);
+    expect(pool.waitingIn('default')).toEqual([]);
+    expect(kicks).toBe(0);
+    // A client still there is listed, and its round asked for.
+    void pool.wait({ workerId: asWorkerId('here'), slots: 2, freeSlots: 2, waitMs: 25_000 }, () => kicks++, { onCancel: () => undefined });
+    expect(pool.waitingIn('default')).toEqual([{ workerId: 'here', free: 2 }]);
+    expect(kicks).toBe(1);
+  });
+
   it('keeps slots reserved by a round out of the next plan, and gives leases that come late to the next poll', async () => {
     const time = fakeTime();
     const pool = new WorkerPool(time, time, { liveWindowMs: 60_000, outboxHoldMs: 5_000, onUnclaimed: () => undefined });

@@ -178,3 +178,45 @@ describe('Invariant checker: each check fires on a store that breaks its rule', 
     });
   }
 });
+
+describe('Invariant checker: I5 does not count time in which no scheduler could work', () => {
+  /** A checker watching one DAG's slot at T0, with the schedulers impaired in the given stretches (ms after T0). */
+  function watched(outages: [number, number][]) {
+    let now = T0;
+    const impaired = (): boolean => outages.some(([from, to]) => now - T0 >= from && now - T0 < to);
+    const checker = new Checker({ failoverBoundMs: 60_000, capFraction: 0.3, poolSlots: () => 10, schedulersImpaired: impaired });
+    checker.registerDag('d', { kind: 'interval', everyMs: 3_600_000 }, undefined, T0);
+    /** Steps the clock 100 ms at a time up to `ms` after T0; true once I5 fired. */
+    const runTo = (ms: number): boolean => {
+      while (now - T0 < ms) {
+        now += 100;
+        checker.afterEvent(now);
+      }
+      return checker.violations.some((v) => v.invariant === 'I5');
+    };
+    return runTo;
+  }
+
+  it('fails a slot with no run one bound after it was due when the schedulers could work throughout', () => {
+    const runTo = watched([]);
+    expect(runTo(60_000)).toBe(false);
+    expect(runTo(60_200)).toBe(true);
+  });
+
+  it('moves the deadline past outages that ended before it, as two store failovers in a row', () => {
+    // Impaired 23 s, able to work 7 s, impaired 27 s, then able again: 50 s of the bound lost.
+    const runTo = watched([
+      [0, 23_000],
+      [30_000, 57_000],
+    ]);
+    expect(runTo(109_900)).toBe(false);
+    expect(runTo(110_300)).toBe(true);
+  });
+
+  it('gives a full bound again after an outage still going on at the deadline', () => {
+    const runTo = watched([[50_000, 70_000]]);
+    // At the deadline (60 s) no scheduler can work: the slot is judged a bound later.
+    expect(runTo(120_000)).toBe(false);
+    expect(runTo(200_000)).toBe(true);
+  });
+});

@@ -76,9 +76,12 @@ export const workerRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       // A client that hangs up must not be handed leases it will never see; only this
-      // request's wait ends (the worker may already be waiting again on a new one).
+      // request's wait ends (the worker may already be waiting again on a new one). A close
+      // that comes before the wait begins (while the node checks the session, or before
+      // this handler ran) ends it the moment it begins: else a dead worker's poll would be
+      // listed as waiting, and lent against, until its wait ran out.
       let cancel: (() => void) | null = null;
-      let hungUp = false;
+      let hungUp = ctx.res.destroyed;
       const onClose = (): void => {
         if (ctx.res.writableEnded) return;
         hungUp = true;
@@ -98,7 +101,12 @@ export const workerRouter = router({
             pool: ctx.caller!.pool,
             ...(given ? { offer: given } : {}),
           },
-          { onCancel: (fn) => (cancel = fn) },
+          {
+            onCancel: (fn) => {
+              cancel = fn;
+              if (hungUp) fn();
+            },
+          },
         );
         // Leases granted in the moment the worker hung up would reach nobody: they go back
         // now rather than wait out their TTL.

@@ -217,7 +217,10 @@ export class WorkerPool {
 
   /**
    * Waits for work. A second poll from the same worker replaces the first, which is answered
-   * empty. `cancelled` ends this wait (and only this one) when its client hangs up.
+   * empty. `cancelled` ends this wait (and only this one) when its client hangs up; its
+   * `onCancel` must run `fn` at once if the client hung up before the wait began (the
+   * handler awaits a session check first), or a dead worker stays listed as waiting, its
+   * free slots counted by lending rounds, until the wait runs out.
    */
   wait(poll: PollRequest, onWaiting: () => void, cancelled?: { onCancel(fn: () => void): void }): Promise<PollItem[]> {
     const { workerId, slots, freeSlots: free, waitMs } = poll;
@@ -243,7 +246,7 @@ export class WorkerPool {
       cancelled?.onCancel(() => {
         if (mine()) this.answer(worker, []);
       });
-      onWaiting();
+      if (mine()) onWaiting();
     });
   }
 

@@ -68,6 +68,8 @@ interface SlotWatch {
   dagId: string;
   slotMs: number;
   deadlineMs: number;
+  /** Time since the slot in which no scheduler could work that has already moved the deadline. */
+  creditedMs: number;
 }
 
 export interface CheckerOptions {
@@ -111,6 +113,14 @@ export class Checker {
   private readonly dagCaps = new Map<string, number | undefined>();
   private readonly schedules = new Map<string, { schedule: Schedule; paused: boolean; nextSlotMs: number | null }>();
   private readonly watches = new Heap<SlotWatch>((a, b) => (a.deadlineMs !== b.deadlineMs ? a.deadlineMs < b.deadlineMs : a.dagId < b.dagId));
+  /**
+   * I5: the stretches of virtual time in which no scheduler could work, the last one open
+   * (toMs null) while it lasts. Sampled after every event: a cut ends without an event of
+   * its own, so a stretch is taken to end at the first event after it did, a few
+   * milliseconds late at most while the nodes run their timers. Only the stretches within
+   * the last hour are kept, far more than any bound a slot is watched for.
+   */
+  private readonly impaired: { fromMs: number; toMs: number | null }[] = [];
   readonly counts = { writes: 0, grants: 0, resultWrites: 0, revocations: 0, peakCapUse: 0, lentGrants: 0, peakLent: 0, lendRaces: 0 };
   /** I11: the first lend races seen (all are counted in `counts.lendRaces`). */
   readonly lendRaces: LendRace[] = [];
@@ -197,7 +207,7 @@ export class Checker {
     this.dagCaps.set(dagId, capFraction);
     if (schedule.kind === 'manual') return;
     this.schedules.set(dagId, { schedule, paused, nextSlotMs: firstSlotMs });
-    if (firstSlotMs !== null && !paused) this.watches.push({ dagId, slotMs: firstSlotMs, deadlineMs: firstSlotMs + this.options.failoverBoundMs });
+    if (firstSlotMs !== null && !paused) this.watchSlot(dagId, firstSlotMs);
   }
 
   setPaused(dagId: string, paused: boolean, nowMs: number): void {
@@ -207,7 +217,7 @@ export class Checker {
     if (!paused) {
       // A DAG re-enabled is owed only slots from now on.
       s.nextSlotMs = nextSlotAfter(s.schedule, nowMs - 1);
-      if (s.nextSlotMs !== null) this.watches.push({ dagId, slotMs: s.nextSlotMs, deadlineMs: s.nextSlotMs + this.options.failoverBoundMs });
+      if (s.nextSlotMs !== null) this.watchSlot(dagId, s.nextSlotMs);
     }
   }
 
@@ -350,15 +360,47 @@ export class Checker {
     }
   }
 
+  /** I5: how much of [fromMs, toMs] no scheduler could work in. */
+  private impairedWithin(fromMs: number, toMs: number): number {
+    let ms = 0;
+    for (let i = this.impaired.length - 1; i >= 0; i--) {
+      const stretch = this.impaired[i]!;
+      const end = Math.min(toMs, stretch.toMs ?? toMs);
+      if (end <= fromMs) break;
+      ms += Math.max(0, end - Math.max(fromMs, stretch.fromMs));
+    }
+    return ms;
+  }
+
+  /** I5: a due slot is watched for one failover bound, not counting time in which no scheduler could work. */
+  private watchSlot(dagId: string, slotMs: number): void {
+    this.watches.push({ dagId, slotMs, deadlineMs: slotMs + this.options.failoverBoundMs, creditedMs: 0 });
+  }
+
   /** Time-based checks, after every event. */
   afterEvent(nowMs: number): void {
+    const impaired = this.options.schedulersImpaired();
+    const last = this.impaired[this.impaired.length - 1];
+    const open = last !== undefined && last.toMs === null;
+    if (impaired && !open) {
+      this.impaired.push({ fromMs: nowMs, toMs: null });
+      while (this.impaired.length > 1 && this.impaired[0]!.toMs! < nowMs - 3_600_000) this.impaired.shift();
+    } else if (!impaired && open) last.toMs = nowMs;
     for (let top = this.watches.peek(); top && top.deadlineMs < nowMs; top = this.watches.peek()) {
       this.watches.pop();
       const s = this.schedules.get(top.dagId);
       // A watch is stale once its slot was served (the DAG moved on) or the DAG was paused.
       if (!s || s.paused || s.nextSlotMs !== top.slotMs) continue;
-      if (this.options.schedulersImpaired()) {
-        this.watches.push({ ...top, deadlineMs: nowMs + this.options.failoverBoundMs });
+      if (impaired) {
+        this.watches.push({ ...top, deadlineMs: nowMs + this.options.failoverBoundMs, creditedMs: this.impairedWithin(top.slotMs, nowMs) });
+        continue;
+      }
+      // Time in which no scheduler could work does not count towards the bound, also when it
+      // ended before the deadline (two store failovers in a row, a healed cut): the deadline
+      // moves past it, and the slot is judged again then.
+      const lost = this.impairedWithin(top.slotMs, nowMs) - top.creditedMs;
+      if (lost > 0) {
+        this.watches.push({ ...top, deadlineMs: top.deadlineMs + lost, creditedMs: top.creditedMs + lost });
         continue;
       }
       this.fail(
@@ -415,7 +457,7 @@ export class Checker {
     const s = this.schedules.get(dagId);
     if (!s || s.nextSlotMs === null || scheduledAtMs < s.nextSlotMs) return;
     s.nextSlotMs = nextSlotAfter(s.schedule, scheduledAtMs);
-    if (s.nextSlotMs !== null && !s.paused) this.watches.push({ dagId, slotMs: s.nextSlotMs, deadlineMs: s.nextSlotMs + this.options.failoverBoundMs });
+    if (s.nextSlotMs !== null && !s.paused) this.watchSlot(dagId, s.nextSlotMs);
   }
 
   private bumpHeld(dagId: string, delta: number): number {

@@ -254,7 +254,11 @@ export function callLabels(name: string, lost: (message: string) => Error = (mes
   };
 }
 
-/** The far side's view of a held call: how it learns that the client hung up. */
+/**
+ * The far side's view of a held call: how it learns that the client hung up. As a node's
+ * HTTP handler does, it runs `fn` at once if the close came before the handler asked (the
+ * handler awaits a session check before it waits).
+ */
 export interface HangUp {
   onCancel(fn: () => void): void;
 }
@@ -323,11 +327,22 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
   let servedAtMs = -1;
   let targetIncarnation = -1;
   let cancelOnFarSide: (() => void) | null = null;
+  /** The close reached the far side before its handler asked to hear of it (see HangUp). */
+  let closeArrived = false;
   let farSideAnswers = false;
   const unwatch: (() => void)[] = [];
+  /**
+   * The caller is watched apart from the link and the far side: a disturbance ends the
+   * watch of those two (the far side's answer is already due at the boundary), but until
+   * that answer the production client still holds the connection open, and its crash
+   * closes it there and then.
+   */
+  let unwatchCaller: (() => void) | null = null;
 
   const stopWatching = (): void => {
     for (const u of unwatch.splice(0, unwatch.length)) u();
+    unwatchCaller?.();
+    unwatchCaller = null;
   };
   const settle = (fn: () => void): void => {
     if (settled) return;
@@ -352,7 +367,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
   const answerAtBoundary = (andTimeout: boolean): void => {
     if (farSideAnswers || servedAtMs < 0) return;
     farSideAnswers = true;
-    stopWatching();
+    for (const u of unwatch.splice(0, unwatch.length)) u();
     const cycles = Math.max(1, Math.ceil((sim.nowMs - servedAtMs) / cycleMs));
     const boundaryMs = servedAtMs + cycles * cycleMs;
     sim.at(boundaryMs, labels.unhold, () => {
@@ -379,6 +394,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
   const hangUpArrives = (): void => {
     if (link.cut) answerAtBoundary(false);
     else if (cancelOnFarSide) target.deliver(targetIncarnation, cancelOnFarSide);
+    else closeArrived = true;
   };
   /**
    * The caller's process changed state. A crashed one's connections are closed by its
@@ -387,7 +403,7 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
    * caller keeps them open, and a cut link carries no close (the wait runs to its boundary).
    */
   const callerChanged = (): void => {
-    if (caller.state !== 'crashed' || settled || link.cut) {
+    if (caller.incarnation === callerIncarnation || settled || link.cut) {
       disturbed();
       return;
     }
@@ -405,7 +421,12 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
     }
     let result: Promise<T>;
     try {
-      result = op({ onCancel: (fn) => (cancelOnFarSide = fn) });
+      result = op({
+        onCancel: (fn) => {
+          cancelOnFarSide = fn;
+          if (closeArrived) fn();
+        },
+      });
     } catch (err) {
       result = Promise.reject(err);
     }
@@ -413,9 +434,13 @@ export function holdOver<T>(link: Link, caller: SimProcess, target: SimProcess, 
       (value) => reply(() => settle(() => resolveCall(value))),
       (err: unknown) => reply(() => settle(() => rejectCall(err))),
     );
-    // The client closed the connection before the request was served; the close follows it.
-    if (hungUp) hangUpArrives();
-    else if (!settled) unwatch.push(link.watch(disturbed), target.watch(disturbed), caller.watch(callerChanged));
+    // The client closed the connection before the request was served (it hung up, or its
+    // process died since sending it); the close follows the request.
+    if (hungUp || (caller.incarnation !== callerIncarnation && !link.cut)) hangUpArrives();
+    else if (!settled) {
+      unwatch.push(link.watch(disturbed), target.watch(disturbed));
+      unwatchCaller = caller.watch(callerChanged);
+    }
   };
 
   if (link.cut) armTimeout(sentAtMs);
