@@ -29,6 +29,14 @@ export interface DrillOptions {
    */
   loseMachine?: boolean;
   /**
+   * Start the lost machine's keeper again once its standby is promoted, so it rejoins as a
+   * standby (the default). false leaves it lost for good: with three nodes or more the
+   * promoted primary keeps a synchronous standby and results resume without it.
+   */
+  rejoin?: boolean;
+  /** Data nodes in the formation (default 3, see startFormation). */
+  nodes?: number;
+  /**
    * Replicate asynchronously (the standby leaves the quorum) before the load, so the
    * promoted standby may lack acknowledged writes; the store's timeline fencing must
    * still keep every fence unique.
@@ -62,7 +70,7 @@ export interface DrillReport {
 
 export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport> {
   const log = opts.log ?? (() => {});
-  const formation = await startFormation({ basePort: opts.basePort });
+  const formation = await startFormation({ basePort: opts.basePort, ...(opts.nodes ? { nodes: opts.nodes } : {}) });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
@@ -105,9 +113,9 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
     const killToPromotionMs = Date.now() - killedAt;
     log(`${promoted.name} promoted after ${killToPromotionMs} ms`);
     // The lost machine comes back, as an operator brings it or its replacement up: it
-    // rejoins as the new primary's synchronous standby, and only then does the store
+    // rejoins as a standby of the new primary. With two nodes only then does the store
     // accept results again (a primary alone acknowledges commits that no standby holds).
-    if (opts.loseMachine ?? true) await formation.restartNode(killed);
+    if ((opts.loseMachine ?? true) && (opts.rejoin ?? true)) await formation.restartNode(killed);
     await waitFor('every job to end', opts.drainTimeoutMs ?? 300_000, async () => (await progress())?.unfinished === 0);
     const killToDrainedMs = Date.now() - killedAt;
     const firstLease = await firstLeaseGrantedAfter(databaseUrl, new Date(killedAt));
