@@ -95,7 +95,11 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
   }
   const logDir = await mkdtemp(join(tmpdir(), 'fenceline-ha-repeat-logs-'));
   // A busy machine brings a node up slowly; the default 90 s was seen to run out at load 35.
-  const formation = await startFormation({ basePort: opts.basePort, nodes, log, startTimeoutMs: 300_000 });
+  const formation = await startFormation({ basePort: opts.basePort, nodes, log, startTimeoutMs: 300_000 }).catch(async (err: unknown) => {
+    // No process has written there yet: a formation that did not come up leaves nothing behind.
+    await rm(logDir, { recursive: true, force: true });
+    throw err;
+  });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
