@@ -151,8 +151,9 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
     const { stdout } = await run(['show', 'state', '--pgdata', monitorData, '--json']);
     return JSON.parse(stdout) as NodeState[];
   };
-  // pg_autoctl 2.0's `set formation number-sync-standbys` rejects every value ("is not a
-  // non-negative integer"), so the monitor's own function is called, as that command would.
+  // pg_autoctl 2.0's `set formation number-sync-standbys 1`, run with the monitor's data
+  // folder, was refused here ("number-sync-standbys value 1 is not valid"), so the
+  // monitor's own function is called, as that command would.
   const setNumberSyncStandbys = async (n: number) => {
     const out = await psql(monitorPort, 'autoctl_node', 'pg_auto_failover', `select pgautofailover.set_formation_number_sync_standbys('default', ${n})`, baseDir);
     if (out !== 't') throw new Error(`the monitor did not set number_sync_standbys to ${n} (answered "${out}")`);
