@@ -3,7 +3,7 @@ import { haUnavailableReason } from '../tools/ha/formation';
 import { runFailoverDrill } from '../tools/ha/drill';
 import { freePortBlock } from '../tools/ha/ports';
 
-/** The ports a drill takes from its base: the formation's three, and its cluster's from base + 10. */
+/** The ports a drill takes from its base: the monitor's and one per data node, and its cluster's from base + 10. */
 const DRILL_PORTS = 20;
 
 // The formation needs Debian's postgresql-15-auto-failover (.ci/run installs it). Without

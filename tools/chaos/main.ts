@@ -8,7 +8,7 @@ import { RogueWorker } from './rogue';
 import { chaosDags } from './workload';
 import { auditEffects, openUserDatabase, type EffectsAudit } from './effects/audit';
 import { startUserService } from './effects/service';
-import { haUnavailableReason, startFormation, type Formation } from '../ha/formation';
+import { DEFAULT_NODES, haUnavailableReason, startFormation, type Formation } from '../ha/formation';
 import { freePortBlock } from '../ha/ports';
 
 const HELP = `npm run chaos -- [--short] [--seed N] [--minutes M] [--keep-db] [--ha]
@@ -71,7 +71,8 @@ async function main(): Promise<number> {
       console.error(`--ha: ${unavailable}`);
       return 2;
     }
-    const formation = await startFormation({ basePort: await freePortBlock(28_000, 2_000, 3) });
+    // The monitor's port and one per data node.
+    const formation = await startFormation({ basePort: await freePortBlock(28_000, 2_000, DEFAULT_NODES + 1) });
     console.log(`store: pg_auto_failover formation ${formation.url}`);
     try {
       return await soak(opts, formation.url, formation);
@@ -210,8 +211,8 @@ async function soak(opts: Options, adminUrl: string, formation?: Formation): Pro
           (promoted) => {
             storeFailovers.push({ promotedMs: Date.now() - lostAt });
             console.log(`${promoted.name} promoted ${Date.now() - lostAt} ms after the loss`);
-            // The lost machine comes back and rejoins as the synchronous standby: until it
-            // does, the store accepts no result (the primary alone would lose it with itself).
+            // The lost machine comes back and rejoins as a standby. Meanwhile the other
+            // standby is the new primary's synchronous one, so results keep being accepted.
             return formation.restartNode(lost);
           },
           (err: unknown) => {

@@ -29,6 +29,14 @@ export interface DrillOptions {
    */
   loseMachine?: boolean;
   /**
+   * Start the lost machine's keeper again once its standby is promoted, so it rejoins as a
+   * standby (the default). false leaves it lost for good: with three nodes or more the
+   * promoted primary keeps a synchronous standby and results resume without it.
+   */
+  rejoin?: boolean;
+  /** Data nodes in the formation (default 3, see startFormation). */
+  nodes?: number;
+  /**
    * Replicate asynchronously (the standby leaves the quorum) before the load, so the
    * promoted standby may lack acknowledged writes; the store's timeline fencing must
    * still keep every fence unique.
@@ -62,7 +70,7 @@ export interface DrillReport {
 
 export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport> {
   const log = opts.log ?? (() => {});
-  const formation = await startFormation({ basePort: opts.basePort });
+  const formation = await startFormation({ basePort: opts.basePort, ...(opts.nodes ? { nodes: opts.nodes } : {}) });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
@@ -100,21 +108,21 @@ export async function runFailoverDrill(opts: DrillOptions): Promise<DrillReport>
     const succeededAtKill = (await progress())?.succeeded ?? 0;
     const killedAt = Date.now();
     const killed = await formation.killPrimary({ machine: opts.loseMachine ?? true });
-    log(`killed ${killed.name}'s postmaster with ${succeededAtKill} of ${jobs} jobs done`);
+    log(`killed ${killed.name}'s ${(opts.loseMachine ?? true) ? 'machine' : 'postmaster'} with ${succeededAtKill} of ${jobs} jobs done`);
     const promoted = await formation.waitForNewPrimary(killed, 120_000);
     const killToPromotionMs = Date.now() - killedAt;
     log(`${promoted.name} promoted after ${killToPromotionMs} ms`);
     // The lost machine comes back, as an operator brings it or its replacement up: it
-    // rejoins as the new primary's synchronous standby, and only then does the store
+    // rejoins as a standby of the new primary. With two nodes only then does the store
     // accept results again (a primary alone acknowledges commits that no standby holds).
-    if (opts.loseMachine ?? true) await formation.restartNode(killed);
+    if ((opts.loseMachine ?? true) && (opts.rejoin ?? true)) await formation.restartNode(killed);
     await waitFor('every job to end', opts.drainTimeoutMs ?? 300_000, async () => (await progress())?.unfinished === 0);
     const killToDrainedMs = Date.now() - killedAt;
-    const firstLease = await firstLeaseGrantedAfter(databaseUrl, new Date(killedAt));
+    const firstLease = await readAgain(() => firstLeaseGrantedAfter(databaseUrl, new Date(killedAt)));
     await cluster.stop(5000);
     cluster = undefined;
-    const audit = await auditStore(databaseUrl);
-    const fencings = await timelineFencings(databaseUrl);
+    const audit = await readAgain(() => auditStore(databaseUrl));
+    const fencings = await readAgain(() => timelineFencings(databaseUrl));
     return {
       jobs,
       succeededAtKill,
@@ -163,6 +171,24 @@ export function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A read of the audit, tried again for up to 60 s: after the failover the other nodes
+ * restart to follow the new primary (with three nodes, the standby left and the lost
+ * machine coming back), and a connection that meets one of them starting up is refused
+ * with 57P03 ("the database system is starting up") instead of going on to the primary.
+ */
+async function readAgain<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await withDeadline(read(), 20_000);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {

@@ -9,13 +9,17 @@ const execFileAsync = promisify(execFile);
 
 /**
  * A highly available PostgreSQL on one machine, for the failover tests, the chaos soak's
- * `--ha` fault and the store-failover bench: a pg_auto_failover monitor and two nodes (a
- * primary and a synchronous secondary), each on its own port and data directory, brought
- * up and torn down by this module. It needs Debian's `postgresql-15-auto-failover`
+ * `--ha` fault and the store-failover bench: a pg_auto_failover monitor and N data nodes (a
+ * primary and N - 1 secondaries, 3 nodes by default), each on its own port and data
+ * directory, brought up and torn down by this module. With three nodes or more the
+ * formation's `number_sync_standbys` is 1: every commit waits for one standby, and the loss
+ * of any one node still leaves the primary a synchronous standby, so the store keeps
+ * accepting results. With two, the survivor of a lost machine runs alone and the store
+ * takes no result until the other node is back. It needs Debian's `postgresql-15-auto-failover`
  * (`pg_autoctl`); `haUnavailableReason()` says why it cannot run when it cannot.
  */
 export interface Formation {
-  /** The multi-host URL the product connects with: both nodes, `target_session_attrs=read-write`. */
+  /** The multi-host URL the product connects with: every node, `target_session_attrs=read-write`. */
   url: string;
   nodes: FormationNode[];
   /** The node the monitor says is primary now, if any. */
@@ -28,16 +32,21 @@ export interface Formation {
   killPrimary(opts?: { machine?: boolean }): Promise<FormationNode>;
   /** Waits until the monitor reports a primary other than `old` that accepts writes. */
   waitForNewPrimary(old: FormationNode, timeoutMs: number): Promise<FormationNode>;
-  /** Makes the secondary's replication asynchronous (it stops counting for the quorum) or synchronous again. */
+  /**
+   * Makes every secondary's replication asynchronous (they stop counting for the quorum, and
+   * the formation's `number_sync_standbys` goes to 0) or synchronous again.
+   */
   setSynchronous(sync: boolean): Promise<void>;
   /**
    * Starts the keeper of a node whose machine was lost (killPrimary with `machine`), as when
-   * the machine comes back: it rejoins the formation as the new secondary.
+   * the machine comes back: it rejoins the formation as a secondary.
    */
   restartNode(node: FormationNode): Promise<void>;
   /**
-   * Waits until the formation is whole again: a writable primary and a secondary, each in
-   * the state the monitor assigned it. A repeat drill waits for it before its next kill.
+   * Waits until the formation is settled: a primary and every node not lost with its machine
+   * (killPrimary with `machine`, not restarted since) a secondary, each in the state the
+   * monitor assigned it, and the primary committing with a synchronous standby. A drill
+   * waits for it before each kill.
    */
   waitForHealthy(timeoutMs: number): Promise<void>;
   /** The folder holding every node's data; stop() removes it. */
@@ -53,8 +62,13 @@ export interface FormationNode {
 }
 
 export interface FormationOptions {
-  /** The monitor listens here, the nodes on the next two ports. */
+  /** The monitor listens here, the nodes on the next `nodes` ports. */
   basePort: number;
+  /**
+   * How many data nodes (2 to 5; default 3). Three or more keep a synchronous standby
+   * through the loss of any one node; two do not.
+   */
+  nodes?: number;
   /** How long the nodes may take to reach primary and secondary; default 90 s. */
   startTimeoutMs?: number;
   /**
@@ -97,8 +111,17 @@ export async function haUnavailableReason(): Promise<string | null> {
   return null;
 }
 
-/** Starts a monitor and two nodes and waits until one is primary and the other a synchronous secondary. */
+/** The formation's size when none is asked for: a primary and two standbys. */
+export const DEFAULT_NODES = 3;
+export const MAX_NODES = 5;
+
+/**
+ * Starts a monitor and the nodes and waits until the formation is settled: one primary, every
+ * other node a secondary, and the primary committing with a synchronous standby.
+ */
 export async function startFormation(opts: FormationOptions): Promise<Formation> {
+  const count = opts.nodes ?? DEFAULT_NODES;
+  if (!Number.isInteger(count) || count < 2 || count > MAX_NODES) throw new RangeError(`nodes must be a whole number from 2 to ${MAX_NODES}, got ${count}`);
   const reason = await haUnavailableReason();
   if (reason) throw new Error(reason);
   const owner = userInfo().uid === 0 ? await postgresUser() : null;
@@ -108,7 +131,7 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
   const logs: string[] = [];
   const monitorPort = opts.basePort;
   const monitorData = join(baseDir, 'monitor');
-  const nodes: FormationNode[] = [1, 2].map((n) => ({ name: `node_${n}`, port: opts.basePort + n, pgdata: join(baseDir, `node${n}`) }));
+  const nodes: FormationNode[] = Array.from({ length: count }, (_, i) => i + 1).map((n) => ({ name: `node_${n}`, port: opts.basePort + n, pgdata: join(baseDir, `node${n}`) }));
   const run = (args: string[], signal?: AbortSignal) =>
     execFileAsync(PG_AUTOCTL, args, { env: pgEnv(baseDir), cwd: baseDir, ...(owner ?? {}), maxBuffer: 4 * 1024 * 1024, timeout: 120_000, ...(signal ? { signal } : {}) });
   const keepers = new Map<string, ChildProcess>();
@@ -127,6 +150,25 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
   const state = async (): Promise<NodeState[]> => {
     const { stdout } = await run(['show', 'state', '--pgdata', monitorData, '--json']);
     return JSON.parse(stdout) as NodeState[];
+  };
+  // pg_autoctl 2.0's `set formation number-sync-standbys 1`, run with the monitor's data
+  // folder, was refused here ("number-sync-standbys value 1 is not valid"), so the
+  // monitor's own function is called, as that command would.
+  const setNumberSyncStandbys = async (n: number) => {
+    const out = await psql(monitorPort, 'autoctl_node', 'pg_auto_failover', `select pgautofailover.set_formation_number_sync_standbys('default', ${n})`, baseDir);
+    if (out !== 't') throw new Error(`the monitor did not set number_sync_standbys to ${n} (answered "${out}")`);
+  };
+  // Nodes whose machine was lost and not brought back; the formation is settled without them.
+  const lost = new Set<string>();
+  const settled = async (): Promise<boolean> => {
+    const s = await state().catch(() => []);
+    const at = (name: string) => s.find((x) => x.nodename === name);
+    const isIn = (name: string, want: string) => at(name)?.current_group_state === want && at(name)?.assigned_group_state === want;
+    const live = nodes.filter((n) => !lost.has(n.name));
+    const primaries = live.filter((n) => isIn(n.name, 'primary'));
+    if (primaries.length !== 1) return false;
+    if (!live.every((n) => n === primaries[0] || isIn(n.name, 'secondary'))) return false;
+    return synchronousOn(primaries[0]!.port, baseDir);
   };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => (stopping ??= stopAll(children, [monitorData, ...nodes.map((n) => n.pgdata)], baseDir));
@@ -150,17 +192,22 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
       checkAborted();
       opts.log?.(`starting ${node.name} on ${node.port}`);
       serve(['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), '--name', node.name, '--monitor', monitorUri, '--run', ...common], node.name);
-      // The second node clones the first; it must find the first one primary.
+      // Each later node clones the primary; it must find the first one primary.
       await startWait(`${node.name} to join`, async () => {
         const s = await state().catch(() => []);
         const me = s.find((x) => x.nodename === node.name);
         return me?.current_group_state === (node === nodes[0] ? 'single' : 'secondary') || me?.current_group_state === 'primary';
       });
     }
-    await startWait('a primary and a secondary', async () => {
-      const s = await state();
-      return s.some((x) => x.current_group_state === 'primary') && s.some((x) => x.current_group_state === 'secondary');
-    });
+    // pg_auto_failover's default of 0 lets a primary whose only synchronous standby is
+    // judged unhealthy commit alone (wait_primary); with a standby to spare, 1 keeps every
+    // commit waiting for one of them.
+    if (count >= 3) {
+      checkAborted();
+      await setNumberSyncStandbys(1);
+    }
+    opts.log?.(`waiting for a primary and ${count - 1} synchronous secondaries`);
+    await startWait(`a primary and ${count - 1} secondaries, settled and synchronous`, settled);
   } catch (err) {
     await stop().catch(() => undefined);
     throw new Error(`the PostgreSQL formation did not come up: ${(err as Error).message}\n${logs.slice(-20).join('')}`);
@@ -187,6 +234,7 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
       const keeper = keepers.get(node.name);
       if (killOpts.machine && keeper?.pid) signal(-keeper.pid, 'SIGKILL');
       signal(pid, 'SIGKILL');
+      if (killOpts.machine) lost.add(node.name);
       return node;
     },
     async waitForNewPrimary(old, timeoutMs) {
@@ -200,23 +248,23 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
     },
     async setSynchronous(sync) {
       const s = await state();
-      const secondary = s.find((x) => x.current_group_state === 'secondary');
-      if (!secondary) throw new Error('the formation has no secondary');
-      const node = byName(secondary.nodename)!;
-      await run(['set', 'node', 'replication-quorum', String(sync), '--pgdata', node.pgdata]);
+      const secondaries = s.filter((x) => x.current_group_state === 'secondary').map((x) => byName(x.nodename)!);
+      if (secondaries.length === 0) throw new Error('the formation has no secondary');
+      // The monitor refuses fewer quorum standbys than number_sync_standbys asks for, so it
+      // goes to 0 before they leave the quorum and back to 1 once they are in it again.
+      if (!sync && count >= 3) await setNumberSyncStandbys(0);
+      for (const node of secondaries) await run(['set', 'node', 'replication-quorum', String(sync), '--pgdata', node.pgdata]);
+      if (sync && count >= 3) await setNumberSyncStandbys(1);
     },
     async restartNode(node) {
       const keeper = keepers.get(node.name);
       if (keeper && keeper.exitCode === null && keeper.signalCode === null) return;
       // The lost machine's postmaster may have left a stale pid file; the keeper starts a new one.
       serve(['run', '--pgdata', node.pgdata], node.name);
+      lost.delete(node.name);
     },
     async waitForHealthy(timeoutMs) {
-      await until('a primary and a secondary, each settled', timeoutMs, async () => {
-        const s = await state().catch(() => []);
-        const settled = (want: string) => s.some((x) => x.current_group_state === want && x.assigned_group_state === want);
-        return settled('primary') && settled('secondary');
-      });
+      await until('a primary and its secondaries, settled and synchronous', timeoutMs, settled);
     },
     baseDir,
     stop,
@@ -294,6 +342,25 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether the server on `port` commits with a synchronous standby: it names one in
+ * `synchronous_standby_names` and one replicates as `sync` or `quorum`. The monitor may
+ * report the states settled a moment before the primary's settings follow.
+ */
+async function synchronousOn(port: number, home: string): Promise<boolean> {
+  const sql = "select current_setting('synchronous_standby_names') <> '' and exists (select 1 from pg_stat_replication where sync_state in ('sync', 'quorum'))";
+  return (await psql(port, 'postgres', 'postgres', sql, home).catch(() => '')) === 't';
+}
+
+/** One statement through psql; its single value, as text. */
+async function psql(port: number, user: string, db: string, sql: string, home: string): Promise<string> {
+  const { stdout } = await execFileAsync(join(PG_BIN, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', db, '-v', 'ON_ERROR_STOP=1', '-Atc', sql], {
+    env: pgEnv(home),
+    timeout: 10_000,
+  });
+  return stdout.trim();
 }
 
 async function postmasterPid(pgdata: string): Promise<number | null> {

@@ -1,13 +1,14 @@
-import { startFormation } from './formation';
+import { DEFAULT_NODES, MAX_NODES, startFormation } from './formation';
 import { runFailoverDrill } from './drill';
 import { runRepeatDrill } from './repeat';
 
 const USAGE = `usage: npm run ha -- <command> [options]
 
-  up      start a pg_auto_failover monitor and two PostgreSQL nodes (primary and
-          synchronous secondary) on ports N..N+2, print the multi-host URL to use as
-          DATABASE_URL, and on Ctrl-C (or SIGTERM) stop every process it started and
-          remove its data folder, also when interrupted while coming up
+  up      start a pg_auto_failover monitor and D PostgreSQL nodes (a primary and D - 1
+          secondaries, one of them synchronous for every commit) on ports N..N+D, print
+          the multi-host URL to use as DATABASE_URL, and on Ctrl-C (or SIGTERM) stop every
+          process it started and remove its data folder, also when interrupted while
+          coming up
   drill   start a formation and a cluster, run 3,000 jobs, SIGKILL the primary's machine
           (its keeper and postmaster) midway, audit the store and print the figures;
           exits 1 when the audit finds a violation
@@ -18,7 +19,15 @@ const USAGE = `usage: npm run ha -- <command> [options]
 
 options:
   --port N          the formation's first port (default 55430); the cluster's from N+10
-  --rounds R        repeat: how many kills (default 20)
+  --nodes D         data nodes, 2 to 5 (default 3): with 3 or more the formation keeps a
+                    synchronous standby (number_sync_standbys 1) when any one node is
+                    lost, so results keep flowing; with 2 a lone survivor takes no results
+                    until the other node is back
+  --no-rejoin       drill, and repeat with --kill machine: leave the killed machine lost
+                    for good instead of starting its keeper again once its standby is
+                    promoted (needs --nodes 3 or more; repeat: at most D - 2 rounds)
+  --rounds R        repeat: how many kills (default 20; with --kill machine --no-rejoin,
+                    D - 2)
   --kill K          repeat: postmaster (kill -9 of the primary's postmaster; its keeper
                     restarts it or the monitor fails over) or machine (its keeper and
                     postmaster, as a lost machine; the keeper is started again after the
@@ -45,6 +54,9 @@ function intOption(rest: string[], name: string, fallback: number, min: number, 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   const basePort = intOption(rest, '--port', 55_430, 1024, 65_000);
+  const nodes = intOption(rest, '--nodes', DEFAULT_NODES, 2, MAX_NODES);
+  const rejoin = !rest.includes('--no-rejoin');
+  if (!rejoin && nodes < 3) throw new Error(`--no-rejoin needs --nodes 3 or more (a lone survivor takes no results), got --nodes ${nodes}`);
   if (command === 'up') {
     // Ctrl-C at any moment, while the formation comes up included, stops what was started
     // and removes its folder. A second Ctrl-C does not cut that short: the clean-up goes on.
@@ -61,7 +73,7 @@ async function main(): Promise<void> {
     process.on('SIGHUP', onSignal);
     let formation;
     try {
-      formation = await startFormation({ basePort, signal: interrupted.signal, log: (l) => process.stdout.write(`${l}\n`) });
+      formation = await startFormation({ basePort, nodes, signal: interrupted.signal, log: (l) => process.stdout.write(`${l}\n`) });
     } catch (err) {
       if (interrupted.signal.aborted) {
         process.stdout.write('interrupted: stopped what had started and removed its data\n');
@@ -80,7 +92,7 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'drill') {
-    const report = await runFailoverDrill({ basePort, dags: 6, tasksPerDag: 500, jobMs: 20, killAtFraction: 0.4, log: (l) => process.stdout.write(`${l}\n`) });
+    const report = await runFailoverDrill({ basePort, nodes, rejoin, dags: 6, tasksPerDag: 500, jobMs: 20, killAtFraction: 0.4, log: (l) => process.stdout.write(`${l}\n`) });
     process.stdout.write(`${JSON.stringify({ ...report, audit: undefined }, null, 2)}\n`);
     if (report.violations.length > 0) process.exitCode = 1;
     return;
@@ -98,18 +110,23 @@ async function main(): Promise<void> {
     });
     const report = await runRepeatDrill({
       basePort,
-      rounds: intOption(rest, '--rounds', 20, 1, 1000),
+      // Without rejoin each machine kill loses a node for good: by default as many rounds
+      // as leave the primary a standby.
+      rounds: intOption(rest, '--rounds', rejoin || kill === 'postmaster' ? 20 : nodes - 2, 1, 1000),
       jobs: intOption(rest, '--jobs', 200, 10, 100_000),
       kill,
+      nodes,
+      rejoin,
       stopOnFailure: rest.includes('--stop-on-failure'),
       keepLogs: rest.includes('--keep-logs'),
       log: (l) => process.stdout.write(`${l}\n`),
     });
     const done = report.rounds.filter((r) => r.doneMs !== null).map((r) => r.doneMs!);
     const resumed = report.rounds.filter((r) => r.resumedMs !== null).map((r) => r.resumedMs!);
+    const promoted = report.rounds.filter((r) => r.promotedMs !== null).map((r) => r.promotedMs!);
     process.stdout.write(
       `${report.rounds.length - report.failedRounds.length} of ${report.rounds.length} rounds (${kill} kill) finished within 60 s; ` +
-        `first result ${range(resumed)}, all done ${range(done)} after the kill; ${report.audit.succeededJobs} jobs succeeded, ` +
+        `${kill === 'machine' ? `promotion ${range(promoted)}, ` : ''}first result ${range(resumed)}, all done ${range(done)} after the kill; ${report.audit.succeededJobs} jobs succeeded, ` +
         `${report.violations.length === 0 ? 'audit clean' : `violations: ${report.violations.join('; ')}`}\n`,
     );
     if (report.failedRounds.length > 0) process.stdout.write(`rounds that did not resume: ${report.failedRounds.join(', ')}\n`);

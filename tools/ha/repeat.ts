@@ -8,14 +8,14 @@ import { createDatabase, openStore } from '@fenceline/db';
 import { auditStore, jobProgress, runProgress, storeActivity, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT } from '../start/cluster';
 import { violationsOf, withDeadline } from './drill';
-import { startFormation, type FormationNode } from './formation';
+import { DEFAULT_NODES, startFormation, type FormationNode } from './formation';
 
 /**
  * The repeated failover drill: one cluster on one pg_auto_failover formation runs a DAG of
  * `jobs` jobs, and while each run is under way the primary is killed, `rounds` times in a
  * row. Each round must finish its run within `resumeWithinMs` of the kill; the formation is
- * made whole again (a lost machine's keeper is started anew and rejoins as the secondary)
- * before the next kill. At the end the store is audited: every job succeeded once, no fence
+ * settled again (a lost machine's keeper is started anew and rejoins as a secondary, unless
+ * `rejoin` is false) before the next kill. At the end the store is audited: every job succeeded once, no fence
  * granted twice, no accepted result lost.
  */
 export interface RepeatOptions {
@@ -26,6 +26,14 @@ export interface RepeatOptions {
    * monitor fails over); `machine`: its keeper and postmaster together, as a lost machine.
    */
   kill: 'postmaster' | 'machine';
+  /**
+   * With `machine`: start the lost machine's keeper again once its standby is promoted (the
+   * default). false leaves each killed node lost for good, so every round takes a node
+   * away: at most nodes - 2 rounds, each leaving the primary a synchronous standby.
+   */
+  rejoin?: boolean;
+  /** Data nodes in the formation (default 3, see startFormation). */
+  nodes?: number;
   /** Jobs per run (one DAG, triggered once a round). */
   jobs?: number;
   jobMs?: number;
@@ -50,6 +58,8 @@ export interface RoundReport {
   killed: string;
   /** The node that was primary once the round's run had finished (the killed one when the keeper brought it back). */
   primaryAfter: string | null;
+  /** With `machine`: from the kill to the monitor reporting another node primary. */
+  promotedMs: number | null;
   /** From the kill to the first poll that saw a result written after it (polled every 250 ms). */
   resumedMs: number | null;
   /** From the kill to the round's last job's end; null when it did not end within resumeWithinMs. */
@@ -76,9 +86,20 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
   const log = opts.log ?? (() => {});
   const jobs = opts.jobs ?? 200;
   const resumeWithinMs = opts.resumeWithinMs ?? 60_000;
+  const rejoin = opts.kill === 'postmaster' || (opts.rejoin ?? true);
+  const nodes = opts.nodes ?? DEFAULT_NODES;
+  if (!rejoin && opts.rounds > nodes - 2) {
+    throw new RangeError(
+      `rounds must be at most ${nodes - 2} with ${nodes} nodes and no rejoin (each round loses a node for good and the primary needs a standby), got ${opts.rounds}`,
+    );
+  }
   const logDir = await mkdtemp(join(tmpdir(), 'fenceline-ha-repeat-logs-'));
   // A busy machine brings a node up slowly; the default 90 s was seen to run out at load 35.
-  const formation = await startFormation({ basePort: opts.basePort, log, startTimeoutMs: 300_000 });
+  const formation = await startFormation({ basePort: opts.basePort, nodes, log, startTimeoutMs: 300_000 }).catch(async (err: unknown) => {
+    // No process has written there yet: a formation that did not come up leaves nothing behind.
+    await rm(logDir, { recursive: true, force: true });
+    throw err;
+  });
   let cluster: Cluster | undefined;
   try {
     log(`formation up: ${formation.url}`);
@@ -109,7 +130,7 @@ export async function runRepeatDrill(opts: RepeatOptions): Promise<RepeatReport>
     await cluster.start();
     const rounds: RoundReport[] = [];
     for (let round = 1; round <= opts.rounds; round++) {
-      const report = await runRound(round, databaseUrl, formation, jobs, resumeWithinMs, opts, log);
+      const report = await runRound(round, databaseUrl, formation, jobs, resumeWithinMs, { ...opts, rejoin }, log);
       rounds.push(report);
       log(
         `round ${round}: killed ${report.killed}'s ${opts.kill}; first result ${fmt(report.resumedMs)}, all ${jobs} done ${fmt(report.doneMs)} after the kill; primary now ${report.primaryAfter ?? '?'}`,
@@ -152,13 +173,19 @@ async function runRound(
   const killedAt = Date.now();
   log(`round ${round}: killing the primary at ${new Date(killedAt).toISOString()}`);
   const killed: FormationNode = await formation.killPrimary({ machine: opts.kill === 'machine' });
-  // A lost machine comes back once its standby has taken over, and rejoins as the new
-  // primary's synchronous standby; the store accepts results again only then.
+  // A lost machine comes back once its standby has taken over, and rejoins as a standby of
+  // the new primary; with two nodes the store accepts results again only then. Without
+  // rejoin it stays lost, and the promotion is only timed.
+  let promotedMs: number | null = null;
   const rejoined =
     opts.kill === 'machine'
       ? formation
           .waitForNewPrimary(killed, resumeWithinMs)
-          .then(() => formation.restartNode(killed))
+          .then(async (p) => {
+            promotedMs = Date.now() - killedAt;
+            log(`round ${round}: ${p.name} promoted ${fmt(promotedMs)} after the kill`);
+            if (opts.rejoin ?? true) await formation.restartNode(killed);
+          })
           .catch((err: Error) => log(`round ${round}: ${err.message}`))
       : Promise.resolve();
   let base: number | null = null;
@@ -180,11 +207,11 @@ async function runRound(
   }
   const stuck = doneMs === null ? await withDeadline(storeActivity(databaseUrl), 10_000).catch(() => []) : undefined;
   await rejoined;
-  if (opts.kill === 'machine') await formation.restartNode(killed);
-  // The next kill waits for a primary with a caught-up secondary, as an operator would.
+  if (opts.kill === 'machine' && (opts.rejoin ?? true)) await formation.restartNode(killed);
+  // The next kill waits for a primary with caught-up, synchronous secondaries, as an operator would.
   await formation.waitForHealthy(300_000).catch((err: Error) => log(`round ${round}: ${err.message}`));
   const primaryAfter = (await formation.primary().catch(() => undefined))?.name ?? null;
-  return { round, killed: killed.name, primaryAfter, resumedMs, doneMs, ...(stuck ? { stuck } : {}) };
+  return { round, killed: killed.name, primaryAfter, promotedMs, resumedMs, doneMs, ...(stuck ? { stuck } : {}) };
 }
 
 /** Triggers the round's run; the store may still be settling after the last round's failover. */
