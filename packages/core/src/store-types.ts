@@ -177,6 +177,11 @@ export interface FailureWrite {
   effects?: EffectRecord[] | null;
 }
 
+/** One failed attempt of a batch of failures (WorkerProtocolStore.failJobs). */
+export interface FailItem extends FailureWrite {
+  ref: LeaseRef;
+}
+
 /**
  * One attempt of a job that wrote a result (RunReadStore.listAttempts): what its worker
  * wrote under that attempt's fence. An attempt whose lease expired or was handed back wrote

@@ -422,6 +422,16 @@ export class SchedulerNode {
     return this.protocol.release(input);
   }
 
+  /** Several failures of one worker in one call, each fenced and answered on its own (WorkerProtocol.failMany). */
+  failMany(input: WorkerSessionRef & { failures: FailInput[] }): Promise<WriteOutcome[]> {
+    return this.protocol.failMany(input);
+  }
+
+  /** Several hand-backs of one worker in one call, each fenced and answered on its own (WorkerProtocol.releaseMany). */
+  releaseMany(input: WorkerSessionRef & { releases: { jobId: JobId; fence: number; reason?: ReleaseCause }[] }): Promise<WriteOutcome[]> {
+    return this.protocol.releaseMany(input);
+  }
+
   /** The accepted outputs of a job's upstream tasks, read with its fence (WorkerProtocol.upstream). */
   upstream(input: WorkerSessionRef & { jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {
     return this.protocol.upstream(input);

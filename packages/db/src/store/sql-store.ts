@@ -1,5 +1,6 @@
 import type {
   BackfillAdvance,
+  FailItem,
   FailureWrite,
   ResourceLimitRow,
   NewNotificationChannel,
@@ -401,6 +402,12 @@ export class SqlStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return jobWrites.releaseJob(this.db, ref);
+  }
+  failJobs(items: FailItem[]): Promise<WriteOutcome[]> {
+    return jobWrites.failJobs(this.db, items);
+  }
+  releaseJobs(refs: LeaseRef[]): Promise<WriteOutcome[]> {
+    return jobWrites.releaseJobs(this.db, refs);
   }
 
   upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {

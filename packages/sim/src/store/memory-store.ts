@@ -8,6 +8,7 @@ import type {
   ListBackfillsQuery,
   AcquireResult,
   CompleteItem,
+  FailItem,
   FailureWrite,
   ContentionAsk,
   ContentionView,
@@ -502,6 +503,12 @@ export class MemoryStore implements Store {
   }
   releaseJob(ref: LeaseRef): Promise<JobRow> {
     return this.workerWrites.releaseJob(ref);
+  }
+  failJobs(items: FailItem[]): Promise<WriteOutcome[]> {
+    return this.workerWrites.failJobs(items);
+  }
+  releaseJobs(refs: LeaseRef[]): Promise<WriteOutcome[]> {
+    return this.workerWrites.releaseJobs(refs);
   }
 
   upstreamOutputs(ref: LeaseRef, taskIds: string[]): Promise<UpstreamOutput[]> {
