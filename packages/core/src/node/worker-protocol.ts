@@ -314,7 +314,7 @@ export class WorkerProtocol {
    * presents no session.
    */
   async handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
-    return only(await this.handBackRefs([{ jobId, fence, workerId, session: null }], [reason]));
+    return only(answered(await this.handBackRefs([{ jobId, fence, workerId, session: null }], [reason]), 'release', [{ fence }]));
   }
 
   /**
