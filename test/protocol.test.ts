@@ -200,6 +200,53 @@ describe('worker protocol against a real scheduler', () => {
     expect(tooMany.status).toBe(400);
   });
 
+  it('answers each item of a batched failure or hand-back on its own', async () => {
+    const client = schedulerClient(url, token);
+    await f.store.putDag(
+      {
+        id: 'batched-ends',
+        capFraction: 1,
+        tasks: [
+          { id: 'one', type: 'noop', retries: 1 },
+          { id: 'two', type: 'noop' },
+        ],
+      },
+      4,
+    );
+    const { session } = await client.register.mutate({ workerId: 'ender', slots: 2 });
+    const polled = client.poll.mutate({ workerId: 'ender', session, slots: 2, free: 2, waitMs: 10_000 });
+    await f.store.triggerRun(parseDagId('batched-ends'));
+    let jobs = await polled;
+    if (jobs.length < 2) jobs = [...jobs, ...(await client.poll.mutate({ workerId: 'ender', session, slots: 2, free: 1, waitMs: 10_000 }))];
+    expect(jobs).toHaveLength(2);
+    type Granted = Extract<(typeof jobs)[number], { runId: string }>;
+    const [a, b] = jobs as [Granted, Granted];
+
+    const failed = await client.failMany.mutate({
+      workerId: 'ender',
+      session,
+      failures: [
+        { jobId: b.jobId, fence: b.fence + 1, error: 'forged' },
+        { jobId: a.jobId, fence: a.fence, error: 'boom', retryable: true },
+        { jobId: a.jobId, fence: a.fence, error: 'twice' },
+      ],
+    });
+    expect(failed.map((o) => (o.ok ? o.state : o.error.code))).toEqual(['LEASE_LOST', 'ready', 'LEASE_LOST']);
+    expect(await f.store.getResult(a.jobId)).toMatchObject({ fence: a.fence, outcome: 'failed', error: 'boom' });
+    expect(await f.store.getJob(b.jobId)).toMatchObject({ state: 'leased', fence: b.fence });
+
+    const released = await client.releaseMany.mutate({
+      workerId: 'ender',
+      session,
+      releases: [
+        { jobId: b.jobId, fence: b.fence - 1 },
+        { jobId: b.jobId, fence: b.fence, reason: 'no-free-slot' },
+      ],
+    });
+    expect(released.map((o) => (o.ok ? o.state : o.error.code))).toEqual(['LEASE_LOST', 'ready']);
+    expect(await f.store.getJob(b.jobId)).toMatchObject({ state: 'ready', fence: b.fence + 1, holder: null });
+  });
+
   it('takes a job id by the rule every boundary uses: 1 to the largest bigint, no leading zero', async () => {
     const client = schedulerClient(url, token);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

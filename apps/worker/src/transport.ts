@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EffectRecord, OpenPoll, RenewOutcome, ResultOutcome, ResultToSend, UpstreamOutput, WorkerTransport } from '@fenceline/core';
+import type { FailureToSend, OpenPoll, ReleaseToSend, RenewOutcome, ResultOutcome, ResultToSend, UpstreamOutput, WorkerTransport } from '@fenceline/core';
 import { errorFromJSON, type PollItem } from '@fenceline/core';
 import { checkedTraceparents } from './trace-context';
 import { retryAfterOf, schedulerClient, typedRefusal, type SchedulerClient } from './client';
@@ -58,15 +58,14 @@ export class HttpTransport implements WorkerTransport {
     return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
-  async fail(
-    node: number,
-    req: { workerId: string; jobId: string; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] },
-  ): Promise<void> {
-    await refusals(this.client(node).fail.mutate({ ...req, session: this.session }, this.deadline()));
+  async failMany(node: number, req: { workerId: string; failures: FailureToSend[] }): Promise<ResultOutcome[]> {
+    const outcomes = await refusals(this.client(node).failMany.mutate({ ...req, session: this.session }, this.deadline()));
+    return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
-  async release(node: number, req: { workerId: string; jobId: string; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await refusals(this.client(node).release.mutate({ ...req, session: this.session }, this.deadline()));
+  async releaseMany(node: number, req: { workerId: string; releases: ReleaseToSend[] }): Promise<ResultOutcome[]> {
+    const outcomes = await refusals(this.client(node).releaseMany.mutate({ ...req, session: this.session }, this.deadline()));
+    return outcomes.map((o) => (o.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(o.error) }));
   }
 
   upstream(node: number, req: { workerId: string; jobId: string; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {

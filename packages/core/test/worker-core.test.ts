@@ -197,6 +197,21 @@ describe('WorkerCore: results', () => {
     expect(core.busy).toBe(0);
   });
 
+  it('failures that end together go in one request, each answered on its own', async () => {
+    const { time, transport, executor, core } = await started({ slots: 3 });
+    transport.deliver(0, [assignment('j1'), assignment('j2'), assignment('j3')]);
+    await settle();
+    transport.failAnswer = (_node, req) => {
+      if ((req as { jobId: string }).jobId === 'j2') throw new StaleFenceError('stale fence', { jobId: 'j2' });
+    };
+    for (const id of ['j1', 'j2', 'j3']) executor.finish(id, { ok: false, error: new Error(`boom ${id}`), retryable: true, logs: null });
+    await time.advance(1_000);
+    const requests = transport.ops('failMany').map((c) => (c.req as { items: { jobId: string }[] }).items.map((i) => i.jobId));
+    expect(requests).toEqual([['j1', 'j2', 'j3']]);
+    expect(core.stats).toMatchObject({ failed: 2, refusedWrites: 1 });
+    expect(core.busy).toBe(0);
+  });
+
   it('a timed-out job is aborted and fails with the timeout as its error', async () => {
     const { time, transport, executor } = await started();
     transport.deliver(0, [assignment('j1', {}, { timeoutMs: 5_000 })]);
@@ -215,6 +230,24 @@ describe('WorkerCore: slots and stopping', () => {
     expect(core.busy).toBe(1);
     expect(transport.ops('release').map((c) => c.req)).toEqual([{ workerId: 'w-1', jobId: 'j2', fence: 1, reason: 'no-free-slot' }]);
     expect(core.stats.handedBack).toBe(1);
+  });
+
+  it('hand-backs that come together go in one request, and one no node takes is given up, not retried', async () => {
+    const { time, transport, core } = await started({ slots: 1, nodes: 2 });
+    transport.deliver(0, [assignment('j1'), assignment('j2'), assignment('j3')]);
+    await settle();
+    expect(core.busy).toBe(1);
+    const requests = transport.ops('releaseMany').map((c) => (c.req as { items: { jobId: string }[] }).items.map((i) => i.jobId));
+    expect(requests).toEqual([['j2', 'j3']]);
+    expect(core.stats.handedBack).toBe(2);
+    transport.releaseAnswer = () => {
+      throw unreachable();
+    };
+    transport.deliver(1, [assignment('j4')]);
+    await time.advance(60_000);
+    // Tried once on each node, then left to run out.
+    expect(transport.ops('releaseMany').map((c) => c.node)).toEqual([0, 1, 0]);
+    expect(core.stats.handedBack).toBe(2);
   });
 
   it('stop hands back at once a job known to outlast the grace, lets others finish, and hands back what still runs at its end', async () => {

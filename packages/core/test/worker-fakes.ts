@@ -1,16 +1,20 @@
+import { FencelineError } from '../src';
 import type {
   Assignment,
   Clock,
+  FailureToSend,
   JobControl,
   JobEnd,
   JobExecutor,
   JobId,
   OpenPoll,
+  ReleaseToSend,
   RenewOutcome,
   ResultOutcome,
   ResultToSend,
   Timers,
   UpstreamOutput,
+  WorkerId,
   WorkerTransport,
 } from '../src';
 import { asDagId, asJobId, asRunId } from './literal-ids';
@@ -142,14 +146,31 @@ export class FakeTransport implements WorkerTransport {
     return this.completeAnswer(node, req.results);
   }
 
-  async fail(node: number, req: unknown) {
-    this.calls.push({ op: 'fail', node, req });
-    return (this.failAnswer as (n: number, r: unknown) => void)(node, req);
+  /** Each failure is recorded and answered on its own, as a node answers a batch; an answer that throws a typed refusal refuses only its item. */
+  async failMany(node: number, req: { workerId: WorkerId; failures: FailureToSend[] }): Promise<ResultOutcome[]> {
+    return this.eachItem(node, 'fail', req.workerId, req.failures, this.failAnswer as (n: number, r: unknown) => void);
   }
 
-  async release(node: number, req: unknown) {
-    this.calls.push({ op: 'release', node, req });
-    return (this.releaseAnswer as (n: number, r: unknown) => void)(node, req);
+  async releaseMany(node: number, req: { workerId: WorkerId; releases: ReleaseToSend[] }): Promise<ResultOutcome[]> {
+    return this.eachItem(node, 'release', req.workerId, req.releases, this.releaseAnswer as (n: number, r: unknown) => void);
+  }
+
+  private async eachItem(node: number, op: string, workerId: WorkerId, items: object[], answer: (n: number, r: unknown) => void): Promise<ResultOutcome[]> {
+    // The request itself, then each of its items as if sent alone, so a test can check both.
+    this.calls.push({ op: `${op}Many`, node, req: { workerId, items } });
+    const outcomes: ResultOutcome[] = [];
+    for (const item of items) {
+      const req = { workerId, ...item };
+      this.calls.push({ op, node, req });
+      try {
+        await answer(node, req);
+        outcomes.push({ ok: true });
+      } catch (err) {
+        if (!(err instanceof FencelineError)) throw err;
+        outcomes.push({ ok: false, error: err });
+      }
+    }
+    return outcomes;
   }
 
   async upstream(node: number, req: { jobId: JobId; taskIds: string[] }): Promise<UpstreamOutput[]> {

@@ -11,7 +11,7 @@ import { workerRouter } from './worker-router';
  * The worker protocol's hot procedures: every job and every renewal goes through one of
  * them, many times a second per worker (`upstream` once for every job that has dependencies).
  */
-export const HOT_PROCEDURES = new Set(['poll', 'renew', 'renewMany', 'complete', 'completeMany', 'fail', 'release', 'upstream']);
+export const HOT_PROCEDURES = new Set(['poll', 'renew', 'renewMany', 'complete', 'completeMany', 'fail', 'failMany', 'release', 'releaseMany', 'upstream']);
 
 /**
  * Serves one unbatched tRPC mutation of the worker protocol straight from node:http. It

@@ -158,6 +158,27 @@ export const workerRouter = router({
       return { jobId: row.id, state: row.state, fence: row.fence, nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null };
     }),
 
+  // Several failures of one worker in one request, each fenced and answered on its own, as completeMany.
+  failMany: workerProcedure
+    .input(
+      z.object({
+        workerId,
+        session,
+        failures: z
+          .array(z.object({ jobId, fence, error: jobErrorSchema, retryable: z.boolean().default(true), logs, effects }))
+          .min(1)
+          .max(1_000),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const outcomes = await ctx.node.protocol.failMany({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), failures: input.failures });
+      return outcomes.map((o) =>
+        o.ok
+          ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence, nextAttemptAt: o.row.nextAttemptAt?.toISOString() ?? null }
+          : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() },
+      );
+    }),
+
   // A fenced read: refused like a write when the fence is no longer the job's current one.
   upstream: workerProcedure
     .input(
@@ -166,6 +187,25 @@ export const workerRouter = router({
     .mutation(({ ctx, input }) => ctx.node.protocol.upstream({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) })),
 
   // The reason says why the worker gives the job back; the event log keeps it.
+  // Several hand-backs of one worker in one request, each fenced and answered on its own.
+  releaseMany: workerProcedure
+    .input(
+      z.object({
+        workerId,
+        session,
+        releases: z
+          .array(z.object({ jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() }))
+          .min(1)
+          .max(1_000),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const outcomes = await ctx.node.protocol.releaseMany({ workerId: actAs(ctx, input.workerId), session: sessionKey(input.session), releases: input.releases });
+      return outcomes.map((o) =>
+        o.ok ? { jobId: o.jobId, ok: true as const, state: o.row.state, fence: o.row.fence } : { jobId: o.jobId, ok: false as const, error: o.error.toJSON() },
+      );
+    }),
+
   release: workerProcedure.input(z.object({ workerId, session, jobId, fence, reason: z.enum(['stopping', 'no-free-slot']).optional() })).mutation(async ({ ctx, input }) => {
     const row = await ctx.node.protocol.release({ ...input, workerId: actAs(ctx, input.workerId), session: sessionKey(input.session) });
     return { jobId: row.id, state: row.state, fence: row.fence };

@@ -332,7 +332,7 @@ export class SchedulerNode {
     // Each worker with how long this node has not heard from it, so the store records when
     // it was last heard, not when this node last wrote: a worker that dies keeps the
     // last_seen of its death however long it stays in this node's live list.
-    const beats = this.pool.live().map((w) => ({ workerId: w.id, silentMs: w.silentMs }));
+    const beats = this.pool.beats();
     // A polling worker's row this node or another refreshed less than `skip` ago is left
     // alone. It is then at most skip + one interval old when it is next written, which must
     // stay inside the live window the console reads it with; short windows (tests) skip

@@ -463,6 +463,22 @@ export class WorkerPool {
   }
 
   /**
+   * What a heartbeat writes of the live workers (as live() counts them): each one's id and
+   * how long it has been silent here. Built without live()'s other fields, because a node
+   * beats for its whole fleet every interval.
+   */
+  beats(): { workerId: WorkerId; silentMs: number }[] {
+    const nowMs = this.clock.nowMs();
+    const cutoff = nowMs - this.liveWindowMs;
+    const out: { workerId: WorkerId; silentMs: number }[] = [];
+    for (const w of this.workers.values()) {
+      if (w.waiter) out.push({ workerId: w.id, silentMs: 0 });
+      else if (w.lastSeenMs >= cutoff) out.push({ workerId: w.id, silentMs: Math.max(0, nowMs - w.lastSeenMs) });
+    }
+    return out;
+  }
+
+  /**
    * Slots of live workers (of one pool, or of all): what the fair-share cap is a fraction of. Only workers whose
    * last sighting has left the live window are looked at: one seen since goes back on the
    * heap under its new time, one waiting in a poll stays live (answering the poll sees it

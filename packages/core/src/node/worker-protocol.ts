@@ -3,7 +3,7 @@ import { clipText } from '../input/free-form';
 import type { JobId, WorkerId } from '../ids';
 import type { JobRow } from '../model';
 import type { EffectRecord } from '../input/effect-reports';
-import type { CompleteItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
+import type { CompleteItem, FailItem, LeaseRef, RenewOutcome, RenewRef, StoreNotice, UpstreamOutput, WriteOutcome } from '../store';
 import { Batcher } from './batcher';
 import type { NodeContext } from './node-context';
 import { releaseReason, type ReleaseCause } from './revocation';
@@ -66,6 +66,8 @@ export interface RegisterAnswer {
 export class WorkerProtocol {
   private readonly renewBatcher: Batcher<RenewRef, RenewOutcome>;
   private readonly completeBatcher: Batcher<CompleteItem, WriteOutcome>;
+  private readonly failBatcher: Batcher<FailItem, WriteOutcome>;
+  private readonly releaseBatcher: Batcher<LeaseRef, WriteOutcome>;
   /**
    * Each worker's current session as this node last saw it (registered here, or read from
    * the store when a poll brought another): polls cost no store read, and one from a
@@ -81,6 +83,9 @@ export class WorkerProtocol {
     // Completions from every worker share a statement: while one batch commits, the next
     // gathers, so the batch size follows the load and an idle node answers at once.
     this.completeBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => c.store.completeJobs(items));
+    // Failures and hand-backs, the workers' own and this node's, are batched the same way.
+    this.failBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (items) => c.store.failJobs(items));
+    this.releaseBatcher = new Batcher(c.timers, { windowMs: 0, maxBatch: 500, maxInFlight: 2 }, (refs) => c.store.releaseJobs(refs));
   }
 
   /**
@@ -229,31 +234,54 @@ export class WorkerProtocol {
   }
 
   async fail(input: WorkerSessionRef & FailInput): Promise<JobRow> {
+    return only(await this.failMany({ workerId: input.workerId, session: input.session, failures: [input] }));
+  }
+
+  /**
+   * Several failed attempts of one worker in one call, each fenced and answered on its own
+   * (its row, or its refusal as the worker may hear it), as completeMany does; the leaders'
+   * follow-up runs before the worker is answered, as it did for one failure.
+   */
+  async failMany(input: WorkerSessionRef & { failures: FailInput[] }): Promise<WriteOutcome[]> {
     const { c } = this;
-    const { workerId } = input;
+    const { workerId, session, failures: items } = input;
     c.pool.seen(workerId);
-    const ref: LeaseRef = { jobId: input.jobId, fence: input.fence, workerId, session: input.session };
-    const row = await this.fenced('fail', ref, () =>
-      c.store.failJob(ref, { error: input.error, retryable: input.retryable ?? true, logs: input.logs ?? null, effects: input.effects ?? null }),
+    const outcomes = await this.failBatcher.submitMany(
+      items.map((i) => ({
+        ref: { jobId: i.jobId, fence: i.fence, workerId, session },
+        error: i.error,
+        retryable: i.retryable ?? true,
+        logs: i.logs ?? null,
+        effects: i.effects ?? null,
+      })),
     );
-    c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
-    c.pool.credit(workerId, 1);
-    c.emit({
-      type: row.state === 'failed' ? 'job:failed' : 'job:retrying',
-      // The store's own time of the failure: the job's end, or its new ready time.
-      at: (row.state === 'failed' ? row.endedAt : row.readyAt) ?? undefined,
-      shard: row.shard,
-      dagId: row.dagId,
-      runId: row.runId,
-      jobId: row.id,
-      workerId,
-      fence: row.fence,
-      nodeId: c.nodeId,
-      // Clipped whole characters only: a half pair would fail the event flush for every event in it.
-      data: { error: clipText(input.error, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null },
+    const ended: JobRow[] = [];
+    outcomes.forEach((o, k) => {
+      if (!o.ok) {
+        if (o.error.code !== 'INVALID_INPUT') this.refused(refusalReason(o.error), o.jobId, workerId, { op: 'fail', ...o.error.details });
+        return;
+      }
+      const row = o.row;
+      c.metrics.inc(row.state === 'failed' ? 'jobs_failed_total' : 'jobs_retried_total');
+      c.emit({
+        type: row.state === 'failed' ? 'job:failed' : 'job:retrying',
+        // The store's own time of the failure: the job's end, or its new ready time.
+        at: (row.state === 'failed' ? row.endedAt : row.readyAt) ?? undefined,
+        shard: row.shard,
+        dagId: row.dagId,
+        runId: row.runId,
+        jobId: row.id,
+        workerId,
+        fence: row.fence,
+        nodeId: c.nodeId,
+        // Clipped whole characters only: a half pair would fail the event flush for every event in it.
+        data: { error: clipText(items[k]!.error, 500), nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null },
+      });
+      ended.push(row);
     });
-    await this.afterJobEnd(row);
-    return row;
+    if (ended.length > 0) c.pool.credit(workerId, ended.length);
+    await this.afterJobsEnd(ended);
+    return answered(outcomes, 'fail', items);
   }
 
   /**
@@ -269,11 +297,20 @@ export class WorkerProtocol {
   }
 
   async release(input: WorkerSessionRef & { jobId: JobId; fence: number; reason?: ReleaseCause }): Promise<JobRow> {
-    const { workerId } = input;
+    return only(await this.releaseMany({ workerId: input.workerId, session: input.session, releases: [input] }));
+  }
+
+  /** Several hand-backs of one worker in one call, each fenced and answered on its own, in order. */
+  async releaseMany(input: WorkerSessionRef & { releases: { jobId: JobId; fence: number; reason?: ReleaseCause }[] }): Promise<WriteOutcome[]> {
+    const { workerId, session, releases: items } = input;
     this.c.pool.seen(workerId);
-    const row = await this.handBackRef({ jobId: input.jobId, fence: input.fence, workerId, session: input.session }, releaseReason(input.reason));
-    this.c.pool.credit(workerId, 1);
-    return row;
+    const outcomes = await this.handBackRefs(
+      items.map((i) => ({ jobId: i.jobId, fence: i.fence, workerId, session })),
+      items.map((i) => releaseReason(i.reason)),
+    );
+    const accepted = outcomes.filter((o) => o.ok).length;
+    if (accepted > 0) this.c.pool.credit(workerId, accepted);
+    return answered(outcomes, 'release', items);
   }
 
   /**
@@ -281,24 +318,44 @@ export class WorkerProtocol {
    * unclaimed lease, a worker gone from the pool); with no worker request involved, it
    * presents no session.
    */
-  handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
-    return this.handBackRef({ jobId, fence, workerId, session: null }, reason);
+  async handBack(jobId: JobId, fence: number, workerId: WorkerId, reason: string): Promise<JobRow> {
+    return only(answered(await this.handBackRefs([{ jobId, fence, workerId, session: null }], [reason]), 'release', [{ fence }]));
   }
 
-  private async handBackRef(ref: LeaseRef, reason: string): Promise<JobRow> {
+  /**
+   * Hands leases back through the batched statement: each accepted one is logged as an
+   * event and told to its leader (the shard's leader in memory, another node by notice);
+   * each refusal is logged with its precise reason.
+   */
+  private async handBackRefs(refs: LeaseRef[], reasons: string[]): Promise<WriteOutcome[]> {
     const { c } = this;
-    const { jobId, workerId } = ref;
-    const row = await this.fenced('release', ref, () => c.store.releaseJob(ref));
-    c.emit({ type: 'lease:released', shard: row.shard, dagId: row.dagId, runId: row.runId, jobId, workerId, fence: row.fence, nodeId: c.nodeId, data: { reason } });
-    await this.afterJobEnd(row);
-    return row;
+    const outcomes = await this.releaseBatcher.submitMany(refs);
+    const ended: JobRow[] = [];
+    outcomes.forEach((o, k) => {
+      const ref = refs[k]!;
+      if (!o.ok) {
+        if (o.error.code !== 'INVALID_INPUT') this.refused(refusalReason(o.error), o.jobId, ref.workerId, { op: 'release', ...o.error.details });
+        return;
+      }
+      const row = o.row;
+      c.emit({
+        type: 'lease:released',
+        shard: row.shard,
+        dagId: row.dagId,
+        runId: row.runId,
+        jobId: ref.jobId,
+        workerId: ref.workerId,
+        fence: row.fence,
+        nodeId: c.nodeId,
+        data: { reason: reasons[k] },
+      });
+      ended.push(row);
+    });
+    await this.afterJobsEnd(ended);
+    return outcomes;
   }
 
-  /** The shard's leader reacts in memory; if another node leads it, that node is told. */
-  private async afterJobEnd(row: JobRow): Promise<void> {
-    await this.afterJobsEnd([row]);
-  }
-
+  /** The workers' writes have landed: the shard's leader reacts in memory; if another node leads it, that node is told. */
   private async afterJobsEnd(rows: JobRow[]): Promise<void> {
     const { c } = this;
     // The workers' writes have landed; a failure from here on is the leader's to repair
@@ -368,4 +425,16 @@ export function endedNotices(rows: Pick<JobRow, 'id' | 'shard'>[]): Extract<Stor
     }
   }
   return notices;
+}
+
+/** Each refusal of a batch as the worker may hear it (refusals.ts), in order. */
+function answered(outcomes: WriteOutcome[], operation: string, items: { fence: number }[]): WriteOutcome[] {
+  return outcomes.map((o, i) => (o.ok ? o : { jobId: o.jobId, ok: false as const, error: answerFor(o.error, operation, o.jobId, items[i]!.fence) }));
+}
+
+/** The row of a batch of one, or its refusal thrown. */
+function only(outcomes: WriteOutcome[]): JobRow {
+  const o = outcomes[0]!;
+  if (!o.ok) throw o.error;
+  return o.row;
 }

@@ -27,7 +27,28 @@ export function initialJobs(spec: DagSpec): NewJob[] {
   });
 }
 
-const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'succeeded', 'failed', 'upstream_failed', 'skipped', 'cancelled'];
+/** What a machine reads of a stored spec: its graph index and each task's trigger rule, by index. */
+interface Shape {
+  graph: GraphIndex;
+  rules: readonly TriggerRule[];
+}
+
+const shapes = new WeakMap<DagSpec, Shape>();
+
+/**
+ * The shape of a spec that is no longer changed, built once per spec object as its graph
+ * index is (graphIndexOf): a leader rebuilds a machine for every run it holds at each
+ * reconciliation, and a day of 100,000 DAGs rebuilds millions of them.
+ */
+function shapeOf(spec: DagSpec): Shape {
+  let shape = shapes.get(spec);
+  if (!shape) {
+    const graph = graphIndexOf(spec);
+    shape = { graph, rules: graph.positions.map((p) => spec.tasks[p]!.trigger ?? 'all_success') };
+    shapes.set(spec, shape);
+  }
+  return shape;
+}
 const TERMINAL = new Set<JobState>(TERMINAL_JOB_STATES);
 
 /** Whether a job in `state` is done for good: nothing moves it again in this run. */
@@ -61,7 +82,7 @@ export interface Settled {
  */
 export class RunMachine {
   private readonly graph: GraphIndex;
-  private readonly rules: TriggerRule[];
+  private readonly rules: readonly TriggerRule[];
   private readonly states: JobState[];
   /** Per task, how its dependencies have ended so far. */
   private readonly tallies: DepTally[];
@@ -70,11 +91,12 @@ export class RunMachine {
   private readonly ready = new Set<number>();
 
   constructor(spec: DagSpec, states?: Map<string, JobState>) {
-    this.graph = graphIndexOf(spec);
+    const shape = shapeOf(spec);
+    this.graph = shape.graph;
     const n = this.graph.ids.length;
-    this.rules = this.graph.positions.map((p) => spec.tasks[p]!.trigger ?? 'all_success');
+    this.rules = shape.rules;
     this.states = new Array<JobState>(n);
-    this.tally = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    this.tally = { waiting: 0, ready: 0, leased: 0, succeeded: 0, failed: 0, upstream_failed: 0, skipped: 0, cancelled: 0 };
     if (states !== undefined) {
       for (const taskId of states.keys()) {
         if (!this.graph.indexOf.has(taskId)) throw new Error(`RunMachine: state given for "${taskId}", which is not a task of DAG "${spec.id}"`);

@@ -50,8 +50,16 @@ export interface WorkerProtocolStore extends StoreTime {
    * failure is retryable, else failed. The result store records it under the same fence.
    */
   failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow>;
+  /**
+   * failJob for many attempts in one statement, each fenced on its own as in completeJobs:
+   * an accepted item's row, or its typed refusal (nothing written for it). Outcomes are in
+   * the order of `items`; a job named twice is failed by its first accepted item only.
+   */
+  failJobs(items: FailItem[]): Promise<WriteOutcome[]>;
   /** Hands a lease back unfinished (worker shutting down or over-committed): ready, fence + 1, attempt - 1. */
   releaseJob(ref: LeaseRef): Promise<JobRow>;
+  /** releaseJob for many leases in one statement, each fenced and answered on its own, in order. */
+  releaseJobs(refs: LeaseRef[]): Promise<WriteOutcome[]>;
   /**
    * The accepted outputs of the named tasks of the job's own run, for the holder of the
    * job's current lease: a fenced read, refused as a write would be (StaleFence,
@@ -107,6 +115,11 @@ export interface FailureWrite {
   logs?: string | null;
   /** The outcomes of the attempt's effects, kept with its attempt (null or absent: none reported). */
   effects?: EffectRecord[] | null;
+}
+
+/** One failed attempt of a batch of failures (WorkerProtocolStore.failJobs). */
+export interface FailItem extends FailureWrite {
+  ref: LeaseRef;
 }
 
 /** An upstream task's accepted output, as the job downstream of it is handed it (WorkerProtocolStore.upstreamOutputs). */

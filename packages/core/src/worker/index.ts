@@ -2,6 +2,7 @@ export * from './protocol';
 export * from './running-job';
 export * from './result-batch';
 export * from './result-queue';
+export * from './write-queue';
 export * from './renewals';
 export * from './known-run-time';
 export * from './job-end';

@@ -23,9 +23,10 @@ export interface WorkerTransport {
   renew(node: number, req: { workerId: WorkerId; leases: { jobId: JobId; fence: number; log?: string }[] }): Promise<RenewOutcome[]>;
   /** Many successful results in one call, each fenced and answered on its own, in order. */
   completeMany(node: number, req: { workerId: WorkerId; results: ResultToSend[] }): Promise<ResultOutcome[]>;
-  /** `effects` rides with the failure when the attempt reported any, and is left out otherwise. */
-  fail(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] }): Promise<void>;
-  release(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: ReleaseCause }): Promise<void>;
+  /** Many failed attempts in one call, each fenced and answered on its own, in order. */
+  failMany(node: number, req: { workerId: WorkerId; failures: FailureToSend[] }): Promise<ResultOutcome[]>;
+  /** Many leases handed back unfinished in one call, each fenced and answered on its own, in order. */
+  releaseMany(node: number, req: { workerId: WorkerId; releases: ReleaseToSend[] }): Promise<ResultOutcome[]>;
   /** The accepted outputs of the job's upstream tasks: a fenced read, refused like a write when the fence is no longer current. */
   upstream(node: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]>;
 }
@@ -56,6 +57,23 @@ export interface ResultToSend {
   logs: string | null;
   /** The effect outcomes the attempt reported; left out when it reported none, so a plain result costs nothing more. */
   effects?: EffectRecord[];
+}
+
+/** A failed attempt; `effects` rides with it when the attempt reported any, and is left out otherwise. */
+export interface FailureToSend {
+  jobId: JobId;
+  fence: number;
+  error: string;
+  retryable: boolean;
+  logs: string | null;
+  effects?: EffectRecord[];
+}
+
+/** A lease handed back unfinished, and why. */
+export interface ReleaseToSend {
+  jobId: JobId;
+  fence: number;
+  reason: ReleaseCause;
 }
 
 export type ResultOutcome = { ok: true } | { ok: false; error: FencelineError };

@@ -4,14 +4,16 @@ import type { Assignment } from '../node/worker-pool';
 import type { ReleaseCause } from '../node/revocation';
 import type { RenewOutcome } from '../store';
 import { effectsProblem, type EffectRecord } from '../input/effect-reports';
-import { retryDelayAfter, retryDelayMs } from './backoff';
+import { retryDelayAfter } from './backoff';
 import { failureOf, type JobFailure } from './job-end';
 import { knownRunTimeMs } from './known-run-time';
 import { LazyAbort } from './lazy-abort';
 import { LogStream } from './log-stream';
 import { viaThenOthers } from './node-order';
-import { emptyWorkerStats, type JobEnd, type OpenPoll, type WorkerStats } from './protocol';
+import { emptyWorkerStats, type FailureToSend, type JobEnd, type OpenPoll, type ReleaseToSend, type WorkerStats } from './protocol';
 import { ResultQueue } from './result-queue';
+import { failureBytes, RELEASE_BYTES } from './result-batch';
+import { WriteQueue } from './write-queue';
 import { Renewals } from './renewals';
 import type { DueLease, RunningJob } from './running-job';
 import { storableEnd } from './storable-end';
@@ -39,6 +41,8 @@ export class WorkerCore {
   private readonly polls = new Map<number, OpenPoll>();
   private readonly renewals: Renewals;
   private readonly results: ResultQueue;
+  private readonly failures: WriteQueue<FailureToSend>;
+  private readonly releases: WriteQueue<ReleaseToSend>;
   /** Poll loops waiting for a free slot; each is woken when a job leaves its slot. */
   private slotWaiters: (() => void)[] = [];
   /** Woken whenever the slots empty. */
@@ -63,14 +67,41 @@ export class WorkerCore {
       onRefused: (code, r) => deps.onRefused?.(code, 'renew', r.job),
       log: deps.log,
     });
+    const defer = deps.defer ?? ((fn: () => void) => void Promise.resolve().then(fn));
     this.results = new ResultQueue({
       workerId: deps.workerId,
       transport: deps.transport,
       timers: deps.timers,
-      defer: deps.defer ?? ((fn) => void Promise.resolve().then(fn)),
+      defer,
       halted: () => this.halted,
       limits: deps.resultLimits,
       log: deps.log,
+    });
+    // Failures and hand-backs go in batches as results do, each still fenced and answered
+    // on its own. A failure is sent until a node takes it, as a result is; a hand-back is
+    // tried once on each node, since a lease nobody takes back runs out by itself.
+    this.failures = new WriteQueue<FailureToSend>({
+      nodeCount: deps.transport.nodeCount,
+      call: (node, failures) => deps.transport.failMany(node, { workerId: deps.workerId, failures }),
+      bytes: failureBytes,
+      timers: deps.timers,
+      defer,
+      halted: () => this.halted,
+      limits: deps.resultLimits,
+      log: deps.log,
+      noun: 'failures',
+    });
+    this.releases = new WriteQueue<ReleaseToSend>({
+      nodeCount: deps.transport.nodeCount,
+      call: (node, releases) => deps.transport.releaseMany(node, { workerId: deps.workerId, releases }),
+      bytes: () => RELEASE_BYTES,
+      timers: deps.timers,
+      defer,
+      halted: () => this.halted,
+      limits: deps.resultLimits,
+      log: deps.log,
+      noun: 'hand-backs',
+      retry: false,
     });
   }
 
@@ -226,7 +257,7 @@ export class WorkerCore {
       // Two nodes may both fill our free slots at the same instant; hand the excess back.
       const reason: ReleaseCause = this.stopping ? 'stopping' : 'no-free-slot';
       if (this.halted) return;
-      this.deps.transport.release(via, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, reason }).then(
+      this.releases.send(via, { jobId: job.jobId, fence: job.fence, reason }).then(
         () => this.stats.handedBack++,
         (err: unknown) => this.refused(err, 'release', job),
       );
@@ -368,30 +399,10 @@ export class WorkerCore {
     return undefined;
   }
 
-  /** Writes a failure with its fence; while no node answers, tries again after a pause. */
-  private async sendFailure(r: RunningJob, failure: JobFailure, logs: string | null, effects: EffectRecord[] | undefined): Promise<void> {
+  /** Writes a failure with its fence, in the failures' next batch; while no node answers, it is sent again after a pause. */
+  private sendFailure(r: RunningJob, failure: JobFailure, logs: string | null, effects: EffectRecord[] | undefined): Promise<void> {
     const { job } = r;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) =>
-          this.deps.transport.fail(node, {
-            workerId: this.deps.workerId,
-            jobId: job.jobId,
-            fence: job.fence,
-            error: failure.error,
-            retryable: failure.retryable,
-            logs,
-            ...(effects ? { effects } : {}),
-          }),
-        );
-        return;
-      } catch (err) {
-        if (err instanceof FencelineError || this.halted) throw err;
-        if (attempt === 1 || attempt % 20 === 0)
-          this.deps.log?.('warn', 'no scheduler node took the failure; retrying', { jobId: job.jobId, fence: job.fence, error: String(err), ...this.jobLogFields(r) });
-        await this.sleep(retryDelayMs(attempt));
-      }
-    }
+    return this.failures.send(r.via, { jobId: job.jobId, fence: job.fence, error: failure.error, retryable: failure.retryable, logs, ...(effects ? { effects } : {}) });
   }
 
   private refused(err: unknown, op: 'complete' | 'fail' | 'release', job: Assignment): void {
@@ -478,9 +489,7 @@ export class WorkerCore {
           r.controller.abort(new Error('worker shutting down'));
           const { job } = r;
           try {
-            await viaThenOthers(this.deps.transport.nodeCount, r.via, (node) =>
-              this.deps.transport.release(node, { workerId: this.deps.workerId, jobId: job.jobId, fence: job.fence, reason: 'stopping' }),
-            );
+            await this.releases.send(r.via, { jobId: job.jobId, fence: job.fence, reason: 'stopping' });
             this.stats.handedBack++;
             this.deps.log?.('info', 'job handed back on stop', { jobId: job.jobId, taskId: job.taskId, fence: job.fence, ...this.jobLogFields(r) });
           } catch (err) {

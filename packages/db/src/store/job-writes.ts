@@ -8,6 +8,7 @@ import {
   resultProblem,
   resultSizeRefusal,
   type CompleteItem,
+  type FailItem,
   type FailureWrite,
   type JobRow,
   type LeaseRef,
@@ -15,7 +16,7 @@ import {
 } from '@fenceline/core';
 import { array, rows, type Executor } from './db';
 import { NO_SYNC_REQUIREMENT, noSyncStandby, syncStandbyCheck, type Durability } from './durability';
-import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin, fencedWhere, refuse } from './fencing';
+import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin } from './fencing';
 import { isId, jobFromRow } from './rows';
 
 /**
@@ -49,10 +50,6 @@ const RESULT_UPSERT = sql`on conflict (job_id) do update set
  * written twice; should one be, the first stays, as results keeps the first of a fence.
  */
 const ATTEMPT_INSERT = sql`on conflict (job_id, fence) do nothing`;
-
-function noHigherResult(ref: LeaseRef) {
-  return sql`not exists (select 1 from results where job_id = ${ref.jobId} and fence >= ${ref.fence})`;
-}
 
 /**
  * Many completions in one statement, each fenced on its own. The `locked` CTE takes the
@@ -154,6 +151,180 @@ export async function completeJobs(db: Executor, items: CompleteItem[], durabili
       outcomes[at] = { jobId: items[at]!.ref.jobId, ok: true, row: jobFromRow(row) };
     }
   }
+  return classified(db, items, outcomes, 'completeJob');
+}
+
+/**
+ * Records failed attempts under their fences, many in one statement, each fenced on its
+ * own as completeJobs does (the `locked` CTE takes the row locks in id order and keeps the
+ * position of every item that passed; `won` takes, per job, the first of them): back to
+ * ready after the backoff (store clock) when the failure is retryable and attempts remain,
+ * else failed for good. The holder stays as the last holder; the next grant raises the
+ * fence. An item that fails a check is refused alone, classified by one follow-up read.
+ */
+export async function failJobs(db: Executor, items: FailItem[], durability: Durability = NO_SYNC_REQUIREMENT): Promise<WriteOutcome[]> {
+  const outcomes: (WriteOutcome | undefined)[] = items.map(() => undefined);
+  const send: { at: number; item: FailItem; effects: string | null }[] = [];
+  items.forEach((item, at) => {
+    const { ref } = item;
+    // Text and JSON PostgreSQL refuses would fail the statement for every item in it.
+    const refusal = failureProblem(ref.jobId, item) ?? effectsProblem(ref.jobId, item.effects) ?? failureSizeRefusal(ref.jobId, byteLength(item.error), byteLength(item.logs));
+    if (refusal) {
+      outcomes[at] = { jobId: ref.jobId, ok: false, error: refusal };
+      return;
+    }
+    if (!isId(ref.jobId)) return;
+    send.push({ at, item, effects: effectsJson(item.effects) });
+  });
+  if (send.length > 0) {
+    const retry = sql`(r.retryable and j.attempt < j.max_attempts)`;
+    const written = await rows(
+      db,
+      sql`with r as (
+            select * from unnest(${array(
+              send.map((s) => s.item.ref.jobId),
+              'bigint',
+            )}, ${array(
+              send.map((s) => s.item.ref.fence),
+              'bigint',
+            )}, ${array(
+              send.map((s) => s.item.ref.workerId),
+              'text',
+            )}, ${array(
+              send.map((s) => s.item.error),
+              'text',
+            )}, ${array(
+              send.map((s) => String(s.item.retryable)),
+              'text',
+            )}::boolean[], ${array(
+              send.map((s) => s.item.logs ?? null),
+              'text',
+            )}, ${array(
+              send.map((s) => s.effects),
+              'text',
+            )}, ${array(
+              send.map((s) => s.at),
+              'int',
+            )}, ${array(
+              send.map((s) => s.item.ref.session),
+              'text',
+            )}) as r(job_id, fence, worker_id, error, retryable, logs, effects, at, session)
+          ),
+          sync as (select ${syncStandbyCheck(durability)} as ok),
+          locked as materialized (
+            select j.id, r.at from ${fencedBatchJoin()}
+              and not exists (select 1 from results x where x.job_id = j.id and x.fence >= r.fence)
+              and (select ok from sync)
+            order by j.id
+            for update of j
+          ),
+          won as (select distinct on (id) id, at from locked order by id, at),
+          w as (
+            update jobs j set
+              state = case when ${retry} then 'ready' else 'failed' end,
+              next_attempt_at = case when ${retry} then now() + ${BACKOFF_INTERVAL} end,
+              ready_at = case when ${retry} then now() else j.ready_at end,
+              ended_at = case when ${retry} then null else now() end,
+              lease_expires_at = null,
+              holder_session = null,
+              last_error = r.error
+            from won join r on r.at = won.at
+            where j.id = won.id
+            returning j.*, won.at as item_at
+          ),
+          res as (
+            insert into results (job_id, fence, worker_id, outcome, output, error, logs, effects, written_at)
+            select w.id, w.fence, w.holder, 'failed', null, r.error, r.logs, r.effects::jsonb, now() from w join r on r.at = w.item_at
+            ${RESULT_UPSERT}
+            returning job_id
+          ),
+          att as (
+            insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, effects, started_at, ended_at)
+            select w.id, w.fence, w.attempt, w.holder, 'failed', null, r.error, r.logs, r.effects::jsonb, w.leased_at, now() from w join r on r.at = w.item_at
+            ${ATTEMPT_INSERT}
+          )
+          select sync.ok as sync_ok, w.item_at as at, w.* from sync left join w on true`,
+    );
+    // As in completeJobs: a server that would commit without a synchronous standby wrote nothing.
+    if (written[0]?.sync_ok === false) throw noSyncStandby();
+    for (const row of written) {
+      if (row.at === null || row.at === undefined) continue;
+      const at = Number(row.at);
+      outcomes[at] = { jobId: items[at]!.ref.jobId, ok: true, row: jobFromRow(row) };
+    }
+  }
+  return classified(db, items, outcomes, 'failJob');
+}
+
+/** One failed attempt (failJobs); throws its refusal. */
+export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite, durability: Durability = NO_SYNC_REQUIREMENT): Promise<JobRow> {
+  return only(await failJobs(db, [{ ...failure, ref }], durability));
+}
+
+/**
+ * Hands live leases back unfinished, many in one statement, each fenced on its own as
+ * completeJobs does: ready at once, fence + 1 so the releasing worker is fenced off, and
+ * the attempt not counted. An item that fails a check is refused alone.
+ */
+export async function releaseJobs(db: Executor, refs: LeaseRef[]): Promise<WriteOutcome[]> {
+  const outcomes: (WriteOutcome | undefined)[] = refs.map(() => undefined);
+  const send = refs.flatMap((ref, at) => (isId(ref.jobId) ? [{ ref, at }] : []));
+  if (send.length > 0) {
+    const written = await rows(
+      db,
+      sql`with r as (
+            select * from unnest(${array(
+              send.map((s) => s.ref.jobId),
+              'bigint',
+            )}, ${array(
+              send.map((s) => s.ref.fence),
+              'bigint',
+            )}, ${array(
+              send.map((s) => s.ref.workerId),
+              'text',
+            )}, ${array(
+              send.map((s) => s.at),
+              'int',
+            )}, ${array(
+              send.map((s) => s.ref.session),
+              'text',
+            )}) as r(job_id, fence, worker_id, at, session)
+          ),
+          locked as materialized (
+            select j.id, r.at from ${fencedBatchJoin()}
+            order by j.id
+            for update of j
+          ),
+          won as (select distinct on (id) id, at from locked order by id, at),
+          w as (
+            update jobs j set state = 'ready', fence = j.fence + 1, attempt = greatest(j.attempt - 1, 0), holder = null, holder_session = null,
+              lease_expires_at = null, next_attempt_at = null, ready_at = now()
+            from won
+            where j.id = won.id
+            returning j.*, won.at as item_at
+          )
+          select w.item_at as at, w.* from w`,
+    );
+    for (const row of written) {
+      const at = Number(row.at);
+      outcomes[at] = { jobId: refs[at]!.jobId, ok: true, row: jobFromRow(row) };
+    }
+  }
+  return classified(
+    db,
+    refs.map((ref) => ({ ref })),
+    outcomes,
+    'releaseJob',
+  );
+}
+
+/** One hand-back (releaseJobs); throws its refusal. */
+export async function releaseJob(db: Executor, ref: LeaseRef): Promise<JobRow> {
+  return only(await releaseJobs(db, [ref]));
+}
+
+/** Fills in the refused items of a batch, each classified from one read of the jobs as they are now. */
+async function classified(db: Executor, items: { ref: LeaseRef }[], outcomes: (WriteOutcome | undefined)[], operation: string): Promise<WriteOutcome[]> {
   const refused = items.filter((_, at) => outcomes[at] === undefined);
   const states =
     refused.length > 0
@@ -162,70 +333,12 @@ export async function completeJobs(db: Executor, items: CompleteItem[], durabili
           refused.map((i) => i.ref.jobId),
         )
       : new Map();
-  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: fencedWriteRefusal(item.ref, states.get(item.ref.jobId), 'completeJob') });
+  return items.map((item, at) => outcomes[at] ?? { jobId: item.ref.jobId, ok: false, error: fencedWriteRefusal(item.ref, states.get(item.ref.jobId), operation) });
 }
 
-/**
- * Records a failed attempt under its fence: back to ready after the backoff (store clock)
- * when the failure is retryable and attempts remain, else failed for good. The holder
- * stays as the last holder; the next grant raises the fence.
- */
-export async function failJob(db: Executor, ref: LeaseRef, failure: FailureWrite, durability: Durability = NO_SYNC_REQUIREMENT): Promise<JobRow> {
-  const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
-  if (problem !== null) throw problem;
-  const effects = effectsJson(failure.effects);
-  const tooBig = failureSizeRefusal(ref.jobId, byteLength(failure.error), byteLength(failure.logs));
-  if (tooBig) throw tooBig;
-  if (!isId(ref.jobId)) throw await refuse(db, ref, 'failJob');
-  const retry = sql`(${failure.retryable}::boolean and attempt < max_attempts)`;
-  const written = await rows(
-    db,
-    sql`with sync as (select ${syncStandbyCheck(durability)} as ok),
-        w as (
-          update jobs set
-            state = case when ${retry} then 'ready' else 'failed' end,
-            next_attempt_at = case when ${retry} then now() + ${BACKOFF_INTERVAL} end,
-            ready_at = case when ${retry} then now() else ready_at end,
-            ended_at = case when ${retry} then null else now() end,
-            lease_expires_at = null,
-            holder_session = null,
-            last_error = ${failure.error}
-          where ${fencedWhere(ref)} and ${noHigherResult(ref)} and (select ok from sync)
-          returning *
-        ),
-        res as (
-          insert into results (job_id, fence, worker_id, outcome, output, error, logs, effects, written_at)
-          select id, fence, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, ${effects}::jsonb, now() from w
-          ${RESULT_UPSERT}
-          returning job_id
-        ),
-        att as (
-          insert into job_attempts (job_id, fence, attempt, worker_id, outcome, output, error, logs, effects, started_at, ended_at)
-          select id, fence, attempt, holder, 'failed', null, ${failure.error}, ${failure.logs ?? null}, ${effects}::jsonb, leased_at, now() from w
-          ${ATTEMPT_INSERT}
-        )
-        select sync.ok as sync_ok, w.*, (select count(*) from res) as results_written from sync left join w on true`,
-  );
-  if (written[0]?.sync_ok === false) throw noSyncStandby();
-  const row = written[0]?.id === null || written[0]?.id === undefined ? undefined : written[0];
-  if (!row) throw await refuse(db, ref, 'failJob');
-  return jobFromRow(row);
-}
-
-/**
- * Hands a live lease back unfinished: ready at once, fence + 1 so the releasing worker is
- * fenced off, and the attempt not counted.
- */
-export async function releaseJob(db: Executor, ref: LeaseRef): Promise<JobRow> {
-  if (!isId(ref.jobId)) throw await refuse(db, ref, 'releaseJob');
-  const written = await rows(
-    db,
-    sql`update jobs set state = 'ready', fence = fence + 1, attempt = greatest(attempt - 1, 0), holder = null, holder_session = null,
-          lease_expires_at = null, next_attempt_at = null, ready_at = now()
-        where ${fencedWhere(ref)}
-        returning *`,
-  );
-  const row = written[0];
-  if (!row) throw await refuse(db, ref, 'releaseJob');
-  return jobFromRow(row);
+/** The row of a batch of one, or its refusal thrown. */
+function only(outcomes: WriteOutcome[]): JobRow {
+  const o = outcomes[0]!;
+  if (!o.ok) throw o.error;
+  return o.row;
 }

@@ -131,7 +131,9 @@ export const sqlWorkerProtocolStore = {
   renewLeases: leases.renewLeases,
   completeJobs: jobWrites.completeJobs,
   failJob: jobWrites.failJob,
+  failJobs: jobWrites.failJobs,
   releaseJob: jobWrites.releaseJob,
+  releaseJobs: jobWrites.releaseJobs,
   upstreamOutputs: upstream.upstreamOutputs,
 } satisfies OverPool<WorkerProtocolStore>;
 

@@ -67,9 +67,10 @@ const operations = {
  */
 export function sqlStore(db: Db, connectAgain?: () => Db, durability: Durability = NO_SYNC_REQUIREMENT): SqlStore {
   const connection = sqlConnection(db, connectAgain);
-  const durable: OverPool<Pick<PoolOperations, 'completeJobs' | 'failJob'>> = {
+  const durable: OverPool<Pick<PoolOperations, 'completeJobs' | 'failJob' | 'failJobs'>> = {
     completeJobs: (d, items) => jobWrites.completeJobs(d, items, durability),
     failJob: (d, ref, failure) => jobWrites.failJob(d, ref, failure, durability),
+    failJobs: (d, items) => jobWrites.failJobs(d, items, durability),
   };
   return {
     ...onPool<PoolOperations>(connection, { ...operations, ...durable }),

@@ -104,7 +104,7 @@ interface TrackedJob {
 }
 
 /** The fenced worker writes whose refusals a replay lists; each takes its leases as its first argument. */
-const FENCED_WRITES = ['renewLeases', 'completeJobs', 'failJob', 'releaseJob'] as const;
+const FENCED_WRITES = ['renewLeases', 'completeJobs', 'failJobs', 'releaseJobs'] as const;
 
 /**
  * Records a replay of one DAG while a world runs, by observation only: it sees the store's

@@ -117,7 +117,7 @@ export function memoryRoles(tables: MemoryTables): MemoryRoles {
     },
     workerProtocol: {
       ...clock,
-      ...methodsOf(workerWrites, ['registerWorker', 'heartbeatWorkers', 'renewLeases', 'completeJobs', 'failJob', 'releaseJob', 'upstreamOutputs']),
+      ...methodsOf(workerWrites, ['registerWorker', 'heartbeatWorkers', 'renewLeases', 'completeJobs', 'failJob', 'failJobs', 'releaseJob', 'releaseJobs', 'upstreamOutputs']),
       workerSession: async (workerId) => tables.workerTable.session(workerId),
     },
     workerCredentials: methodsOf(credentials, ['createWorkerCredential', 'listWorkerCredentials', 'revokeWorkerCredential', 'findWorkerCredential']),

@@ -14,6 +14,7 @@ import {
   workerMetaProblem,
   type CompleteItem,
   type EffectRecord,
+  type FailItem,
   type FailureWrite,
   effectsProblem,
   storedEffects,
@@ -102,14 +103,7 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
 
   async completeJobs(items: CompleteItem[]): Promise<WriteOutcome[]> {
     const now = this.tables.nowMs();
-    return items.map((item) => {
-      try {
-        return { jobId: item.ref.jobId, ok: true as const, row: this.completeOne(item, now) };
-      } catch (err) {
-        if (err instanceof FencelineError) return { jobId: item.ref.jobId, ok: false as const, error: err };
-        throw err;
-      }
-    });
+    return items.map((item) => outcomeOf(item.ref, () => this.completeOne(item, now)));
   }
 
   private completeOne({ ref, output: value, logs, effects }: CompleteItem, now: number): JobRow {
@@ -130,11 +124,26 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
   }
 
   async failJob(ref: LeaseRef, failure: FailureWrite): Promise<JobRow> {
+    return this.failOne({ ...failure, ref }, this.tables.nowMs());
+  }
+
+  /** Each failure fenced and answered on its own, as the SQL store's one statement does. */
+  async failJobs(items: FailItem[]): Promise<WriteOutcome[]> {
+    const now = this.tables.nowMs();
+    return this.fencedBatch(
+      items.map((item) => item.ref),
+      'failJob',
+      now,
+      (k) => this.failOne(items[k]!, now),
+    );
+  }
+
+  private failOne(failure: FailItem, now: number): JobRow {
+    const { ref } = failure;
     const problem = failureProblem(ref.jobId, failure) ?? effectsProblem(ref.jobId, failure.effects);
     if (problem !== null) throw problem;
     const tooBig = failureSizeRefusal(ref.jobId, utf8ByteLength(failure.error), utf8ByteLength(failure.logs ?? ''));
     if (tooBig) throw tooBig;
-    const now = this.tables.nowMs();
     const job = this.fencedJob(ref, 'failJob', now, true);
     const retry = failure.retryable && job.attempt < job.maxAttempts;
     job.state = retry ? 'ready' : 'failed';
@@ -169,7 +178,27 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
   }
 
   async releaseJob(ref: LeaseRef): Promise<JobRow> {
+    return this.releaseOne(ref, this.tables.nowMs());
+  }
+
+  /** Each hand-back fenced and answered on its own, as the SQL store's one statement does. */
+  async releaseJobs(refs: LeaseRef[]): Promise<WriteOutcome[]> {
     const now = this.tables.nowMs();
+    return this.fencedBatch(refs, 'releaseJob', now, (k) => this.releaseOne(refs[k]!, now));
+  }
+
+  /**
+   * A batch of fenced writes as the SQL store's one statement judges it: every item is
+   * tried in order, and a fence refusal is classified once the whole batch is written,
+   * from the job as the statement left it (a hand-back raises the fence, so an item
+   * refused before the one that wins would otherwise be named against the old fence).
+   */
+  private fencedBatch(refs: LeaseRef[], operation: string, now: number, write: (k: number) => JobRow): WriteOutcome[] {
+    const outcomes = refs.map((ref, k) => outcomeOf(ref, () => write(k)));
+    return outcomes.map((o, k) => (o.ok || !FENCE_CODES.has(o.error.code) ? o : { jobId: o.jobId, ok: false, error: this.refusal(refs[k]!, operation, now) }));
+  }
+
+  private releaseOne(ref: LeaseRef, now: number): JobRow {
     const job = this.fencedJob(ref, 'releaseJob', now, false);
     job.state = 'ready';
     job.fence = this.tables.rules.revokedFence(job.fence);
@@ -232,5 +261,18 @@ export class MemoryWorkerWrites implements Omit<WorkerProtocolStore, 'now' | 'wo
     if (attempts) attempts.push(attempt);
     else this.tables.attempts.set(job.id, [attempt]);
     this.tables.emit({ op: 'result:written', atMs: now, jobId: job.id, workerId: job.holder!, fence: job.fence, outcome });
+  }
+}
+
+/** The codes of a fenced write's refusal (fencedWriteRefusal), as opposed to a refusal of its content. */
+const FENCE_CODES = new Set(['STALE_FENCE', 'FORGED_FENCE', 'LEASE_LOST', 'NOT_FOUND']);
+
+/** One item of a batch write: the row `write` left, or its typed refusal. */
+function outcomeOf(ref: LeaseRef, write: () => JobRow): WriteOutcome {
+  try {
+    return { jobId: ref.jobId, ok: true, row: write() };
+  } catch (err) {
+    if (err instanceof FencelineError) return { jobId: ref.jobId, ok: false, error: err };
+    throw err;
   }
 }

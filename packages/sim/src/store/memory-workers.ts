@@ -11,11 +11,23 @@ export interface NewWorker {
   credentialId: string | null;
 }
 
+/** A worker's sighting as one heartbeat call gathers it from its beats. */
+interface BeatEntry {
+  /** The worker's row (the one its latest registration wrote). */
+  row: WorkerRow;
+  stamp: number;
+  seenMs: number;
+  polling: boolean;
+}
+
 /** The memory store's worker rows: registration, heartbeats and who was seen lately. */
 export class MemoryWorkers {
   private readonly rows = new Map<string, WorkerRow>();
   /** Each worker's current session, as workers.session in SQL. */
   private readonly sessions = new Map<string, string>();
+  /** Per registered worker, what the heartbeat call stamped `stamp` has gathered of it. */
+  private readonly beatEntries = new Map<string, BeatEntry>();
+  private beatStamp = 0;
 
   register(worker: NewWorker, now: Date): WorkerRow {
     const before = this.rows.get(worker.id);
@@ -23,6 +35,9 @@ export class MemoryWorkers {
     const startedAt = before && this.sessions.get(worker.id) === worker.session ? before.startedAt : now;
     const row: WorkerRow = { id: worker.id, slots: worker.slots, nodeId: worker.nodeId, meta: { ...(worker.meta ?? {}) }, startedAt, lastSeen: now };
     this.rows.set(worker.id, row);
+    const entry = this.beatEntries.get(worker.id);
+    if (entry) entry.row = row;
+    else this.beatEntries.set(worker.id, { row, stamp: 0, seenMs: 0, polling: false });
     this.sessions.set(worker.id, worker.session);
     return { ...row };
   }
@@ -57,19 +72,32 @@ export class MemoryWorkers {
    * left alone, as the SQL store's heartbeat does.
    */
   heartbeat(beats: WorkerBeat[], nodeId: string | null, skipSeenWithinMs: number, nowMs: number): void {
-    const latest = new Map<string, { seenMs: number; polling: boolean }>();
+    // A node beats for all its live workers every interval (10,000 of them at full size),
+    // so the beats are folded per worker on the row's own entry, stamped with this call,
+    // rather than in a map built for the call: one lookup per beat instead of three and an
+    // object each. A worker named twice is still decided once, on its latest sighting.
+    const stamp = ++this.beatStamp;
+    const named: BeatEntry[] = [];
     for (const b of beats) {
+      const entry = this.beatEntries.get(b.workerId);
+      if (!entry) continue;
       const silentMs = Math.max(0, b.silentMs);
-      const before = latest.get(b.workerId);
-      latest.set(b.workerId, { seenMs: Math.max(before?.seenMs ?? -Infinity, nowMs - silentMs), polling: (before?.polling ?? false) || silentMs === 0 });
+      if (entry.stamp !== stamp) {
+        entry.stamp = stamp;
+        entry.seenMs = nowMs - silentMs;
+        entry.polling = silentMs === 0;
+        named.push(entry);
+      } else {
+        entry.seenMs = Math.max(entry.seenMs, nowMs - silentMs);
+        entry.polling = entry.polling || silentMs === 0;
+      }
     }
-    for (const [id, beat] of latest) {
-      const row = this.rows.get(id);
-      if (!row) continue;
+    for (const entry of named) {
+      const row = entry.row;
       const stored = row.lastSeen.getTime();
-      if (stored >= beat.seenMs) continue;
-      if (beat.polling && skipSeenWithinMs > 0 && stored >= beat.seenMs - skipSeenWithinMs) continue;
-      row.lastSeen = new Date(beat.seenMs);
+      if (stored >= entry.seenMs) continue;
+      if (entry.polling && skipSeenWithinMs > 0 && stored >= entry.seenMs - skipSeenWithinMs) continue;
+      row.lastSeen = new Date(entry.seenMs);
       if (nodeId !== null) row.nodeId = nodeId;
     }
   }

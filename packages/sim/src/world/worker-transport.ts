@@ -1,7 +1,8 @@
 import {
   errorFromJSON,
-  type EffectRecord,
+  type FailureToSend,
   type OpenPoll,
+  type ReleaseToSend,
   type RenewOutcome,
   type ResultOutcome,
   type ResultToSend,
@@ -127,12 +128,18 @@ export class SimWorkerTransport implements WorkerTransport {
     });
   }
 
-  async fail(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; error: string; retryable: boolean; logs: string | null; effects?: EffectRecord[] }): Promise<void> {
-    await this.call(i, this.labels[i]!.write, (node) => node.protocol.fail({ ...req, session: this.o.session }));
+  failMany(i: number, req: { workerId: WorkerId; failures: FailureToSend[] }): Promise<ResultOutcome[]> {
+    return this.call(i, this.labels[i]!.write, async (node) => {
+      const answers = await node.protocol.failMany({ workerId: req.workerId, session: this.o.session, failures: req.failures });
+      return answers.map((a) => (a.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(a.error.toJSON()) }));
+    });
   }
 
-  async release(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; reason: 'stopping' | 'no-free-slot' }): Promise<void> {
-    await this.call(i, this.labels[i]!.release, (node) => node.protocol.release({ ...req, session: this.o.session }));
+  releaseMany(i: number, req: { workerId: WorkerId; releases: ReleaseToSend[] }): Promise<ResultOutcome[]> {
+    return this.call(i, this.labels[i]!.release, async (node) => {
+      const answers = await node.protocol.releaseMany({ workerId: req.workerId, session: this.o.session, releases: req.releases });
+      return answers.map((a) => (a.ok ? { ok: true as const } : { ok: false as const, error: errorFromJSON(a.error.toJSON()) }));
+    });
   }
 
   upstream(i: number, req: { workerId: WorkerId; jobId: JobId; fence: number; taskIds: string[] }): Promise<UpstreamOutput[]> {

@@ -7,8 +7,8 @@ import { LONG_TTL_MS, SHARD_COUNT, unique } from './fixtures';
 import { grantLeases, startRun } from './one-leader';
 
 /**
- * The store contract's part on batches judged item by item: completions and renewals of
- * many workers share one statement, and an item that names a live lease's job but fails
+ * The store contract's part on batches judged item by item: completions, failures,
+ * hand-backs and renewals of many workers share one statement, and an item that names a live lease's job but fails
  * one of its checks (another session, another holder, another fence) must be refused
  * alone. Generated batches mix honest items (the holder's job, fence and session, some
  * named twice) with forged ones in any order; each item's answer must be what it would
@@ -124,6 +124,62 @@ export function batchJudgingContract(c: ContractContext): void {
               expect(result).toMatchObject({ workerId: lease.holder.id, fence: lease.fence, output: { item: winner }, logs: `item ${winner}` });
               expect((await c.store.getJob(lease.jobId)).state).toBe('succeeded');
             }
+          }
+        }),
+        RUNS,
+      );
+    });
+
+    it('fails only the first honest item of each job; every other item is refused alone', async () => {
+      await fc.assert(
+        fc.asyncProperty(batches, async (items) => {
+          const s = await leasedJobs();
+          const outcomes = await c.store.failJobs(items.map((i, at) => ({ ref: refOf(s, i.job, i.kind), error: `error of item ${at}`, retryable: true, logs: `item ${at}` })));
+          const wins = firstHonest(items);
+          expect(outcomes).toHaveLength(items.length);
+          outcomes.forEach((o, at) => {
+            const item = items[at]!;
+            expect(o.jobId, `item ${at}`).toBe(s.leases[item.job]!.jobId);
+            if (wins[at]) expect(o.ok, `item ${at} (${item.kind}) must be accepted`).toBe(true);
+            else expect(o.ok ? 'OK' : o.error.code, `item ${at} (${item.kind})`).toBe(expectedCode(item.kind));
+          });
+          for (let job = 0; job < JOBS; job++) {
+            const lease = s.leases[job]!;
+            const winner = items.findIndex((_, at) => wins[at] && items[at]!.job === job);
+            const result = await c.store.getResult(lease.jobId);
+            if (winner < 0) {
+              expect(result, `job ${job} had no honest item`).toBeNull();
+              expect(await c.store.getJob(lease.jobId)).toMatchObject({ state: 'leased', holder: lease.holder.id, fence: lease.fence });
+            } else {
+              expect(result).toMatchObject({ workerId: lease.holder.id, fence: lease.fence, outcome: 'failed', error: `error of item ${winner}`, logs: `item ${winner}` });
+              expect(await c.store.getJob(lease.jobId)).toMatchObject({ state: 'ready', fence: lease.fence, lastError: `error of item ${winner}` });
+            }
+          }
+        }),
+        RUNS,
+      );
+    });
+
+    it('hands back only the first honest item of each job; every other item is refused alone, named against the fence the batch left', async () => {
+      await fc.assert(
+        fc.asyncProperty(batches, async (items) => {
+          const s = await leasedJobs();
+          const outcomes = await c.store.releaseJobs(items.map((i) => refOf(s, i.job, i.kind)));
+          const wins = firstHonest(items);
+          const released = new Set(items.filter((_, at) => wins[at]).map((i) => i.job));
+          expect(outcomes).toHaveLength(items.length);
+          outcomes.forEach((o, at) => {
+            const item = items[at]!;
+            expect(o.jobId, `item ${at}`).toBe(s.leases[item.job]!.jobId);
+            // Once a job is handed back its fence is one higher: the old fence is stale, and the forged one is now the record's.
+            const code = !released.has(item.job) ? expectedCode(item.kind) : item.kind === 'forged-fence' ? 'LEASE_LOST' : 'STALE_FENCE';
+            if (wins[at]) expect(o.ok, `item ${at} (${item.kind}) must be accepted`).toBe(true);
+            else expect(o.ok ? 'OK' : o.error.code, `item ${at} (${item.kind})`).toBe(code);
+          });
+          for (let job = 0; job < JOBS; job++) {
+            const lease = s.leases[job]!;
+            const expected = released.has(job) ? { state: 'ready', holder: null, fence: lease.fence + 1 } : { state: 'leased', holder: lease.holder.id, fence: lease.fence };
+            expect(await c.store.getJob(lease.jobId), `job ${job}`).toMatchObject(expected);
           }
         }),
         RUNS,
