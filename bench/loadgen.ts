@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { retryDelayAfter } from '@fenceline/core';
+import { retryDelayAfter } from '@fenceline/core/worker';
 
 /**
  * A multiplexed worker-identity load generator: one process speaks the worker protocol

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { CAP_PERCENT, SHARDS, SLOTS, WORKERS, screenshot, signedInPage, startHarness, until, type Harness } from './src/env';
 import { chain, fanOut } from './src/specs';
-import { DEFAULT_NODE_CONFIG, parseDagId, reserveOf } from '@fenceline/core';
+import { parseDagId, reserveOf } from '@fenceline/core';
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core/engine';
 
 /**
  * Fair share in real Chromium against a real cluster that lends by default: a wide fan-out

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type LeaderToken, type RunId } from '@fenceline/core';
+import { parseWorkerId, initialJobs, parseDagId, parseDagSpec, type DagSpecInput, type RunId } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { completeJob, grantLeases, startRun } from '@fenceline/core/testing';
 import { createDatabase, dropDatabase, openStore, type SqlStore } from '@fenceline/db';
 import { Cluster } from '../tools/start/cluster';

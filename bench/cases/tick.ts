@@ -1,5 +1,6 @@
 import { benchSpec, explainDue, makeDue, runCreationSpan, seedBenchDags } from '@fenceline/db/bench-support';
-import { shardOf, type LeaderGroup, type LeaderToken, type NewJob, type ScheduledRunsItem } from '@fenceline/core';
+import { shardOf } from '@fenceline/core';
+import { type LeaderGroup, type LeaderToken, type NewJob, type ScheduledRunsItem } from '@fenceline/core/store';
 import { benchCluster, fmt, percentile, pidOf, round, rssMb, schedulerMetrics, sleep, until, withDatabase, type BenchContext, type CaseResult } from '../lib';
 
 const SHARDS = 16;

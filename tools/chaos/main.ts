@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { capFor, DEFAULTS, parseDagId, seededRandom, type ShardLeaseRow, type Store } from '@fenceline/core';
+import { capFor, DEFAULTS, parseDagId, seededRandom, type ShardLeaseRow } from '@fenceline/core';
+import { type Store } from '@fenceline/core/store';
 import { acquireServer, createDatabase, dropDatabase, openStore } from '@fenceline/db';
 import { auditStore, sampleShares, terminateBackends, type AuditReport } from '@fenceline/db/audit';
 import { Cluster, FAST_TTL_ENV, REPO_ROOT, sleep } from '../start/cluster';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { JobId, RunReadStore } from '@fenceline/core';
+import type { JobId } from '@fenceline/core';
+import type { RunReadStore } from '@fenceline/core/store';
 import { schedulerClient, typedRefusal } from '@fenceline/worker';
 
 /**

@@ -1,4 +1,5 @@
-import { jobStateWord, parseRunId, type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core';
+import { jobStateWord, parseRunId } from '@fenceline/core';
+import { type AuditStore, type RunActionKind, type RunActionRequest, type RunActionRow, type RunActionStore, type RunReadStore } from '@fenceline/core/store';
 import { cliAudit, osUser } from './cli-people';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import { cliKeyOwner, commandLine, lostInTransit, requestKeyOf, sendOnce } from './cli-once';

@@ -1,16 +1,5 @@
-import {
-  LIMITS,
-  InvalidInputError,
-  parseBackfillId,
-  parseDagId,
-  parseInstant,
-  type AuditStore,
-  type BackfillId,
-  type BackfillMode,
-  type BackfillRow,
-  type CatalogueStore,
-  type DagId,
-} from '@fenceline/core';
+import { LIMITS, InvalidInputError, parseBackfillId, parseDagId, parseInstant, type BackfillId, type BackfillMode, type BackfillRow, type DagId } from '@fenceline/core';
+import { type AuditStore, type CatalogueStore } from '@fenceline/core/store';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 import type { ApiClient } from './cli-http-client';
 import { ApiError, isTransient } from './cli-http-client';

@@ -1,4 +1,5 @@
-import { FencelineError, parseDagId, parseRunId, type DagSpec, type RunActionRow, type RunRow } from '@fenceline/core';
+import { FencelineError, parseDagId, parseRunId, type DagSpec, type RunRow } from '@fenceline/core';
+import { type RunActionRow } from '@fenceline/core/store';
 import { actionRequestOf, ACTION_COMMANDS, reportAction } from './cli-actions';
 import { backfillCommand, httpBackfills } from './cli-backfill';
 import { flag, hasFlag, instantFlag, need, positional, UsageError } from './cli-args';

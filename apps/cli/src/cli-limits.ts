@@ -1,4 +1,5 @@
-import { checkLimitInput, InvalidInputError, NotFoundError, type AuditStore, type ResourceLimitStore } from '@fenceline/core';
+import { checkLimitInput, InvalidInputError, NotFoundError } from '@fenceline/core';
+import { type AuditStore, type ResourceLimitStore } from '@fenceline/core/store';
 import { cliAudit } from './cli-people';
 
 /** The `limit` commands' lines of the CLI's help. */

@@ -5,13 +5,12 @@ import {
   parseChannelId,
   parseDurationSeconds,
   parseRuleId,
-  type AuditStore,
   type ChannelKind,
   type NotificationEvent,
   type NotificationRuleRow,
   type NotificationState,
-  type NotificationStore,
 } from '@fenceline/core';
+import { type AuditStore, type NotificationStore } from '@fenceline/core/store';
 import { flag, fmt, need, positional, UsageError } from './cli-args';
 import { cliAudit } from './cli-people';
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { parseApiTokenId, parseRole, parseUserName, type AuditAction, type AuditStore, type PeopleStore, type UserRow } from '@fenceline/core';
+import { parseApiTokenId, parseRole, parseUserName } from '@fenceline/core';
+import { type AuditAction, type AuditStore, type PeopleStore, type UserRow } from '@fenceline/core/store';
 import { hashPassword, newSecret, passwordProblem, secretHash } from '@fenceline/db/people';
 import { flag, fmt, hasFlag, need, positional, UsageError } from './cli-args';
 

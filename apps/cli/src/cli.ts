@@ -1,9 +1,5 @@
+import { DEFAULTS, FencelineError, parseDagId, parseRunId, redactSecrets, type RunRow } from '@fenceline/core';
 import {
-  DEFAULTS,
-  FencelineError,
-  parseDagId,
-  parseRunId,
-  redactSecrets,
   type AuditStore,
   type CatalogueStore,
   type NotificationStore,
@@ -12,9 +8,8 @@ import {
   type ResourceLimitStore,
   type RunActionStore,
   type RunReadStore,
-  type RunRow,
   type WorkerCredentialStore,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { attemptHistory, offerOfMeta } from '@fenceline/db/console';
 import { ACTION_COMMANDS, ACTION_HELP, runActionCommand } from './cli-actions';

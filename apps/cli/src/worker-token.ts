@@ -1,4 +1,5 @@
-import { InvalidInputError, poolProblem, type AuditStore, type WorkerCredentialStore } from '@fenceline/core';
+import { InvalidInputError, poolProblem } from '@fenceline/core';
+import { type AuditStore, type WorkerCredentialStore } from '@fenceline/core/store';
 import { cliAudit } from './cli-people';
 import { issueWorkerToken } from '@fenceline/db/worker-credentials';
 

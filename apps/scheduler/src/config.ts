@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { checkNodeConfig, DEFAULT_NODE_CONFIG, readLendSettings, type NodeConfig } from '@fenceline/core';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG, readLendSettings, type NodeConfig } from '@fenceline/core/engine';
 
 /** A scheduler process's settings, read from the environment (see docs/configuration.md). */
 export interface SchedulerConfig {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import type { SchedulerNode } from '@fenceline/core';
+import type { SchedulerNode } from '@fenceline/core/engine';
 import { bearer } from './api/auth';
 import { authUnavailable, type WorkerAuth } from './api/worker-auth';
 import { workerRouter } from './api/worker-router';

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { type Clock, logSafeError, logSafeMessage, type NotifyIo, SchedulerNode, type Timers } from '@fenceline/core';
+import { type Clock, logSafeError, logSafeMessage, type Timers } from '@fenceline/core';
+import { type NotifyIo, SchedulerNode } from '@fenceline/core/engine';
 import { openStore, resolveDatabaseUrl } from '@fenceline/db';
 import { readSchedulerConfig } from './config';
 import { WorkerAuth } from './api/worker-auth';

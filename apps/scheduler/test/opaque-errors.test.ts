@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotFoundError, type NoticeStore, type SchedulerNode, type WorkerCredentialStore } from '@fenceline/core';
+import { NotFoundError } from '@fenceline/core';
+import { type SchedulerNode } from '@fenceline/core/engine';
+import { type NoticeStore, type WorkerCredentialStore } from '@fenceline/core/store';
 import { WorkerAuth } from '../src/api/worker-auth';
 import { setInternalErrorLog } from '../src/api/opaque-errors';
 import { createSchedulerServer } from '../src/http';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDagId, parseRunId, type AuditAction } from '@fenceline/core';
+import { parseDagId, parseRunId } from '@fenceline/core';
+import { type AuditAction } from '@fenceline/core/store';
 import { secretHash } from '@fenceline/db/people';
 import { startApiHttp } from './support/api-http';
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NOTIFY_LIMITS, parseDagId, shardOf, type LeaderToken } from '@fenceline/core';
+import { NOTIFY_LIMITS, parseDagId, shardOf } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { startApiHttp } from './support/api-http';
 
 /**

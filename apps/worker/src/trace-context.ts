@@ -1,4 +1,5 @@
-import { isTraceparent, type Assignment, type PollItem } from '@fenceline/core';
+import { isTraceparent } from '@fenceline/core';
+import { type Assignment, type PollItem } from '@fenceline/core/engine';
 
 /**
  * A lease's trace context is optional (a node that does not trace sends none) and only

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { FailureToSend, OpenPoll, ReleaseToSend, RenewOutcome, ResultOutcome, ResultToSend, UpstreamOutput, WorkerTransport } from '@fenceline/core';
-import { errorFromJSON, type PollItem } from '@fenceline/core';
+import type { RenewOutcome, UpstreamOutput } from '@fenceline/core/store';
+import type { FailureToSend, OpenPoll, ReleaseToSend, ResultOutcome, ResultToSend, WorkerTransport } from '@fenceline/core/worker';
+import { errorFromJSON } from '@fenceline/core';
+import { type PollItem } from '@fenceline/core/engine';
 import { checkedTraceparents } from './trace-context';
 import { retryAfterOf, schedulerClient, typedRefusal, type SchedulerClient } from './client';
 

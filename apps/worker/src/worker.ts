@@ -1,19 +1,6 @@
-import {
-  effectsProblem,
-  InvalidInputError,
-  LIMITS,
-  NO_TRACING,
-  storedEffects,
-  TooLargeError,
-  traceLogFields,
-  WorkerCore,
-  type Assignment,
-  type EffectRecord,
-  type JobControl,
-  type JobEnd,
-  type Tracing,
-  type WorkerStats,
-} from '@fenceline/core';
+import { effectsProblem, InvalidInputError, LIMITS, NO_TRACING, storedEffects, TooLargeError, traceLogFields, type EffectRecord, type Tracing } from '@fenceline/core';
+import { type Assignment } from '@fenceline/core/engine';
+import { WorkerCore, type JobControl, type JobEnd, type WorkerStats } from '@fenceline/core/worker';
 import { HttpTransport } from './transport';
 import { runHttp } from './handlers/http';
 import { runShell } from './handlers/shell';

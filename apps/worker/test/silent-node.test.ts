@@ -1,7 +1,10 @@
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJobId, parseWorkerId, ResultQueue, type NoticeStore, type SchedulerNode, type Timers, type WorkerCredentialStore } from '@fenceline/core';
+import { parseJobId, parseWorkerId, type Timers } from '@fenceline/core';
+import { type SchedulerNode } from '@fenceline/core/engine';
+import { type NoticeStore, type WorkerCredentialStore } from '@fenceline/core/store';
+import { ResultQueue } from '@fenceline/core/worker';
 import { createSchedulerServer, WorkerAuth } from '@fenceline/scheduler';
 import { HttpTransport } from '../src/transport';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PollItem } from '@fenceline/core';
+import type { PollItem } from '@fenceline/core/engine';
 import { checkedTraceparents } from '../src/trace-context';
 
 const GOOD = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';

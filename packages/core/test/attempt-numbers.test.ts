@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { attemptsText, clearsOfTask, numberAttempts, pendingClear, type RunActionResult, type RunActionRow } from '../src/index';
+import { attemptsText, clearsOfTask, numberAttempts, pendingClear } from '../src/index';
+import { type RunActionResult, type RunActionRow } from '../src/store';
 
 const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, s));
 

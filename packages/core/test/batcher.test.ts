@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
-import { Batcher } from '../src/node/batcher';
+import { Batcher } from '../src/engine/batcher';
 import { StoreUnavailableError } from '../src/unavailable';
 
 /** Timers that fire only when the test says so, so batch boundaries are exact. */

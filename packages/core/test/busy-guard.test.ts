@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BusyGuard } from '../src/node/busy-guard';
+import { BusyGuard } from '../src/engine/busy-guard';
 
 describe('BusyGuard', () => {
   it('lets one step of an exclusive kind hold a key at a time', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { deadlineChecks } from '../src/node/notification-watch';
+import { deadlineChecks } from '../src/engine/notification-watch';
 import { formatDurationSeconds, parseDurationSeconds, type NotificationWatch } from '../src/notify/notifications';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');

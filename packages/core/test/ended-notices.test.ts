@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseJobId } from '../src/ids';
-import { endedNotices } from '../src/node/scheduler-node';
+import { endedNotices } from '../src/engine/scheduler-node';
 
 describe('job-ended notices to another node', () => {
   it('tell each shard of its ended jobs in notices of at most 200 ids, every id once, in order', () => {

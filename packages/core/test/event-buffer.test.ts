@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../src/store';
-import { EventBuffer } from '../src/node/event-buffer';
+import { EventBuffer } from '../src/engine/event-buffer';
 import { asJobId } from './literal-ids';
 
 function event(n: number): NewEvent {

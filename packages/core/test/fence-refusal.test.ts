@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fencedWriteRefusal, parseJobId, parseWorkerId, type FenceRecord, type LeaseRef } from '../src/index';
+import { fencedWriteRefusal, parseJobId, parseWorkerId, type FenceRecord } from '../src/index';
+import { type LeaseRef } from '../src/store';
 
 const ref: LeaseRef = { jobId: parseJobId('7'), fence: 3, workerId: parseWorkerId('w1'), session: 's1' };
 const held: FenceRecord = { fence: 3, holder: 'w1', state: 'leased', live: true, holderSession: 's1', currentSession: 's1' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AssertionError } from '../src/assert';
 import type { JobState } from '../src/model';
-import { JobIndex, type MemJob } from '../src/node/job-index';
+import { JobIndex, type MemJob } from '../src/engine/job-index';
 import { asDagId, asJobId, asRunId } from './literal-ids';
 
 function job(id: string, dagId: string, state: JobState, over: Partial<MemJob> = {}): MemJob {

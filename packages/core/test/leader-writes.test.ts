@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
 import { DeposedLeaderError } from '../src/errors';
-import { LeaderWrites } from '../src/node/leader-writes';
+import { LeaderWrites } from '../src/engine/leader-writes';
 import type { LeaderGroup, LeaderStore, LeaderToken } from '../src/store';
 import { asJobId, asRunId } from './literal-ids';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../src';
 import { LogStream } from '../src/worker/log-stream';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle } from './worker-fakes';
-import { WorkerCore } from '../src';
+import { WorkerCore } from '../src/worker';
 import { asWorkerId } from './literal-ids';
 
 describe('LogStream', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AssertionError, assert, checkNodeConfig, DEFAULT_NODE_CONFIG, InvalidInputError } from '../src';
+import { AssertionError, assert, InvalidInputError } from '../src';
+import { checkNodeConfig, DEFAULT_NODE_CONFIG } from '../src/engine';
 
 describe('node configuration', () => {
   it('accepts the defaults as they are', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { asWorkerId } from './literal-ids';
-import { releaseReason, sweepReason } from '../src/node/revocation';
+import { releaseReason, sweepReason } from '../src/engine/revocation';
 
 describe('revocation reasons', () => {
   const lease = { previousHolder: asWorkerId('worker-7'), renewed: false, attemptCounted: false };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GrantedLease, LeaderToken, NewEvent, RunActionRow, SweptJob } from '../src/store';
-import { RunEvents } from '../src/node/run-events';
+import { RunEvents } from '../src/engine/run-events';
 import { asDagId, asJobId, asRunId, asWorkerId } from './literal-ids';
 
 const token: LeaderToken = { shard: 3, epoch: 7, nodeId: 'node-a' };

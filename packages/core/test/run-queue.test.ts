@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRow } from '../src/model';
-import { RunQueue } from '../src/node/run-queue';
+import { RunQueue } from '../src/engine/run-queue';
 import { asDagId, asRunId } from './literal-ids';
 
 function run(id: string, dagId: string, scheduledAtMs: number): RunRow {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OPEN_SPANS, RunTraces, type RunRow } from '../src';
+import { type RunRow } from '../src';
+import { MAX_OPEN_SPANS, RunTraces } from '../src/engine';
 import { RecordingTracing } from '../src/testing/recording-tracing';
 import { asDagId, asRunId } from './literal-ids';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardLeaseRow } from '../src/model';
-import { planShardShare, type ShardShareInput } from '../src/node/shard-share';
+import { planShardShare, type ShardShareInput } from '../src/engine/shard-share';
 
 const TTL = 15_000;
 const GRACE = 3_000;

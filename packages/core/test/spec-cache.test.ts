@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SpecCache } from '../src/node/spec-cache';
+import { SpecCache } from '../src/engine/spec-cache';
 import type { DagSpec } from '../src/spec';
 
 const spec = (id: string) => ({ id }) as unknown as DagSpec;

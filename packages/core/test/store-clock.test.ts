@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StoreClockEstimate } from '../src/node/store-clock';
+import { StoreClockEstimate } from '../src/engine/store-clock';
 
 describe('StoreClockEstimate', () => {
   it('takes the midpoint of a round trip, and keeps the shortest round trip of the recent samples', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../src/node/batcher';
-import { StoreWatch } from '../src/node/store-watch';
+import { Batcher } from '../src/engine/batcher';
+import { StoreWatch } from '../src/engine/store-watch';
 import { isStoreUnavailable, StoreUnavailableError } from '../src/unavailable';
 
 /** A store whose calls the test answers by hand: `stuck` never answers, as a connection lost without a word. */

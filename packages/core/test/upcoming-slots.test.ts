@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Timers } from '../src/clock';
-import { UpcomingSlots } from '../src/node/upcoming-slots';
+import { UpcomingSlots } from '../src/engine/upcoming-slots';
 import type { DueDag } from '../src/store';
 import { asDagId } from './literal-ids';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, LIMITS, nextBatchSize, resultBytes, StaleFenceError, UnauthorizedError, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src';
+import { LeaseLostError, LIMITS, StaleFenceError, UnauthorizedError } from '../src';
+import { nextBatchSize, resultBytes, WorkerCore, type ResultToSend, type WorkerCoreDeps } from '../src/worker';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle, unreachable } from './worker-fakes';
 import { asJobId, asWorkerId } from './literal-ids';
 

@@ -1,22 +1,8 @@
 import { FencelineError } from '../src';
-import type {
-  Assignment,
-  Clock,
-  FailureToSend,
-  JobControl,
-  JobEnd,
-  JobExecutor,
-  JobId,
-  OpenPoll,
-  ReleaseToSend,
-  RenewOutcome,
-  ResultOutcome,
-  ResultToSend,
-  Timers,
-  UpstreamOutput,
-  WorkerId,
-  WorkerTransport,
-} from '../src';
+import type { Clock, JobId, Timers, WorkerId } from '../src';
+import type { Assignment } from '../src/engine';
+import type { RenewOutcome, UpstreamOutput } from '../src/store';
+import type { FailureToSend, JobControl, JobEnd, JobExecutor, OpenPoll, ReleaseToSend, ResultOutcome, ResultToSend, WorkerTransport } from '../src/worker';
 import { asDagId, asJobId, asRunId } from './literal-ids';
 
 /** Virtual time: timers fire only when the test advances the clock, in order, with promise continuations run in between. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock, Timers } from '../src/clock';
 import { planDispatch, type DispatchDag } from '../src/fairshare/plan';
-import { WorkerPool, type Assignment } from '../src/node/worker-pool';
+import { WorkerPool, type Assignment } from '../src/engine/worker-pool';
 import { asDagId, asJobId, asRunId, asWorkerId } from './literal-ids';
 
 /** A clock and timers that move only when the test advances them. */

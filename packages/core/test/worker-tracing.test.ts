@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkerCore } from '../src';
+import { WorkerCore } from '../src/worker';
 import { RecordingTracing } from '../src/testing/recording-tracing';
 import { assignment, FakeExecutor, FakeTime, FakeTransport, settle } from './worker-fakes';
 import { asWorkerId } from './literal-ids';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WriteProgress } from '../src/node/write-progress';
+import { WriteProgress } from '../src/engine/write-progress';
 import { StoreUnavailableError } from '../src/unavailable';
 
 function watch(windowMs = 1000) {

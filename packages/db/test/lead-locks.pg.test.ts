@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDagId, parseRunId, shardOf, type DeposedLeaderError, type LeaderToken } from '@fenceline/core';
+import { parseDagId, parseRunId, shardOf, type DeposedLeaderError } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { openStore, type SqlStore } from '../src/index';
 import { finishRunsAcross } from '../src/store/runs';
 import { renewShard } from '../src/store/shards';

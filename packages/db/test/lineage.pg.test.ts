@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { parseDagId, parseWorkerId, shardOf, type NewJob } from '@fenceline/core';
+import { parseDagId, parseWorkerId, shardOf } from '@fenceline/core';
+import { type NewJob } from '@fenceline/core/store';
 import { grantLeases, startRun } from '@fenceline/core/testing';
 import { openStore, type SqlStore } from '../src/index';
 import { TIMELINE_FENCE_GAP } from '../src/store/lineage';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, shardOf, StoreUnavailableError, type NewJob } from '@fenceline/core';
+import { parseDagId, parseWorkerId, shardOf, StoreUnavailableError } from '@fenceline/core';
+import { type NewJob } from '@fenceline/core/store';
 import { grantLeases, startRun } from '@fenceline/core/testing';
 import { openStore, type SqlStore } from '../src/index';
 import { durabilityOf } from '../src/connect';

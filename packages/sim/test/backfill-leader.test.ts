@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, SchedulerNode, type BackfillRow, type Timers } from '@fenceline/core';
+import { parseDagId, parseWorkerId, type BackfillRow, type Timers } from '@fenceline/core';
+import { SchedulerNode } from '@fenceline/core/engine';
 import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 
 const HOUR_MS = 3_600_000;

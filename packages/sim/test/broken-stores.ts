@@ -1,4 +1,5 @@
-import { DeposedLeaderError, type Grant } from '@fenceline/core';
+import { DeposedLeaderError } from '@fenceline/core';
+import { type Grant } from '@fenceline/core/store';
 import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkerPool, type PollItem, type WorkerId } from '@fenceline/core';
+import { type WorkerId } from '@fenceline/core';
+import { WorkerPool, type PollItem } from '@fenceline/core/engine';
 import { SimProcess } from '../src/engine/process';
 import { Rng } from '../src/engine/random';
 import { Simulation } from '../src/engine/simulation';

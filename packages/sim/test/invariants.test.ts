@@ -1,4 +1,5 @@
-import { parseDagId, parseJobId, parseWorkerId, planTick, type JobId, type LeaderToken, type RunId } from '@fenceline/core';
+import { parseDagId, parseJobId, parseWorkerId, planTick, type JobId, type RunId } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { completeJob, createScheduledRuns, finishRun, grantLeases, startRun } from '@fenceline/core/testing';
 import { describe, expect, it } from 'vitest';
 import { Checker, type InvariantId } from '../src/check/checker';

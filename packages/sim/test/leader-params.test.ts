@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseDagId, ShardLeader, type LeaderToken, type RunRow, type Timers } from '@fenceline/core';
+import { parseDagId, type RunRow, type Timers } from '@fenceline/core';
+import { ShardLeader } from '@fenceline/core/engine';
+import { type LeaderToken } from '@fenceline/core/store';
 import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 
 const timers: Timers = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDagId, parseJobId, ShardLeader, StoreUnavailableError, type JobId, type JobRow, type Timers } from '@fenceline/core';
+import { parseDagId, parseJobId, StoreUnavailableError, type JobId, type JobRow, type Timers } from '@fenceline/core';
+import { ShardLeader } from '@fenceline/core/engine';
 import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
 
 /** The memory store, whose job reads fail with `failWith` while it is set. */

@@ -1,4 +1,5 @@
-import { SchedulerNode, type NodeConfig, type Timers } from '@fenceline/core';
+import { type Timers } from '@fenceline/core';
+import { SchedulerNode, type NodeConfig } from '@fenceline/core/engine';
 import { afterEach } from 'vitest';
 import { memoryStore, type MemoryStore } from '../src/store/memory-store';
 

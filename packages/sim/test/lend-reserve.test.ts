@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core/engine';
 import { Checker } from '../src/check/checker';
 import type { StoreWrite } from '../src/store/records';
 import { runScenario } from '../src/scenario/run';

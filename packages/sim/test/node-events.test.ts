@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseJobId, parseWorkerId, LIMITS, SchedulerNode, StoreUnavailableError, type NewEvent, type Timers } from '@fenceline/core';
+import { parseJobId, parseWorkerId, LIMITS, StoreUnavailableError, type Timers } from '@fenceline/core';
+import { SchedulerNode } from '@fenceline/core/engine';
+import { type NewEvent } from '@fenceline/core/store';
 import { memoryStore, type MemoryStore, type MemoryStoreOptions } from '../src/store/memory-store';
 
 /** The memory store, whose event log refuses the next `failures` appends, as a store that is away. */

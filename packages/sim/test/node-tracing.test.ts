@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRevocation, parseDagId, parseWorkerId, SchedulerNode, type Assignment, type RunId, type Timers } from '@fenceline/core';
+import { parseDagId, parseWorkerId, type RunId, type Timers } from '@fenceline/core';
+import { isRevocation, SchedulerNode, type Assignment } from '@fenceline/core/engine';
 import { RecordingTracing } from '@fenceline/core/testing/tracing';
 import { memoryStore } from '../src/store/memory-store';
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Notifier, NotificationWatcher, type DeliveryRequest, type LeaderToken, type NotificationRow } from '@fenceline/core';
+import { type NotificationRow } from '@fenceline/core';
+import { Notifier, NotificationWatcher, type DeliveryRequest } from '@fenceline/core/engine';
+import { type LeaderToken } from '@fenceline/core/store';
 import { memoryStore } from '../src/store/memory-store';
 
 const MINUTE_MS = 60_000;

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deliveryRequest, Notifier, type DeliveryRequest, type LeaderToken, type NotifyIo } from '@fenceline/core';
+import { deliveryRequest, Notifier, type DeliveryRequest, type NotifyIo } from '@fenceline/core/engine';
+import { type LeaderToken } from '@fenceline/core/store';
 import { memoryStore } from '../src/store/memory-store';
 
 /** The scheduler's signature: a base64 HMAC-SHA256. */

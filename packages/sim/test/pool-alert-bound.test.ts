@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SchedulerNode, type DeliveryRequest, type WorkerId } from '@fenceline/core';
+import { type WorkerId } from '@fenceline/core';
+import { SchedulerNode, type DeliveryRequest } from '@fenceline/core/engine';
 import { Simulation } from '../src/engine/simulation';
 import { memoryStore } from '../src/store/memory-store';
 

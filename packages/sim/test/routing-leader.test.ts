@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, workerOfferSchema, type Assignment, type PollItem, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
+import { parseDagId, parseWorkerId, workerOfferSchema, type WorkerOffer } from '@fenceline/core';
+import { type Assignment, type PollItem, type SchedulerNode } from '@fenceline/core/engine';
 import { leadingNode } from './leading-node';
 
 /** A worker identity making `offer`, registered with the node; `poll` waits up to waitMs for leases. */

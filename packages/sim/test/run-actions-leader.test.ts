@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDagId, parseWorkerId, type PollItem, type RunId } from '@fenceline/core';
+import { parseDagId, parseWorkerId, type RunId } from '@fenceline/core';
+import { type PollItem } from '@fenceline/core/engine';
 import { leadingNode } from './leading-node';
 
 async function until<T>(what: string, check: () => Promise<T | null | false> | T | null | false, withinMs = 10_000): Promise<T> {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import type { SchedulerNode } from '@fenceline/core';
+import type { SchedulerNode } from '@fenceline/core/engine';
 import { bearer } from './auth';
 import type { WorkerContext } from './trpc';
 import { authUnavailable, type WorkerAuth } from './worker-auth';

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, poolAllows, type SchedulerNode, type WorkerOffer } from '@fenceline/core';
+import { DEFAULT_POOL, FencelineError, ForbiddenError, isStoreUnavailable, poolAllows, type WorkerOffer } from '@fenceline/core';
+import { type SchedulerNode } from '@fenceline/core/engine';
 import { internalErrorMessage } from './opaque-errors';
 import type { WorkerCaller } from './worker-auth';
 import { secretHash } from '@fenceline/db/people';

@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
-import { workerTokenPool, type NoticeStore, type WorkerCredentialStore } from '@fenceline/core';
+import { workerTokenPool } from '@fenceline/core';
+import { type NoticeStore, type WorkerCredentialStore } from '@fenceline/core/store';
 import { tokenMatches } from './auth';
 import { secretHash } from '@fenceline/db/people';
 

@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import type { AuditAction } from '@fenceline/core';
+import type { AuditAction } from '@fenceline/core/store';
 import { LIVE_MS, useTRPC } from '@/client/trpc';
 import { ErrorBox } from './errors';
 import { Time } from './time';

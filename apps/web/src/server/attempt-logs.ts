@@ -1,4 +1,5 @@
-import { isJobId, LOG_CHUNKS_MAX_LIMIT, roleAtLeast, type AttemptRow } from '@fenceline/core';
+import { isJobId, LOG_CHUNKS_MAX_LIMIT, roleAtLeast } from '@fenceline/core';
+import { type AttemptRow } from '@fenceline/core/store';
 import { principalOf } from './session';
 import { consoleStore } from './store';
 

@@ -1,4 +1,4 @@
-import type { AuditAction, AuditRow } from '@fenceline/core';
+import type { AuditAction, AuditRow } from '@fenceline/core/store';
 import type { Context } from './context';
 import type { ConsoleStore } from './store';
 

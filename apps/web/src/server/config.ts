@@ -1,4 +1,5 @@
-import { DEFAULTS, lendReserveOf, readLendSettings, type LendReserve } from '@fenceline/core';
+import { DEFAULTS, type LendReserve } from '@fenceline/core';
+import { lendReserveOf, readLendSettings } from '@fenceline/core/engine';
 
 /** The console's settings, read from the environment once per process (see docs/configuration.md). */
 export interface ConsoleConfig {

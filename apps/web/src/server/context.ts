@@ -1,4 +1,5 @@
-import type { Principal, Role } from '@fenceline/core';
+import type { Role } from '@fenceline/core';
+import type { Principal } from '@fenceline/core/store';
 import { clientAddress, principalOf, servedOverHttps } from './session';
 
 /** What every procedure knows of its caller. */

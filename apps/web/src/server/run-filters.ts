@@ -1,4 +1,5 @@
-import { InvalidInputError, nameIdProblem, parseInstant, type DagId, type RunPageQuery, type RunRow } from '@fenceline/core';
+import { InvalidInputError, nameIdProblem, parseInstant, type DagId, type RunRow } from '@fenceline/core';
+import { type RunPageQuery } from '@fenceline/core/store';
 
 /** Every state a run may have, for the state filter. */
 const RUN_STATES: readonly RunRow['state'][] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];

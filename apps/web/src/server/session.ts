@@ -1,4 +1,4 @@
-import type { Principal } from '@fenceline/core';
+import type { Principal } from '@fenceline/core/store';
 import { secretHash } from '@fenceline/db/people';
 import { consoleStore } from './store';
 

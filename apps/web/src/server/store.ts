@@ -1,4 +1,4 @@
-import type { AuditStore, CatalogueStore, NotificationStore, PeopleStore, ResourceLimitStore, RunActionStore, RunReadStore } from '@fenceline/core';
+import type { AuditStore, CatalogueStore, NotificationStore, PeopleStore, ResourceLimitStore, RunActionStore, RunReadStore } from '@fenceline/core/store';
 import { openStore, type SqlStore } from '@fenceline/db';
 import { poolSnapshot } from '@fenceline/db/console';
 import { consoleConfig } from './config';

@@ -1,4 +1,5 @@
-import type { Principal, Role, UserId, UserName } from '@fenceline/core';
+import type { Role, UserId, UserName } from '@fenceline/core';
+import type { Principal } from '@fenceline/core/store';
 import type { Context } from '../../src/server/context';
 
 /** A principal for tests that call procedures directly: a user of that role, or a token of theirs. */

@@ -22,7 +22,7 @@ export interface FenceRecord {
  * expired. A live lease this holder and session still hold is refused only because the
  * result store already holds this fence or a higher one: its attempt has ended, so the
  * cause is `ended`. These precise reasons are for the node's event log and metrics; the
- * worker is answered without them (node/refusals.ts).
+ * worker is answered without them (engine/refusals.ts).
  */
 export function fencedWriteRefusal(ref: LeaseRef, record: FenceRecord | undefined, operation: string): FencelineError {
   const base = { jobId: ref.jobId, fence: ref.fence, workerId: ref.workerId, operation };

@@ -1,4 +1,4 @@
-import type { Assignment } from '../node/worker-pool';
+import type { Assignment } from '../engine/worker-pool';
 
 /**
  * How long a job will run, where its config says so: a sleep lasts its duration. Null for

@@ -1,8 +1,8 @@
 import type { FencelineError } from '../errors';
 import type { EffectRecord } from '../input/effect-reports';
 import type { JobId, WorkerId } from '../ids';
-import type { Assignment, PollItem } from '../node/worker-pool';
-import type { ReleaseCause } from '../node/revocation';
+import type { Assignment, PollItem } from '../engine/worker-pool';
+import type { ReleaseCause } from '../engine/revocation';
 import type { RenewOutcome, UpstreamOutput } from '../store';
 import type { WorkerOffer } from '../routing/offer';
 

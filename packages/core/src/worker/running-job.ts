@@ -1,5 +1,5 @@
 import type { JobId } from '../ids';
-import type { Assignment } from '../node/worker-pool';
+import type { Assignment } from '../engine/worker-pool';
 import type { TraceSpan } from '../tracing';
 import type { LazyAbort } from './lazy-abort';
 import type { LogStream } from './log-stream';

@@ -1,7 +1,7 @@
 import type { WorkerOffer } from '../routing/offer';
 import { FencelineError, LeaseLostError } from '../errors';
-import type { Assignment } from '../node/worker-pool';
-import type { ReleaseCause } from '../node/revocation';
+import type { Assignment } from '../engine/worker-pool';
+import type { ReleaseCause } from '../engine/revocation';
 import type { RenewOutcome } from '../store';
 import { effectsProblem, type EffectRecord } from '../input/effect-reports';
 import { retryDelayAfter } from './backoff';

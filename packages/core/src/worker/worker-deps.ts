@@ -1,6 +1,6 @@
 import type { Clock, Timers } from '../clock';
 import type { WorkerId } from '../ids';
-import type { Assignment } from '../node/worker-pool';
+import type { Assignment } from '../engine/worker-pool';
 import type { WorkerOffer } from '../routing/offer';
 import type { JobExecutor, WorkerLog, WorkerStats, WorkerTransport } from './protocol';
 import type { RenewalAgent } from './renewals';

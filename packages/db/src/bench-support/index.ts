@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { canonicalJson, shardOf, type LeaderToken } from '@fenceline/core';
+import { canonicalJson, shardOf } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { dueDagsQuery } from '../store/tick';
 import { array, msInterval, rows, type Executor } from '../store/db';
 import { toDate, toId, toNumber } from '../store/rows';

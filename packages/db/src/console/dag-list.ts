@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { DagId, ListDagsQuery, RunId, Schedule } from '@fenceline/core';
+import type { DagId, RunId, Schedule } from '@fenceline/core';
+import type { ListDagsQuery } from '@fenceline/core/store';
 import { listDags } from '../store/dags';
 import { capOf, poolSnapshot } from './pool';
 import { dateOrNull, num, query, runIdOrNull, type ConsoleDb } from './sql';

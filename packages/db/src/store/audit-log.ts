@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { checkAuditEntry } from '@fenceline/core';
-import type { AuditAction, AuditActorKind, AuditQuery, AuditRow, NewAuditEntry } from '@fenceline/core';
+import { checkAuditEntry } from '@fenceline/core/store';
+import type { AuditAction, AuditActorKind, AuditQuery, AuditRow, NewAuditEntry } from '@fenceline/core/store';
 import { firstRow, jsonb, rows, type Executor, type RawRow } from './db';
 import { isId, toDate, toId } from './rows';
 

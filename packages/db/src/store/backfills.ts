@@ -8,16 +8,12 @@ import {
   backfillFingerprint,
   heldKeyOf,
   defaultRunParams,
-  type BackfillAdvance,
   type BackfillId,
   type BackfillRequest,
   type BackfillRow,
-  type BackfillSettled,
-  type BackfillStep,
   type DagSpec,
-  type LeaderToken,
-  type ListBackfillsQuery,
 } from '@fenceline/core';
+import { type BackfillAdvance, type BackfillSettled, type BackfillStep, type LeaderToken, type ListBackfillsQuery } from '@fenceline/core/store';
 import { array, firstRow, jsonb, rows, ts, type Db, type Executor, type RawRow } from './db';
 import { getDag } from './dags';
 import { deposed, leadCte } from './lead';

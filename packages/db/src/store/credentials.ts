@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { NotFoundError, type WorkerCredentialRow } from '@fenceline/core';
+import { NotFoundError } from '@fenceline/core';
+import { type WorkerCredentialRow } from '@fenceline/core/store';
 import { firstRow, rows, type Executor, type RawRow } from './db';
 import { NOTICE_CHANNEL } from './notices';
 import { toDate, toDateOrNull } from './rows';

@@ -13,10 +13,8 @@ import {
   type DagSpec,
   type DagSpecInput,
   type DagVersionRow,
-  type ListDagsQuery,
-  type PutDagAnswer,
-  type PutDagOptions,
 } from '@fenceline/core';
+import { type ListDagsQuery, type PutDagAnswer, type PutDagOptions } from '@fenceline/core/store';
 import { array, firstRow, jsonb, rows, ts, type Db, type Executor } from './db';
 import { noticeSql } from './notices';
 import { checkSpecResources } from './resources';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { EventRow, NewEvent } from '@fenceline/core';
+import type { EventRow } from '@fenceline/core';
+import type { NewEvent } from '@fenceline/core/store';
 import { rows, type Executor } from './db';
 import { eventFromRow, isId } from './rows';
 

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { fencedWriteRefusal, type FenceRecord, type FencelineError, type LeaseRef } from '@fenceline/core';
+import { fencedWriteRefusal, type FenceRecord, type FencelineError } from '@fenceline/core';
+import { type LeaseRef } from '@fenceline/core/store';
 import { array, rows, type Executor } from './db';
 import { isId, toId, toNumber } from './rows';
 

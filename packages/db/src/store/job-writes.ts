@@ -1,19 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  effectsProblem,
-  failureProblem,
-  failureSizeRefusal,
-  fencedWriteRefusal,
-  storedEffects,
-  resultProblem,
-  resultSizeRefusal,
-  type CompleteItem,
-  type FailItem,
-  type FailureWrite,
-  type JobRow,
-  type LeaseRef,
-  type WriteOutcome,
-} from '@fenceline/core';
+import { effectsProblem, failureProblem, failureSizeRefusal, fencedWriteRefusal, storedEffects, resultProblem, resultSizeRefusal, type JobRow } from '@fenceline/core';
+import { type CompleteItem, type FailItem, type FailureWrite, type LeaseRef, type WriteOutcome } from '@fenceline/core/store';
 import { array, rows, type Executor } from './db';
 import { NO_SYNC_REQUIREMENT, noSyncStandby, syncStandbyCheck, type Durability } from './durability';
 import { BACKOFF_INTERVAL, fenceStates, fencedBatchJoin } from './fencing';

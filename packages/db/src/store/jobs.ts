@@ -1,18 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import {
-  checkJobsPerRead,
-  NotFoundError,
-  type DeposedLeaderError,
-  type JobId,
-  type JobRow,
-  type LeaderGroup,
-  type ResultRow,
-  type AttemptRow,
-  type LogChunkRow,
-  type LogChunksQuery,
-  checkLogChunksQuery,
-  LOG_CHUNKS_DEFAULT_LIMIT,
-} from '@fenceline/core';
+import { checkJobsPerRead, NotFoundError, type DeposedLeaderError, type JobId, type JobRow, type ResultRow, checkLogChunksQuery, LOG_CHUNKS_DEFAULT_LIMIT } from '@fenceline/core';
+import { type LeaderGroup, type AttemptRow, type LogChunkRow, type LogChunksQuery } from '@fenceline/core/store';
 import { array, firstRow, rows, type Executor } from './db';
 import { firstOccurrences, leadManyCte, ledGroups, perGroup, selectWithLeadMany } from './lead';
 import { attemptFromRow, logChunkFromRow, isId, jobFromRow, resultFromRow, toJobId } from './rows';

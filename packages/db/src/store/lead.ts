@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { DeposedLeaderError, type LeaderGroup, type LeaderToken } from '@fenceline/core';
+import { DeposedLeaderError } from '@fenceline/core';
+import { type LeaderGroup, type LeaderToken } from '@fenceline/core/store';
 import { array, type RawRow } from './db';
 
 /**

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { fencedWriteRefusal, LIMITS, lendsAny, storableLog } from '@fenceline/core';
-import type { DeposedLeaderError, Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core';
+import type { DeposedLeaderError } from '@fenceline/core';
+import type { Grant, GrantedLease, LeaderToken, LeaseRef, RenewOutcome, RenewRef, SweptJob } from '@fenceline/core/store';
 import { array, msInterval, rows, type Db, type Executor, type RawRow } from './db';
 import { lockLimits } from './resources';
 import { withoutRefusedLends } from './lending';

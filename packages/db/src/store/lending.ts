@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { DEFAULT_POOL, lendCheckWorkers, lendingChecks, refusedLends, type Grant, type LeaderToken } from '@fenceline/core';
+import { DEFAULT_POOL, lendCheckWorkers, lendingChecks, refusedLends } from '@fenceline/core';
+import { type Grant, type LeaderToken } from '@fenceline/core/store';
 import { array, msInterval, rows, type Executor } from './db';
 import { toNumber } from './rows';
 

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { StoreNotice } from '@fenceline/core';
+import type { StoreNotice } from '@fenceline/core/store';
 import { rows, type Db } from './db';
 
 /** Every process listens on this one channel; the payload says what happened. */

@@ -1,14 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  checkDeadlineChecks,
-  deadlineSubject,
-  NOTIFY_LIMITS,
-  type DeadlineCheck,
-  type LeaderToken,
-  type NotificationRow,
-  type NotificationWatch,
-  type Schedule,
-} from '@fenceline/core';
+import { checkDeadlineChecks, deadlineSubject, NOTIFY_LIMITS, type DeadlineCheck, type NotificationRow, type NotificationWatch, type Schedule } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { array, msInterval, rows, type Executor } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
 import { isoText, NOTIFICATION_COLUMNS, notificationFromRow } from './notifications';

@@ -12,7 +12,6 @@ import {
   NOTIFY_LIMITS,
   type DeliveryOutcome,
   type DueNotification,
-  type LeaderToken,
   type ListNotificationsQuery,
   type NewNotificationChannel,
   type NewNotificationRule,
@@ -23,6 +22,7 @@ import {
   type RunEnd,
   type RunId,
 } from '@fenceline/core';
+import { type LeaderToken } from '@fenceline/core/store';
 import { array, firstRow, msInterval, rows, type Executor, type RawRow } from './db';
 import { leadCte, selectWithLead, writtenRows } from './lead';
 import { isId, str, strOrNull, toDate, toDateOrNull, toId, toNumber, toNumberOrNull, toRunId } from './rows';

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { ForbiddenError, InvalidInputError, NotFoundError, roleAtLeast } from '@fenceline/core';
-import type { ApiTokenId, ApiTokenRow, Principal, Role, UserCredentials, UserId, UserName, UserRow } from '@fenceline/core';
+import type { ApiTokenId, Role, UserId, UserName } from '@fenceline/core';
+import type { ApiTokenRow, Principal, UserCredentials, UserRow } from '@fenceline/core/store';
 import { firstRow, msInterval, rows, type Executor, type RawRow } from './db';
 import { toDate, toDateOrNull, toId } from './rows';
 

@@ -14,7 +14,7 @@ import type {
   StoreTime,
   WorkerCredentialStore,
   WorkerProtocolStore,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import type { Db } from './db';
 import type { OverPool } from './on-pool';
 import * as auditLog from './audit-log';

@@ -1,22 +1,6 @@
 import { isSequenceId } from '@fenceline/core';
-import type {
-  AttemptRow,
-  EffectRecord,
-  LogChunkRow,
-  DagId,
-  DagRow,
-  DagSpec,
-  DagVersionRow,
-  EventRow,
-  JobId,
-  JobRow,
-  ResultRow,
-  RunId,
-  RunRow,
-  ShardLeaseRow,
-  WorkerId,
-  WorkerRow,
-} from '@fenceline/core';
+import type { EffectRecord, DagId, DagRow, DagSpec, DagVersionRow, EventRow, JobId, JobRow, ResultRow, RunId, RunRow, ShardLeaseRow, WorkerId, WorkerRow } from '@fenceline/core';
+import type { AttemptRow, LogChunkRow } from '@fenceline/core/store';
 import type { RawRow } from './db';
 
 /**

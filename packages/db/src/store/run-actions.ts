@@ -1,10 +1,6 @@
 import { sql, TransactionRollbackError, type SQL } from 'drizzle-orm';
+import { heldKeyOf, runActionFingerprint, checkRunActionRequest, NotFoundError, type DagSpec, type RunId, type RunRow } from '@fenceline/core';
 import {
-  heldKeyOf,
-  runActionFingerprint,
-  checkRunActionRequest,
-  NotFoundError,
-  type DagSpec,
   type JobChange,
   type LeaderToken,
   type RunActionOutcome,
@@ -13,9 +9,7 @@ import {
   type RunActionRow,
   type RequestedRunAction,
   type RunActionWrite,
-  type RunId,
-  type RunRow,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { firstRow, jsonb, rows, type Db, type Executor, type RawRow } from './db';
 import { deposed } from './lead';
 import { checkStoredRequest, storedFingerprint } from './request-keys';

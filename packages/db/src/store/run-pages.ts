@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { assembleRunPage, checkRunFilters, decodeRunCursor, runPageLimit, type RunPage, type RunPageQuery } from '@fenceline/core';
+import { assembleRunPage, checkRunFilters, decodeRunCursor, runPageLimit } from '@fenceline/core';
+import { type RunPage, type RunPageQuery } from '@fenceline/core/store';
 import { rows, type Executor } from './db';
 import { runFromRow, toRunId } from './rows';
 

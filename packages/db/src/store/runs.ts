@@ -8,18 +8,20 @@ import {
   LIMITS,
   NotFoundError,
   type DeposedLeaderError,
+  type RunRow,
+  type JobRow,
+  type DagSpec,
+} from '@fenceline/core';
+import {
   type LeaderGroup,
   type LeaderToken,
   type ListRunsQuery,
   type NewJob,
-  type RunRow,
-  type JobRow,
   type ScheduledRunsItem,
   type CreatedRun,
   type TriggeredRun,
   type TriggerOptions,
-  type DagSpec,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { firstOccurrences, leadCte, leadManyCte, ledGroups, perGroup, selectWithLead, selectWithLeadMany, writtenRows } from './lead';
 import { storedFingerprint, checkStoredRequest } from './request-keys';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { checkContention, type AcquireResult, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk, type ShardLeaseRow } from '@fenceline/core';
+import { checkContention, type ShardLeaseRow } from '@fenceline/core';
+import { type AcquireResult, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk } from '@fenceline/core/store';
 import { firstRow, msInterval, rows, type Executor } from './db';
 import { deposed } from './lead';
 import { shardLeaseFromRow, toDate, toNumber } from './rows';

@@ -1,4 +1,4 @@
-import type { StoreNotice } from '@fenceline/core';
+import type { StoreNotice } from '@fenceline/core/store';
 import type { Db } from './db';
 import * as notices from './notices';
 import { guarded, type PoolHolder } from './on-pool';

@@ -1,4 +1,5 @@
-import type { DagSpecInput, EventRow, Store } from '@fenceline/core';
+import type { DagSpecInput, EventRow } from '@fenceline/core';
+import type { Store } from '@fenceline/core/store';
 import type { Db } from './db';
 import type { PutDagResult } from './dags';
 import { NO_SYNC_REQUIREMENT, type Durability } from './durability';

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { checkSkippedSlots, type DagSpec, type DueDag, type DuePageKey, type DueReadOptions, type LeaderToken, type ShardSnapshot } from '@fenceline/core';
+import { checkSkippedSlots, type DagSpec } from '@fenceline/core';
+import { type DueDag, type DuePageKey, type DueReadOptions, type LeaderToken, type ShardSnapshot } from '@fenceline/core/store';
 import { array, firstRow, rows, type Db, type Executor } from './db';
 import { deposed, leaderTokensUnnest } from './lead';
 import { jobFromRow, runFromRow, toDagId, toDate, toNumber } from './rows';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { checkUpstreamSize, checkUpstreamTasks, type LeaseRef, type UpstreamOutput } from '@fenceline/core';
+import { checkUpstreamSize, checkUpstreamTasks } from '@fenceline/core';
+import { type LeaseRef, type UpstreamOutput } from '@fenceline/core/store';
 import { array, rows, type Executor } from './db';
 import { fencedWhere, refuse } from './fencing';
 import { isId, toId, toNumber } from './rows';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { workerMetaProblem, type WorkerBeat, type WorkerRow } from '@fenceline/core';
+import { workerMetaProblem, type WorkerRow } from '@fenceline/core';
+import { type WorkerBeat } from '@fenceline/core/store';
 import { array, firstRow, jsonb, msInterval, rows, type Executor } from './db';
 import { workerFromRow } from './rows';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core/engine';
 import type { ScenarioConfig } from '../scenario/config';
 import type { WorldResult } from '../world/world';
 import { distribution, Metrics } from './metrics';

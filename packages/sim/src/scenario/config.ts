@@ -1,4 +1,4 @@
-import type { NodeConfig } from '@fenceline/core';
+import type { NodeConfig } from '@fenceline/core/engine';
 
 /** A fault drawn at random: how likely per fault tick, and how long it lasts once it strikes. */
 export interface FaultRate {

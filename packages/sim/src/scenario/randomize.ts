@@ -1,4 +1,4 @@
-import { DEFAULT_NODE_CONFIG } from '@fenceline/core';
+import { DEFAULT_NODE_CONFIG } from '@fenceline/core/engine';
 import { Rng } from '../engine/random';
 import type { DagGroup, DagShape, ScenarioConfig } from './config';
 

@@ -1,5 +1,6 @@
-import { checkAuditEntry, isSequenceId } from '@fenceline/core';
-import type { AuditQuery, AuditRow, NewAuditEntry } from '@fenceline/core';
+import { isSequenceId } from '@fenceline/core';
+import { checkAuditEntry } from '@fenceline/core/store';
+import type { AuditQuery, AuditRow, NewAuditEntry } from '@fenceline/core/store';
 import { date } from './memory-rows';
 
 /** The audit log in memory: append and read, as the SQL store's table allows. */

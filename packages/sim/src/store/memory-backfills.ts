@@ -7,16 +7,12 @@ import {
   backfillFingerprint,
   heldKeyOf,
   defaultRunParams,
-  type BackfillAdvance,
   type BackfillId,
   type BackfillRequest,
   type BackfillRow,
-  type BackfillSettled,
-  type BackfillStep,
-  type LeaderToken,
-  type ListBackfillsQuery,
   type RunId,
 } from '@fenceline/core';
+import { type BackfillAdvance, type BackfillSettled, type BackfillStep, type LeaderToken, type ListBackfillsQuery } from '@fenceline/core/store';
 import { date, dateOrNull, runRowOf, type MemRun } from './memory-rows';
 import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 import type { MemoryRunActions } from './memory-run-actions';

@@ -9,17 +9,12 @@ import {
   resolveRunParams,
   shardOf,
   specsEqual,
-  type CatalogueStore,
   type DagRow,
   type DagSpec,
   type DagSpecInput,
-  type PutDagAnswer,
-  type PutDagOptions,
   type DagVersionRow,
-  type ListDagsQuery,
-  type TriggerOptions,
-  type TriggeredRun,
 } from '@fenceline/core';
+import { type CatalogueStore, type PutDagAnswer, type PutDagOptions, type ListDagsQuery, type TriggerOptions, type TriggeredRun } from '@fenceline/core/store';
 import { date, dagRowOf, runRowOf, type MemDag } from './memory-rows';
 import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 

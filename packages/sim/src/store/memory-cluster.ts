@@ -1,14 +1,5 @@
-import {
-  checkContention,
-  type AcquireResult,
-  type ClusterStore,
-  type ContentionAsk,
-  type ContentionView,
-  type LeaderToken,
-  type ShardAsk,
-  type ShardLeaseRow,
-  type WorkerRow,
-} from '@fenceline/core';
+import { checkContention, type ShardLeaseRow, type WorkerRow } from '@fenceline/core';
+import { type AcquireResult, type ClusterStore, type ContentionAsk, type ContentionView, type LeaderToken, type ShardAsk } from '@fenceline/core/store';
 import { date, dateOrNull, type MemShard } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

@@ -1,4 +1,5 @@
-import { NotFoundError, type WorkerCredentialRow } from '@fenceline/core';
+import { NotFoundError } from '@fenceline/core';
+import { type WorkerCredentialRow } from '@fenceline/core/store';
 import { date } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

@@ -1,4 +1,5 @@
-import type { DagId, EventRow, JobId, NewEvent, RunId, WorkerId } from '@fenceline/core';
+import type { DagId, EventRow, JobId, RunId, WorkerId } from '@fenceline/core';
+import type { NewEvent } from '@fenceline/core/store';
 import { isId } from './memory-rows';
 
 /** What listEvents filters on, as EventReadStore in @fenceline/core/testing has it. */

@@ -4,23 +4,25 @@ import {
   checkSkippedSlots,
   isTerminalJobState,
   DeposedLeaderError,
-  type CreatedRun,
   type DagSpec,
   type DagVersionRow,
-  type DueDag,
-  type DuePageKey,
-  type DueReadOptions,
   type JobId,
   type JobRow,
   type JobState,
+  type RunId,
+  type RunRow,
+} from '@fenceline/core';
+import {
+  type CreatedRun,
+  type DueDag,
+  type DuePageKey,
+  type DueReadOptions,
   type LeaderGroup,
   type LeaderToken,
   type NewJob,
-  type RunId,
-  type RunRow,
   type ScheduledRunsItem,
   type ShardSnapshot,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { date, jobIdOf, runRowOf, compareIds, type MemDag, type MemJob, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

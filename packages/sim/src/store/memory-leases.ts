@@ -1,16 +1,5 @@
-import {
-  DeposedLeaderError,
-  LIMITS,
-  lendsAny,
-  lendCheckWorkers,
-  refusedLends,
-  reservePoolWorkers,
-  type Grant,
-  type GrantedLease,
-  type LeaderToken,
-  type SweptJob,
-  type WorkerId,
-} from '@fenceline/core';
+import { DeposedLeaderError, LIMITS, lendsAny, lendCheckWorkers, refusedLends, reservePoolWorkers, type WorkerId } from '@fenceline/core';
+import { type Grant, type GrantedLease, type LeaderToken, type SweptJob } from '@fenceline/core/store';
 import { date, dateOrNull, isId, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 import { LimitCheck, type MemoryResources } from './memory-resources';

@@ -19,20 +19,18 @@ import {
   type DeadlineCheck,
   type DeliveryOutcome,
   type DueNotification,
-  type LeaderToken,
   type ListNotificationsQuery,
   type NewNotificationChannel,
   type NewNotificationRule,
   type NotificationChannelRow,
   type NotificationEventItem,
-  type NotificationLeaderStore,
   type NotificationRow,
   type NotificationRuleRow,
-  type NotificationStore,
   type NotificationWatch,
   type RunEnd,
   type RunId,
 } from '@fenceline/core';
+import { type LeaderToken, type NotificationLeaderStore, type NotificationStore } from '@fenceline/core/store';
 import { date, type MemRun } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

@@ -1,5 +1,6 @@
 import { ForbiddenError, InvalidInputError, NotFoundError, roleAtLeast } from '@fenceline/core';
-import type { ApiTokenId, ApiTokenRow, Principal, Role, UserCredentials, UserId, UserName, UserRow } from '@fenceline/core';
+import type { ApiTokenId, Role, UserId, UserName } from '@fenceline/core';
+import type { ApiTokenRow, Principal, UserCredentials, UserRow } from '@fenceline/core/store';
 import { date } from './memory-rows';
 
 interface MemSession {

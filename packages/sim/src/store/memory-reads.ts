@@ -8,17 +8,11 @@ import {
   runKeyMicros,
   runKeyTime,
   runPageLimit,
-  type AttemptRow,
-  type LogChunkRow,
-  type LogChunksQuery,
   type JobRow,
-  type ListRunsQuery,
   type ResultRow,
-  type RunPage,
-  type RunPageQuery,
-  type RunReadStore,
   type RunRow,
 } from '@fenceline/core';
+import { type AttemptRow, type LogChunkRow, type LogChunksQuery, type ListRunsQuery, type RunPage, type RunPageQuery, type RunReadStore } from '@fenceline/core/store';
 import { isId, runRowOf, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

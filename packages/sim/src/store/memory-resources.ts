@@ -1,4 +1,5 @@
-import { checkLimitInput, isLimitName, type ResourceLimitRow, type ResourceLimitStore } from '@fenceline/core';
+import { checkLimitInput, isLimitName, type ResourceLimitRow } from '@fenceline/core';
+import { type ResourceLimitStore } from '@fenceline/core/store';
 import { date, type MemJob } from './memory-rows';
 import type { MemoryTables } from './memory-tables';
 

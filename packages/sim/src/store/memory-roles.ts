@@ -14,7 +14,7 @@ import type {
   StoreTime,
   WorkerCredentialStore,
   WorkerProtocolStore,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { MemoryAudit } from './memory-audit';
 import { MemoryBackfills } from './memory-backfills';
 import { MemoryCatalogue } from './memory-catalogue';

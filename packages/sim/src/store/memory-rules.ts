@@ -1,4 +1,4 @@
-import type { LeaseRef, LeaderToken } from '@fenceline/core';
+import type { LeaseRef, LeaderToken } from '@fenceline/core/store';
 import type { MemJob } from './memory-rows';
 import type { MemoryRules, MemoryTables } from './memory-tables';
 

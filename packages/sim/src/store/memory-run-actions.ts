@@ -1,18 +1,13 @@
+import { heldKeyOf, runActionFingerprint, checkRunActionRequest, NotFoundError, type JobRow, type RunRow } from '@fenceline/core';
 import {
-  heldKeyOf,
-  runActionFingerprint,
-  checkRunActionRequest,
-  NotFoundError,
   type JobChange,
-  type JobRow,
   type LeaderToken,
   type RunActionOutcome,
   type RunActionRequest,
   type RunActionRow,
   type RequestedRunAction,
   type RunActionWrite,
-  type RunRow,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { date, runRowOf, type MemJob } from './memory-rows';
 import { checkFiledRequest, heldKeySlot, type MemoryTables } from './memory-tables';
 

@@ -1,4 +1,5 @@
-import type { EventRow, ResultRow, Store } from '@fenceline/core';
+import type { EventRow, ResultRow } from '@fenceline/core';
+import type { Store } from '@fenceline/core/store';
 import type { EventQuery } from './memory-event-log';
 import { memoryRoles } from './memory-roles';
 import { standardRules } from './memory-rules';

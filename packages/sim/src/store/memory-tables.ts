@@ -7,15 +7,11 @@ import {
   type DagSpec,
   type DagVersionRow,
   type JobRow,
-  type LeaderToken,
-  type LeaseRef,
   type ResultRow,
   type RunTrigger,
-  type AttemptRow,
-  type LogChunkRow,
-  type StoreNotice,
   type RunParams,
 } from '@fenceline/core';
+import { type LeaderToken, type LeaseRef, type AttemptRow, type LogChunkRow, type StoreNotice } from '@fenceline/core/store';
 import { jobRowOf, runIdOf, type MemDag, type MemJob, type MemRun, type MemShard } from './memory-rows';
 import { MemoryEventLog } from './memory-event-log';
 import { MemoryWorkers } from './memory-workers';

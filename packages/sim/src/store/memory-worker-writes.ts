@@ -9,25 +9,27 @@ import {
   resultSizeRefusal,
   checkUpstreamSize,
   checkUpstreamTasks,
-  type UpstreamOutput,
   utf8ByteLength,
   workerMetaProblem,
-  type CompleteItem,
   type EffectRecord,
-  type FailItem,
-  type FailureWrite,
   effectsProblem,
   storedEffects,
   type JobId,
-  type RenewRef,
   type JobRow,
+  type WorkerRow,
+} from '@fenceline/core';
+import {
+  type UpstreamOutput,
+  type CompleteItem,
+  type FailItem,
+  type FailureWrite,
+  type RenewRef,
   type LeaseRef,
   type RenewOutcome,
   type WorkerProtocolStore,
   type WorkerBeat,
-  type WorkerRow,
   type WriteOutcome,
-} from '@fenceline/core';
+} from '@fenceline/core/store';
 import { date, isId, type MemJob } from './memory-rows';
 import type { NewWorker } from './memory-workers';
 import type { MemoryTables } from './memory-tables';

@@ -1,4 +1,5 @@
-import { DEFAULT_POOL, type WorkerBeat, type WorkerId, type WorkerRow } from '@fenceline/core';
+import { DEFAULT_POOL, type WorkerId, type WorkerRow } from '@fenceline/core';
+import { type WorkerBeat } from '@fenceline/core/store';
 
 /** A worker as it registers. */
 export interface NewWorker {

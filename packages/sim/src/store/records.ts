@@ -1,4 +1,5 @@
-import type { JobState, LeaderToken, RunTrigger } from '@fenceline/core';
+import type { JobState, RunTrigger } from '@fenceline/core';
+import type { LeaderToken } from '@fenceline/core/store';
 
 /**
  * What the in-memory store did, one record per write that landed, emitted at the instant

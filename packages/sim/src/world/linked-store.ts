@@ -1,4 +1,5 @@
-import { StoreUnavailableError, type NoticeStore, type StoreNotice } from '@fenceline/core';
+import { StoreUnavailableError } from '@fenceline/core';
+import { type NoticeStore, type StoreNotice } from '@fenceline/core/store';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, type Link } from './link';
 

@@ -1,4 +1,5 @@
-import { errorFromJSON, FencelineError, type SchedulerNode } from '@fenceline/core';
+import { errorFromJSON, FencelineError } from '@fenceline/core';
+import { type SchedulerNode } from '@fenceline/core/engine';
 import type { SchedulerHost } from './scheduler-host';
 
 /** Runs `fn` on the node that runs on `host` when the request arrives; typed refusals cross the wire as the tRPC client rebuilds them. */

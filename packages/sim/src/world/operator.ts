@@ -1,4 +1,5 @@
-import { isTerminalJobState, type RunActionRequest, type RunActionStore } from '@fenceline/core';
+import { isTerminalJobState } from '@fenceline/core';
+import { type RunActionRequest, type RunActionStore } from '@fenceline/core/store';
 import type { Rng } from '../engine/random';
 import type { Simulation } from '../engine/simulation';
 import type { OperatorConfig } from '../scenario/config';

@@ -1,4 +1,5 @@
-import { FencelineError, Heap, type LeaseRef, type RenewOutcome } from '@fenceline/core';
+import { FencelineError, Heap } from '@fenceline/core';
+import { type LeaseRef, type RenewOutcome } from '@fenceline/core/store';
 import type { Simulation } from '../engine/simulation';
 import { SimProcess } from '../engine/process';
 import { callLabels, callOver, type CallLabels, type Link } from './link';

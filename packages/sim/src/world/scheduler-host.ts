@@ -1,4 +1,5 @@
-import { SchedulerNode, type NewEvent, type NodeConfig, type NodeStore } from '@fenceline/core';
+import { SchedulerNode, type NodeConfig } from '@fenceline/core/engine';
+import { type NewEvent, type NodeStore } from '@fenceline/core/store';
 import type { Simulation } from '../engine/simulation';
 import { SimProcess } from '../engine/process';
 import type { Link } from './link';

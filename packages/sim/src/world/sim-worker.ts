@@ -1,4 +1,7 @@
-import { WorkerCore, type Assignment, type DueLease, type JobControl, type WorkerId, type JobEnd, type RenewOutcome, type WorkerStats } from '@fenceline/core';
+import { type WorkerId } from '@fenceline/core';
+import { type Assignment } from '@fenceline/core/engine';
+import { type RenewOutcome } from '@fenceline/core/store';
+import { WorkerCore, type DueLease, type JobControl, type JobEnd, type WorkerStats } from '@fenceline/core/worker';
 import type { SimProcess } from '../engine/process';
 import type { Rng } from '../engine/random';
 import type { Link } from './link';
@@ -6,7 +9,7 @@ import type { SchedulerHost } from './scheduler-host';
 import { SimWorkerTransport } from './worker-transport';
 
 export { HELD_POLL_WAIT_MS } from './worker-transport';
-export type { DueLease, WorkerStats } from '@fenceline/core';
+export type { DueLease, WorkerStats } from '@fenceline/core/worker';
 
 /** How a job behaves when this worker runs it: how long it takes and whether it fails. */
 export interface JobOutcome {

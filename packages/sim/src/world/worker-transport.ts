@@ -1,18 +1,7 @@
-import {
-  errorFromJSON,
-  type FailureToSend,
-  type OpenPoll,
-  type ReleaseToSend,
-  type RenewOutcome,
-  type ResultOutcome,
-  type ResultToSend,
-  type JobId,
-  type SchedulerNode,
-  type WorkerId,
-  type WorkerTransport,
-  type UpstreamOutput,
-  type WorkerOffer,
-} from '@fenceline/core';
+import { errorFromJSON, type JobId, type WorkerId, type WorkerOffer } from '@fenceline/core';
+import { type SchedulerNode } from '@fenceline/core/engine';
+import { type RenewOutcome, type UpstreamOutput } from '@fenceline/core/store';
+import { type FailureToSend, type OpenPoll, type ReleaseToSend, type ResultOutcome, type ResultToSend, type WorkerTransport } from '@fenceline/core/worker';
 import type { SimProcess } from '../engine/process';
 import { callLabels, callOver, holdOver, LinkError, type CallLabels, type Link } from './link';
 import { onNode } from './on-node';

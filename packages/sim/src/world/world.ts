@@ -1,14 +1,6 @@
-import {
-  DEFAULT_NODE_CONFIG,
-  DeposedLeaderError,
-  emptyWorkerStats,
-  FencelineError,
-  isStoreUnavailable,
-  parseDagId,
-  parseWorkerId,
-  type Assignment,
-  type DagSpecInput,
-} from '@fenceline/core';
+import { DeposedLeaderError, FencelineError, isStoreUnavailable, parseDagId, parseWorkerId, type DagSpecInput } from '@fenceline/core';
+import { DEFAULT_NODE_CONFIG, type Assignment } from '@fenceline/core/engine';
+import { emptyWorkerStats } from '@fenceline/core/worker';
 import { Checker, type InvariantId, type Violation } from '../check/checker';
 import { EffectSinks, WORLD_SINKS } from './effect-sinks';
 import { Rng } from '../engine/random';

@@ -1,4 +1,5 @@
-import { jobStateWord, parseBackfillId, parseDagId, type DagId, type RunActionRow } from '@fenceline/core';
+import { jobStateWord, parseBackfillId, parseDagId, type DagId } from '@fenceline/core';
+import { type RunActionRow } from '@fenceline/core/store';
 import type { RouteHandler } from './handler';
 import { routeHandler, type Endpoint } from './handler';
 import { attemptHistory } from '@fenceline/db/console';

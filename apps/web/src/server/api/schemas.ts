@@ -12,9 +12,9 @@ import {
   scheduleSchema,
   storableText,
   type JobStateWord,
-  type RunActionKind,
   type RunTrigger,
 } from '@fenceline/core';
+import { type RunActionKind } from '@fenceline/core/store';
 
 const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 

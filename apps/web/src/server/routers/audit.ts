@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS, storableText } from '@fenceline/core';
+import { storableText } from '@fenceline/core';
+import { AUDIT_ACTIONS } from '@fenceline/core/store';
 import { router, viewerProcedure, withStore } from '../trpc';
 
 export const auditRouter = router({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { actionIdSchema, LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS, type RunActionKind } from '@fenceline/core';
+import { actionIdSchema, LIMITS, MAX_REASON_LENGTH, RUN_ACTION_KINDS } from '@fenceline/core';
+import { type RunActionKind } from '@fenceline/core/store';
 import { auditChange } from '../audit';
 import { requestKeySchema } from '../request-key';
 import { operatorProcedure, router, viewerProcedure, withStore } from '../trpc';

@@ -1,7 +1,7 @@
 'use client';
 
 import { useState } from 'react';
-import { AUDIT_ACTIONS, type AuditAction } from '@fenceline/core';
+import { AUDIT_ACTIONS, type AuditAction } from '@fenceline/core/store';
 import { AuditTable } from '@/components/audit-table';
 import { Card, PageHeader } from '@/components/ui';
 
