@@ -25,11 +25,13 @@ function failingNode(): SchedulerNode {
   return {
     nodeId: 'node-under-test',
     metrics: { inc: () => undefined },
-    complete: fail,
-    completeMany: fail,
-    register: fail,
-    release: async () => {
-      throw new NotFoundError('job 7 does not exist', { jobId: '7' });
+    protocol: {
+      complete: fail,
+      completeMany: fail,
+      register: fail,
+      release: async () => {
+        throw new NotFoundError('job 7 does not exist', { jobId: '7' });
+      },
     },
   } as unknown as SchedulerNode;
 }
