@@ -33,9 +33,11 @@ function recordingNode(written: { workerId: string; jobIds: string[] }[]): Sched
   return {
     nodeId: 'healthy-node',
     metrics: { inc: () => undefined },
-    completeMany: async (input: { workerId: string; results: { jobId: string; fence: number }[] }) => {
-      written.push({ workerId: input.workerId, jobIds: input.results.map((r) => r.jobId) });
-      return input.results.map((r) => ({ jobId: r.jobId, ok: true, row: { state: 'succeeded', fence: r.fence } }));
+    protocol: {
+      completeMany: async (input: { workerId: string; results: { jobId: string; fence: number }[] }) => {
+        written.push({ workerId: input.workerId, jobIds: input.results.map((r) => r.jobId) });
+        return input.results.map((r) => ({ jobId: r.jobId, ok: true, row: { state: 'succeeded', fence: r.fence } }));
+      },
     },
   } as unknown as SchedulerNode;
 }
