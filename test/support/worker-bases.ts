@@ -16,6 +16,8 @@ export const WORKER_BASES: Record<string, unknown> = {
   complete: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, output: { answer: 'x', list: [1, 'y'] }, logs: 'line' },
   completeMany: { workerId: 'sweeper', session: SESSION, results: [{ jobId: '987654321', fence: 1, output: { answer: 'x' }, logs: 'line' }] },
   fail: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' },
+  failMany: { workerId: 'sweeper', session: SESSION, failures: [{ jobId: '987654321', fence: 1, error: 'boom', retryable: true, logs: 'line' }] },
   release: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, reason: 'stopping' },
+  releaseMany: { workerId: 'sweeper', session: SESSION, releases: [{ jobId: '987654321', fence: 1, reason: 'stopping' }] },
   upstream: { workerId: 'sweeper', session: SESSION, jobId: '987654321', fence: 1, taskIds: ['extract', 'load.csv'] },
 };
