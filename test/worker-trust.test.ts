@@ -121,7 +121,7 @@ describe('the worker protocol trust boundary against real schedulers', () => {
     // Generated calls: each protocol call, on either node, for a worker id or an offered
     // pool outside the credential's pool (a prefix of it, an extension, another pool).
     const otherPools = ['beta', 'default', 'alph', 'alphabet', 'alpha0'];
-    const call = fc.constantFrom('register', 'poll', 'renew', 'renewMany', 'complete', 'completeMany', 'fail', 'release', 'upstream');
+    const call = fc.constantFrom('register', 'poll', 'renew', 'renewMany', 'complete', 'completeMany', 'fail', 'failMany', 'release', 'releaseMany', 'upstream');
     const foreignId = fc.tuple(fc.constantFrom(...otherPools), fc.option(fc.constantFrom('-1', '-alpha', '-x-9'), { nil: '' })).map(([p, s]) => `${p}${s}`);
     const cases = fc.record({
       node: fc.integer({ min: 0, max: 1 }),
@@ -150,7 +150,9 @@ describe('the worker protocol trust boundary against real schedulers', () => {
           complete: () => c.complete.mutate(ref),
           completeMany: () => c.completeMany.mutate({ workerId, session, results: [{ jobId: '1', fence: 1 }] }),
           fail: () => c.fail.mutate({ ...ref, error: 'x' }),
+          failMany: () => c.failMany.mutate({ workerId, session, failures: [{ jobId: '1', fence: 1, error: 'x' }] }),
           release: () => c.release.mutate(ref),
+          releaseMany: () => c.releaseMany.mutate({ workerId, session, releases: [{ jobId: '1', fence: 1 }] }),
           upstream: () => c.upstream.mutate({ ...ref, taskIds: [] }),
         };
         const answer = await outcome(calls[name]!());
