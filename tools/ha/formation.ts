@@ -253,7 +253,7 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
       // The monitor refuses fewer quorum standbys than number_sync_standbys asks for, so it
       // goes to 0 before they leave the quorum and back to 1 once they are in it again.
       if (!sync && count >= 3) await setNumberSyncStandbys(0);
-      for (const node of secondaries) await run(['set', 'node', 'replication-quorum', String(sync), '--pgdata', node.pgdata]);
+      for (const node of secondaries) await settingWithRetries(() => run(['set', 'node', 'replication-quorum', String(sync), '--pgdata', node.pgdata]));
       if (sync && count >= 3) await setNumberSyncStandbys(1);
     },
     async restartNode(node) {
@@ -269,6 +269,24 @@ export async function startFormation(opts: FormationOptions): Promise<Formation>
     baseDir,
     stop,
   };
+}
+
+/**
+ * Runs a `pg_autoctl set` again when the monitor fails it. With three nodes, the monitor's
+ * update of a standby's setting can deadlock with its own update of the node states the
+ * previous change set off ("deadlock detected" while updating pgautofailover.node); the
+ * transaction is rolled back, so running it again is safe.
+ */
+async function settingWithRetries(set: () => Promise<unknown>, attempts = 5): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await set();
+      return;
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * i));
+    }
+  }
 }
 
 /**
