@@ -1,20 +1,11 @@
 import { InvalidInputError } from '../errors';
-import { AUDIT_ACTIONS, MAX_AUDIT_DETAILS_BYTES, type AuditAction, type AuditActorKind, type NewAuditEntry } from './audit';
+import { AUDIT_ACTIONS, MAX_AUDIT_DETAILS_BYTES, type AuditActorKind, type AuditRow, type NewAuditEntry } from './audit';
 
 const ACTOR_KINDS: readonly AuditActorKind[] = ['user', 'token', 'cli', 'system'];
 const MAX_TEXT = 500;
 
-/** An audit entry as both stores write it: every optional field filled in. */
-export interface CheckedAuditEntry {
-  actorKind: AuditActorKind;
-  actor: string;
-  action: AuditAction;
-  dagId: string | null;
-  target: string | null;
-  details: Record<string, unknown>;
-  source: string;
-  userAgent: string | null;
-}
+/** An audit entry as both stores write it: every optional field filled in, as a row has them. */
+export type CheckedAuditEntry = Omit<AuditRow, 'id' | 'at'>;
 
 function text(value: unknown, field: string, optional: boolean): string | null {
   if (optional && (value === undefined || value === null)) return null;
